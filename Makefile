@@ -1,0 +1,141 @@
+# taotop: a terminal monitor for TAO training jobs on SLURM clusters.
+#
+#   make                 build ./taotop
+#   make check           install deps, bring the test cluster up, run every test, bring it down
+#   make demo            install deps, bring the test cluster up, submit sample jobs, open taotop
+#   make bench           run the benchmarks and print one table
+#   make SANITIZE=1 ...  the same with AddressSanitizer + UndefinedBehaviorSanitizer
+#   make install         PREFIX=/usr/local DESTDIR= (binary, man page, templates, themes)
+
+VERSION    = 0.1.0
+PREFIX    ?= /usr/local
+MANPREFIX ?= $(PREFIX)/share/man
+DATADIR   ?= $(PREFIX)/share/taotop
+PKG_CONFIG ?= pkg-config
+CC        ?= cc
+
+LIBS_PC    = ncursesw libssh libcjson yaml-0.1
+
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=c17 -D_GNU_SOURCE -pthread
+CFLAGS    += -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
+             -Wmissing-prototypes -Wwrite-strings -Wundef -Wpointer-arith \
+             -Wold-style-definition -Wnull-dereference -Wvla
+CPPFLAGS  += -Isrc -DTAOTOP_VERSION='"$(VERSION)"' -DTAOTOP_DATADIR='"$(DATADIR)"'
+CPPFLAGS  += $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
+LDLIBS    += $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null) -pthread
+
+ifeq ($(SANITIZE),1)
+BUILD      = build/san
+CFLAGS    += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS   += -fsanitize=address,undefined
+else
+BUILD      = build/rel
+endif
+
+# Everything but main.c goes into one static library the tests link too.
+LIB_SRC    = $(sort $(wildcard src/*/*.c))
+LIB_OBJ    = $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB        = $(BUILD)/libtaotop.a
+BIN        = $(BUILD)/taotop
+
+UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN   = $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
+INTEG_SRC  = $(sort $(wildcard tests/integration/test_*.c))
+INTEG_BIN  = $(INTEG_SRC:tests/%.c=$(BUILD)/tests/%)
+INTEG_HELP = $(sort $(wildcard tests/integration/helper_*.c))
+BENCH_SRC  = $(sort $(wildcard tests/bench/bench_*.c))
+BENCH_BIN  = $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
+TEST_LIBS  = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
+# Criterion's macros trip a few of our stricter warnings; tests only.
+TEST_CFLAGS = -Wno-missing-prototypes -Itests
+
+# V=1 shows every compiler command.
+Q = $(if $(V),,@)
+
+export TAOTOP_BIN   = $(abspath $(BIN))
+export TAOTOP_SHARE = $(abspath .)
+export RIG_STATE   ?= /var/tmp/taotop-rig
+
+.PHONY: all deps check check-unit check-integration demo bench install uninstall clean lint-man
+.DELETE_ON_ERROR:
+
+all: taotop
+
+taotop: $(BIN)
+	ln -sf $(BIN) taotop
+
+$(BIN): $(BUILD)/src/main.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(LIB): $(LIB_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	@echo "CC $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB)
+	@mkdir -p $(@D)
+	@echo "CC $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(TEST_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/integration/%: tests/integration/%.c $(INTEG_HELP) $(LIB)
+	@mkdir -p $(@D)
+	@echo "CC $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(INTEG_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/bench/%: tests/bench/%.c $(INTEG_HELP) $(LIB)
+	@mkdir -p $(@D)
+	@echo "CC $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(INTEG_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
+
+deps:
+	@scripts/deps
+
+# The whole suite against the real cluster; the cluster comes down even
+# when a test fails, and the last line counts passed and failed tests.
+check: deps
+	$(MAKE) --no-print-directory build-tests
+	tests/run all
+
+check-unit: deps
+	$(MAKE) --no-print-directory build-tests
+	tests/run unit
+
+check-integration: deps
+	$(MAKE) --no-print-directory build-tests
+	tests/run integration
+
+.PHONY: build-tests
+build-tests: taotop $(UNIT_BIN) $(INTEG_BIN) $(BENCH_BIN)
+
+demo: deps
+	$(MAKE) --no-print-directory taotop
+	scripts/demo
+
+bench: deps
+	$(MAKE) --no-print-directory build-tests
+	tests/run bench
+
+lint-man:
+	mandoc -Tlint -W warning man/taotop.1
+
+install: taotop
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1 \
+		$(DESTDIR)$(DATADIR)/templates $(DESTDIR)$(DATADIR)/themes
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/taotop
+	install -m 644 man/taotop.1 $(DESTDIR)$(MANPREFIX)/man1/taotop.1
+	install -m 644 templates/* $(DESTDIR)$(DATADIR)/templates/
+	install -m 644 themes/*.yaml $(DESTDIR)$(DATADIR)/themes/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/taotop $(DESTDIR)$(MANPREFIX)/man1/taotop.1
+	rm -rf $(DESTDIR)$(DATADIR)
+
+clean:
+	rm -rf build taotop
+
+-include $(LIB_OBJ:.o=.d) $(BUILD)/src/main.d

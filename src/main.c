@@ -1,0 +1,122 @@
+/*
+ * taotop: argv -> a verb, or the full-screen monitor.
+ *
+ * Only this file (and the UI) may decide to quit or print to the terminal;
+ * the engine and the SSH layer return errors as sentences for us to show.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Exit codes, documented in --help and taotop(1). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAILED = 1,	/* the operation ran and failed */
+	EXIT_USAGE = 2,		/* bad arguments */
+	EXIT_CONNECT = 3,	/* connection, authentication or host key */
+};
+
+struct verb {
+	const char	*name;
+	const char	*args;
+	const char	*summary;
+	/* NULL while the verb is not built yet: it says so and exits 1. */
+	int		(*run)(int argc, char **argv);
+};
+
+static const struct verb verbs[] = {
+	{ "submit", "SPEC [--cluster C] [--dry-run]",
+	  "stage and submit a job from a spec bundle", NULL },
+	{ "status", "JOB [--json] [--watch]",
+	  "show a job's TAO and SLURM state", NULL },
+	{ "logs", "JOB [--err] [-n N] [-f]",
+	  "print or follow a job's main.out or main.err", NULL },
+	{ "cancel", "JOB...",
+	  "cancel jobs (an already finished job counts as cancelled)", NULL },
+	{ "jobs", "[--all-clusters] [--json]",
+	  "list taotop's jobs and your other jobs", NULL },
+	{ "preflight", "[--cluster C]",
+	  "check that a cluster can run taotop's jobs", NULL },
+};
+
+static const struct option global_options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f,
+	    "usage: taotop [--help] [--version] [VERB [ARGS]]\n"
+	    "\n"
+	    "Without a verb, taotop opens the full-screen monitor of your jobs.\n"
+	    "\n"
+	    "Verbs:\n");
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		fprintf(f, "  %-10s %-34s %s\n", verbs[i].name, verbs[i].args,
+		    verbs[i].summary);
+	fprintf(f,
+	    "\n"
+	    "Options:\n"
+	    "  -h, --help      show this help\n"
+	    "  -V, --version   show the version\n"
+	    "\n"
+	    "Exit codes: 0 ok, 1 operation failed, 2 usage error,\n"
+	    "            3 connection, authentication or host key failure.\n"
+	    "See taotop(1) for files, environment variables and keys.\n");
+}
+
+static const struct verb *find_verb(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(verbs[i].name, name) == 0)
+			return &verbs[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct verb *verb;
+	int c;
+
+	/* '+': stop at the verb, whose own options are its business. */
+	while ((c = getopt_long(argc, argv, "+hV", global_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("taotop %s\n", TAOTOP_VERSION);
+			return EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'taotop --help'.\n");
+			return EXIT_USAGE;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+
+	if (argc == 0) {
+		fprintf(stderr, "taotop: the full-screen monitor is not built yet; "
+		    "see 'taotop --help' for the verbs\n");
+		return EXIT_FAILED;
+	}
+	verb = find_verb(argv[0]);
+	if (verb == NULL) {
+		fprintf(stderr, "taotop: unknown verb '%s'\n", argv[0]);
+		fprintf(stderr, "Try 'taotop --help'.\n");
+		return EXIT_USAGE;
+	}
+	if (verb->run == NULL) {
+		fprintf(stderr, "taotop: '%s' is not built yet\n", verb->name);
+		return EXIT_FAILED;
+	}
+	optind = 1;
+	return verb->run(argc, argv);
+}

@@ -1,0 +1,74 @@
+#include "util/xmalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void oom(size_t size)
+{
+	fprintf(stderr, "taotop: out of memory (%zu bytes)\n", size);
+	abort();
+}
+
+void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+	if (p == NULL)
+		oom(size);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (p == NULL)
+		oom(n * size);
+	return p;
+}
+
+void *xrealloc(void *ptr, size_t size)
+{
+	void *p = realloc(ptr, size ? size : 1);
+	if (p == NULL)
+		oom(size);
+	return p;
+}
+
+void *xreallocarray(void *ptr, size_t n, size_t size)
+{
+	if (size != 0 && n > (size_t)-1 / size)
+		oom((size_t)-1);
+	return xrealloc(ptr, n * size);
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	char *p = xmalloc(len + 1);
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *p;
+	if (vasprintf(&p, fmt, ap) < 0)
+		oom(0);
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	va_start(ap, fmt);
+	p = xvasprintf(fmt, ap);
+	va_end(ap);
+	return p;
+}

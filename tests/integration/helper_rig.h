@@ -1,0 +1,44 @@
+/* What integration tests need from the test cluster of tests/cluster/: its
+ * coordinates (read from the env file `up` writes) and ways to run commands.
+ * A missing cluster fails the test: it is never a skip. */
+#ifndef TAOTOP_TESTS_HELPER_RIG_H
+#define TAOTOP_TESTS_HELPER_RIG_H
+
+struct rig {
+	char	*state;		/* RIG_STATE */
+	char	*host;		/* 127.0.0.1 */
+	int	 port;		/* sshd port */
+	char	*user;		/* unprivileged test user */
+	int	 uid;
+	char	*home;
+	char	*key;		/* client private key */
+	char	*known_hosts;	/* holds only the rig's host key */
+	char	*shared;	/* the folder standing for Lustre */
+	char	*sshd_config;
+	char	*slurm_conf;
+};
+
+/* The rig's coordinates; fails the calling test when the cluster is not up. */
+const struct rig *rig_get(void);
+
+/* Run argv (NULL-terminated) locally; stdout+stderr into *out (caller frees,
+ * may be NULL). Returns the exit status, or 128+signal. */
+int rig_run(const char *const argv[], char **out);
+
+/* Run a command on the login node with the system's OpenSSH client as the
+ * test user. Returns the remote exit status (255 for ssh's own failures). */
+int rig_ssh(const char *cmd, char **out);
+
+/* Like rig_ssh, but fails the test unless it exits 0; returns the output
+ * with trailing newlines trimmed (caller frees). */
+char *rig_ssh_ok(const char *cmd);
+
+/* Poll `sacct -j ID -X -n -P -o State` until the first word of the state is
+ * one of the space-separated words in `want`, or timeout_s passes. Returns the
+ * full state line (caller frees); fails the test on timeout. */
+char *rig_wait_state(const char *jobid, const char *want, int timeout_s);
+
+/* Run a local shell command line; returns its exit status. */
+int rig_local(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
