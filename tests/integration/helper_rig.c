@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ssh/conn.h"
 #include "util/buf.h"
 #include "util/xmalloc.h"
 
@@ -181,4 +182,99 @@ int rig_local(const char *fmt, ...)
 	if (rc == -1)
 		return -1;
 	return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+void rig_target(struct conn_target *t)
+{
+	const struct rig *r = rig_get();
+	static char hosts[64];
+
+	snprintf(hosts, sizeof(hosts), "%s:%d", r->host, r->port);
+	memset(t, 0, sizeof(*t));
+	t->hosts = hosts;
+	t->user = r->user;
+	t->key_path = r->key;
+	t->known_hosts = r->known_hosts;
+	t->ssh_config = "";
+	t->connect_timeout_s = 5;
+}
+
+static char *first_line(const char *cmd)
+{
+	const char *const argv[] = { "sh", "-c", cmd, NULL };
+	char *out = NULL;
+	cr_assert_eq(rig_run(argv, &out), 0, "%s: %s", cmd, out);
+	out[strcspn(out, "\n")] = '\0';
+	return out;
+}
+
+void rig_sshd_start(struct rig_sshd *d, int port, int new_key)
+{
+	const struct rig *r = rig_get();
+	char *cmd;
+
+	memset(d, 0, sizeof(*d));
+	d->port = port;
+	d->dir = xasprintf("%s/sshd-%d", r->state, port);
+	d->hosts = xasprintf("127.0.0.1:%d", port);
+	d->known_hosts = xasprintf("%s/known_hosts", d->dir);
+	cr_assert_eq(rig_local("rm -rf %s && mkdir -p %s", d->dir, d->dir), 0);
+	if (new_key)
+		cr_assert_eq(rig_local("ssh-keygen -q -t ed25519 -N '' -f %s/host_key", d->dir), 0);
+	else
+		cr_assert_eq(rig_local("cp %s/ssh/host_ed25519 %s/host_key && "
+		    "cp %s/ssh/host_ed25519.pub %s/host_key.pub",
+		    r->state, d->dir, r->state, d->dir), 0);
+	/* The rig's config with our port, key and pidfile. */
+	cr_assert_eq(rig_local("sed -e 's|^Port .*|Port %d|' -e 's|^HostKey .*|HostKey %s/host_key|' "
+	    "-e 's|^PidFile .*|PidFile %s/sshd.pid|' %s > %s/sshd_config",
+	    port, d->dir, d->dir, r->sshd_config, d->dir), 0);
+	cmd = xasprintf("printf '[127.0.0.1]:%d %%s\\n' \"$(cut -d' ' -f1,2 %s/host_key.pub)\" "
+	    "> %s && echo ok", port, d->dir, d->known_hosts);
+	free(first_line(cmd));
+	free(cmd);
+	cmd = xasprintf("ssh-keygen -l -E sha256 -f %s/host_key.pub | cut -d' ' -f2", d->dir);
+	d->fingerprint = first_line(cmd);
+	free(cmd);
+	rig_sshd_restart(d);
+}
+
+void rig_sshd_restart(struct rig_sshd *d)
+{
+	int i;
+
+	cr_assert_eq(rig_local("/usr/sbin/sshd -f %s/sshd_config -E %s/sshd.log", d->dir, d->dir), 0,
+	    "private sshd on port %d did not start (see %s/sshd.log)", d->port, d->dir);
+	for (i = 0; i < 50; i++) {
+		if (rig_local("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d' 2>/dev/null", d->port) == 0)
+			return;
+		usleep(100 * 1000);
+	}
+	cr_assert_fail("private sshd on port %d does not listen", d->port);
+}
+
+void rig_sshd_signal_sessions(struct rig_sshd *d, int sig)
+{
+	/* The listener's children are the per-connection monitors; theirs
+	 * are the unprivileged session processes. */
+	rig_local("m=$(cat %s/sshd.pid 2>/dev/null) && for p in $(pgrep -P $m); do "
+	    "pkill -%d -P $p; kill -%d $p; done; true", d->dir, sig, sig);
+}
+
+void rig_sshd_stop(struct rig_sshd *d)
+{
+	rig_sshd_signal_sessions(d, 9);
+	rig_local("p=$(cat %s/sshd.pid 2>/dev/null) && kill $p && "
+	    "while kill -0 $p 2>/dev/null; do sleep 0.05; done; rm -f %s/sshd.pid; true",
+	    d->dir, d->dir);
+}
+
+void rig_sshd_free(struct rig_sshd *d)
+{
+	rig_sshd_signal_sessions(d, 18);	/* SIGCONT: never leave one stopped */
+	rig_sshd_stop(d);
+	free(d->dir);
+	free(d->hosts);
+	free(d->known_hosts);
+	free(d->fingerprint);
 }

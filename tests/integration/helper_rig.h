@@ -38,6 +38,30 @@ char *rig_ssh_ok(const char *cmd);
  * full state line (caller frees); fails the test on timeout. */
 char *rig_wait_state(const char *jobid, const char *want, int timeout_s);
 
+struct conn_target;
+/* A conn_target for the rig's sshd as its test user, with the rig's
+ * known_hosts and no ssh config. The strings are the rig's. */
+void rig_target(struct conn_target *t);
+
+/* A private sshd for tests that kill, restart or freeze the server, so they
+ * never disturb the rig's own sshd that other tests use at the same time. */
+struct rig_sshd {
+	int	 port;
+	char	*dir;		/* its config, pidfile, host key */
+	char	*hosts;		/* "127.0.0.1:PORT" */
+	char	*known_hosts;	/* a known_hosts holding its key */
+	char	*fingerprint;	/* "SHA256:..." of its host key */
+};
+/* Start one on port; new_key: generate a fresh host key instead of the
+ * rig's. Fails the test if it does not come up. */
+void rig_sshd_start(struct rig_sshd *d, int port, int new_key);
+/* (Re)start after rig_sshd_stop, with the same key and port. */
+void rig_sshd_restart(struct rig_sshd *d);
+void rig_sshd_stop(struct rig_sshd *d);
+/* Send sig to the processes serving connections (not the listener). */
+void rig_sshd_signal_sessions(struct rig_sshd *d, int sig);
+void rig_sshd_free(struct rig_sshd *d);
+
 /* Run a local shell command line; returns its exit status. */
 int rig_local(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

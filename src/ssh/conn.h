@@ -1,0 +1,146 @@
+/*
+ * One SSH connection to a cluster's login host: connect with failover over a
+ * host list, host-key check against known_hosts, public-key authentication
+ * without prompts, command execution and SFTP on the same session.
+ *
+ * A conn belongs to one thread at a time (libssh sessions are not shared).
+ * Calls block, each bounded by a timeout; ssh/worker.h runs a conn on its own
+ * thread for callers that must not block. This layer knows nothing of SLURM.
+ *
+ * Errors come back as a status and, through char **err, a sentence naming the
+ * host and the cause that a user can act on (the caller frees it).
+ */
+#ifndef TAOTOP_SSH_CONN_H
+#define TAOTOP_SSH_CONN_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/buf.h"
+
+enum conn_status {
+	CONN_OK = 0,
+	CONN_UNREACHABLE,	/* no host of the list answered */
+	CONN_HOSTKEY_UNKNOWN,	/* host key not in known_hosts: refused */
+	CONN_HOSTKEY_CHANGED,	/* host key differs from known_hosts: refused */
+	CONN_AUTH,		/* no key was accepted */
+	CONN_TIMEOUT,		/* the request ran over its time */
+	CONN_DISCONNECTED,	/* the connection dropped during the request */
+	CONN_CANCELLED,		/* the caller cancelled the request */
+	CONN_NOTFOUND,		/* SFTP: no such file */
+	CONN_REMOTE,		/* the server refused (permission, ...) */
+};
+
+/* A short name for a status, for logs and events ("host-key-unknown"). */
+const char *conn_status_name(enum conn_status st);
+
+struct conn_target {
+	const char	*hosts;		/* "login1,login2:2222,user@[::1]:22" */
+	const char	*user;		/* NULL: user@ in hosts, ssh config, $USER */
+	const char	*key_path;	/* SSH_KEY_PATH; tried first; NULL: none */
+	const char	*known_hosts;	/* NULL: ~/.ssh/known_hosts */
+	const char	*ssh_config;	/* NULL: ~/.ssh/config; "": none */
+	int		 connect_timeout_s; /* per host; 0: 10 s */
+};
+
+struct conn;
+
+struct conn *conn_new(const struct conn_target *t);
+void conn_free(struct conn *c);
+
+/* Connect to the first host of the list that answers. Reachability errors
+ * move on to the next host; a refused host key or failed authentication
+ * stops there (they are not the network's fault and must not be masked). */
+enum conn_status conn_connect(struct conn *c, char **err);
+void conn_disconnect(struct conn *c);
+int conn_is_connected(const struct conn *c);
+/* A real round trip on the open connection (a channel opened and closed)
+ * within timeout_ms, to find a dead peer; never reconnects. A failure drops
+ * the connection: CONN_DISCONNECTED or CONN_TIMEOUT. */
+enum conn_status conn_probe(struct conn *c, int timeout_ms, char **err);
+/* The host connected to ("login2" or "login2:2222"), its banner, or NULL. */
+const char *conn_host(const struct conn *c);
+const char *conn_banner(const struct conn *c);
+
+/* After CONN_HOSTKEY_UNKNOWN or _CHANGED: the refused host and its key's
+ * SHA256 fingerprint ("SHA256:..."), or NULL. */
+const char *conn_refused_host(const struct conn *c);
+const char *conn_refused_fingerprint(const struct conn *c);
+
+/* Trust on first use, for the UI to offer after showing the fingerprint:
+ * connect to host (an entry of the list), check that its key still has
+ * this fingerprint, and append it to known_hosts. Never replaces a changed
+ * key: that stays refused. */
+enum conn_status conn_trust_host(struct conn *c, const char *host,
+    const char *fingerprint, char **err);
+
+struct conn_exec {
+	/* in */
+	const char	*cmd;		/* run by the remote login shell */
+	const void	*in;		/* stdin bytes, may be NULL */
+	size_t		 in_len;
+	size_t		 out_cap;	/* keep at most this much; 0: 64 MiB */
+	size_t		 err_cap;	/* 0: 1 MiB */
+	int		 timeout_ms;	/* 0: no limit */
+	atomic_int	*cancel;	/* set non-zero to cancel; may be NULL */
+	/* out */
+	struct buf	 out, err;
+	int		 out_cut, err_cut; /* more was sent than the cap */
+	int		 exit_status;	/* -1 when killed by a signal */
+	char		 exit_signal[16]; /* "KILL", or "" */
+};
+
+void conn_exec_init(struct conn_exec *x, const char *cmd);
+void conn_exec_free(struct conn_exec *x);
+
+/* Run x->cmd. CONN_OK means it ran to its end: look at exit_status and
+ * exit_signal. A command over its timeout is sent SIGKILL and CONN_TIMEOUT
+ * comes back. When the connection had dropped before the command was sent,
+ * conn_exec reconnects once by itself; when it drops after, the command may
+ * have run: CONN_DISCONNECTED, and the caller must reconcile. */
+enum conn_status conn_exec(struct conn *c, struct conn_exec *x, char **err);
+
+struct conn_stat {
+	uint64_t	size;
+	int64_t		mtime;
+	uint32_t	mode;		/* permission bits */
+	int		is_dir;
+};
+
+/* SFTP on the same session. Relative paths are relative to the home dir. */
+enum conn_status conn_stat(struct conn *c, const char *path,
+    struct conn_stat *st, char **err);
+/* Append up to max bytes from offset to out (fewer at end of file). */
+enum conn_status conn_read_at(struct conn *c, const char *path,
+    uint64_t offset, size_t max, struct buf *out, char **err);
+
+enum {
+	CONN_WRITE_EXCL = 1,	/* fail if path exists */
+	CONN_WRITE_ATOMIC = 2,	/* temp file then rename: old or new, never half */
+};
+/* Write a file that has `mode` from its first byte (never created looser,
+ * then tightened). */
+enum conn_status conn_write_file(struct conn *c, const char *path,
+    const void *data, size_t len, mode_t mode, int flags, char **err);
+enum conn_status conn_mkdir_p(struct conn *c, const char *path, mode_t mode,
+    char **err);
+enum conn_status conn_unlink(struct conn *c, const char *path, char **err);
+
+/* Counters for tests and benchmarks. */
+struct conn_counters {
+	unsigned long	connects;	/* successful connects */
+	unsigned long	execs;		/* commands sent to the server */
+	unsigned long	sftp_ops;	/* SFTP requests made */
+	uint64_t	sftp_bytes_read;
+};
+const struct conn_counters *conn_counters(const struct conn *c);
+
+/* Test hook: drop the connection as a cut network would (CONN_DISCONNECTED)
+ * after a command containing `needle` has run to its end on the server but
+ * before its answer is read, or halfway through an SFTP write to a path
+ * containing it. NULL clears it. */
+void conn_test_cut_after(struct conn *c, const char *needle);
+
+#endif
