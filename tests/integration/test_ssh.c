@@ -649,3 +649,104 @@ Test(sftp, atomic_write_leaves_old_or_new_after_a_cut, .timeout = 120)
 	free(err), free(path), free(dir), free(fresh);
 	conn_free(c);
 }
+
+Test(ssh, honours_ssh_config_aliases, .timeout = 60)
+{
+	const struct rig *r = rig_get();
+	struct conn_target t;
+	char cfg[] = "/tmp/taotop-sshcfg-XXXXXX", *err = NULL;
+	int fd = mkstemp(cfg);
+	FILE *f = fdopen(fd, "w");
+
+	/* Everything comes from the config: host name, port, user, key. */
+	fprintf(f, "Host rig-login\n  HostName %s\n  Port %d\n  User %s\n  IdentityFile %s\n",
+	    r->host, r->port, r->user, r->key);
+	fclose(f);
+	memset(&t, 0, sizeof(t));
+	t.hosts = "rig-login";
+	t.known_hosts = r->known_hosts;
+	t.ssh_config = cfg;
+	unsetenv("SSH_AUTH_SOCK");
+	struct conn *c = conn_new(&t);
+	cr_expect_eq(conn_connect(c, &err), CONN_OK, "%s", err);
+	cr_expect_str_eq(conn_host(c), "rig-login");
+	struct conn_exec x;
+	run(c, &x, "id -un");
+	cr_expect_str_eq(x.out.data, "slurmuser\n");
+	conn_exec_free(&x);
+	conn_free(c);
+	unlink(cfg);
+	free(err);
+}
+
+Test(ssh, a_running_command_can_be_cancelled, .timeout = 60)
+{
+	struct conn_target t;
+	struct worker_task task;
+	struct conn_exec x;
+	struct worker_msg m;
+	int done = 0;
+
+	rig_target(&t);
+	struct worker *w = worker_start(&t, NULL);
+	conn_exec_init(&x, "sleep 32.5");
+	worker_task_init(&task, worker_run_exec, &x);
+	worker_submit(w, &task);
+	usleep(500 * 1000);
+	double t0 = now_s();
+	worker_cancel(w, &task);
+	while (!done && now_s() - t0 < 10) {
+		struct pollfd p = { .fd = worker_fd(w), .events = POLLIN };
+		poll(&p, 1, 100);
+		while (worker_next(w, &m)) {
+			if (m.type == WMSG_DONE)
+				done = 1;
+			else
+				worker_event_free(&m.ev);
+		}
+	}
+	cr_assert(done);
+	cr_expect_eq(task.status, CONN_CANCELLED, "%s", task.err);
+	cr_expect(now_s() - t0 < 1, "cancel took %.2f s", now_s() - t0);
+	free(task.err);
+	conn_exec_free(&x);
+	worker_stop(w, NULL);
+}
+
+Test(ssh, keepalive_finds_a_dead_peer_on_an_idle_connection, .timeout = 60)
+{
+	struct rig_sshd d;
+	struct conn_target t;
+	struct worker_msg m;
+	int connected = 0, dropped = 0;
+
+	rig_sshd_start(&d, 2235, 0);
+	rig_target(&t);
+	t.hosts = d.hosts;
+	t.known_hosts = d.known_hosts;
+	struct worker_opts o = { .keepalive_s = 1 };
+	struct worker *w = worker_start(&t, &o);
+	double t0 = now_s();
+	while (!dropped && now_s() - t0 < 20) {
+		struct pollfd p = { .fd = worker_fd(w), .events = POLLIN };
+		poll(&p, 1, 100);
+		while (worker_next(w, &m)) {
+			if (m.type != WMSG_EVENT)
+				continue;
+			if (m.ev.kind == WEV_CONNECTED && !connected) {
+				connected = 1;
+				/* No request in flight: only a keepalive can notice. */
+				rig_sshd_signal_sessions(&d, SIGSTOP);
+				t0 = now_s();
+			}
+			if (m.ev.kind == WEV_DISCONNECTED && connected)
+				dropped = 1;
+			worker_event_free(&m.ev);
+		}
+	}
+	cr_expect(connected, "never connected");
+	cr_expect(dropped, "a frozen peer went unnoticed for %.0f s", now_s() - t0);
+	cr_expect(now_s() - t0 < 5, "noticed after %.1f s", now_s() - t0);
+	worker_stop(w, NULL);
+	rig_sshd_free(&d);
+}
