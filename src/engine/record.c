@@ -1,0 +1,635 @@
+#include "engine/record.h"
+
+#include <cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/buf.h"
+#include "util/xmalloc.h"
+
+struct record_store {
+	char		*dir;
+	int		 lock_fd;
+	pthread_mutex_t	 mutex;
+	int		 fail_before_rename;
+};
+
+/* ---- the record in memory ------------------------------------------------------ */
+
+struct job_record *record_new(const char *id)
+{
+	struct job_record *r = xcalloc(1, sizeof(*r));
+
+	r->id = xstrdup(id);
+	r->platform = xstrdup("slurm");
+	r->storage_tier = xstrdup("A");
+	r->state = TAO_PENDING;
+	r->created = r->updated = time(NULL);
+	return r;
+}
+
+void record_set(char **field, const char *value)
+{
+	free(*field);
+	*field = value != NULL ? xstrdup(value) : NULL;
+}
+
+static int same(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+int record_transition(struct job_record *r, enum tao_state to, const char *native,
+    const char *message, const char *source, time_t at)
+{
+	struct transition *t;
+
+	if (r->state == to && same(r->native, native))
+		return 0;
+	r->hist = xreallocarray(r->hist, r->nhist + 1, sizeof(*r->hist));
+	t = &r->hist[r->nhist++];
+	t->at = at;
+	t->from = r->state;
+	t->to = to;
+	t->native = native != NULL ? xstrdup(native) : NULL;
+	t->message = message != NULL ? xstrdup(message) : NULL;
+	t->source = xstrdup(source != NULL ? source : "taotop");
+	r->state = to;
+	record_set(&r->native, native);
+	r->updated = at;
+	return 1;
+}
+
+void record_free(struct job_record *r)
+{
+	size_t i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->nhist; i++) {
+		free(r->hist[i].native);
+		free(r->hist[i].message);
+		free(r->hist[i].source);
+	}
+	free(r->hist);
+	free(r->id), free(r->platform), free(r->cluster), free(r->image);
+	free(r->network_arch), free(r->action), free(r->storage_tier);
+	free(r->results_dir), free(r->log_dir), free(r->backend_ref);
+	free(r->retry_of), free(r->native);
+	free(r);
+}
+
+/* ---- JSON ------------------------------------------------------------------------ */
+
+/* The string fields, in the order they are written. */
+#define STRING_FIELDS(X)						\
+	X(id) X(platform) X(cluster) X(image) X(network_arch) X(action)	\
+	X(storage_tier) X(results_dir) X(log_dir) X(backend_ref)	\
+	X(retry_of)
+
+static void add_time(cJSON *o, const char *name, time_t t)
+{
+	char stamp[32];
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	cJSON_AddStringToObject(o, name, stamp);
+}
+
+static int get_time(const cJSON *o, const char *name, time_t *t)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+	struct tm tm;
+	char *end;
+
+	if (!cJSON_IsString(v))
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(v->valuestring, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (end == NULL || *end != '\0')
+		return -1;
+	*t = timegm(&tm);
+	return 0;
+}
+
+static void add_opt_string(cJSON *o, const char *name, const char *value)
+{
+	if (value != NULL)
+		cJSON_AddStringToObject(o, name, value);
+	else
+		cJSON_AddNullToObject(o, name);
+}
+
+char *record_to_json(const struct job_record *r)
+{
+	cJSON *o = cJSON_CreateObject(), *hist;
+	char *text, *out;
+	size_t i;
+
+#define ADD(f) add_opt_string(o, #f, r->f);
+	STRING_FIELDS(ADD)
+#undef ADD
+	cJSON_AddStringToObject(o, "state", tao_state_name(r->state));
+	add_opt_string(o, "native_state", r->native);
+	add_time(o, "created", r->created);
+	add_time(o, "updated", r->updated);
+	hist = cJSON_AddArrayToObject(o, "transitions");
+	for (i = 0; i < r->nhist; i++) {
+		const struct transition *t = &r->hist[i];
+		cJSON *e = cJSON_CreateObject();
+		add_time(e, "at", t->at);
+		cJSON_AddStringToObject(e, "from", tao_state_name(t->from));
+		cJSON_AddStringToObject(e, "to", tao_state_name(t->to));
+		add_opt_string(e, "native", t->native);
+		add_opt_string(e, "message", t->message);
+		cJSON_AddStringToObject(e, "source", t->source);
+		cJSON_AddItemToArray(hist, e);
+	}
+	text = cJSON_Print(o);
+	cJSON_Delete(o);
+	if (text == NULL)
+		abort();	/* cJSON only fails when out of memory */
+	out = xasprintf("%s\n", text);
+	cJSON_free(text);
+	return out;
+}
+
+static int get_string(const cJSON *o, const char *name, char **out, int required, char **err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	if (v == NULL || cJSON_IsNull(v)) {
+		if (required) {
+			free(*err);
+			*err = xasprintf("field \"%s\" is missing", name);
+			return -1;
+		}
+		return 0;
+	}
+	if (!cJSON_IsString(v)) {
+		free(*err);
+		*err = xasprintf("field \"%s\" is not a string", name);
+		return -1;
+	}
+	record_set(out, v->valuestring);
+	return 0;
+}
+
+static int get_state(const cJSON *o, const char *name, enum tao_state *st, char **err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	if (!cJSON_IsString(v) || tao_state_parse(v->valuestring, st) != 0) {
+		free(*err);
+		*err = xasprintf("field \"%s\" is not a TAO state", name);
+		return -1;
+	}
+	return 0;
+}
+
+struct job_record *record_from_json(const char *json, char **err)
+{
+	cJSON *o = cJSON_Parse(json), *hist, *e;
+	struct job_record *r;
+
+	if (o == NULL || !cJSON_IsObject(o)) {
+		const char *at = cJSON_GetErrorPtr();
+		free(*err);
+		*err = at != NULL && o == NULL
+		    ? xasprintf("not valid JSON near byte %ld", (long)(at - json))
+		    : xstrdup("not a JSON object");
+		cJSON_Delete(o);
+		return NULL;
+	}
+	r = xcalloc(1, sizeof(*r));
+#define GET(f) if (get_string(o, #f, &r->f, strcmp(#f, "id") == 0, err) != 0) goto bad;
+	STRING_FIELDS(GET)
+#undef GET
+	if (r->id == NULL || r->id[0] == '\0') {
+		free(*err);
+		*err = xstrdup("field \"id\" is empty");
+		goto bad;
+	}
+	if (get_state(o, "state", &r->state, err) != 0 ||
+	    get_string(o, "native_state", &r->native, 0, err) != 0)
+		goto bad;
+	if (get_time(o, "created", &r->created) != 0 || get_time(o, "updated", &r->updated) != 0) {
+		free(*err);
+		*err = xstrdup("field \"created\" or \"updated\" is not a UTC time");
+		goto bad;
+	}
+	hist = cJSON_GetObjectItemCaseSensitive(o, "transitions");
+	if (hist != NULL && !cJSON_IsArray(hist)) {
+		free(*err);
+		*err = xstrdup("field \"transitions\" is not a list");
+		goto bad;
+	}
+	cJSON_ArrayForEach(e, hist) {
+		struct transition t;
+		memset(&t, 0, sizeof(t));
+		if (get_time(e, "at", &t.at) != 0 || get_state(e, "from", &t.from, err) != 0 ||
+		    get_state(e, "to", &t.to, err) != 0 ||
+		    get_string(e, "native", &t.native, 0, err) != 0 ||
+		    get_string(e, "message", &t.message, 0, err) != 0 ||
+		    get_string(e, "source", &t.source, 1, err) != 0) {
+			free(t.native), free(t.message), free(t.source);
+			if (*err == NULL)
+				*err = xstrdup("a transition has no valid \"at\" time");
+			goto bad;
+		}
+		r->hist = xreallocarray(r->hist, r->nhist + 1, sizeof(*r->hist));
+		r->hist[r->nhist++] = t;
+	}
+	cJSON_Delete(o);
+	return r;
+bad:
+	cJSON_Delete(o);
+	record_free(r);
+	return NULL;
+}
+
+/* ---- the store ------------------------------------------------------------------- */
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char *p = xstrdup(path), *s;
+
+	for (s = p + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, mode) != 0 && errno != EEXIST) {
+			free(p);
+			return -1;
+		}
+		*s = '/';
+	}
+	free(p);
+	return mkdir(path, mode) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static char *default_dir(void)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+
+	if (xdg != NULL && xdg[0] == '/')
+		return xasprintf("%s/taotop/jobs", xdg);
+	return xasprintf("%s/.local/state/taotop/jobs", home != NULL ? home : "/tmp");
+}
+
+static void lock(struct record_store *s);
+static void unlock(struct record_store *s);
+
+/* A temp file exists only while its writer holds the lock: one seen under
+ * the lock was left by a writer that died. */
+static void remove_stale_temps(struct record_store *s)
+{
+	DIR *d;
+	struct dirent *e;
+
+	lock(s);
+	d = opendir(s->dir);
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		if (strstr(e->d_name, ".json.tmp.") != NULL) {
+			char *p = xasprintf("%s/%s", s->dir, e->d_name);
+			unlink(p);
+			free(p);
+		}
+	}
+	if (d != NULL)
+		closedir(d);
+	unlock(s);
+}
+
+struct record_store *store_open(const char *dir, char **err)
+{
+	struct record_store *s = xcalloc(1, sizeof(*s));
+	char *lock;
+
+	s->dir = dir != NULL ? xstrdup(dir) : default_dir();
+	if (mkdir_p(s->dir, 0700) != 0) {
+		*err = xasprintf("cannot create the job records folder %s: %s", s->dir, strerror(errno));
+		free(s->dir);
+		free(s);
+		return NULL;
+	}
+	lock = xasprintf("%s/.lock", s->dir);
+	s->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (s->lock_fd < 0) {
+		*err = xasprintf("cannot open %s: %s", lock, strerror(errno));
+		free(lock);
+		free(s->dir);
+		free(s);
+		return NULL;
+	}
+	free(lock);
+	pthread_mutex_init(&s->mutex, NULL);
+	remove_stale_temps(s);
+	return s;
+}
+
+void store_close(struct record_store *s)
+{
+	if (s == NULL)
+		return;
+	close(s->lock_fd);
+	pthread_mutex_destroy(&s->mutex);
+	free(s->dir);
+	free(s);
+}
+
+const char *store_dir(const struct record_store *s)
+{
+	return s->dir;
+}
+
+void store_test_fail_before_rename(struct record_store *s, int on)
+{
+	s->fail_before_rename = on;
+}
+
+static void lock(struct record_store *s)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+	pthread_mutex_lock(&s->mutex);
+	while (fcntl(s->lock_fd, F_SETLKW, &fl) != 0 && errno == EINTR)
+		;
+}
+
+static void unlock(struct record_store *s)
+{
+	struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
+
+	fcntl(s->lock_fd, F_SETLK, &fl);
+	pthread_mutex_unlock(&s->mutex);
+}
+
+static char *path_of(const struct record_store *s, const char *id)
+{
+	return xasprintf("%s/%s.json", s->dir, id);
+}
+
+/* Ids name files: letters, digits, '-', '_', '.' only, no leading dot. */
+static int id_ok(const char *id)
+{
+	size_t i;
+
+	if (id == NULL || id[0] == '\0' || id[0] == '.' || strlen(id) > 128)
+		return 0;
+	for (i = 0; id[i] != '\0'; i++)
+		if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
+		    (id[i] >= '0' && id[i] <= '9') || strchr("-_.", id[i]) != NULL))
+			return 0;
+	return 1;
+}
+
+/* Write text to path atomically; the caller holds the lock. */
+static int write_atomic(struct record_store *s, const char *path, const char *text, char **err)
+{
+	char *tmp = xasprintf("%s.tmp.XXXXXX", path);
+	size_t len = strlen(text), off = 0;
+	int fd = mkstemp(tmp), dfd;
+
+	if (fd < 0) {
+		*err = xasprintf("cannot write %s: %s", path, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto fail;
+		off += (size_t)n;
+	}
+	if (fsync(fd) != 0)
+		goto fail;
+	if (close(fd) != 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (s->fail_before_rename) {
+		errno = EIO;
+		goto fail;
+	}
+	if (rename(tmp, path) != 0)
+		goto fail;
+	/* The rename itself must reach the disk too. */
+	dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	free(tmp);
+	return 0;
+fail:
+	*err = xasprintf("cannot write %s: %s; the record there is unchanged", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	free(tmp);
+	return -1;
+}
+
+static char *read_file(const char *path, char **err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct buf b;
+	char chunk[8192];
+	ssize_t n;
+
+	if (fd < 0) {
+		*err = xasprintf("%s: %s", path, errno == ENOENT ? "no such job record" : strerror(errno));
+		return NULL;
+	}
+	buf_init(&b);
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		buf_add(&b, chunk, (size_t)n);
+	close(fd);
+	return buf_detach(&b);
+}
+
+static struct job_record *load_path(const char *path, char **err)
+{
+	char *text = read_file(path, err), *why = NULL;
+	struct job_record *r;
+
+	if (text == NULL)
+		return NULL;
+	r = record_from_json(text, &why);
+	free(text);
+	if (r == NULL) {
+		*err = xasprintf("%s: corrupt job record (%s): left as it is; move it away to "
+		    "silence this", path, why);
+		free(why);
+	}
+	return r;
+}
+
+char *store_mint_id(struct record_store *s)
+{
+	char day[16];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(day, sizeof(day), "%Y%m%d", &tm);
+	for (;;) {
+		unsigned char rnd[3];
+		char *id, *path;
+
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			abort();
+		id = xasprintf("tao-%s-%02x%02x%02x", day, rnd[0], rnd[1], rnd[2]);
+		path = path_of(s, id);
+		if (access(path, F_OK) != 0) {
+			free(path);
+			return id;
+		}
+		free(path);
+		free(id);
+	}
+}
+
+int store_create(struct record_store *s, const struct job_record *r, char **err)
+{
+	char *path, *text;
+	int rc;
+
+	if (!id_ok(r->id)) {
+		*err = xasprintf("'%s' is not a valid job id", r->id ? r->id : "");
+		return -1;
+	}
+	path = path_of(s, r->id);
+	lock(s);
+	if (access(path, F_OK) == 0) {
+		unlock(s);
+		*err = xasprintf("%s: a record with this id exists already", path);
+		free(path);
+		return -1;
+	}
+	text = record_to_json(r);
+	rc = write_atomic(s, path, text, err);
+	unlock(s);
+	free(text);
+	free(path);
+	return rc;
+}
+
+int store_load(struct record_store *s, const char *id, struct job_record **out, char **err)
+{
+	char *path;
+
+	if (!id_ok(id)) {
+		*err = xasprintf("'%s' is not a valid job id", id);
+		return -1;
+	}
+	path = path_of(s, id);
+	*out = load_path(path, err);
+	free(path);
+	return *out != NULL ? 0 : -1;
+}
+
+int store_update(struct record_store *s, const char *id, record_update_fn *fn, void *arg,
+    char **err)
+{
+	struct job_record *r;
+	char *path, *text;
+	int rc;
+
+	if (!id_ok(id)) {
+		*err = xasprintf("'%s' is not a valid job id", id);
+		return -1;
+	}
+	path = path_of(s, id);
+	lock(s);
+	r = load_path(path, err);
+	if (r == NULL) {
+		rc = -1;
+		goto out;
+	}
+	rc = fn(r, arg, err);
+	if (rc == 1) {
+		text = record_to_json(r);
+		rc = write_atomic(s, path, text, err) == 0 ? 0 : -1;
+		free(text);
+	}
+out:
+	unlock(s);
+	record_free(r);
+	free(path);
+	return rc;
+}
+
+static int by_created(const void *a, const void *b)
+{
+	const struct job_record *x = *(struct job_record *const *)a;
+	const struct job_record *y = *(struct job_record *const *)b;
+
+	if (x->created != y->created)
+		return x->created < y->created ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
+int store_list(struct record_store *s, struct job_record ***out, size_t *n, char **warnings)
+{
+	DIR *d = opendir(s->dir);
+	struct dirent *e;
+	struct buf warn;
+
+	*out = NULL;
+	*n = 0;
+	if (warnings != NULL)
+		*warnings = NULL;
+	if (d == NULL)
+		return -1;
+	buf_init(&warn);
+	while ((e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+		char *path, *err = NULL;
+		struct job_record *r;
+
+		if (e->d_name[0] == '.' || len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+			continue;
+		path = xasprintf("%s/%s", s->dir, e->d_name);
+		r = load_path(path, &err);
+		if (r == NULL) {
+			buf_addf(&warn, "%s%s", warn.len ? "\n" : "", err);
+		} else {
+			*out = xreallocarray(*out, *n + 1, sizeof(**out));
+			(*out)[(*n)++] = r;
+		}
+		free(err);
+		free(path);
+	}
+	closedir(d);
+	if (*n > 1)
+		qsort(*out, *n, sizeof(**out), by_created);
+	if (warnings != NULL && warn.len > 0)
+		*warnings = buf_detach(&warn);
+	buf_free(&warn);
+	return 0;
+}
+
+void store_list_free(struct job_record **list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		record_free(list[i]);
+	free(list);
+}

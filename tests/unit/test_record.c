@@ -1,0 +1,236 @@
+/* Job records: JSON round trip, history, corrupt files, concurrent writers
+ * and crashes at any moment. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/record.h"
+#include "util/xmalloc.h"
+
+static char *tmpdir(void)
+{
+	char tmpl[] = "/tmp/taotop-records-XXXXXX";
+	cr_assert_not_null(mkdtemp(tmpl));
+	return xasprintf("%s/jobs", tmpl);
+}
+
+static struct record_store *open_store(const char *dir)
+{
+	char *err = NULL;
+	struct record_store *s = store_open(dir, &err);
+	cr_assert_not_null(s, "%s", err);
+	return s;
+}
+
+static struct job_record *sample(struct record_store *s)
+{
+	char *id = store_mint_id(s);
+	struct job_record *r = record_new(id);
+	free(id);
+	record_set(&r->cluster, "rig");
+	record_set(&r->image, "/lustre/images/tao-5.5.0.sqsh");
+	record_set(&r->network_arch, "classification_pyt");
+	record_set(&r->action, "train");
+	record_set(&r->results_dir, "/lustre/results/it's \"quoted\"");
+	record_set(&r->log_dir, "/lustre/logs");
+	return r;
+}
+
+Test(record, json_round_trip_keeps_every_field_and_the_history)
+{
+	struct record_store *s = open_store(tmpdir());
+	struct job_record *r = sample(s), *back;
+	char *err = NULL;
+
+	record_set(&r->backend_ref, "12345");
+	record_set(&r->retry_of, "tao-20261128-abcdef");
+	cr_expect_eq(record_transition(r, TAO_PENDING, "PENDING", "Priority", "scheduler", 1000), 1);
+	cr_expect_eq(record_transition(r, TAO_RUNNING, "RUNNING", NULL, "scheduler", 2000), 1);
+	cr_expect_eq(record_transition(r, TAO_RUNNING, "RUNNING", NULL, "scheduler", 2500), 0,
+	    "no change, no transition");
+	cr_expect_eq(record_transition(r, TAO_RUNNING, "SUSPENDED", "SUSPENDED", "scheduler", 3000), 1,
+	    "a native change alone is a transition");
+	cr_assert_eq(store_create(s, r, &err), 0, "%s", err);
+	cr_assert_eq(store_load(s, r->id, &back, &err), 0, "%s", err);
+	char *a = record_to_json(r), *b = record_to_json(back);
+	cr_expect_str_eq(a, b);
+	cr_expect_eq(back->nhist, 3);
+	cr_expect_str_eq(back->hist[0].message, "Priority");
+	cr_expect_eq(back->hist[1].from, TAO_PENDING);
+	cr_expect_eq(back->hist[1].to, TAO_RUNNING);
+	cr_expect_str_eq(back->results_dir, "/lustre/results/it's \"quoted\"");
+	cr_expect_eq(store_create(s, r, &err), -1, "a second create of the same id");
+	struct stat st;
+	char *path = xasprintf("%s/%s.json", store_dir(s), r->id);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0600, "records are private");
+	free(a), free(b), free(path);
+	record_free(r), record_free(back);
+	store_close(s);
+}
+
+static int touch(struct job_record *x, void *arg, char **e)
+{
+	(void)arg, (void)e;
+	return record_transition(x, TAO_RUNNING, "RUNNING", NULL, "scheduler", time(NULL));
+}
+
+Test(record, a_corrupt_record_is_reported_skipped_and_never_overwritten)
+{
+	struct record_store *s = open_store(tmpdir());
+	struct job_record *r = sample(s), **list;
+	char *err = NULL, *warn = NULL;
+	size_t n;
+
+	cr_assert_eq(store_create(s, r, &err), 0, "%s", err);
+	char *bad = xasprintf("%s/tao-20260101-badbad.json", store_dir(s));
+	FILE *f = fopen(bad, "w");
+	fputs("{\"id\": \"tao-20260101-badbad\", \"state\": ", f);
+	fclose(f);
+
+	cr_assert_eq(store_list(s, &list, &n, &warn), 0);
+	cr_expect_eq(n, 1, "the good record is listed");
+	cr_assert_not_null(warn);
+	cr_expect(strstr(warn, bad) != NULL, "the warning names the file: %s", warn);
+	cr_expect(strstr(warn, "corrupt") != NULL, "%s", warn);
+	store_list_free(list, n);
+
+	struct job_record *out;
+	cr_expect_eq(store_load(s, "tao-20260101-badbad", &out, &err), -1);
+	cr_expect(strstr(err, bad) != NULL, "%s", err);
+	free(err), err = NULL;
+
+	/* An update of it fails and leaves the bytes as they were. */
+	struct stat before, after;
+	stat(bad, &before);
+	cr_expect_eq(store_update(s, "tao-20260101-badbad", touch, NULL, &err), -1);
+	stat(bad, &after);
+	cr_expect_eq(before.st_size, after.st_size);
+	cr_expect_eq(before.st_mtime, after.st_mtime);
+	free(err), free(warn), free(bad);
+	record_free(r);
+	store_close(s);
+}
+
+static int add_one(struct job_record *r, void *arg, char **err)
+{
+	char msg[32];
+	(void)err;
+	snprintf(msg, sizeof(msg), "%d-%zu", *(int *)arg, r->nhist);
+	/* Alternate states so every call appends a transition. */
+	return record_transition(r, r->state == TAO_RUNNING ? TAO_PENDING : TAO_RUNNING,
+	    NULL, msg, "taotop", time(NULL));
+}
+
+Test(record, two_processes_updating_one_record_lose_nothing, .timeout = 60)
+{
+	char *dir = tmpdir();
+	struct record_store *s = open_store(dir);
+	struct job_record *r = sample(s);
+	char *err = NULL;
+	enum { EACH = 200 };
+
+	cr_assert_eq(store_create(s, r, &err), 0, "%s", err);
+	for (int p = 0; p < 2; p++) {
+		if (fork() == 0) {
+			struct record_store *mine = store_open(dir, &err);
+			int tag = p;
+			for (int i = 0; i < EACH; i++)
+				if (store_update(mine, r->id, add_one, &tag, &err) != 0)
+					_exit(1);
+			store_close(mine);
+			_exit(0);
+		}
+	}
+	int status, ok = 0;
+	while (wait(&status) > 0)
+		ok += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	cr_expect_eq(ok, 2);
+	struct job_record *back;
+	cr_assert_eq(store_load(s, r->id, &back, &err), 0, "%s", err);
+	cr_expect_eq(back->nhist, 2 * EACH, "lost %zu updates", 2 * EACH - back->nhist);
+	record_free(back), record_free(r);
+	store_close(s);
+}
+
+Test(record, kill_9_at_random_moments_never_leaves_a_broken_record, .timeout = 120)
+{
+	char *dir = tmpdir();
+	struct record_store *s = open_store(dir);
+	struct job_record *r = sample(s), *back;
+	char *err = NULL;
+	size_t last = 0;
+	unsigned seed = 99;
+
+	cr_assert_eq(store_create(s, r, &err), 0, "%s", err);
+	for (int k = 0; k < 1000; k++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			struct record_store *mine = store_open(dir, &err);
+			int tag = k;
+			for (;;)
+				store_update(mine, r->id, add_one, &tag, &err);
+		}
+		struct timespec ts = { 0, (long)(rand_r(&seed) % 3000) * 1000 };
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		cr_assert_eq(store_load(s, r->id, &back, &err), 0, "after kill %d: %s", k, err);
+		cr_assert_geq(back->nhist, last, "kill %d lost history", k);
+		last = back->nhist;
+		record_free(back);
+	}
+	/* The temp files of killed writers are cleared on the next open. */
+	store_close(s);
+	s = open_store(dir);
+	char *cmd = xasprintf("ls -A %s | grep -c tmp", dir);
+	FILE *p = popen(cmd, "r");
+	int left = -1;
+	cr_assert_eq(fscanf(p, "%d", &left), 1);
+	pclose(p);
+	cr_expect_eq(left, 0, "%d temp files left behind", left);
+	cr_expect_gt(last, 100, "the writers hardly wrote (%zu): the test proves little", last);
+	free(cmd);
+	record_free(r);
+	store_close(s);
+}
+
+Test(record, a_failed_write_keeps_the_old_record)
+{
+	struct record_store *s = open_store(tmpdir());
+	struct job_record *r = sample(s), *back;
+	char *err = NULL;
+	int tag = 0;
+
+	cr_assert_eq(store_create(s, r, &err), 0, "%s", err);
+	store_test_fail_before_rename(s, 1);
+	cr_expect_eq(store_update(s, r->id, add_one, &tag, &err), -1);
+	cr_expect(strstr(err, "the record there is unchanged") != NULL, "%s", err);
+	store_test_fail_before_rename(s, 0);
+	cr_assert_eq(store_load(s, r->id, &back, &err), 0, "%s", err);
+	cr_expect_eq(back->nhist, 0);
+	record_free(back), record_free(r);
+	free(err);
+	store_close(s);
+}
+
+Test(record, bad_ids_never_name_files_outside_the_store)
+{
+	struct record_store *s = open_store(tmpdir());
+	struct job_record *out;
+	char *err = NULL;
+	cr_expect_eq(store_load(s, "../../etc/passwd", &out, &err), -1);
+	cr_expect(strstr(err, "not a valid job id") != NULL, "%s", err);
+	free(err);
+	char *id = store_mint_id(s);
+	cr_expect_eq(strlen(id), strlen("tao-20261129-abcdef"));
+	cr_expect(strncmp(id, "tao-", 4) == 0);
+	free(id);
+	store_close(s);
+}
