@@ -53,11 +53,10 @@ TEST_CFLAGS = -Wno-missing-prototypes -Itests
 # V=1 shows every compiler command.
 Q = $(if $(V),,@)
 
-export TAOTOP_BIN   = $(abspath $(BIN))
 export TAOTOP_SHARE = $(abspath .)
 export RIG_STATE   ?= /var/tmp/taotop-rig
 
-.PHONY: all deps check check-unit check-integration demo bench install uninstall clean lint-man
+.PHONY: all taotop deps check check-unit check-integration demo bench install uninstall clean lint-man
 .DELETE_ON_ERROR:
 
 all: taotop
@@ -95,30 +94,33 @@ $(BUILD)/tests/bench/%: tests/bench/%.c $(INTEG_HELP) $(LIB)
 deps:
 	@scripts/deps
 
-# The whole suite against the real cluster; the cluster comes down even
-# when a test fails, and the last line counts passed and failed tests.
+# The whole suite against the real cluster, once as built and once under
+# ASan+UBSan, with one cluster bring-up; the cluster comes down even when a
+# test fails, and the last line counts passed and failed tests.
+# check-unit and check-integration run one part, in this build only.
 check: deps
 	$(MAKE) --no-print-directory build-tests
-	tests/run all
+	$(MAKE) --no-print-directory SANITIZE=1 build-tests
+	TAOTOP_BUILDS="build/rel build/san" tests/run all
 
 check-unit: deps
 	$(MAKE) --no-print-directory build-tests
-	tests/run unit
+	TAOTOP_BUILDS="$(BUILD)" tests/run unit
 
 check-integration: deps
 	$(MAKE) --no-print-directory build-tests
-	tests/run integration
+	TAOTOP_BUILDS="$(BUILD)" tests/run integration
 
 .PHONY: build-tests
-build-tests: taotop $(UNIT_BIN) $(INTEG_BIN) $(BENCH_BIN)
+build-tests: $(BIN) $(UNIT_BIN) $(INTEG_BIN) $(BENCH_BIN)
 
 demo: deps
-	$(MAKE) --no-print-directory taotop
+	$(MAKE) --no-print-directory SANITIZE= taotop
 	scripts/demo
 
 bench: deps
 	$(MAKE) --no-print-directory build-tests
-	tests/run bench
+	TAOTOP_BUILDS="$(BUILD)" tests/run bench
 
 lint-man:
 	mandoc -Tlint -W warning man/taotop.1

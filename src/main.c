@@ -9,13 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Exit codes, documented in --help and taotop(1). */
-enum {
-	EXIT_OK = 0,
-	EXIT_FAILED = 1,	/* the operation ran and failed */
-	EXIT_USAGE = 2,		/* bad arguments */
-	EXIT_CONNECT = 3,	/* connection, authentication or host key */
-};
+#include "cli/cli.h"
 
 struct verb {
 	const char	*name;
@@ -29,13 +23,13 @@ static const struct verb verbs[] = {
 	{ "submit", "SPEC [--cluster C] [--dry-run]",
 	  "stage and submit a job from a spec bundle", NULL },
 	{ "status", "JOB [--json] [--watch]",
-	  "show a job's TAO and SLURM state", NULL },
+	  "show a job's TAO and SLURM state", cli_status },
 	{ "logs", "JOB [--err] [-n N] [-f]",
 	  "print or follow a job's main.out or main.err", NULL },
 	{ "cancel", "JOB...",
-	  "cancel jobs (an already finished job counts as cancelled)", NULL },
+	  "cancel jobs (an already finished job counts as cancelled)", cli_cancel },
 	{ "jobs", "[--all-clusters] [--json]",
-	  "list taotop's jobs and your other jobs", NULL },
+	  "list taotop's jobs and your other jobs", cli_jobs },
 	{ "preflight", "[--cluster C]",
 	  "check that a cluster can run taotop's jobs", NULL },
 };

@@ -13,11 +13,14 @@
 #include "engine/record.h"
 #include "util/xmalloc.h"
 
-static char *tmpdir(void)
+/* A fresh store folder for this test (static: no leak to track). */
+static const char *tmpdir(void)
 {
+	static char path[64];
 	char tmpl[] = "/tmp/taotop-records-XXXXXX";
 	cr_assert_not_null(mkdtemp(tmpl));
-	return xasprintf("%s/jobs", tmpl);
+	snprintf(path, sizeof(path), "%s/jobs", tmpl);
+	return path;
 }
 
 static struct record_store *open_store(const char *dir)
@@ -66,6 +69,7 @@ Test(record, json_round_trip_keeps_every_field_and_the_history)
 	cr_expect_eq(back->hist[1].to, TAO_RUNNING);
 	cr_expect_str_eq(back->results_dir, "/lustre/results/it's \"quoted\"");
 	cr_expect_eq(store_create(s, r, &err), -1, "a second create of the same id");
+	free(err);
 	struct stat st;
 	char *path = xasprintf("%s/%s.json", store_dir(s), r->id);
 	cr_assert_eq(stat(path, &st), 0);
@@ -130,7 +134,7 @@ static int add_one(struct job_record *r, void *arg, char **err)
 
 Test(record, two_processes_updating_one_record_lose_nothing, .timeout = 60)
 {
-	char *dir = tmpdir();
+	const char *dir = tmpdir();
 	struct record_store *s = open_store(dir);
 	struct job_record *r = sample(s);
 	char *err = NULL;
@@ -161,7 +165,7 @@ Test(record, two_processes_updating_one_record_lose_nothing, .timeout = 60)
 
 Test(record, kill_9_at_random_moments_never_leaves_a_broken_record, .timeout = 120)
 {
-	char *dir = tmpdir();
+	const char *dir = tmpdir();
 	struct record_store *s = open_store(dir);
 	struct job_record *r = sample(s), *back;
 	char *err = NULL;

@@ -1,0 +1,325 @@
+#include "cli/cli.h"
+
+#include <cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/config.h"
+#include "engine/record.h"
+#include "engine/tracker.h"
+#include "ssh/conn.h"
+#include "util/xmalloc.h"
+
+/* What every verb needs: the cluster, its connection, the records. */
+struct session {
+	struct config		 cfg;
+	const struct cluster_cfg *cl;
+	struct conn		*conn;
+	struct record_store	*store;
+};
+
+static int exit_for(enum conn_status st)
+{
+	switch (st) {
+	case CONN_UNREACHABLE:
+	case CONN_HOSTKEY_UNKNOWN:
+	case CONN_HOSTKEY_CHANGED:
+	case CONN_AUTH:
+		return EXIT_CONNECT;
+	default:
+		return EXIT_FAILED;
+	}
+}
+
+static int session_open(struct session *s, const char *cluster)
+{
+	struct conn_target t;
+	char *err = NULL;
+	enum conn_status st;
+
+	memset(s, 0, sizeof(*s));
+	if (config_load(&s->cfg, &err) != 0) {
+		fprintf(stderr, "taotop: %s\n", err);
+		free(err);
+		return EXIT_USAGE;
+	}
+	s->cl = config_cluster(&s->cfg, cluster);
+	if (s->cl == NULL) {
+		fprintf(stderr, "taotop: no cluster called '%s' (TAOTOP_CLUSTER)\n", cluster);
+		config_free(&s->cfg);
+		return EXIT_USAGE;
+	}
+	s->store = store_open(NULL, &err);
+	if (s->store == NULL) {
+		fprintf(stderr, "taotop: %s\n", err);
+		free(err);
+		config_free(&s->cfg);
+		return EXIT_FAILED;
+	}
+	cluster_target(s->cl, &t);
+	s->conn = conn_new(&t);
+	st = conn_connect(s->conn, &err);
+	if (st != CONN_OK) {
+		fprintf(stderr, "taotop: %s\n", err);
+		free(err);
+		conn_free(s->conn);
+		store_close(s->store);
+		config_free(&s->cfg);
+		return exit_for(st);
+	}
+	return EXIT_OK;
+}
+
+static void session_close(struct session *s)
+{
+	conn_free(s->conn);
+	store_close(s->store);
+	config_free(&s->cfg);
+}
+
+static int poll_or_say(struct session *s, struct poll_result *res)
+{
+	char *err = NULL;
+
+	if (tracker_poll(s->conn, s->store, s->cl, res, &err) != 0) {
+		fprintf(stderr, "taotop: %s\n", err);
+		free(err);
+		return -1;
+	}
+	if (res->problem != NULL)
+		fprintf(stderr, "taotop: %s: %s\n", s->cl->name, res->problem);
+	return 0;
+}
+
+static cJSON *row_json(const struct job_row *r, const char *cluster)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "cluster", cluster);
+	if (r->record_id != NULL)
+		cJSON_AddStringToObject(o, "id", r->record_id);
+	else
+		cJSON_AddNullToObject(o, "id");
+	cJSON_AddStringToObject(o, "slurm_id", r->shown_id[0] ? r->shown_id : r->slurm_id);
+	cJSON_AddStringToObject(o, "name", r->name ? r->name : "");
+	cJSON_AddStringToObject(o, "partition", r->partition ? r->partition : "");
+	cJSON_AddNumberToObject(o, "nodes", r->nodes);
+	cJSON_AddNumberToObject(o, "gpus", r->gpus);
+	cJSON_AddStringToObject(o, "state", tao_state_name(r->state));
+	cJSON_AddStringToObject(o, "native_state", r->native ? r->native : "");
+	cJSON_AddStringToObject(o, "elapsed", r->elapsed);
+	cJSON_AddStringToObject(o, "time_limit", r->limit);
+	cJSON_AddStringToObject(o, "message", r->message ? r->message : "");
+	return o;
+}
+
+static void print_json(cJSON *o)
+{
+	char *text = cJSON_Print(o);
+	puts(text);
+	cJSON_free(text);
+	cJSON_Delete(o);
+}
+
+int cli_jobs(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "all-clusters", no_argument, NULL, 'a' },
+		{ "cluster", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct session s;
+	struct poll_result res;
+	const char *cluster = NULL;
+	int json = 0, c, rc;
+	size_t i;
+
+	while ((c = getopt_long(argc, argv, "jac:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'a': break;	/* one cluster in this version: all of them */
+		case 'c': cluster = optarg; break;
+		default:
+			fprintf(stderr, "usage: taotop jobs [--all-clusters] [--json] [--cluster C]\n");
+			return EXIT_USAGE;
+		}
+	}
+	if ((rc = session_open(&s, cluster)) != EXIT_OK)
+		return rc;
+	if (poll_or_say(&s, &res) != 0) {
+		session_close(&s);
+		return EXIT_FAILED;
+	}
+	if (json) {
+		cJSON *a = cJSON_CreateArray();
+		for (i = 0; i < res.n; i++)
+			cJSON_AddItemToArray(a, row_json(&res.rows[i], s.cl->name));
+		print_json(a);
+	} else {
+		printf("%-20s %-10s %-24s %-9s %-5s %-9s %-10s %-19s %s\n", "ID", "SLURM", "NAME",
+		    "PARTITION", "NxG", "STATE", "NATIVE", "TIME/LIMIT", "NOTE");
+		for (i = 0; i < res.n; i++) {
+			const struct job_row *r = &res.rows[i];
+			char nxg[32], tl[64];
+			snprintf(nxg, sizeof(nxg), "%dx%d", r->nodes, r->nodes ? r->gpus / r->nodes : 0);
+			snprintf(tl, sizeof(tl), "%s/%s", r->elapsed[0] ? r->elapsed : "-",
+			    r->limit[0] ? r->limit : "-");
+			printf("%-20s %-10s %-24.24s %-9.9s %-5s %-9s %-10.10s %-19s %s\n",
+			    r->record_id ? r->record_id : "-",
+			    r->shown_id[0] ? r->shown_id : (r->slurm_id[0] ? r->slurm_id : "-"),
+			    r->name ? r->name : "", r->partition ? r->partition : "", nxg,
+			    tao_state_name(r->state), r->native ? r->native : "-", tl,
+			    r->message ? r->message : "");
+		}
+	}
+	rc = res.scheduler_ok ? EXIT_OK : EXIT_FAILED;
+	poll_result_free(&res);
+	session_close(&s);
+	return rc;
+}
+
+/* The row of job (a record id or a SLURM id), or NULL. */
+static const struct job_row *find_row(const struct poll_result *res, const char *job)
+{
+	size_t i;
+
+	for (i = 0; i < res->n; i++) {
+		const struct job_row *r = &res->rows[i];
+		if ((r->record_id && strcmp(r->record_id, job) == 0) ||
+		    strcmp(r->slurm_id, job) == 0 || strcmp(r->shown_id, job) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+static int show_status(struct session *s, const char *job, int json, int *final)
+{
+	struct poll_result res;
+	const struct job_row *row;
+	struct job_record *rec = NULL;
+	char *err = NULL;
+	size_t i;
+
+	if (poll_or_say(s, &res) != 0)
+		return EXIT_FAILED;
+	row = find_row(&res, job);
+	if (row == NULL) {
+		fprintf(stderr, "taotop: no job %s on %s: not a taotop record, and not a live job "
+		    "of yours\n", job, s->cl->name);
+		poll_result_free(&res);
+		return EXIT_FAILED;
+	}
+	*final = tao_state_final(row->state);
+	if (row->record_id != NULL && store_load(s->store, row->record_id, &rec, &err) != 0) {
+		fprintf(stderr, "taotop: %s\n", err);
+		free(err);
+	}
+	if (json) {
+		cJSON *o = row_json(row, s->cl->name), *h;
+		if (rec != NULL) {
+			char *text = record_to_json(rec);
+			cJSON_AddItemToObject(o, "record", cJSON_Parse(text));
+			free(text);
+		}
+		(void)h;
+		print_json(o);
+	} else {
+		printf("%s  %s  (SLURM %s, %s)%s%s\n", row->record_id ? row->record_id : row->name,
+		    tao_state_name(row->state), row->shown_id[0] ? row->shown_id : row->slurm_id,
+		    row->native ? row->native : "not seen yet", row->message ? ": " : "",
+		    row->message ? row->message : "");
+		for (i = 0; rec != NULL && i < rec->nhist; i++) {
+			const struct transition *t = &rec->hist[i];
+			char when[32];
+			struct tm tm;
+			localtime_r(&t->at, &tm);
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+			printf("  %s  %-8s -> %-8s %-10s %-9s %s\n", when, tao_state_name(t->from),
+			    tao_state_name(t->to), t->native ? t->native : "", t->source,
+			    t->message ? t->message : "");
+		}
+	}
+	record_free(rec);
+	poll_result_free(&res);
+	return EXIT_OK;
+}
+
+int cli_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "watch", no_argument, NULL, 'w' },
+		{ "cluster", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct session s;
+	const char *cluster = NULL;
+	int json = 0, watch = 0, c, rc, final = 0;
+
+	while ((c = getopt_long(argc, argv, "jwc:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'w': watch = 1; break;
+		case 'c': cluster = optarg; break;
+		default: goto usage;
+		}
+	}
+	if (optind != argc - 1)
+		goto usage;
+	if ((rc = session_open(&s, cluster)) != EXIT_OK)
+		return rc;
+	/* --watch polls until the job ends, however long it waits: a job
+	 * pending for days is normal on a shared cluster. */
+	do {
+		rc = show_status(&s, argv[optind], json, &final);
+		if (watch && !final && rc == EXIT_OK)
+			sleep((unsigned)s.cl->poll_s);
+	} while (watch && !final && rc == EXIT_OK);
+	session_close(&s);
+	return rc;
+usage:
+	fprintf(stderr, "usage: taotop status JOB [--json] [--watch] [--cluster C]\n");
+	return EXIT_USAGE;
+}
+
+int cli_cancel(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cluster", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct session s;
+	const char *cluster = NULL;
+	int c, rc, worst = EXIT_OK;
+
+	while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
+		if (c != 'c') {
+			fprintf(stderr, "usage: taotop cancel JOB... [--cluster C]\n");
+			return EXIT_USAGE;
+		}
+		cluster = optarg;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "usage: taotop cancel JOB... [--cluster C]\n");
+		return EXIT_USAGE;
+	}
+	if ((rc = session_open(&s, cluster)) != EXIT_OK)
+		return rc;
+	for (; optind < argc; optind++) {
+		char *msg = NULL, *err = NULL;
+		if (tracker_cancel(s.conn, s.store, s.cl, argv[optind], &msg, &err) == 0) {
+			printf("%s\n", msg);
+		} else {
+			fprintf(stderr, "taotop: %s\n", err);
+			worst = EXIT_FAILED;
+		}
+		free(msg);
+		free(err);
+	}
+	session_close(&s);
+	return worst;
+}

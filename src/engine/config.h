@@ -1,0 +1,43 @@
+/*
+ * Which clusters taotop talks to and how. This version reads the seed's
+ * environment variables (one cluster); the config file of several named
+ * clusters comes with the submit pipeline.
+ *
+ *   SLURM_HOSTNAME  login hosts, comma-separated, tried in order (required)
+ *   SLURM_USER      the user on the cluster (required)
+ *   SSH_KEY_PATH    the private key, tried first
+ *   TAOTOP_KNOWN_HOSTS  known_hosts to check host keys against
+ *                   (default ~/.ssh/known_hosts)
+ *   TAOTOP_CLUSTER  the cluster's name in records (default "default")
+ *   TAOTOP_POLL_S   seconds between status polls (default 10)
+ */
+#ifndef TAOTOP_ENGINE_CONFIG_H
+#define TAOTOP_ENGINE_CONFIG_H
+
+#include <stddef.h>
+
+struct conn_target;
+
+struct cluster_cfg {
+	char	*name;
+	char	*hosts;
+	char	*user;
+	char	*key_path;
+	char	*known_hosts;
+	int	 poll_s;
+};
+
+struct config {
+	struct cluster_cfg	*clusters;
+	size_t			 n;
+};
+
+/* -1 with a sentence naming the missing input and where to set it. */
+int config_load(struct config *cfg, char **err);
+void config_free(struct config *cfg);
+/* The cluster called name, or the first when name is NULL; NULL if none. */
+const struct cluster_cfg *config_cluster(const struct config *cfg, const char *name);
+/* How to reach it (the strings stay the config's). */
+void cluster_target(const struct cluster_cfg *cl, struct conn_target *t);
+
+#endif

@@ -1,0 +1,246 @@
+#include "engine/slurm.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "util/xmalloc.h"
+
+#define US "\x1f"	/* field separator in both commands' output */
+#define MARK "@@taotop "
+
+/*
+ * squeue -o fields: %A own job id, %i id as shown, %F array job id, %K
+ * array task id, %j name, %T state, %r reason, %P partition, %D nodes, %b
+ * gres per node, %M time used, %l time limit.
+ */
+#define SQUEUE_FORMAT "%A" US "%i" US "%F" US "%K" US "%j" US "%T" US "%r" US "%P" US \
+	"%D" US "%b" US "%M" US "%l"
+#define SQUEUE_FIELDS 12
+#define SACCT_FIELDS "JobIDRaw,JobID,JobName,State,Reason,Partition,NNodes,AllocTRES," \
+	"Elapsed,Timelimit,ExitCode"
+#define SACCT_NFIELDS 11
+
+int slurm_id_ok(const char *id)
+{
+	size_t i, under = 0;
+
+	if (id == NULL || !isdigit((unsigned char)id[0]) || strlen(id) > 30)
+		return 0;
+	for (i = 0; id[i] != '\0'; i++) {
+		if (id[i] == '_' && under++ == 0 && isdigit((unsigned char)id[i + 1]))
+			continue;
+		if (!isdigit((unsigned char)id[i]))
+			return 0;
+	}
+	return 1;
+}
+
+char *slurm_poll_command(const char *const *ids, size_t n)
+{
+	struct buf b;
+	size_t i, added = 0;
+
+	buf_init(&b);
+	/* The separators are bytes inside single quotes: nothing to expand. */
+	buf_adds(&b, "echo '" MARK "squeue'; squeue --me -h -o '" SQUEUE_FORMAT "'; "
+	    "echo \"" MARK "rc $?\"");
+	if (n > 0) {
+		buf_adds(&b, "; echo '" MARK "sacct'; sacct -X -n -P --delimiter='" US "' -o "
+		    SACCT_FIELDS " -j ");
+		for (i = 0; i < n; i++) {
+			if (!slurm_id_ok(ids[i]))
+				continue;	/* never a word we did not check */
+			buf_addf(&b, "%s%s", added++ ? "," : "", ids[i]);
+		}
+		if (added == 0)
+			buf_adds(&b, "0");
+		buf_adds(&b, "; echo \"" MARK "rc $?\"");
+	}
+	return buf_detach(&b);
+}
+
+/* Split line at US into at most max fields; returns how many. */
+static size_t split(char *line, char **f, size_t max)
+{
+	size_t n = 0;
+	char *p = line;
+
+	while (n < max) {
+		char *sep = strstr(p, US);
+		f[n++] = p;
+		if (sep == NULL)
+			break;
+		*sep = '\0';
+		p = sep + 1;
+	}
+	return n;
+}
+
+static void copy(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src);
+}
+
+static const char *na(const char *s)
+{
+	return strcmp(s, "N/A") == 0 || strcmp(s, "(null)") == 0 ? "" : s;
+}
+
+int slurm_count_gpus(const char *s, int nodes, int per_node)
+{
+	const char *p = s;
+	int total = 0;
+
+	/* Entries are comma-separated: gres:gpu:4, gres/gpu=8, gpu:a100:2,
+	 * gres/gpu:a100=2 (TRES also lists typed GPUs; count untyped only). */
+	while (p != NULL && *p != '\0') {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char item[128];
+		int count = 0;
+
+		copy(item, sizeof(item) < len + 1 ? sizeof(item) : len + 1, p);
+		if (strncmp(item, "gres/gpu=", 9) == 0) {
+			count = atoi(item + 9);
+		} else if (strncmp(item, "gres:gpu", 8) == 0 || strncmp(item, "gpu", 3) == 0) {
+			const char *last = strrchr(item, ':');
+			if (last != NULL && isdigit((unsigned char)last[1]))
+				count = atoi(last + 1);
+			else if (strcmp(item, "gpu") == 0 || strcmp(item, "gres:gpu") == 0)
+				count = 1;
+			if (per_node)
+				count *= nodes > 0 ? nodes : 1;
+		}
+		total += count;
+		p = end ? end + 1 : NULL;
+	}
+	return total;
+}
+
+static int parse_squeue(char *line, struct slurm_job *j)
+{
+	char *f[SQUEUE_FIELDS + 1];
+
+	if (split(line, f, SQUEUE_FIELDS + 1) != SQUEUE_FIELDS || !slurm_id_ok(f[0]))
+		return -1;
+	memset(j, 0, sizeof(*j));
+	copy(j->id, sizeof(j->id), f[0]);
+	copy(j->shown_id, sizeof(j->shown_id), f[1]);
+	copy(j->array_job, sizeof(j->array_job), na(f[2]));
+	copy(j->array_task, sizeof(j->array_task), na(f[3]));
+	/* %F is the job's own id for jobs that are not arrays. */
+	if (strcmp(j->array_job, j->id) == 0 && j->array_task[0] == '\0')
+		j->array_job[0] = '\0';
+	j->name = xstrdup(f[4]);
+	j->state = xstrdup(f[5]);
+	j->reason = xstrdup(strcmp(f[6], "None") == 0 ? "" : na(f[6]));
+	j->partition = xstrdup(f[7]);
+	j->nodes = atoi(f[8]);
+	j->gpus = slurm_count_gpus(na(f[9]), j->nodes, 1);
+	copy(j->elapsed, sizeof(j->elapsed), f[10]);
+	copy(j->limit, sizeof(j->limit), f[11]);
+	return 0;
+}
+
+static int parse_sacct(char *line, struct slurm_job *j)
+{
+	char *f[SACCT_NFIELDS + 1];
+	char *under;
+
+	if (split(line, f, SACCT_NFIELDS + 1) != SACCT_NFIELDS || !slurm_id_ok(f[0]))
+		return -1;
+	memset(j, 0, sizeof(*j));
+	copy(j->id, sizeof(j->id), f[0]);
+	copy(j->shown_id, sizeof(j->shown_id), f[1]);
+	under = strchr(f[1], '_');
+	if (under != NULL) {
+		*under = '\0';
+		copy(j->array_job, sizeof(j->array_job), f[1]);
+		copy(j->array_task, sizeof(j->array_task), under + 1);
+	}
+	j->name = xstrdup(f[2]);
+	j->state = xstrdup(f[3]);
+	j->reason = xstrdup(strcmp(f[4], "None") == 0 ? "" : na(f[4]));
+	j->partition = xstrdup(f[5]);
+	j->nodes = atoi(f[6]);
+	j->gpus = slurm_count_gpus(f[7], j->nodes, 0);
+	copy(j->elapsed, sizeof(j->elapsed), f[8]);
+	copy(j->limit, sizeof(j->limit), f[9]);
+	copy(j->exit_code, sizeof(j->exit_code), f[10]);
+	j->from_sacct = 1;
+	return 0;
+}
+
+void slurm_poll_parse(const char *out, const char *err, struct slurm_poll *p)
+{
+	enum { NONE, SQUEUE, SACCT } section = NONE;
+	char *text = xstrdup(out != NULL ? out : ""), *line, *save = NULL;
+
+	memset(p, 0, sizeof(*p));
+	p->squeue_rc = p->sacct_rc = -1;
+	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		struct slurm_job j;
+		size_t len = strlen(line);
+
+		if (len > 0 && line[len - 1] == '\r')
+			line[--len] = '\0';
+		if (strncmp(line, MARK, strlen(MARK)) == 0) {
+			const char *what = line + strlen(MARK);
+			if (strcmp(what, "squeue") == 0)
+				section = SQUEUE;
+			else if (strcmp(what, "sacct") == 0)
+				section = SACCT;
+			else if (strncmp(what, "rc ", 3) == 0 && section == SQUEUE)
+				p->squeue_rc = atoi(what + 3);
+			else if (strncmp(what, "rc ", 3) == 0 && section == SACCT)
+				p->sacct_rc = atoi(what + 3);
+			continue;
+		}
+		if (len == 0)
+			continue;
+		if (section == NONE || (section == SQUEUE ? parse_squeue(line, &j) : parse_sacct(line, &j)) != 0) {
+			p->skipped++;
+			continue;
+		}
+		p->jobs = xreallocarray(p->jobs, p->n + 1, sizeof(*p->jobs));
+		p->jobs[p->n++] = j;
+	}
+	free(text);
+	if (err != NULL && err[0] != '\0') {
+		size_t l = strcspn(err, "\n");
+		p->squeue_err = xstrndup(err, l);
+	}
+}
+
+void slurm_poll_free(struct slurm_poll *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		free(p->jobs[i].name);
+		free(p->jobs[i].state);
+		free(p->jobs[i].reason);
+		free(p->jobs[i].partition);
+	}
+	free(p->jobs);
+	free(p->squeue_err);
+	memset(p, 0, sizeof(*p));
+}
+
+const struct slurm_job *slurm_poll_find(const struct slurm_poll *p, const char *id)
+{
+	const struct slurm_job *found = NULL;
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		if (strcmp(p->jobs[i].id, id) != 0)
+			continue;
+		if (!p->jobs[i].from_sacct)
+			return &p->jobs[i];	/* live beats accounting */
+		found = &p->jobs[i];
+	}
+	return found;
+}

@@ -1,0 +1,59 @@
+/*
+ * Talking SLURM: the one command a status poll runs on the login host, and
+ * the parser of what it prints. One command per poll, whatever the number of
+ * jobs: squeue for the user's live jobs (their own only), then sacct -X -P,
+ * batched by id, for the tracked jobs that left the queue. Fields are
+ * separated by the ASCII unit separator, so names with '|' or spaces parse.
+ *
+ * The parser is defensive: blank lines, garbage and truncated output are
+ * counted and skipped, never fatal.
+ */
+#ifndef TAOTOP_ENGINE_SLURM_H
+#define TAOTOP_ENGINE_SLURM_H
+
+#include <stddef.h>
+
+struct slurm_job {
+	char	 id[32];	/* this job's own id (an array task has its own) */
+	char	 shown_id[48];	/* as SLURM shows it: "123", "120_3" */
+	char	 array_job[32];	/* "120" for a task of array 120, else "" */
+	char	 array_task[16];/* "3", else "" */
+	char	*name;
+	char	*state;		/* as printed: "CANCELLED by 1001" */
+	char	*reason;	/* pending reason, or "" */
+	char	*partition;
+	int	 nodes;
+	int	 gpus;		/* total GPUs, from gres or AllocTRES; 0 if none */
+	char	 elapsed[24];	/* "1-02:03:04" or "03:04" */
+	char	 limit[24];	/* time limit, "4:00:00", "UNLIMITED" */
+	char	 exit_code[16];	/* sacct only: "0:0" */
+	int	 from_sacct;	/* 0: squeue (live), 1: sacct (accounting) */
+};
+
+struct slurm_poll {
+	struct slurm_job *jobs;
+	size_t		  n;
+	int		  squeue_rc;	/* -1: its answer is missing */
+	int		  sacct_rc;	/* -1: missing; 0 also when not asked */
+	char		 *squeue_err;	/* what it said on stderr, or NULL */
+	size_t		  skipped;	/* lines that did not parse */
+};
+
+/* The poll command: squeue for the user's live jobs and, when `n` > 0,
+ * sacct for these ids. The ids must be SLURM job ids (digits, '_'). */
+char *slurm_poll_command(const char *const *ids, size_t n);
+
+/* Parse the poll command's stdout (and stderr, for the messages). */
+void slurm_poll_parse(const char *out, const char *err, struct slurm_poll *p);
+void slurm_poll_free(struct slurm_poll *p);
+/* The live (squeue) entry for id, else the sacct one, else NULL. */
+const struct slurm_job *slurm_poll_find(const struct slurm_poll *p, const char *id);
+
+/* GPUs in a gres or TRES string: "gres:gpu:4", "gres/gpu=8,...", "gpu:a100:2"
+ * per node times nodes where SLURM prints per-node counts. */
+int slurm_count_gpus(const char *s, int nodes, int per_node);
+
+/* A SLURM job id as typed: digits, optionally "_" and digits. */
+int slurm_id_ok(const char *id);
+
+#endif

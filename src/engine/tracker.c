@@ -1,0 +1,407 @@
+#include "engine/tracker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/config.h"
+#include "engine/record.h"
+#include "engine/slurm.h"
+#include "engine/taostatus.h"
+#include "ssh/conn.h"
+#include "ssh/quote.h"
+#include "util/log.h"
+#include "util/xmalloc.h"
+
+/* Above SLURM's MessageTimeout (10 s), so a slow controller is not a dead one. */
+#define POLL_TIMEOUT_MS		30000
+/* status.json can grow long; its last lines are all we need. */
+#define STATUS_TAIL		(256u << 10)
+
+static int same(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* ---- COMPLETED: TAO's status.json decides ------------------------------------- */
+
+/* Returns 0 with the verdict, or -1 when the file could not be read for a
+ * reason that may pass (the connection): decide on a later poll. */
+static int judge_completed(struct conn *c, const struct job_record *r, enum tao_state *to,
+    char **message)
+{
+	struct conn_stat st;
+	struct tao_status ts;
+	struct buf b;
+	char *path, *err = NULL;
+	uint64_t off;
+	enum conn_status rc;
+
+	if (r->results_dir == NULL) {
+		*to = TAO_ERROR;
+		*message = xstrdup("COMPLETED, but the record names no results folder to read "
+		    "status.json from");
+		return 0;
+	}
+	path = xasprintf("%s/status.json", r->results_dir);
+	rc = conn_stat(c, path, &st, &err);
+	if (rc == CONN_NOTFOUND) {
+		*to = TAO_ERROR;
+		*message = xasprintf("COMPLETED, but %s does not exist: TAO wrote no final status", path);
+		free(err);
+		free(path);
+		return 0;
+	}
+	if (rc != CONN_OK) {
+		free(err);
+		free(path);
+		return -1;
+	}
+	off = st.size > STATUS_TAIL ? st.size - STATUS_TAIL : 0;
+	buf_init(&b);
+	rc = conn_read_at(c, path, off, STATUS_TAIL, &b, &err);
+	if (rc != CONN_OK) {
+		buf_free(&b);
+		free(err);
+		free(path);
+		return -1;
+	}
+	tao_status_init(&ts);
+	{
+		/* Reading from the middle: the first line is partial. */
+		const char *start = b.data;
+		if (off > 0 && (start = memchr(b.data, '\n', b.len)) != NULL)
+			start++;
+		else if (off > 0)
+			start = b.data + b.len;
+		tao_status_feed(&ts, start, b.len - (size_t)(start - b.data));
+	}
+	if (strcmp(ts.status, "SUCCESS") == 0 || strcmp(ts.status, "SKIPPED") == 0) {
+		*to = TAO_DONE;
+		*message = xasprintf("status.json: %s", ts.status);
+	} else if (strcmp(ts.status, "FAILURE") == 0) {
+		*to = TAO_ERROR;
+		*message = xasprintf("status.json: FAILURE%s%s", ts.message ? ": " : "",
+		    ts.message ? ts.message : "");
+	} else {
+		*to = TAO_ERROR;
+		*message = ts.status[0] != '\0'
+		    ? xasprintf("COMPLETED, but status.json last says %s", ts.status)
+		    : xasprintf("COMPLETED, but %s holds no status", path);
+	}
+	tao_status_free(&ts);
+	buf_free(&b);
+	free(path);
+	return 0;
+}
+
+/* ---- applying one job's native state to its record ------------------------------ */
+
+struct change {
+	enum tao_state	 to;
+	const char	*native;
+	const char	*message;
+};
+
+static int apply_change(struct job_record *r, void *arg, char **err)
+{
+	const struct change *ch = arg;
+	(void)err;
+	return record_transition(r, ch->to, ch->native, ch->message, "scheduler", time(NULL));
+}
+
+static char *message_for(const struct slurm_job *j, const struct native_state *ns)
+{
+	if (ns->state == TAO_UNKNOWN)
+		return xasprintf("SLURM state %s is not in taotop's table: shown as it is", j->state);
+	if (ns->scheduler_owned)
+		return xasprintf("%s: still the scheduler's, it may resume", ns->word);
+	if (ns->state == TAO_PENDING && j->reason[0] != '\0')
+		return xstrdup(j->reason);
+	if (ns->state == TAO_ERROR && j->exit_code[0] != '\0')
+		return xasprintf("%s, exit code %s", ns->word, j->exit_code);
+	return NULL;
+}
+
+/* Decide and record what a tracked job's state is now. Returns 1 when the
+ * record changed. */
+static int update_one(struct conn *c, struct record_store *st, struct job_record *r,
+    const struct slurm_job *j, struct poll_result *res)
+{
+	struct native_state ns;
+	struct change ch;
+	char *message, *err = NULL;
+	enum tao_state to;
+	int changed = 0;
+
+	native_state_map(j->state, &ns);
+	/* Accounting can lag the queue: a job it still calls live but the
+	 * queue no longer lists has just ended. Wait for the final word. */
+	if (j->from_sacct && !ns.final && res->scheduler_ok) {
+		res->waiting_for_accounting = 1;
+		return 0;
+	}
+	to = ns.state;
+	message = message_for(j, &ns);
+	if (ns.check_status_json) {
+		free(message);
+		message = NULL;
+		if (judge_completed(c, r, &to, &message) != 0)
+			return 0;
+	}
+	if (to != r->state || !same(ns.word, r->native)) {
+		ch.to = to;
+		ch.native = ns.word;
+		ch.message = message;
+		if (store_update(st, r->id, apply_change, &ch, &err) == 0) {
+			changed = 1;
+			r->state = to;
+			record_set(&r->native, ns.word);
+		} else {
+			log_msg(LOG_ERROR, "poll: %s", err);
+		}
+	}
+	free(message);
+	free(err);
+	return changed;
+}
+
+/* ---- rows ----------------------------------------------------------------------------- */
+
+static struct job_row *add_row(struct poll_result *res)
+{
+	res->rows = xreallocarray(res->rows, res->n + 1, sizeof(*res->rows));
+	memset(&res->rows[res->n], 0, sizeof(res->rows[0]));
+	return &res->rows[res->n++];
+}
+
+static void fill_from_slurm(struct job_row *row, const struct slurm_job *j)
+{
+	snprintf(row->slurm_id, sizeof(row->slurm_id), "%s", j->id);
+	snprintf(row->shown_id, sizeof(row->shown_id), "%s", j->shown_id);
+	record_set(&row->partition, j->partition);
+	row->nodes = j->nodes;
+	row->gpus = j->gpus;
+	snprintf(row->elapsed, sizeof(row->elapsed), "%s", j->elapsed);
+	snprintf(row->limit, sizeof(row->limit), "%s", j->limit);
+}
+
+static void row_of_record(struct poll_result *res, const struct job_record *r,
+    const struct slurm_job *j)
+{
+	struct job_row *row = add_row(res);
+
+	row->record_id = xstrdup(r->id);
+	row->name = xstrdup(r->id);
+	row->state = r->state;
+	row->native = r->native != NULL ? xstrdup(r->native) : NULL;
+	row->created = r->created;
+	if (r->nhist > 0 && r->hist[r->nhist - 1].message != NULL)
+		row->message = xstrdup(r->hist[r->nhist - 1].message);
+	if (r->backend_ref != NULL)
+		snprintf(row->slurm_id, sizeof(row->slurm_id), "%s", r->backend_ref);
+	if (j != NULL)
+		fill_from_slurm(row, j);
+}
+
+static void row_of_foreign(struct poll_result *res, const struct slurm_job *j)
+{
+	struct job_row *row = add_row(res);
+	struct native_state ns;
+
+	native_state_map(j->state, &ns);
+	fill_from_slurm(row, j);
+	row->name = xstrdup(j->name);
+	row->state = ns.state;
+	row->native = xstrdup(ns.word);
+	if (j->reason[0] != '\0')
+		row->message = xstrdup(j->reason);
+}
+
+/* ---- the poll --------------------------------------------------------------------------- */
+
+int tracker_poll(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    struct poll_result *res, char **err)
+{
+	struct job_record **recs = NULL;
+	struct slurm_poll p;
+	struct conn_exec x;
+	const char **ids;
+	char *cmd, *warn = NULL;
+	size_t nrec = 0, nids = 0, i, k;
+	enum conn_status cst;
+
+	memset(res, 0, sizeof(*res));
+	store_list(st, &recs, &nrec, &warn);
+	if (warn != NULL)
+		log_msg(LOG_WARN, "poll: %s", warn);
+	free(warn);
+	ids = xcalloc(nrec + 1, sizeof(*ids));
+	for (i = 0; i < nrec; i++)
+		if (same(recs[i]->cluster, cl->name) && recs[i]->backend_ref != NULL &&
+		    !tao_state_final(recs[i]->state))
+			ids[nids++] = recs[i]->backend_ref;
+
+	cmd = slurm_poll_command(ids, nids);
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = POLL_TIMEOUT_MS;
+	cst = conn_exec(c, &x, err);
+	free(cmd);
+	free(ids);
+	if (cst != CONN_OK) {
+		conn_exec_free(&x);
+		store_list_free(recs, nrec);
+		return -1;
+	}
+	slurm_poll_parse(x.out.data, x.err.data, &p);
+	conn_exec_free(&x);
+	res->at = time(NULL);
+	res->scheduler_ok = p.squeue_rc == 0;
+	res->accounting_ok = nids == 0 || p.sacct_rc == 0;
+	if (!res->scheduler_ok)
+		res->problem = xasprintf("the scheduler does not answer%s%s: last known states kept",
+		    p.squeue_err ? ": " : "", p.squeue_err ? p.squeue_err : "");
+	else if (!res->accounting_ok)
+		res->problem = xstrdup("accounting (sacct) does not answer: finished jobs wait "
+		    "for it");
+	if (p.skipped > 0)
+		log_msg(LOG_WARN, "poll: %s: %zu lines of scheduler output did not parse",
+		    cl->name, p.skipped);
+
+	for (i = 0; i < nrec; i++) {
+		struct job_record *r = recs[i];
+		const struct slurm_job *j;
+
+		if (!same(r->cluster, cl->name))
+			continue;
+		j = r->backend_ref != NULL ? slurm_poll_find(&p, r->backend_ref) : NULL;
+		if (!tao_state_final(r->state) && r->backend_ref != NULL) {
+			if (j == NULL) {
+				/* Left the queue, not yet in accounting (it
+				 * lags a few seconds after submit and end). */
+				if (res->scheduler_ok)
+					res->waiting_for_accounting = 1;
+			} else if ((j->from_sacct ? res->accounting_ok : res->scheduler_ok) &&
+			    update_one(c, st, r, j, res)) {
+				res->changes++;
+			}
+		}
+		row_of_record(res, r, j);
+	}
+	/* The user's other jobs: live ones the records do not know. */
+	for (k = 0; k < p.n; k++) {
+		int known = 0;
+		if (p.jobs[k].from_sacct)
+			continue;
+		for (i = 0; i < nrec && !known; i++)
+			known = same(recs[i]->backend_ref, p.jobs[k].id);
+		if (!known)
+			row_of_foreign(res, &p.jobs[k]);
+	}
+	slurm_poll_free(&p);
+	store_list_free(recs, nrec);
+	return 0;
+}
+
+void poll_result_free(struct poll_result *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		free(p->rows[i].record_id);
+		free(p->rows[i].name);
+		free(p->rows[i].partition);
+		free(p->rows[i].native);
+		free(p->rows[i].message);
+	}
+	free(p->rows);
+	free(p->problem);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ---- cancel ------------------------------------------------------------------------------ */
+
+static int mark_canceled(struct job_record *r, void *arg, char **err)
+{
+	(void)arg, (void)err;
+	if (tao_state_final(r->state))
+		return 0;
+	return record_transition(r, TAO_CANCELED, r->native, "cancelled by the user", "user",
+	    time(NULL));
+}
+
+int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const char *job, char **msg, char **err)
+{
+	struct job_record *r = NULL;
+	struct conn_exec x;
+	char *cmd, *id = NULL, *why = NULL;
+	int rc = -1;
+
+	*msg = NULL;
+	if (store_load(st, job, &r, &why) == 0) {
+		if (r->backend_ref == NULL) {
+			/* Opened but never launched: nothing to tell SLURM. */
+			rc = store_update(st, r->id, mark_canceled, NULL, err);
+			if (rc == 0)
+				*msg = xasprintf("%s: never launched; marked Canceled", r->id);
+			record_free(r);
+			free(why);
+			return rc;
+		}
+		id = xstrdup(r->backend_ref);
+	} else if (slurm_id_ok(job)) {
+		struct job_record **recs;
+		size_t n, i;
+		id = xstrdup(job);
+		/* A SLURM id of a job taotop launched cancels its record too. */
+		if (store_list(st, &recs, &n, NULL) == 0) {
+			for (i = 0; i < n && r == NULL; i++) {
+				if (same(recs[i]->backend_ref, job) && same(recs[i]->cluster, cl->name)) {
+					r = recs[i];
+					recs[i] = NULL;
+				}
+			}
+			store_list_free(recs, n);
+		}
+	} else {
+		*err = xasprintf("%s is neither a taotop job id nor a SLURM job id", job);
+		free(why);
+		return -1;
+	}
+	free(why);
+
+	{
+		char *q = sh_quote(id);
+		cmd = xasprintf("scancel %s", q);
+		free(q);
+	}
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = POLL_TIMEOUT_MS;
+	if (conn_exec(c, &x, err) != CONN_OK)
+		goto out;
+	if (x.exit_status == 0) {
+		*msg = xasprintf("%s: cancelled", job);
+		rc = 0;
+	} else if (strstr(x.err.data ? x.err.data : "", "already completing or completed") ||
+	    strstr(x.err.data ? x.err.data : "", "Invalid job id")) {
+		/* The seed's rule: an ended job is a successful cancel. */
+		*msg = xasprintf("%s: had already ended", job);
+		rc = 0;
+		goto out;
+	} else {
+		const char *e = x.err.data ? x.err.data : "";
+		*err = xasprintf("%s: scancel refused: %.*s", job, (int)strcspn(e, "\n"), e);
+		goto out;
+	}
+	if (r != NULL && store_update(st, r->id, mark_canceled, NULL, err) != 0)
+		rc = -1;
+out:
+	conn_exec_free(&x);
+	record_free(r);
+	free(cmd);
+	free(id);
+	return rc;
+}

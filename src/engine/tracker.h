@@ -1,0 +1,61 @@
+/*
+ * The status of every job on one cluster, from one remote command: taotop's
+ * own jobs (their records move through the seed's state table, with each
+ * change in their history) and the user's other jobs. Used by the CLI verbs
+ * and, on the cluster's worker thread, by the monitor.
+ *
+ * When the scheduler does not answer, nothing changes: the last known states
+ * stay and the poll says so. When accounting (sacct) does not answer, jobs
+ * that left the queue wait for it instead of being guessed.
+ */
+#ifndef TAOTOP_ENGINE_TRACKER_H
+#define TAOTOP_ENGINE_TRACKER_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "engine/state.h"
+
+struct conn;
+struct record_store;
+struct cluster_cfg;
+
+/* One row: a job of taotop's (record_id set) or another job of the user's. */
+struct job_row {
+	char		*record_id;	/* NULL: not taotop's */
+	char		 slurm_id[32];
+	char		 shown_id[48];
+	char		*name;
+	char		*partition;
+	int		 nodes, gpus;
+	enum tao_state	 state;
+	char		*native;	/* SLURM's state word, or NULL if unseen */
+	char		*message;	/* pending reason, status.json verdict... */
+	char		 elapsed[24], limit[24];
+	time_t		 created;	/* records only */
+};
+
+struct poll_result {
+	struct job_row	*rows;
+	size_t		 n;
+	time_t		 at;		/* when this poll ended */
+	int		 scheduler_ok;	/* squeue answered */
+	int		 accounting_ok;	/* sacct answered, or was not needed */
+	char		*problem;	/* why not ok, as a sentence, or NULL */
+	size_t		 changes;	/* records that changed state */
+	int		 waiting_for_accounting; /* a tracked job left the queue unseen */
+};
+
+/* Poll cl once over c and update the records in st. -1 only when the
+ * command could not run at all (connection); *err says why. */
+int tracker_poll(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    struct poll_result *out, char **err);
+void poll_result_free(struct poll_result *p);
+
+/* Cancel a job (a record id or a SLURM id) with scancel, then mark its
+ * record Canceled (source: user). A job that had already ended counts as
+ * cancelled. -1 with the scheduler's own message otherwise. */
+int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const char *job, char **msg, char **err);
+
+#endif

@@ -1,0 +1,112 @@
+/* The poll command and its parser, on output shaped like SLURM 22.05's. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/slurm.h"
+#include "util/buf.h"
+
+#define US "\x1f"
+
+Test(slurm, one_command_for_any_number_of_jobs)
+{
+	const char *ids[] = { "101", "102", "120_3", "12; rm -rf ~", "$(x)" };
+	char *cmd = slurm_poll_command(ids, 5);
+	cr_expect(strstr(cmd, "squeue --me -h") != NULL, "own jobs only: %s", cmd);
+	cr_expect(strstr(cmd, "sacct -X -n -P") != NULL, "%s", cmd);
+	cr_expect(strstr(cmd, "-j 101,102,120_3;") != NULL, "ids batched: %s", cmd);
+	cr_expect(strstr(cmd, "rm -rf") == NULL && strstr(cmd, "$(x)") == NULL,
+	    "an id that is not an id never reaches the shell: %s", cmd);
+	free(cmd);
+	cmd = slurm_poll_command(NULL, 0);
+	cr_expect(strstr(cmd, "sacct") == NULL, "no sacct when nothing left the queue");
+	free(cmd);
+}
+
+static const char *sample =
+	"@@taotop squeue\n"
+	"101" US "101" US "101" US "N/A" US "tao-20261129-aaaaaa" US "RUNNING" US "None" US "polar" US "1" US "gres:gpu:4" US "12:03" US "4:00:00\n"
+	"102" US "102" US "102" US "N/A" US "name with | and spaces" US "PENDING" US "Resources" US "grizzly" US "2" US "gres:gpu:8" US "0:00" US "4:00:00\n"
+	"121" US "120_1" US "120" US "1" US "arr" US "RUNNING" US "None" US "polar" US "1" US "N/A" US "0:05" US "10:00\n"
+	"\n"
+	"garbage line without separators\n"
+	"103" US "truncated\n"
+	"@@taotop rc 0\n"
+	"@@taotop sacct\n"
+	"99" US "99" US "old-job" US "CANCELLED by 1001" US "None" US "polar" US "1" US "billing=16,cpu=16,gres/gpu=4,node=1" US "00:00:07" US "00:05:00" US "0:0\n"
+	"98" US "98" US "timed" US "TIMEOUT" US "TimeLimit" US "polar" US "2" US "cpu=32,gres/gpu=16,node=2" US "00:01:30" US "00:01:00" US "0:0\n"
+	"101" US "101" US "tao-20261129-aaaaaa" US "RUNNING" US "None" US "polar" US "1" US "gres/gpu=4" US "00:12:03" US "04:00:00" US "0:0\n"
+	"@@taotop rc 0\n";
+
+Test(slurm, parses_squeue_and_sacct_and_skips_garbage)
+{
+	struct slurm_poll p;
+	slurm_poll_parse(sample, "", &p);
+	cr_assert_eq(p.n, 6, "parsed %zu", p.n);
+	cr_expect_eq(p.skipped, 2, "garbage and a truncated line skipped");
+	cr_expect_eq(p.squeue_rc, 0);
+	cr_expect_eq(p.sacct_rc, 0);
+
+	const struct slurm_job *j = slurm_poll_find(&p, "102");
+	cr_assert_not_null(j);
+	cr_expect_str_eq(j->name, "name with | and spaces");
+	cr_expect_str_eq(j->state, "PENDING");
+	cr_expect_str_eq(j->reason, "Resources");
+	cr_expect_eq(j->nodes, 2);
+	cr_expect_eq(j->gpus, 16, "gres is per node: 2 x 8");
+
+	j = slurm_poll_find(&p, "121");
+	cr_expect_str_eq(j->shown_id, "120_1");
+	cr_expect_str_eq(j->array_job, "120");
+	cr_expect_str_eq(j->array_task, "1");
+	cr_expect_eq(j->gpus, 0);
+
+	j = slurm_poll_find(&p, "99");
+	cr_expect(j->from_sacct);
+	cr_expect_str_eq(j->state, "CANCELLED by 1001");
+	cr_expect_eq(j->gpus, 4, "AllocTRES is the job's total");
+	j = slurm_poll_find(&p, "98");
+	cr_expect_eq(j->gpus, 16);
+	cr_expect_str_eq(j->reason, "TimeLimit");
+
+	j = slurm_poll_find(&p, "101");
+	cr_expect(!j->from_sacct, "live squeue beats lagging accounting");
+	cr_expect_str_eq(j->array_job, "", "a plain job is not an array");
+	slurm_poll_free(&p);
+}
+
+Test(slurm, a_missing_answer_is_not_a_success)
+{
+	struct slurm_poll p;
+	slurm_poll_parse("@@taotop squeue\n", "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n", &p);
+	cr_expect_eq(p.squeue_rc, -1, "no rc line: the answer was cut");
+	cr_expect_eq(p.n, 0);
+	cr_expect_str_eq(p.squeue_err, "slurm_load_jobs error: Unable to contact slurm controller (connect failure)");
+	slurm_poll_free(&p);
+
+	slurm_poll_parse("@@taotop squeue\n@@taotop rc 1\n", "", &p);
+	cr_expect_eq(p.squeue_rc, 1);
+	slurm_poll_free(&p);
+
+	/* Random bytes never crash it. */
+	char junk[4096];
+	unsigned seed = 7;
+	for (int round = 0; round < 200; round++) {
+		for (size_t i = 0; i < sizeof(junk) - 1; i++)
+			junk[i] = (char)(1 + rand_r(&seed) % 255);
+		junk[sizeof(junk) - 1] = '\0';
+		slurm_poll_parse(junk, junk, &p);
+		slurm_poll_free(&p);
+	}
+}
+
+Test(slurm, gpu_counts)
+{
+	cr_expect_eq(slurm_count_gpus("gres:gpu:4", 2, 1), 8);
+	cr_expect_eq(slurm_count_gpus("gres:gpu:a100:2", 1, 1), 2);
+	cr_expect_eq(slurm_count_gpus("gpu:3", 1, 1), 3);
+	cr_expect_eq(slurm_count_gpus("cpu=4,gres/gpu=8,gres/gpu:a100=8,node=1", 1, 0), 8,
+	    "typed TRES repeats the total: counted once");
+	cr_expect_eq(slurm_count_gpus("", 1, 1), 0);
+	cr_expect_eq(slurm_count_gpus("gres:shard:4", 1, 1), 0);
+}
