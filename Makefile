@@ -98,7 +98,7 @@ deps:
 # ASan+UBSan, with one cluster bring-up; the cluster comes down even when a
 # test fails, and the last line counts passed and failed tests.
 # check-unit and check-integration run one part, in this build only.
-check: deps
+check: deps lint-man
 	$(MAKE) --no-print-directory build-tests
 	$(MAKE) --no-print-directory SANITIZE=1 build-tests
 	TAOTOP_BUILDS="build/rel build/san" tests/run all

@@ -338,7 +338,7 @@ int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster
 	struct job_record *r = NULL;
 	struct conn_exec x;
 	char *cmd, *id = NULL, *why = NULL;
-	int rc = -1;
+	int rc = -1, was_live;
 
 	*msg = NULL;
 	if (store_load(st, job, &r, &why) == 0) {
@@ -373,19 +373,25 @@ int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster
 	}
 	free(why);
 
+	/*
+	 * scancel of a job that already ended exits 0 without a word on SLURM
+	 * 22.05 (within MinJobAge), so ask the queue first, in the same
+	 * command: a job it no longer lists had ended, and keeps its state.
+	 */
 	{
 		char *q = sh_quote(id);
-		cmd = xasprintf("scancel %s", q);
+		cmd = xasprintf("squeue -h -j %s -o %%T 2>/dev/null; scancel %s", q, q);
 		free(q);
 	}
 	conn_exec_init(&x, cmd);
 	x.timeout_ms = POLL_TIMEOUT_MS;
 	if (conn_exec(c, &x, err) != CONN_OK)
 		goto out;
-	if (x.exit_status == 0) {
+	was_live = x.out.len > 0 && x.out.data[0] != '\n';
+	if (x.exit_status == 0 && was_live) {
 		*msg = xasprintf("%s: cancelled", job);
 		rc = 0;
-	} else if (strstr(x.err.data ? x.err.data : "", "already completing or completed") ||
+	} else if (x.exit_status == 0 || strstr(x.err.data ? x.err.data : "", "already completing or completed") ||
 	    strstr(x.err.data ? x.err.data : "", "Invalid job id")) {
 		/* The seed's rule: an ended job is a successful cancel. */
 		*msg = xasprintf("%s: had already ended", job);

@@ -1,0 +1,308 @@
+/*
+ * The engine against the real cluster: jobs driven through every state the
+ * rig can produce, each record ending in the seed's mapped state with the
+ * native state in its history; one remote command per poll for 200 jobs;
+ * cancel of live and of finished jobs.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/config.h"
+#include "engine/record.h"
+#include "engine/tracker.h"
+#include "integration/helper_rig.h"
+#include "ssh/conn.h"
+#include "util/xmalloc.h"
+
+struct env {
+	struct conn		*conn;
+	struct record_store	*store;
+	struct cluster_cfg	 cl;
+	char			*dir;	/* this test's folder on the shared storage */
+};
+
+static void env_open(struct env *e, const char *name)
+{
+	const struct rig *r = rig_get();
+	struct conn_target t;
+	char tmpl[] = "/tmp/taotop-engine-XXXXXX", *err = NULL;
+
+	rig_target(&t);
+	e->conn = conn_new(&t);
+	cr_assert_not_null(mkdtemp(tmpl));
+	e->store = store_open(tmpl, &err);
+	cr_assert_not_null(e->store, "%s", err);
+	memset(&e->cl, 0, sizeof(e->cl));
+	e->cl.name = (char *)"rig";
+	e->dir = xasprintf("%s/engine-tests/%s-%d", r->shared, name, (int)getpid());
+	char *cmd = xasprintf("rm -rf %s && mkdir -p %s", e->dir, e->dir);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+}
+
+static void env_close(struct env *e)
+{
+	conn_free(e->conn);
+	store_close(e->store);
+	free(e->dir);
+}
+
+/* sbatch a job as the test user; returns its id. */
+static char *submit(const char *opts, const char *script)
+{
+	char *cmd = xasprintf("sbatch --parsable -o /dev/null %s --wrap %s", opts, script);
+	char *id = rig_ssh_ok(cmd);
+	free(cmd);
+	cr_assert(atoi(id) > 0, "sbatch said '%s'", id);
+	return id;
+}
+
+/* A record for a launched job, as the submit pipeline leaves it. */
+static char *track(struct env *e, const char *slurm_id, const char *results_dir)
+{
+	char *id = store_mint_id(e->store), *err = NULL;
+	struct job_record *r = record_new(id);
+
+	record_set(&r->cluster, "rig");
+	record_set(&r->backend_ref, slurm_id);
+	record_set(&r->results_dir, results_dir);
+	cr_assert_eq(store_create(e->store, r, &err), 0, "%s", err);
+	record_free(r);
+	return id;
+}
+
+static struct job_record *load(struct env *e, const char *id)
+{
+	struct job_record *r;
+	char *err = NULL;
+	cr_assert_eq(store_load(e->store, id, &r, &err), 0, "%s", err);
+	return r;
+}
+
+/* Poll until every given record reaches its wanted state, or fail. */
+static void poll_until(struct env *e, const char **ids, const enum tao_state *want, size_t n,
+    int timeout_s)
+{
+	time_t end = time(NULL) + timeout_s;
+	for (;;) {
+		struct poll_result res;
+		char *err = NULL;
+		size_t ok = 0, i;
+		cr_assert_eq(tracker_poll(e->conn, e->store, &e->cl, &res, &err), 0, "%s", err);
+		poll_result_free(&res);
+		for (i = 0; i < n; i++) {
+			struct job_record *r = load(e, ids[i]);
+			ok += r->state == want[i];
+			if (time(NULL) >= end)
+				cr_assert_eq(r->state, want[i], "%s is %s (native %s), not %s", ids[i],
+				    tao_state_name(r->state), r->native ? r->native : "-",
+				    tao_state_name(want[i]));
+			record_free(r);
+		}
+		if (ok == n)
+			return;
+		usleep(700 * 1000);
+	}
+}
+
+static int history_has(const struct job_record *r, const char *native, enum tao_state to)
+{
+	for (size_t i = 0; i < r->nhist; i++)
+		if (r->hist[i].native && strcmp(r->hist[i].native, native) == 0 && r->hist[i].to == to)
+			return 1;
+	return 0;
+}
+
+Test(engine, every_state_the_rig_produces_maps_as_the_seed_says, .timeout = 240)
+{
+	struct env e;
+	env_open(&e, "states");
+	char *ok_dir = xasprintf("%s/ok", e.dir), *bad_dir = xasprintf("%s/bad", e.dir);
+	char *none_dir = xasprintf("%s/none", e.dir), *cmd;
+
+	/* COMPLETED, with status.json SUCCESS / FAILURE / none at all. */
+	cmd = xasprintf("'mkdir -p %s && echo {\\\"status\\\": \\\"STARTED\\\"} >> %s/status.json && "
+	    "echo {\\\"status\\\": \\\"SUCCESS\\\", \\\"message\\\": \\\"done\\\"} >> %s/status.json'",
+	    ok_dir, ok_dir, ok_dir);
+	char *j_ok = submit("-t 2", cmd);
+	free(cmd);
+	cmd = xasprintf("'mkdir -p %s && echo {\\\"status\\\": \\\"FAILURE\\\", \\\"message\\\": \\\"loss is NaN\\\"} > %s/status.json'",
+	    bad_dir, bad_dir);
+	char *j_bad = submit("-t 2", cmd);
+	free(cmd);
+	char *j_none = submit("-t 2", "true");
+	char *j_fail = submit("-t 2", "'exit 3'");
+	char *j_held = submit("-t 2 --hold", "true");
+	char *j_run = submit("-t 5", "'sleep 120'");
+	char *j_timeout = submit("--time=1", "'sleep 300'");
+
+	const char *ids[] = {
+		track(&e, j_ok, ok_dir), track(&e, j_bad, bad_dir), track(&e, j_none, none_dir),
+		track(&e, j_fail, e.dir), track(&e, j_held, e.dir), track(&e, j_run, e.dir),
+		track(&e, j_timeout, e.dir),
+	};
+	const enum tao_state want[] = { TAO_DONE, TAO_ERROR, TAO_ERROR, TAO_ERROR, TAO_PENDING,
+	    TAO_RUNNING, TAO_RUNNING };
+	poll_until(&e, ids, want, 6, 90);
+
+	struct job_record *r = load(&e, ids[0]);
+	cr_expect(history_has(r, "COMPLETED", TAO_DONE), "Done by status.json SUCCESS");
+	cr_expect_str_eq(r->hist[r->nhist - 1].message, "status.json: SUCCESS");
+	record_free(r);
+	r = load(&e, ids[1]);
+	cr_expect(history_has(r, "COMPLETED", TAO_ERROR));
+	cr_expect_str_eq(r->hist[r->nhist - 1].message, "status.json: FAILURE: loss is NaN");
+	record_free(r);
+	r = load(&e, ids[2]);
+	cr_expect(strstr(r->hist[r->nhist - 1].message, "does not exist") != NULL, "%s",
+	    r->hist[r->nhist - 1].message);
+	record_free(r);
+	r = load(&e, ids[3]);
+	cr_expect(history_has(r, "FAILED", TAO_ERROR));
+	cr_expect_str_eq(r->hist[r->nhist - 1].message, "FAILED, exit code 3:0");
+	record_free(r);
+	r = load(&e, ids[4]);
+	cr_expect(history_has(r, "PENDING", TAO_PENDING));
+	cr_expect_str_eq(r->hist[r->nhist - 1].message, "JobHeldUser", "the pending reason rides along");
+	record_free(r);
+
+	/* Cancel the running one through the engine: Canceled, by the user. */
+	char *msg = NULL, *err = NULL;
+	cr_assert_eq(tracker_cancel(e.conn, e.store, &e.cl, ids[5], &msg, &err), 0, "%s", err);
+	free(msg);
+	r = load(&e, ids[5]);
+	cr_expect_eq(r->state, TAO_CANCELED);
+	cr_expect_str_eq(r->hist[r->nhist - 1].source, "user");
+	record_free(r);
+
+	/* TIMEOUT is an Error; slurmctld's sweep takes 60-90 s. */
+	const enum tao_state want_timeout[] = { TAO_ERROR };
+	poll_until(&e, &ids[6], want_timeout, 1, 180);
+	r = load(&e, ids[6]);
+	cr_expect(history_has(r, "RUNNING", TAO_RUNNING), "seen running first");
+	cr_expect(history_has(r, "TIMEOUT", TAO_ERROR));
+	record_free(r);
+
+	/* The cancelled job stays Canceled when SLURM reports CANCELLED. */
+	r = load(&e, ids[5]);
+	cr_expect_eq(r->state, TAO_CANCELED);
+	record_free(r);
+
+	cmd = xasprintf("scancel %s", j_held);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	for (size_t i = 0; i < 7; i++)
+		free((char *)ids[i]);
+	free(j_ok), free(j_bad), free(j_none), free(j_fail), free(j_held), free(j_run), free(j_timeout);
+	free(ok_dir), free(bad_dir), free(none_dir);
+	env_close(&e);
+}
+
+Test(engine, a_requeued_job_goes_back_to_pending, .timeout = 120)
+{
+	struct env e;
+	env_open(&e, "requeue");
+	char *j = submit("-t 5 --requeue", "'sleep 120'");
+	const char *id = track(&e, j, e.dir);
+	const enum tao_state running[] = { TAO_RUNNING }, pending[] = { TAO_PENDING };
+
+	poll_until(&e, &id, running, 1, 60);
+	char *cmd = xasprintf("scontrol requeue %s", j);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	poll_until(&e, &id, pending, 1, 60);
+	struct job_record *r = load(&e, id);
+	cr_expect(history_has(r, "RUNNING", TAO_RUNNING));
+	cr_expect(r->native && (strcmp(r->native, "PENDING") == 0 || strcmp(r->native, "REQUEUED") == 0),
+	    "native %s", r->native);
+	record_free(r);
+	cmd = xasprintf("scancel %s", j);
+	free(rig_ssh_ok(cmd));
+	free(cmd), free(j), free((char *)id);
+	env_close(&e);
+}
+
+Test(engine, two_hundred_jobs_one_remote_command_per_poll, .timeout = 240)
+{
+	enum { N = 200 };
+	struct env e;
+	env_open(&e, "many");
+	char *ids_text = rig_ssh_ok("for i in $(seq 200); do sbatch --parsable --hold -J many -t 2 "
+	    "-o /dev/null --wrap true; done");
+	const char *ids[N];
+	enum tao_state want[N];
+	char *save = NULL, *tok = strtok_r(ids_text, "\n", &save);
+	size_t n = 0;
+
+	for (; tok != NULL && n < N; tok = strtok_r(NULL, "\n", &save)) {
+		ids[n] = track(&e, tok, e.dir);
+		want[n++] = TAO_PENDING;
+	}
+	cr_assert_eq(n, N);
+
+	unsigned long before = conn_counters(e.conn)->execs;
+	struct poll_result res;
+	char *err = NULL;
+	cr_assert_eq(tracker_poll(e.conn, e.store, &e.cl, &res, &err), 0, "%s", err);
+	cr_expect_eq(conn_counters(e.conn)->execs - before, 1, "one poll, one remote command");
+	cr_expect(res.scheduler_ok);
+	poll_result_free(&res);
+	poll_until(&e, ids, want, N, 30);
+
+	/* Cancelled behind taotop's back: they leave the queue, sacct says
+	 * CANCELLED, and every record follows, still one command per poll. */
+	free(rig_ssh_ok("scancel --name=many"));
+	for (size_t i = 0; i < N; i++)
+		want[i] = TAO_CANCELED;
+	before = conn_counters(e.conn)->execs;
+	unsigned long polls = 0;
+	time_t end = time(NULL) + 60;
+	size_t done = 0;
+	while (done < N && time(NULL) < end) {
+		cr_assert_eq(tracker_poll(e.conn, e.store, &e.cl, &res, &err), 0, "%s", err);
+		polls++;
+		poll_result_free(&res);
+		done = 0;
+		for (size_t i = 0; i < N; i++) {
+			struct job_record *r = load(&e, ids[i]);
+			done += r->state == TAO_CANCELED;
+			record_free(r);
+		}
+		if (done < N)
+			sleep(1);
+	}
+	cr_expect_eq(done, N, "%zu of %d cancelled", done, N);
+	cr_expect_eq(conn_counters(e.conn)->execs - before, polls, "%lu commands for %lu polls",
+	    conn_counters(e.conn)->execs - before, polls);
+	for (size_t i = 0; i < N; i++)
+		free((char *)ids[i]);
+	free(ids_text);
+	env_close(&e);
+}
+
+Test(engine, cancel_of_an_ended_job_is_a_success_and_a_bad_id_is_refused, .timeout = 60)
+{
+	struct env e;
+	env_open(&e, "cancel");
+	char *j = submit("-t 1", "true");
+	const char *id = track(&e, j, e.dir);
+	char *msg = NULL, *err = NULL;
+	const enum tao_state done[] = { TAO_ERROR };	/* COMPLETED, no status.json */
+
+	poll_until(&e, &id, done, 1, 60);
+	cr_expect_eq(tracker_cancel(e.conn, e.store, &e.cl, j, &msg, &err), 0, "%s", err);
+	cr_expect(strstr(msg, "already ended") != NULL, "%s", msg);
+	struct job_record *r = load(&e, id);
+	cr_expect_eq(r->state, TAO_ERROR, "an ended job keeps its real state");
+	record_free(r);
+	free(msg), msg = NULL;
+
+	cr_expect_eq(tracker_cancel(e.conn, e.store, &e.cl, "$(touch /tmp/pwned)", &msg, &err), -1);
+	cr_expect(strstr(err, "neither a taotop job id nor a SLURM job id") != NULL, "%s", err);
+	free(err), free(j), free((char *)id);
+	env_close(&e);
+}
