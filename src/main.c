@@ -25,7 +25,7 @@ static const struct verb verbs[] = {
 	{ "status", "JOB [--json] [--watch]",
 	  "show a job's TAO and SLURM state", cli_status },
 	{ "logs", "JOB [--err] [-n N] [-f]",
-	  "print or follow a job's main.out or main.err", NULL },
+	  "print or follow a job's main.out or main.err", cli_logs },
 	{ "cancel", "JOB...",
 	  "cancel jobs (an already finished job counts as cancelled)", cli_cancel },
 	{ "jobs", "[--all-clusters] [--json]",
@@ -111,6 +111,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "taotop: '%s' is not built yet\n", verb->name);
 		return EXIT_FAILED;
 	}
-	optind = 1;
+	/* 0, not 1: GNU getopt then forgets the '+' (stop at the first
+	 * non-option) of our own parse, and a verb's options may follow its
+	 * arguments ("logs JOB -f"). */
+	optind = 0;
 	return verb->run(argc, argv);
 }

@@ -17,5 +17,6 @@ enum {
 int cli_jobs(int argc, char **argv);
 int cli_status(int argc, char **argv);
 int cli_cancel(int argc, char **argv);
+int cli_logs(int argc, char **argv);
 
 #endif

@@ -8,9 +8,13 @@
 #include <unistd.h>
 
 #include "engine/config.h"
+#include "engine/logtail.h"
 #include "engine/record.h"
+#include "engine/slurm.h"
 #include "engine/tracker.h"
 #include "ssh/conn.h"
+#include "ssh/quote.h"
+#include "util/sanitize.h"
 #include "util/xmalloc.h"
 
 /* What every verb needs: the cluster, its connection, the records. */
@@ -322,4 +326,158 @@ int cli_cancel(int argc, char **argv)
 	}
 	session_close(&s);
 	return worst;
+}
+
+/* The log file of job: from its record, or from scontrol for the user's
+ * other jobs (the path SLURM expanded). NULL with a message on stderr. */
+static char *log_path(struct session *s, const char *job, int want_err)
+{
+	const char *name = want_err ? "main.err" : "main.out";
+	struct job_record *r = NULL;
+	struct conn_exec x;
+	char *err = NULL, *cmd, *path = NULL, *q;
+
+	if (store_load(s->store, job, &r, &err) == 0) {
+		if (r->log_dir == NULL || r->backend_ref == NULL)
+			fprintf(stderr, "taotop: %s has %s yet\n", job,
+			    r->backend_ref == NULL ? "not been launched" : "no log folder");
+		else
+			path = xasprintf("%s/%s-%s/%s", r->log_dir, r->id, r->backend_ref, name);
+		record_free(r);
+		return path;
+	}
+	free(err);
+	err = NULL;
+	if (!slurm_id_ok(job)) {
+		fprintf(stderr, "taotop: %s is neither a taotop job id nor a SLURM job id\n", job);
+		return NULL;
+	}
+	q = sh_quote(job);
+	cmd = xasprintf("scontrol show job -o %s", q);
+	free(q);
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = 30000;
+	if (conn_exec(s->conn, &x, &err) != CONN_OK || x.exit_status != 0) {
+		fprintf(stderr, "taotop: %s: %s\n", job, err ? err : "SLURM no longer knows this "
+		    "job (it ended more than MinJobAge ago); its log path is unknown");
+	} else {
+		/* One line of Key=Value fields; a value runs to the next " Key=". */
+		const char *key = want_err ? " StdErr=" : " StdOut=", *v = strstr(x.out.data, key);
+		if (v != NULL) {
+			const char *end = v += strlen(key);
+			while (*end != '\0' && *end != '\n') {
+				if (end[0] == ' ' && end[1] >= 'A' && end[1] <= 'Z' &&
+				    strchr(end + 1, '=') != NULL &&
+				    strcspn(end + 1, "= ") == (size_t)(strchr(end + 1, '=') - (end + 1)))
+					break;
+				end++;
+			}
+			path = xstrndup(v, (size_t)(end - v));
+		}
+	}
+	conn_exec_free(&x);
+	free(cmd);
+	free(err);
+	return path;
+}
+
+/* Write log bytes: sanitised for a terminal, as they are for a pipe. */
+static void emit(const char *text, size_t len, int tty)
+{
+	if (tty) {
+		struct buf b;
+		buf_init(&b);
+		sanitize_append(&b, text, len);
+		fwrite(b.data, 1, b.len, stdout);
+		buf_free(&b);
+	} else {
+		fwrite(text, 1, len, stdout);
+	}
+	fflush(stdout);
+}
+
+int cli_logs(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "err", no_argument, NULL, 'e' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "lines", required_argument, NULL, 'n' },
+		{ "cluster", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct session s;
+	struct buf out;
+	const char *cluster = NULL;
+	char *path, *err = NULL;
+	long lines = 200;
+	int want_err = 0, follow = 0, c, rc, missing, tty = isatty(1);
+	uint64_t end = 0;
+
+	while ((c = getopt_long(argc, argv, "efn:c:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e': want_err = 1; break;
+		case 'f': follow = 1; break;
+		case 'n':
+			lines = strtol(optarg, NULL, 10);
+			if (lines < 0)
+				goto usage;
+			break;
+		case 'c': cluster = optarg; break;
+		default: goto usage;
+		}
+	}
+	if (optind != argc - 1)
+		goto usage;
+	if ((rc = session_open(&s, cluster)) != EXIT_OK)
+		return rc;
+	path = log_path(&s, argv[optind], want_err);
+	if (path == NULL) {
+		session_close(&s);
+		return EXIT_FAILED;
+	}
+	buf_init(&out);
+	if (log_tail(s.conn, path, (size_t)lines, follow, &out, &end, &missing, &err) != 0) {
+		if (!missing || !follow) {
+			fprintf(stderr, "taotop: %s\n", err);
+			free(err);
+			buf_free(&out);
+			free(path);
+			session_close(&s);
+			return EXIT_FAILED;
+		}
+		/* Following a log that is not there yet: the job is pending. */
+		fprintf(stderr, "taotop: waiting for %s\n", path);
+		free(err);
+		err = NULL;
+		end = 0;
+	}
+	emit(out.data ? out.data : "", out.len, tty);
+	rc = EXIT_OK;
+	if (follow) {
+		struct log_follow f;
+		log_follow_init(&f, path, end);
+		for (;;) {
+			buf_reset(&out);
+			if (log_follow_tick(&f, s.conn, &out, &err) != 0) {
+				/* The offset stays: after a reconnect it goes on
+				 * where it was, nothing lost or doubled. */
+				fprintf(stderr, "taotop: %s (retrying)\n", err);
+				free(err);
+				err = NULL;
+				sleep(2);
+				continue;
+			}
+			if (f.restarted)
+				fprintf(stderr, "taotop: %s shrank: reading it again from the start\n", path);
+			emit(out.data ? out.data : "", out.len, tty);
+			usleep(500 * 1000);
+		}
+	}
+	buf_free(&out);
+	free(path);
+	session_close(&s);
+	return rc;
+usage:
+	fprintf(stderr, "usage: taotop logs JOB [--err] [-n N] [-f] [--cluster C]\n");
+	return EXIT_USAGE;
 }

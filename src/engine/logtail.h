@@ -1,0 +1,48 @@
+/*
+ * A job's log over SFTP: its last N lines without reading the whole file
+ * (blocks read backwards from the end), and following it by byte offset, so
+ * a tick reads only what was appended and no remote process runs per tick.
+ *
+ * Following assembles lines across reads, collapses '\r'-rewritten progress
+ * bars (tqdm) to their last state, notices a file that shrank (truncated,
+ * rotated, a requeued job starting over) and reads it again from the start,
+ * and waits quietly for a file that does not exist yet (a pending job).
+ */
+#ifndef TAOTOP_ENGINE_LOGTAIL_H
+#define TAOTOP_ENGINE_LOGTAIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+
+struct conn;
+
+/* Append the last n lines of path to out. Returns 0; -1 with *err (and
+ * *missing set when the file does not exist yet). *end gets the offset the
+ * tail ends at, to follow from: with complete_only, an unfinished last line
+ * is left out and *end stops before it, so a follower prints it whole. */
+int log_tail(struct conn *c, const char *path, size_t n, int complete_only, struct buf *out,
+    uint64_t *end, int *missing, char **err);
+
+struct log_follow {
+	char		*path;
+	uint64_t	 offset;	/* next byte to read */
+	struct buf	 partial;	/* a line not ended yet */
+	int		 restarted;	/* the file shrank: read again from 0 */
+	uint64_t	 bytes_read;	/* over SFTP, for the benchmark */
+};
+
+void log_follow_init(struct log_follow *f, const char *path, uint64_t offset);
+void log_follow_free(struct log_follow *f);
+
+/* Read what was appended since the last tick; append the completed lines
+ * (each ending in '\n', carriage-return rewrites collapsed) to lines.
+ * Returns 0 (also while the file does not exist), -1 with *err on a
+ * connection problem: the offset stays, so nothing is lost or doubled. */
+int log_follow_tick(struct log_follow *f, struct conn *c, struct buf *lines, char **err);
+
+/* The text of one line as a terminal would leave it after its '\r's. */
+size_t log_collapse_cr(const char *line, size_t len, const char **start);
+
+#endif

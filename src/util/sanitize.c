@@ -1,0 +1,86 @@
+#include "util/sanitize.h"
+
+#include "util/buf.h"
+
+#define REPLACEMENT "\xef\xbf\xbd"	/* U+FFFD */
+
+/* Length of the escape sequence at p (p[0] == ESC), up to its end or the
+ * end of input: CSI ends at a final byte 0x40-0x7e; OSC, DCS, SOS, PM and
+ * APC strings end at BEL or ESC '\'; others are two bytes. */
+static size_t escape_len(const unsigned char *p, size_t len)
+{
+	size_t i;
+
+	if (len < 2)
+		return len;
+	switch (p[1]) {
+	case '[':
+		for (i = 2; i < len; i++)
+			if (p[i] >= 0x40 && p[i] <= 0x7e)
+				return i + 1;
+		return len;
+	case ']': case 'P': case 'X': case '^': case '_':
+		for (i = 2; i < len; i++) {
+			if (p[i] == 0x07)
+				return i + 1;
+			if (p[i] == 0x1b && i + 1 < len && p[i + 1] == '\\')
+				return i + 2;
+		}
+		return len;
+	default:
+		return 2;
+	}
+}
+
+/* Length of a valid UTF-8 sequence at p, or 0. */
+static size_t utf8_len(const unsigned char *p, size_t len)
+{
+	size_t n, i;
+	unsigned cp;
+
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;
+	n = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
+	if (len < n)
+		return 0;
+	cp = p[0] & (0xff >> (n + 1));
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	if (cp >= 0x80 && cp <= 0x9f)
+		return 0;	/* C1 controls: CSI and friends in 8-bit form */
+	return n;
+}
+
+void sanitize_append(struct buf *out, const char *in, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char c = p[i];
+		size_t n;
+
+		if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
+			buf_addc(out, (char)c);
+			i++;
+		} else if (c == 0x1b) {
+			i += escape_len(p + i, len - i);
+		} else if (c < 0x20 || c == 0x7f) {
+			buf_addc(out, '^');
+			buf_addc(out, c == 0x7f ? '?' : (char)(c + 0x40));
+			i++;
+		} else if ((n = utf8_len(p + i, len - i)) > 0) {
+			buf_add(out, in + i, n);
+			i += n;
+		} else {
+			buf_adds(out, REPLACEMENT);
+			i++;
+		}
+	}
+}

@@ -1,0 +1,184 @@
+/*
+ * Logs over SFTP against the real server: tails that read little of a large
+ * file, following by offset with every line exactly once, '\r' rewrites,
+ * files that shrink or do not exist yet, and `taotop logs -f` itself on a
+ * file growing at 1 MiB/s.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/logtail.h"
+#include "engine/record.h"
+#include "integration/helper_rig.h"
+#include "ssh/conn.h"
+#include "util/xmalloc.h"
+
+static char *scratch(const char *name)
+{
+	const struct rig *r = rig_get();
+	char *dir = xasprintf("%s/log-tests/%s-%d", r->shared, name, (int)getpid());
+	char *cmd = xasprintf("rm -rf %s && mkdir -p %s", dir, dir);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	return dir;
+}
+
+static struct conn *rig_conn(void)
+{
+	struct conn_target t;
+	rig_target(&t);
+	return conn_new(&t);
+}
+
+Test(logs, tail_reads_the_end_of_a_large_file_only, .timeout = 60)
+{
+	struct conn *c = rig_conn();
+	char *dir = scratch("tail"), *err = NULL;
+	char *path = xasprintf("%s/main.out", dir);
+	char *cmd = xasprintf("seq -f 'line %%07g of a log that is long enough' 1 400000 > %s", path);
+	struct buf out;
+	uint64_t end;
+	int missing;
+
+	free(rig_ssh_ok(cmd));
+	buf_init(&out);
+	uint64_t before = conn_counters(c)->sftp_bytes_read;
+	cr_assert_eq(log_tail(c, path, 3, 0, &out, &end, &missing, &err), 0, "%s", err);
+	cr_expect_str_eq(out.data, "line 0399998 of a log that is long enough\n"
+	    "line 0399999 of a log that is long enough\nline 0400000 of a log that is long enough\n");
+	uint64_t read = conn_counters(c)->sftp_bytes_read - before;
+	cr_expect(read <= 64 * 1024, "read %lu bytes of a %lu-byte file for 3 lines",
+	    (unsigned long)read, (unsigned long)end);
+
+	/* More lines than one block holds: it reads back as far as needed. */
+	buf_reset(&out);
+	cr_assert_eq(log_tail(c, path, 5000, 0, &out, &end, &missing, &err), 0, "%s", err);
+	size_t lines = 0;
+	for (size_t i = 0; i < out.len; i++)
+		lines += out.data[i] == '\n';
+	cr_expect_eq(lines, 5000);
+	cr_expect(strncmp(out.data, "line 0395001 ", 13) == 0, "%.20s", out.data);
+
+	char *nope = xasprintf("%s/none.out", dir);
+	cr_expect_eq(log_tail(c, nope, 3, 0, &out, &end, &missing, &err), -1);
+	cr_expect(missing, "a log not there yet is told apart from an error");
+	free(nope), free(err), free(cmd), free(path), free(dir);
+	buf_free(&out);
+	conn_free(c);
+}
+
+Test(logs, follow_sees_each_line_once_collapses_cr_and_restarts_on_shrink, .timeout = 60)
+{
+	struct conn *c = rig_conn();
+	char *dir = scratch("follow"), *err = NULL;
+	char *path = xasprintf("%s/main.out", dir);
+	struct log_follow f;
+	struct buf lines;
+
+	log_follow_init(&f, path, 0);
+	buf_init(&lines);
+	cr_expect_eq(log_follow_tick(&f, c, &lines, &err), 0, "a missing file is waited for: %s", err);
+	cr_expect_eq(lines.len, 0);
+
+	/* A writer appends 2000 lines in small bursts while we follow. */
+	char *cmd = xasprintf("nohup sh -c 'for i in $(seq 1 2000); do echo w$i; "
+	    "[ $((i %% 100)) = 0 ] && sleep 0.05; done >> %s; "
+	    "printf \"epoch 1: 10%%%%\\r epoch 1: 50%%%%\\r epoch 1: 100%%%%\\n\" >> %s' >/dev/null 2>&1 &",
+	    path, path);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	time_t end = time(NULL) + 30;
+	while (time(NULL) < end && (lines.len == 0 || strstr(lines.data, "100%") == NULL)) {
+		cr_assert_eq(log_follow_tick(&f, c, &lines, &err), 0, "%s", err);
+		usleep(20 * 1000);
+	}
+	char *p = lines.data;
+	for (int i = 1; i <= 2000; i++) {
+		char want[16];
+		snprintf(want, sizeof(want), "w%d\n", i);
+		cr_assert(strncmp(p, want, strlen(want)) == 0, "line %d: '%.10s'", i, p);
+		p += strlen(want);
+	}
+	cr_expect_str_eq(p, " epoch 1: 100%\n", "the progress bar's last state only");
+
+	/* Truncated and written anew: read from the start again. */
+	cmd = xasprintf("echo fresh > %s", path);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	buf_reset(&lines);
+	cr_assert_eq(log_follow_tick(&f, c, &lines, &err), 0, "%s", err);
+	cr_expect(f.restarted);
+	cr_expect_str_eq(lines.data, "fresh\n");
+	buf_free(&lines);
+	log_follow_free(&f);
+	free(path), free(dir);
+	conn_free(c);
+}
+
+Test(logs, cli_follow_of_a_file_growing_1_mib_per_second_for_20_s, .timeout = 120)
+{
+	const struct rig *r = rig_get();
+	char state[] = "/tmp/taotop-logs-XXXXXX", *err = NULL;
+	char *dir = scratch("cli");
+
+	cr_assert_not_null(mkdtemp(state));
+	char *jobs = xasprintf("%s/taotop/jobs", state);
+	struct record_store *st = store_open(jobs, &err);
+	cr_assert_not_null(st, "%s", err);
+	char *id = store_mint_id(st);
+	struct job_record *rec = record_new(id);
+	record_set(&rec->cluster, "default");
+	record_set(&rec->backend_ref, "1");
+	record_set(&rec->log_dir, dir);
+	cr_assert_eq(store_create(st, rec, &err), 0, "%s", err);
+	char *logdir = xasprintf("%s/%s-1", dir, id);
+	char *path = xasprintf("%s/main.out", logdir);
+
+	/* taotop logs -f starts before the file exists, as for a pending job. */
+	char *cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s "
+	    "TAOTOP_KNOWN_HOSTS=%s XDG_STATE_HOME=%s timeout 32 %s logs %s -n 0 -f > %s/out 2>%s/err",
+	    r->user, r->host, r->port, r->key, r->known_hosts, state, getenv("TAOTOP_BIN"), id,
+	    state, state);
+	FILE *bg = popen(cmd, "r");
+	cr_assert_not_null(bg);
+	sleep(2);
+	/* 20 s, each second 10000 numbered lines of 100 bytes: 1 MiB/s. */
+	char *writer = xasprintf("mkdir -p %s && for s in $(seq 1 20); do "
+	    "seq -f \"s$s-%%06g-%s\" 1 10000 >> %s; sleep 1; done; echo END >> %s", logdir,
+	    "................................................................................", path, path);
+	free(rig_ssh_ok(writer));
+	pclose(bg);	/* taotop ends at its timeout, a few seconds after END */
+
+	char *out_path = xasprintf("%s/out", state);
+	FILE *f = fopen(out_path, "r");
+	cr_assert_not_null(f);
+	char line[256];
+	long want_s = 1, want_i = 1, got = 0;
+	int ended = 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		long s, i;
+		if (strcmp(line, "END\n") == 0) {
+			ended = 1;
+			break;
+		}
+		cr_assert_eq(sscanf(line, "s%ld-%ld-", &s, &i), 2, "garbled line %ld: %s", got, line);
+		cr_assert(s == want_s && i == want_i, "line %ld: s%ld-%ld, wanted s%ld-%ld "
+		    "(lost or doubled)", got, s, i, want_s, want_i);
+		got++;
+		if (++want_i > 10000) {
+			want_i = 1;
+			want_s++;
+		}
+	}
+	fclose(f);
+	cr_expect_eq(got, 200000, "saw %ld of 200000 lines", got);
+	cr_expect(ended, "END was not seen");
+	free(out_path), free(writer), free(cmd), free(path), free(logdir), free(jobs), free(id);
+	record_free(rec);
+	store_close(st);
+	free(dir);
+}

@@ -1,0 +1,57 @@
+/* Nothing from a job's log may act on the terminal. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "util/sanitize.h"
+
+static char *clean(const char *in, size_t len)
+{
+	struct buf b;
+	buf_init(&b);
+	sanitize_append(&b, in, len);
+	return buf_detach(&b);
+}
+
+#define CLEAN(s) clean(s, sizeof(s) - 1)
+
+Test(sanitize, escapes_are_removed_whole)
+{
+#define CASE(in, want) { in, sizeof(in) - 1, want }
+	struct { const char *in; size_t len; const char *want; } cases[] = {
+		CASE("a\x1b[2J\x1b[Hb", "ab"),			/* clear screen, home */
+		CASE("x\x1b[31mred\x1b[0m", "xred"),		/* colours (stripped) */
+		CASE("\x1b]0;pwned title\x07ok", "ok"),		/* OSC 0 title */
+		CASE("\x1b]52;c;ZXZpbA==\x1b\\ok", "ok"),		/* OSC 52 clipboard */
+		CASE("\x1bP+q544e\x1b\\ok", "ok"),			/* DCS */
+		CASE("\x1b[?2004hpaste", "paste"),			/* bracketed paste on */
+		CASE("\x1b[", ""),					/* cut short */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = clean(cases[i].in, cases[i].len);
+		cr_expect_str_eq(got, cases[i].want, "case %zu", i);
+		free(got);
+	}
+}
+
+Test(sanitize, controls_become_visible_and_bad_utf8_a_replacement)
+{
+	char *got = CLEAN("bell\x07nul\x00" "del\x7f");
+	cr_expect_str_eq(got, "bell^Gnul^@del^?");
+	free(got);
+	got = CLEAN("tab\tnl\n");
+	cr_expect_str_eq(got, "tab\tnl\n");
+	free(got);
+	got = CLEAN("caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80");	/* é ✓ 🚀 */
+	cr_expect_str_eq(got, "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80");
+	free(got);
+	got = CLEAN("bad\xff\xc3(");
+	cr_expect_str_eq(got, "bad\xef\xbf\xbd\xef\xbf\xbd(");
+	free(got);
+	got = CLEAN("c1\xc2\x9b" "2J");	/* 8-bit CSI as UTF-8 */
+	cr_expect_str_eq(got, "c1\xef\xbf\xbd\xef\xbf\xbd" "2J");
+	free(got);
+	got = CLEAN("raw\x9b" "2J");	/* 8-bit CSI raw */
+	cr_expect_str_eq(got, "raw\xef\xbf\xbd" "2J");
+	free(got);
+}
