@@ -361,19 +361,26 @@ static char *log_path(struct session *s, const char *job, int want_err)
 		fprintf(stderr, "taotop: %s: %s\n", job, err ? err : "SLURM no longer knows this "
 		    "job (it ended more than MinJobAge ago); its log path is unknown");
 	} else {
-		/* One line of Key=Value fields; a value runs to the next " Key=". */
-		const char *key = want_err ? " StdErr=" : " StdOut=", *v = strstr(x.out.data, key);
-		if (v != NULL) {
-			const char *end = v += strlen(key);
-			while (*end != '\0' && *end != '\n') {
-				if (end[0] == ' ' && end[1] >= 'A' && end[1] <= 'Z' &&
-				    strchr(end + 1, '=') != NULL &&
-				    strcspn(end + 1, "= ") == (size_t)(strchr(end + 1, '=') - (end + 1)))
-					break;
-				end++;
-			}
-			path = xstrndup(v, (size_t)(end - v));
+		/* scontrol expands most patterns but leaves "%%" doubled (SLURM
+		 * 22.05), and a pending job's %N empty: expand what is left. */
+		char *raw = slurm_scontrol_field(x.out.data, want_err ? "StdErr" : "StdOut");
+		char *jid = slurm_scontrol_field(x.out.data, "JobId");
+		char *ajob = slurm_scontrol_field(x.out.data, "ArrayJobId");
+		char *atask = slurm_scontrol_field(x.out.data, "ArrayTaskId");
+		char *jname = slurm_scontrol_field(x.out.data, "JobName");
+		char *user = slurm_scontrol_field(x.out.data, "UserId");
+		char *node = slurm_scontrol_field(x.out.data, "BatchHost");
+		if (user != NULL)
+			user[strcspn(user, "(")] = '\0';
+		if (raw != NULL) {
+			struct slurm_pattern_vars v = { .job_id = jid, .array_job = ajob,
+			    .array_task = atask, .name = jname, .user = user, .node = node };
+			path = slurm_expand_pattern(raw, &v);
+		} else {
+			fprintf(stderr, "taotop: %s: SLURM reports no %s path\n", job,
+			    want_err ? "StdErr" : "StdOut");
 		}
+		free(raw), free(jid), free(ajob), free(atask), free(jname), free(user), free(node);
 	}
 	conn_exec_free(&x);
 	free(cmd);

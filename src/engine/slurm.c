@@ -244,3 +244,79 @@ const struct slurm_job *slurm_poll_find(const struct slurm_poll *p, const char *
 	}
 	return found;
 }
+
+char *slurm_expand_pattern(const char *pattern, const struct slurm_pattern_vars *v)
+{
+	struct buf b;
+	const char *p = pattern;
+
+	buf_init(&b);
+	while (*p != '\0') {
+		const char *val;
+		int width = 0, numeric = 1;
+
+		if (*p != '%') {
+			buf_addc(&b, *p++);
+			continue;
+		}
+		p++;
+		while (isdigit((unsigned char)*p))
+			width = width * 10 + (*p++ - '0');
+		switch (*p) {
+		case '%': val = "%"; numeric = 0; break;
+		case 'A': val = v->array_job && v->array_job[0] ? v->array_job : v->job_id; break;
+		case 'a': val = v->array_task && v->array_task[0] ? v->array_task : "4294967294"; break;
+		case 'j':
+		case 'J': val = v->job_id; break;
+		case 'N': val = v->node ? v->node : ""; numeric = 0; break;
+		case 'n':
+		case 't': val = "0"; break;
+		case 's': val = "batch"; numeric = 0; break;
+		case 'u': val = v->user ? v->user : ""; numeric = 0; break;
+		case 'x': val = v->name ? v->name : ""; numeric = 0; break;
+		case '\0':
+			buf_addc(&b, '%');	/* a lone '%' at the end stays */
+			continue;
+		default:
+			/* Not a pattern slurmd knows: kept as written. */
+			buf_addc(&b, '%');
+			continue;
+		}
+		p++;
+		if (val == NULL)
+			val = "";
+		if (numeric && width > 10)
+			width = 10;
+		for (size_t len = strlen(val); numeric && (size_t)width > len; width--)
+			buf_addc(&b, '0');
+		buf_adds(&b, val);
+	}
+	return buf_detach(&b);
+}
+
+char *slurm_scontrol_field(const char *line, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = line, *v = NULL, *end;
+
+	while ((p = strstr(p, key)) != NULL) {
+		if ((p == line || p[-1] == ' ') && p[klen] == '=') {
+			v = p + klen + 1;
+			break;
+		}
+		p += klen;
+	}
+	if (v == NULL)
+		return NULL;
+	/* Values may hold spaces (paths); the next field starts " Key=". */
+	for (end = v; *end != '\0' && *end != '\n'; end++) {
+		if (*end == ' ' && isupper((unsigned char)end[1])) {
+			const char *q = end + 1;
+			while (isalnum((unsigned char)*q) || *q == '_' || *q == ':' || *q == '/')
+				q++;
+			if (*q == '=')
+				break;
+		}
+	}
+	return xstrndup(v, (size_t)(end - v));
+}

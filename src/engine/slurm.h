@@ -53,6 +53,25 @@ const struct slurm_job *slurm_poll_find(const struct slurm_poll *p, const char *
  * per node times nodes where SLURM prints per-node counts. */
 int slurm_count_gpus(const char *s, int nodes, int per_node);
 
+/* What SLURM's filename patterns (sbatch --output) stand for. */
+struct slurm_pattern_vars {
+	const char	*job_id;	/* %j: the job's own id (an array task's own) */
+	const char	*array_job;	/* %A: the array's id, else the job id */
+	const char	*array_task;	/* %a: the task id, else "4294967294" */
+	const char	*name;		/* %x */
+	const char	*user;		/* %u */
+	const char	*node;		/* %N: the first node, "" while pending */
+};
+
+/* Expand %% %A %a %j %J %N %n %s %t %u %x, with an optional zero-padding
+ * width (%4a), as slurmd does for sbatch's --output and --error. The
+ * caller frees the result. */
+char *slurm_expand_pattern(const char *pattern, const struct slurm_pattern_vars *v);
+
+/* The value of Key= in one line of `scontrol show job -o` (a value runs to
+ * the next " Key="), or NULL; the caller frees it. */
+char *slurm_scontrol_field(const char *line, const char *key);
+
 /* A SLURM job id as typed: digits, optionally "_" and digits. */
 int slurm_id_ok(const char *id);
 

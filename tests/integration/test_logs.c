@@ -182,3 +182,33 @@ Test(logs, cli_follow_of_a_file_growing_1_mib_per_second_for_20_s, .timeout = 12
 	store_close(st);
 	free(dir);
 }
+
+Test(logs, each_task_of_a_job_array_has_its_own_log, .timeout = 90)
+{
+	const struct rig *r = rig_get();
+	char *dir = scratch("array");
+	char state[] = "/tmp/taotop-arr-XXXXXX";
+	cr_assert_not_null(mkdtemp(state));
+	/* %% in the pattern: scontrol leaves it doubled, the file has one. */
+	char *cmd = xasprintf("cd %s && sbatch --parsable -a 1-4 -J arr -t 2 -o 'arr-%%A_%%a-%%x-%%%%.out' "
+	    "--wrap 'echo task $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_JOB_ID; sleep 30'", dir);
+	char *array = rig_ssh_ok(cmd);
+	free(cmd);
+	sleep(3);
+	for (int t = 1; t <= 4; t++) {
+		char *out = NULL;
+		char *job = xasprintf("%s_%d", array, t);
+		cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s "
+		    "XDG_STATE_HOME=%s %s logs %s -n 5", r->user, r->host, r->port, r->key,
+		    r->known_hosts, state, getenv("TAOTOP_BIN"), job);
+		const char *const argv[] = { "sh", "-c", cmd, NULL };
+		int rc = rig_run(argv, &out);
+		char *want = xasprintf("task %d of %s\n", t, array);
+		cr_expect_eq(rc, 0, "%s: %s", job, out);
+		cr_expect_str_eq(out, want, "task %d's log", t);
+		free(want), free(out), free(cmd), free(job);
+	}
+	cmd = xasprintf("scancel %s", array);
+	free(rig_ssh_ok(cmd));
+	free(cmd), free(array), free(dir);
+}

@@ -110,3 +110,42 @@ Test(slurm, gpu_counts)
 	cr_expect_eq(slurm_count_gpus("", 1, 1), 0);
 	cr_expect_eq(slurm_count_gpus("gres:shard:4", 1, 1), 0);
 }
+
+Test(slurm, filename_patterns_expand_as_slurmd_does)
+{
+	struct slurm_pattern_vars task = { .job_id = "502", .array_job = "500", .array_task = "2",
+	    .name = "arr", .user = "alice", .node = "node01" };
+	struct slurm_pattern_vars plain = { .job_id = "77", .name = "train", .user = "alice" };
+	struct { const struct slurm_pattern_vars *v; const char *pat, *want; } cases[] = {
+		{ &task, "arr-%A_%a-%x-%u-%%.out", "arr-500_2-arr-alice-%.out" },
+		{ &task, "/logs/%x-%j/main.out", "/logs/arr-502/main.out" },
+		{ &task, "slurm-%4a-%N.out", "slurm-0002-node01.out" },
+		{ &plain, "slurm-%A_%a.out", "slurm-77_4294967294.out" },
+		{ &plain, "/l/%x-%j/main.err", "/l/train-77/main.err" },
+		{ &plain, "100%", "100%" },
+		{ &plain, "%q%", "%q%" },
+		/* scontrol's own expansion leaves "%%": expanding again fixes it */
+		{ &task, "/lustre/arr-500_2-arr-slurmuser-%%.out", "/lustre/arr-500_2-arr-slurmuser-%.out" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = slurm_expand_pattern(cases[i].pat, cases[i].v);
+		cr_expect_str_eq(got, cases[i].want, "%s", cases[i].pat);
+		free(got);
+	}
+}
+
+Test(slurm, scontrol_fields_with_spaces_in_values)
+{
+	const char *line = "JobId=502 JobName=my job ArrayJobId=500 ArrayTaskId=2 UserId=alice(1001) "
+	    "StdErr=/lustre/with space/e.err StdIn=/dev/null StdOut=/lustre/with space/o.out Power=";
+	char *v = slurm_scontrol_field(line, "StdOut");
+	cr_expect_str_eq(v, "/lustre/with space/o.out");
+	free(v);
+	v = slurm_scontrol_field(line, "JobName");
+	cr_expect_str_eq(v, "my job");
+	free(v);
+	v = slurm_scontrol_field(line, "JobId");
+	cr_expect_str_eq(v, "502", "not ArrayJobId");
+	free(v);
+	cr_expect_null(slurm_scontrol_field(line, "NoSuch"));
+}
