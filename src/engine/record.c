@@ -38,8 +38,11 @@ struct job_record *record_new(const char *id)
 
 void record_set(char **field, const char *value)
 {
+	/* Copy before freeing: value may be *field itself. */
+	char *copy = value != NULL ? xstrdup(value) : NULL;
+
 	free(*field);
-	*field = value != NULL ? xstrdup(value) : NULL;
+	*field = copy;
 }
 
 static int same(const char *a, const char *b)

@@ -238,3 +238,14 @@ Test(record, bad_ids_never_name_files_outside_the_store)
 	free(id);
 	store_close(s);
 }
+
+Test(record, setting_a_field_to_itself_is_safe)
+{
+	struct job_record *r = record_new("tao-20261129-000000");
+	record_set(&r->native, "RUNNING");
+	record_set(&r->native, r->native);
+	cr_expect_str_eq(r->native, "RUNNING");
+	cr_expect_eq(record_transition(r, TAO_CANCELED, r->native, NULL, "user", 1), 1);
+	cr_expect_str_eq(r->hist[0].native, "RUNNING");
+	record_free(r);
+}
