@@ -10,6 +10,7 @@
 #include "engine/config.h"
 #include "engine/logtail.h"
 #include "engine/record.h"
+#include "engine/schedule.h"
 #include "engine/slurm.h"
 #include "engine/tracker.h"
 #include "ssh/conn.h"
@@ -23,6 +24,7 @@ struct session {
 	const struct cluster_cfg *cl;
 	struct conn		*conn;
 	struct record_store	*store;
+	struct tracker		*tracker;
 };
 
 static int exit_for(enum conn_status st)
@@ -74,11 +76,13 @@ static int session_open(struct session *s, const char *cluster)
 		config_free(&s->cfg);
 		return exit_for(st);
 	}
+	s->tracker = tracker_new(s->cl);
 	return EXIT_OK;
 }
 
 static void session_close(struct session *s)
 {
+	tracker_free(s->tracker);
 	conn_free(s->conn);
 	store_close(s->store);
 	config_free(&s->cfg);
@@ -88,7 +92,7 @@ static int poll_or_say(struct session *s, struct poll_result *res)
 {
 	char *err = NULL;
 
-	if (tracker_poll(s->conn, s->store, s->cl, res, &err) != 0) {
+	if (tracker_poll(s->tracker, s->conn, s->store, res, &err) != 0) {
 		fprintf(stderr, "taotop: %s\n", err);
 		free(err);
 		return -1;
@@ -117,6 +121,16 @@ static cJSON *row_json(const struct job_row *r, const char *cluster)
 	cJSON_AddStringToObject(o, "elapsed", r->elapsed);
 	cJSON_AddStringToObject(o, "time_limit", r->limit);
 	cJSON_AddStringToObject(o, "message", r->message ? r->message : "");
+	if (r->epoch >= 0) {
+		cJSON *prog = cJSON_AddObjectToObject(o, "progress");
+		cJSON_AddNumberToObject(prog, "epoch", r->epoch);
+		cJSON_AddNumberToObject(prog, "max_epoch", r->max_epoch);
+		cJSON_AddStringToObject(prog, "eta", r->eta);
+		if (r->nseries > 0) {
+			cJSON_AddStringToObject(prog, "metric", r->metric);
+			cJSON_AddItemToObject(prog, "series", cJSON_CreateDoubleArray(r->series, (int)r->nseries));
+		}
+	}
 	return o;
 }
 
@@ -200,7 +214,8 @@ static const struct job_row *find_row(const struct poll_result *res, const char 
 	return NULL;
 }
 
-static int show_status(struct session *s, const char *job, int json, int *final)
+static int show_status(struct session *s, const char *job, int json, int *final,
+    struct poll_schedule *sched)
 {
 	struct poll_result res;
 	const struct job_row *row;
@@ -210,6 +225,8 @@ static int show_status(struct session *s, const char *job, int json, int *final)
 
 	if (poll_or_say(s, &res) != 0)
 		return EXIT_FAILED;
+	schedule_after_poll(sched, (unsigned)res.changes, res.waiting_for_accounting,
+	    !res.scheduler_ok);
 	row = find_row(&res, job);
 	if (row == NULL) {
 		fprintf(stderr, "taotop: no job %s on %s: not a taotop record, and not a live job "
@@ -236,6 +253,19 @@ static int show_status(struct session *s, const char *job, int json, int *final)
 		    tao_state_name(row->state), row->shown_id[0] ? row->shown_id : row->slurm_id,
 		    row->native ? row->native : "not seen yet", row->message ? ": " : "",
 		    row->message ? row->message : "");
+		if (row->epoch >= 0) {
+			printf("  epoch %d", row->epoch);
+			if (row->max_epoch > 0)
+				printf("/%d", row->max_epoch);
+			if (row->eta[0] != '\0')
+				printf(", eta %s", row->eta);
+			if (row->nseries > 0) {
+				printf(", %s:", row->metric);
+				for (i = 0; i < row->nseries; i++)
+					printf(" %g", row->series[i]);
+			}
+			printf("\n");
+		}
 		for (i = 0; rec != NULL && i < rec->nhist; i++) {
 			const struct transition *t = &rec->hist[i];
 			char when[32];
@@ -261,6 +291,7 @@ int cli_status(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct session s;
+	struct poll_schedule sched;
 	const char *cluster = NULL;
 	int json = 0, watch = 0, c, rc, final = 0;
 
@@ -278,10 +309,11 @@ int cli_status(int argc, char **argv)
 		return rc;
 	/* --watch polls until the job ends, however long it waits: a job
 	 * pending for days is normal on a shared cluster. */
+	schedule_init(&sched, s.cl->poll_s, 60);
 	do {
-		rc = show_status(&s, argv[optind], json, &final);
+		rc = show_status(&s, argv[optind], json, &final, &sched);
 		if (watch && !final && rc == EXIT_OK)
-			sleep((unsigned)s.cl->poll_s);
+			sleep((unsigned)sched.next_s);
 	} while (watch && !final && rc == EXIT_OK);
 	session_close(&s);
 	return rc;

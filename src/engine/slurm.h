@@ -23,7 +23,7 @@ struct slurm_job {
 	char	*reason;	/* pending reason, or "" */
 	char	*partition;
 	int	 nodes;
-	int	 gpus;		/* total GPUs, from gres or AllocTRES; 0 if none */
+	int	 gpus;		/* total GPUs from squeue's gres; 0 if none or from sacct */
 	char	 elapsed[24];	/* "1-02:03:04" or "03:04" */
 	char	 limit[24];	/* time limit, "4:00:00", "UNLIMITED" */
 	char	 exit_code[16];	/* sacct only: "0:0" */

@@ -16,7 +16,49 @@ void tao_status_init(struct tao_status *ts)
 void tao_status_free(struct tao_status *ts)
 {
 	free(ts->message);
-	ts->message = NULL;
+	free(ts->kpi);
+	free(ts->series);
+	free(ts->series_epoch);
+	tao_status_init(ts);
+}
+
+static void add_point(struct tao_status *ts, int epoch, double value)
+{
+	if (ts->nseries > 0 && ts->series_epoch[ts->nseries - 1] == epoch) {
+		ts->series[ts->nseries - 1] = value;
+		return;
+	}
+	ts->series = xreallocarray(ts->series, ts->nseries + 1, sizeof(*ts->series));
+	ts->series_epoch = xreallocarray(ts->series_epoch, ts->nseries + 1, sizeof(*ts->series_epoch));
+	ts->series[ts->nseries] = value;
+	ts->series_epoch[ts->nseries++] = epoch;
+}
+
+static void feed_kpi(struct tao_status *ts, const cJSON *kpi)
+{
+	const cJSON *v;
+	char *text = cJSON_PrintUnformatted(kpi);
+
+	free(ts->kpi);
+	ts->kpi = text != NULL ? xstrdup(text) : NULL;
+	cJSON_free(text);
+	if (ts->metric[0] == '\0') {
+		/* Choose once: loss if there, else the first number. */
+		v = cJSON_GetObjectItemCaseSensitive(kpi, "loss");
+		if (cJSON_IsNumber(v)) {
+			snprintf(ts->metric, sizeof(ts->metric), "loss");
+		} else {
+			cJSON_ArrayForEach(v, kpi) {
+				if (cJSON_IsNumber(v) && v->string != NULL) {
+					snprintf(ts->metric, sizeof(ts->metric), "%s", v->string);
+					break;
+				}
+			}
+		}
+	}
+	v = cJSON_GetObjectItemCaseSensitive(kpi, ts->metric);
+	if (ts->metric[0] != '\0' && cJSON_IsNumber(v) && ts->epoch >= 0)
+		add_point(ts, ts->epoch, v->valuedouble);
 }
 
 static void feed_line(struct tao_status *ts, const char *line, size_t len)
@@ -48,6 +90,9 @@ static void feed_line(struct tao_status *ts, const char *line, size_t len)
 		snprintf(ts->eta, sizeof(ts->eta), "%s", v->valuestring);
 	else if (cJSON_IsNumber(v))
 		snprintf(ts->eta, sizeof(ts->eta), "%.0fs", v->valuedouble);
+	v = cJSON_GetObjectItemCaseSensitive(o, "kpi");
+	if (cJSON_IsObject(v))
+		feed_kpi(ts, v);
 	cJSON_Delete(o);
 }
 

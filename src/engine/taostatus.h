@@ -13,6 +13,14 @@ struct tao_status {
 	char	*message;	/* last message, or NULL */
 	int	 epoch, max_epoch;	/* -1 when not reported */
 	char	eta[32];
+	char	*kpi;		/* the last "kpi" object, as compact JSON, or NULL */
+	/* One numeric KPI per epoch, for a sparkline: "loss" when reported,
+	 * else the first numeric KPI seen. A later value for the same epoch
+	 * replaces the earlier one. */
+	char	 metric[32];
+	double	*series;
+	int	*series_epoch;
+	size_t	 nseries;
 	size_t	 lines, bad_lines;
 };
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine/config.h"
+#include "engine/logtail.h"
 #include "engine/record.h"
 #include "engine/slurm.h"
 #include "engine/taostatus.h"
@@ -156,6 +157,15 @@ static int update_one(struct conn *c, struct record_store *st, struct job_record
 		ch.native = ns.word;
 		ch.message = message;
 		if (store_update(st, r->id, apply_change, &ch, &err) == 0) {
+			struct state_change *ev;
+			res->events = xreallocarray(res->events, res->changes + 1, sizeof(*res->events));
+			ev = &res->events[res->changes];
+			ev->record_id = xstrdup(r->id);
+			snprintf(ev->slurm_id, sizeof(ev->slurm_id), "%s", r->backend_ref);
+			ev->from = r->state;
+			ev->to = to;
+			ev->native = xstrdup(ns.word);
+			ev->at = time(NULL);
 			changed = 1;
 			r->state = to;
 			record_set(&r->native, ns.word);
@@ -189,10 +199,22 @@ static void fill_from_slurm(struct job_row *row, const struct slurm_job *j)
 }
 
 static void row_of_record(struct poll_result *res, const struct job_record *r,
-    const struct slurm_job *j)
+    const struct slurm_job *j, const struct tao_status *ts)
 {
 	struct job_row *row = add_row(res);
 
+	row->epoch = row->max_epoch = -1;
+	if (ts != NULL) {
+		row->epoch = ts->epoch;
+		row->max_epoch = ts->max_epoch;
+		snprintf(row->eta, sizeof(row->eta), "%s", ts->eta);
+		snprintf(row->metric, sizeof(row->metric), "%s", ts->metric);
+		if (ts->nseries > 0) {
+			row->series = xcalloc(ts->nseries, sizeof(*row->series));
+			memcpy(row->series, ts->series, ts->nseries * sizeof(*row->series));
+			row->nseries = ts->nseries;
+		}
+	}
 	row->record_id = xstrdup(r->id);
 	row->name = xstrdup(r->id);
 	row->state = r->state;
@@ -222,9 +244,126 @@ static void row_of_foreign(struct poll_result *res, const struct slurm_job *j)
 
 /* ---- the poll --------------------------------------------------------------------------- */
 
-int tracker_poll(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+/* A running job's status.json, followed by offset from poll to poll. */
+struct progress {
+	char			*record_id;
+	struct log_follow	 follow;
+	struct tao_status	 ts;
+};
+
+struct tracker {
+	const struct cluster_cfg *cl;
+	struct progress	 *prog;
+	size_t		  nprog;
+	char	**live;		/* ids the queue listed at the last good poll */
+	size_t	  nlive;
+	int	  primed;	/* a poll has succeeded: live means something */
+};
+
+struct tracker *tracker_new(const struct cluster_cfg *cl)
+{
+	struct tracker *t = xcalloc(1, sizeof(*t));
+	t->cl = cl;
+	return t;
+}
+
+static void forget_live(struct tracker *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nlive; i++)
+		free(t->live[i]);
+	free(t->live);
+	t->live = NULL;
+	t->nlive = 0;
+}
+
+static void progress_free(struct progress *p)
+{
+	free(p->record_id);
+	log_follow_free(&p->follow);
+	tao_status_free(&p->ts);
+}
+
+void tracker_free(struct tracker *t)
+{
+	size_t i;
+
+	if (t == NULL)
+		return;
+	forget_live(t);
+	for (i = 0; i < t->nprog; i++)
+		progress_free(&t->prog[i]);
+	free(t->prog);
+	free(t);
+}
+
+/* Read what TAO appended to a running job's status.json since last time. */
+static const struct tao_status *follow_progress(struct tracker *t, struct conn *c,
+    const struct job_record *r)
+{
+	struct progress *p = NULL;
+	struct buf lines;
+	char *err = NULL;
+	size_t i;
+
+	for (i = 0; i < t->nprog && p == NULL; i++)
+		if (strcmp(t->prog[i].record_id, r->id) == 0)
+			p = &t->prog[i];
+	if (p == NULL) {
+		char *path = xasprintf("%s/status.json", r->results_dir);
+		t->prog = xreallocarray(t->prog, t->nprog + 1, sizeof(*t->prog));
+		p = &t->prog[t->nprog++];
+		p->record_id = xstrdup(r->id);
+		log_follow_init(&p->follow, path, 0);
+		tao_status_init(&p->ts);
+		free(path);
+	}
+	buf_init(&lines);
+	if (log_follow_tick(&p->follow, c, &lines, &err) == 0) {
+		if (p->follow.restarted) {
+			tao_status_free(&p->ts);	/* a requeued run starts over */
+		}
+		tao_status_feed(&p->ts, lines.data ? lines.data : "", lines.len);
+	}
+	free(err);
+	buf_free(&lines);
+	return &p->ts;
+}
+
+/* Forget the progress of jobs no longer running. */
+static void prune_progress(struct tracker *t, struct job_record **recs, size_t nrec)
+{
+	size_t i = 0, k;
+
+	while (i < t->nprog) {
+		int running = 0;
+		for (k = 0; k < nrec && !running; k++)
+			running = strcmp(recs[k]->id, t->prog[i].record_id) == 0 &&
+			    recs[k]->state == TAO_RUNNING;
+		if (running) {
+			i++;
+			continue;
+		}
+		progress_free(&t->prog[i]);
+		t->prog[i] = t->prog[--t->nprog];
+	}
+}
+
+static int was_live(const struct tracker *t, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < t->nlive; i++)
+		if (strcmp(t->live[i], id) == 0)
+			return 1;
+	return 0;
+}
+
+int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
     struct poll_result *res, char **err)
 {
+	const struct cluster_cfg *cl = t->cl;
 	struct job_record **recs = NULL;
 	struct slurm_poll p;
 	struct conn_exec x;
@@ -238,10 +377,13 @@ int tracker_poll(struct conn *c, struct record_store *st, const struct cluster_c
 	if (warn != NULL)
 		log_msg(LOG_WARN, "poll: %s", warn);
 	free(warn);
+	/* Accounting is asked only about tracked jobs the queue did not list
+	 * last time: the ones that may have ended. */
 	ids = xcalloc(nrec + 1, sizeof(*ids));
 	for (i = 0; i < nrec; i++)
 		if (same(recs[i]->cluster, cl->name) && recs[i]->backend_ref != NULL &&
-		    !tao_state_final(recs[i]->state))
+		    !tao_state_final(recs[i]->state) &&
+		    (!t->primed || !was_live(t, recs[i]->backend_ref)))
 			ids[nids++] = recs[i]->backend_ref;
 
 	cmd = slurm_poll_command(ids, nids);
@@ -269,6 +411,16 @@ int tracker_poll(struct conn *c, struct record_store *st, const struct cluster_c
 	if (p.skipped > 0)
 		log_msg(LOG_WARN, "poll: %s: %zu lines of scheduler output did not parse",
 		    cl->name, p.skipped);
+	if (res->scheduler_ok) {
+		forget_live(t);
+		for (k = 0; k < p.n; k++) {
+			if (p.jobs[k].from_sacct)
+				continue;
+			t->live = xreallocarray(t->live, t->nlive + 1, sizeof(*t->live));
+			t->live[t->nlive++] = xstrdup(p.jobs[k].id);
+		}
+		t->primed = 1;
+	}
 
 	for (i = 0; i < nrec; i++) {
 		struct job_record *r = recs[i];
@@ -285,11 +437,13 @@ int tracker_poll(struct conn *c, struct record_store *st, const struct cluster_c
 					res->waiting_for_accounting = 1;
 			} else if ((j->from_sacct ? res->accounting_ok : res->scheduler_ok) &&
 			    update_one(c, st, r, j, res)) {
-				res->changes++;
+				res->changes++;	/* update_one added its event */
 			}
 		}
-		row_of_record(res, r, j);
+		row_of_record(res, r, j, r->state == TAO_RUNNING && r->results_dir != NULL
+		    ? follow_progress(t, c, r) : NULL);
 	}
+	prune_progress(t, recs, nrec);
 	/* The user's other jobs: live ones the records do not know. */
 	for (k = 0; k < p.n; k++) {
 		int known = 0;
@@ -315,8 +469,14 @@ void poll_result_free(struct poll_result *p)
 		free(p->rows[i].partition);
 		free(p->rows[i].native);
 		free(p->rows[i].message);
+		free(p->rows[i].series);
 	}
 	free(p->rows);
+	for (i = 0; i < p->changes; i++) {
+		free(p->events[i].record_id);
+		free(p->events[i].native);
+	}
+	free(p->events);
 	free(p->problem);
 	memset(p, 0, sizeof(*p));
 }

@@ -22,6 +22,7 @@ struct env {
 	struct conn		*conn;
 	struct record_store	*store;
 	struct cluster_cfg	 cl;
+	struct tracker		*tracker;
 	char			*dir;	/* this test's folder on the shared storage */
 };
 
@@ -38,6 +39,7 @@ static void env_open(struct env *e, const char *name)
 	cr_assert_not_null(e->store, "%s", err);
 	memset(&e->cl, 0, sizeof(e->cl));
 	e->cl.name = (char *)"rig";
+	e->tracker = tracker_new(&e->cl);
 	e->dir = xasprintf("%s/engine-tests/%s-%d", r->shared, name, (int)getpid());
 	char *cmd = xasprintf("rm -rf %s && mkdir -p %s", e->dir, e->dir);
 	free(rig_ssh_ok(cmd));
@@ -46,6 +48,7 @@ static void env_open(struct env *e, const char *name)
 
 static void env_close(struct env *e)
 {
+	tracker_free(e->tracker);
 	conn_free(e->conn);
 	store_close(e->store);
 	free(e->dir);
@@ -92,7 +95,7 @@ static void poll_until(struct env *e, const char **ids, const enum tao_state *wa
 		struct poll_result res;
 		char *err = NULL;
 		size_t ok = 0, i;
-		cr_assert_eq(tracker_poll(e->conn, e->store, &e->cl, &res, &err), 0, "%s", err);
+		cr_assert_eq(tracker_poll(e->tracker, e->conn, e->store, &res, &err), 0, "%s", err);
 		poll_result_free(&res);
 		for (i = 0; i < n; i++) {
 			struct job_record *r = load(e, ids[i]);
@@ -247,9 +250,14 @@ Test(engine, two_hundred_jobs_one_remote_command_per_poll, .timeout = 240)
 	unsigned long before = conn_counters(e.conn)->execs;
 	struct poll_result res;
 	char *err = NULL;
-	cr_assert_eq(tracker_poll(e.conn, e.store, &e.cl, &res, &err), 0, "%s", err);
+	cr_assert_eq(tracker_poll(e.tracker, e.conn, e.store, &res, &err), 0, "%s", err);
 	cr_expect_eq(conn_counters(e.conn)->execs - before, 1, "one poll, one remote command");
 	cr_expect(res.scheduler_ok);
+	cr_expect_eq(res.changes, N, "every record saw its first native state");
+	for (size_t i = 0; i < res.changes; i++) {
+		cr_expect_eq(res.events[i].to, TAO_PENDING);
+		cr_expect_str_eq(res.events[i].native, "PENDING");
+	}
 	poll_result_free(&res);
 	poll_until(&e, ids, want, N, 30);
 
@@ -263,7 +271,7 @@ Test(engine, two_hundred_jobs_one_remote_command_per_poll, .timeout = 240)
 	time_t end = time(NULL) + 60;
 	size_t done = 0;
 	while (done < N && time(NULL) < end) {
-		cr_assert_eq(tracker_poll(e.conn, e.store, &e.cl, &res, &err), 0, "%s", err);
+		cr_assert_eq(tracker_poll(e.tracker, e.conn, e.store, &res, &err), 0, "%s", err);
 		polls++;
 		poll_result_free(&res);
 		done = 0;
@@ -304,5 +312,57 @@ Test(engine, cancel_of_an_ended_job_is_a_success_and_a_bad_id_is_refused, .timeo
 	cr_expect_eq(tracker_cancel(e.conn, e.store, &e.cl, "$(touch /tmp/pwned)", &msg, &err), -1);
 	cr_expect(strstr(err, "neither a taotop job id nor a SLURM job id") != NULL, "%s", err);
 	free(err), free(j), free((char *)id);
+	env_close(&e);
+}
+
+Test(engine, tao_progress_is_read_by_offset_while_the_job_runs, .timeout = 120)
+{
+	struct env e;
+	env_open(&e, "progress");
+	char *res_dir = xasprintf("%s/results", e.dir);
+	/* TAO appends a line per epoch; we poll while it does. */
+	char *cmd = xasprintf("'mkdir -p %s && for ep in 1 2 3 4; do "
+	    "echo \"{\\\"status\\\": \\\"RUNNING\\\", \\\"epoch\\\": $ep, \\\"max_epoch\\\": 4, "
+	    "\\\"kpi\\\": {\\\"loss\\\": 0.$((9 - ep))}}\" >> %s/status.json; sleep 3; done; "
+	    "echo {\\\"status\\\": \\\"SUCCESS\\\"} >> %s/status.json'", res_dir, res_dir, res_dir);
+	char *j = submit("-t 2", cmd);
+	free(cmd);
+	const char *id = track(&e, j, res_dir);
+	int best_epoch = -1;
+	size_t best_series = 0;
+	time_t end = time(NULL) + 60;
+	struct job_record *r = NULL;
+
+	while (time(NULL) < end) {
+		struct poll_result res;
+		char *err = NULL;
+		cr_assert_eq(tracker_poll(e.tracker, e.conn, e.store, &res, &err), 0, "%s", err);
+		for (size_t i = 0; i < res.n; i++) {
+			if (res.rows[i].record_id == NULL || strcmp(res.rows[i].record_id, id) != 0)
+				continue;
+			if (res.rows[i].epoch > best_epoch) {
+				best_epoch = res.rows[i].epoch;
+				cr_expect_eq(res.rows[i].max_epoch, 4);
+				cr_expect_str_eq(res.rows[i].metric, "loss");
+				best_series = res.rows[i].nseries;
+				if (best_series > 0)
+					cr_expect_float_eq(res.rows[i].series[0], 0.8, 1e-9);
+			}
+		}
+		poll_result_free(&res);
+		r = load(&e, id);
+		int done = tao_state_final(r->state);
+		if (!done)
+			record_free(r);
+		if (done)
+			break;
+		usleep(500 * 1000);
+	}
+	cr_assert_not_null(r);
+	cr_expect_eq(r->state, TAO_DONE, "%s", r->native);
+	cr_expect_geq(best_epoch, 3, "progress seen while running: up to epoch %d", best_epoch);
+	cr_expect_geq(best_series, 3, "a metric point per epoch: %zu", best_series);
+	record_free(r);
+	free(j), free((char *)id), free(res_dir);
 	env_close(&e);
 }

@@ -33,9 +33,9 @@ static const char *sample =
 	"103" US "truncated\n"
 	"@@taotop rc 0\n"
 	"@@taotop sacct\n"
-	"99" US "99" US "old-job" US "CANCELLED by 1001" US "None" US "polar" US "1" US "billing=16,cpu=16,gres/gpu=4,node=1" US "00:00:07" US "00:05:00" US "0:0\n"
-	"98" US "98" US "timed" US "TIMEOUT" US "TimeLimit" US "polar" US "2" US "cpu=32,gres/gpu=16,node=2" US "00:01:30" US "00:01:00" US "0:0\n"
-	"101" US "101" US "tao-20261129-aaaaaa" US "RUNNING" US "None" US "polar" US "1" US "gres/gpu=4" US "00:12:03" US "04:00:00" US "0:0\n"
+	"99" US "99" US "old-job" US "CANCELLED by 1001" US "None" US "polar" US "1" US "00:00:07" US "00:05:00" US "0:0\n"
+	"98" US "98" US "timed" US "TIMEOUT" US "TimeLimit" US "polar" US "2" US "00:01:30" US "00:01:00" US "0:0\n"
+	"101" US "101" US "tao-20261129-aaaaaa" US "RUNNING" US "None" US "polar" US "1" US "00:12:03" US "04:00:00" US "0:0\n"
 	"@@taotop rc 0\n";
 
 Test(slurm, parses_squeue_and_sacct_and_skips_garbage)
@@ -64,9 +64,9 @@ Test(slurm, parses_squeue_and_sacct_and_skips_garbage)
 	j = slurm_poll_find(&p, "99");
 	cr_expect(j->from_sacct);
 	cr_expect_str_eq(j->state, "CANCELLED by 1001");
-	cr_expect_eq(j->gpus, 4, "AllocTRES is the job's total");
+	cr_expect_str_eq(j->exit_code, "0:0");
 	j = slurm_poll_find(&p, "98");
-	cr_expect_eq(j->gpus, 16);
+	cr_expect_eq(j->nodes, 2);
 	cr_expect_str_eq(j->reason, "TimeLimit");
 
 	j = slurm_poll_find(&p, "101");

@@ -1,0 +1,239 @@
+/*
+ * make bench: the engine against the seed's way, on the test cluster, in the
+ * same run. Rows appended to $BENCH_RESULTS:
+ *
+ *  - the first screen (50 lines) of a 1 GiB log: log_tail over the open
+ *    session vs `ssh login tail -n 50 FILE`;
+ *  - bytes read per follow tick vs bytes appended: log_follow_tick vs a
+ *    `tail -n 50` re-read each tick (what watch(1) + ssh does);
+ *  - one status poll for 1, 100 and 1000 tracked jobs: tracker_poll (one
+ *    command) vs one `ssh login sacct -j ID` process per job. The baseline
+ *    is measured on BENCH_SEED_SAMPLE (10) jobs and scaled per job, since
+ *    1000 ssh processes take four minutes. taotop's steady tick (best of
+ *    three) asks squeue only; its first tick also asks sacct about every
+ *    tracked job, and is shown apart.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/config.h"
+#include "engine/logtail.h"
+#include "engine/record.h"
+#include "engine/tracker.h"
+#include "integration/helper_rig.h"
+#include "ssh/conn.h"
+#include "util/xmalloc.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static FILE *results;
+
+static void row(const char *measure, double ours, double theirs, const char *unit)
+{
+	printf("%-44s %12.2f %12.2f %s\n", measure, ours, theirs, unit);
+	if (results != NULL)
+		fprintf(results, "%s\t%.2f\t%.2f\t%s\n", measure, ours, theirs, unit);
+}
+
+/* Run a command on the login node; die on failure. */
+static char *remote(struct conn *c, const char *cmd)
+{
+	struct conn_exec x;
+	char *err = NULL;
+
+	conn_exec_init(&x, cmd);
+	if (conn_exec(c, &x, &err) != CONN_OK || x.exit_status != 0) {
+		fprintf(stderr, "bench_engine: %s: %s%s\n", cmd, err ? err : "", x.err.data ? x.err.data : "");
+		exit(1);
+	}
+	char *out = x.out.data ? xstrdup(x.out.data) : xstrdup("");
+	conn_exec_free(&x);
+	return out;
+}
+
+/* The seed's way: one ssh process per command. */
+static double ssh_process(const struct rig *r, const char *cmd)
+{
+	char port[16], kh[4096], dest[256];
+	double t0 = now_s();
+	pid_t pid;
+	int status;
+
+	snprintf(port, sizeof(port), "%d", r->port);
+	snprintf(kh, sizeof(kh), "UserKnownHostsFile=%s", r->known_hosts);
+	snprintf(dest, sizeof(dest), "%s@%s", r->user, r->host);
+	fflush(stdout);	/* or the child flushes our buffer a second time */
+	pid = fork();
+	if (pid == 0) {
+		if (freopen("/dev/null", "w", stdout) == NULL)
+			_exit(127);
+		execlp("ssh", "ssh", "-q", "-o", "BatchMode=yes", "-o", kh, "-i", r->key, "-p", port,
+		    dest, cmd, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	return now_s() - t0;
+}
+
+static void bench_logs(struct conn *c, const struct rig *r)
+{
+	char *dir = xasprintf("%s/bench", r->shared), *path = xasprintf("%s/big.log", dir), *cmd;
+	struct buf out;
+	uint64_t end;
+	int missing;
+	char *err = NULL;
+
+	/* 1 GiB of numbered lines, made once and kept between runs. */
+	cmd = xasprintf("mkdir -p %s && { [ \"$(stat -c %%s %s 2>/dev/null)\" = 1073741824 ] || "
+	    "{ yes 'a line of training log output that is about eighty bytes long.............' "
+	    "| head -c 1073741824 > %s; }; }", dir, path, path);
+	free(remote(c, cmd));
+	free(cmd);
+
+	buf_init(&out);
+	double t0 = now_s();
+	if (log_tail(c, path, 50, 0, &out, &end, &missing, &err) != 0) {
+		fprintf(stderr, "bench_engine: %s\n", err);
+		exit(1);
+	}
+	double ours = now_s() - t0;
+	cmd = xasprintf("tail -n 50 %s", path);
+	double theirs = ssh_process(r, cmd);
+	free(cmd);
+	row("logs: first screen of a 1 GiB log", ours * 1000, theirs * 1000, "ms");
+
+	/* Follow: 20 ticks, each after 20 lines (~1 KiB) appended: a log
+	 * growing slower than a screen per tick, as training logs do. */
+	char *fpath = xasprintf("%s/follow.log", dir);
+	cmd = xasprintf(": > %s", fpath);
+	free(remote(c, cmd));
+	free(cmd);
+	struct log_follow f;
+	log_follow_init(&f, fpath, 0);
+	uint64_t appended = 0, tail_bytes = 0;
+	for (int tick = 0; tick < 20; tick++) {
+		cmd = xasprintf("seq -f 'tick %d line %%g of the followed log.........' 1 20 >> %s",
+		    tick, fpath);
+		free(remote(c, cmd));
+		free(cmd);
+		buf_reset(&out);
+		log_follow_tick(&f, c, &out, &err);
+		/* The re-read way transfers the last 50 lines every tick. */
+		cmd = xasprintf("tail -n 50 %s | wc -c", fpath);
+		char *n = remote(c, cmd);
+		tail_bytes += strtoull(n, NULL, 10);
+		free(n);
+		free(cmd);
+	}
+	cmd = xasprintf("stat -c %%s %s", fpath);
+	char *size = remote(c, cmd);
+	appended = strtoull(size, NULL, 10);
+	free(size), free(cmd);
+	row("logs: bytes read per follow tick", (double)f.bytes_read / 20, (double)tail_bytes / 20,
+	    "B");
+	printf("  (appended %.0f B per tick: the follower read %+.0f B per tick beyond it)\n",
+	    (double)appended / 20, ((double)f.bytes_read - (double)appended) / 20);
+	log_follow_free(&f);
+	buf_free(&out);
+	free(fpath), free(path), free(dir);
+}
+
+static void bench_poll(struct conn *c, const struct rig *r)
+{
+	const int sizes[] = { 1, 100, 1000 };
+	int sample = getenv("BENCH_SEED_SAMPLE") ? atoi(getenv("BENCH_SEED_SAMPLE")) : 10;
+	char tmpl[] = "/tmp/taotop-bench-XXXXXX", *err = NULL;
+	struct cluster_cfg cl = { .name = (char *)"rig" };
+
+	if (mkdtemp(tmpl) == NULL)
+		exit(1);
+	struct record_store *st = store_open(tmpl, &err);
+	struct tracker *tr = tracker_new(&cl);
+	/* 1000 held jobs, submitted in one command, tracked by records. */
+	char *ids = remote(c, "for i in $(seq 1000); do sbatch --parsable --hold -J bench-poll "
+	    "-t 1 -o /dev/null --wrap true; done");
+	char *save = NULL, *tok = strtok_r(ids, "\n", &save), *first = xstrdup(tok);
+	int tracked = 0;
+	double per_job = 0;
+
+	/* The seed's way, on a sample: one ssh + sacct process per job. */
+	for (int i = 0; i < sample; i++) {
+		char *cmd = xasprintf("sacct -j %s -X -n -o State%%30", first);
+		per_job += ssh_process(r, cmd);
+		free(cmd);
+	}
+	per_job /= sample;
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		while (tracked < sizes[k] && tok != NULL) {
+			char *id = store_mint_id(st);
+			struct job_record *rec = record_new(id);
+			record_set(&rec->cluster, "rig");
+			record_set(&rec->backend_ref, tok);
+			store_create(st, rec, &err);
+			record_free(rec);
+			free(id);
+			tracked++;
+			tok = strtok_r(NULL, "\n", &save);
+		}
+		struct poll_result res;
+		double best = 1e9, first_tick = 0;
+		/* A fresh tracker: its first tick asks sacct about every job. */
+		tracker_free(tr);
+		tr = tracker_new(&cl);
+		for (int rep = 0; rep < 4; rep++) {
+			double t0 = now_s();
+			if (tracker_poll(tr, c, st, &res, &err) != 0) {
+				fprintf(stderr, "bench_engine: %s\n", err);
+				exit(1);
+			}
+			double t = now_s() - t0;
+			if (rep == 0)
+				first_tick = t;
+			else if (t < best)
+				best = t;
+			poll_result_free(&res);
+		}
+		char measure[64];
+		snprintf(measure, sizeof(measure), "poll: one tick, %d tracked jobs", sizes[k]);
+		row(measure, best * 1000, per_job * sizes[k] * 1000, "ms");
+		snprintf(measure, sizeof(measure), "poll: first tick (+sacct), %d jobs", sizes[k]);
+		row(measure, first_tick * 1000, per_job * sizes[k] * 1000, "ms");
+	}
+	free(remote(c, "scancel --name=bench-poll"));
+	free(first);
+	free(ids);
+	tracker_free(tr);
+	store_close(st);
+}
+
+int main(void)
+{
+	const struct rig *r = rig_get();
+	struct conn_target t;
+	char *err = NULL;
+	const char *out = getenv("BENCH_RESULTS");
+
+	results = out != NULL ? fopen(out, "a") : NULL;
+	rig_target(&t);
+	struct conn *c = conn_new(&t);
+	if (conn_connect(c, &err) != CONN_OK) {
+		fprintf(stderr, "bench_engine: %s\n", err);
+		return 1;
+	}
+	bench_logs(c, r);
+	bench_poll(c, r);
+	conn_free(c);
+	if (results != NULL)
+		fclose(results);
+	return 0;
+}
