@@ -366,3 +366,24 @@ Test(engine, tao_progress_is_read_by_offset_while_the_job_runs, .timeout = 120)
 	free(j), free((char *)id), free(res_dir);
 	env_close(&e);
 }
+
+Test(engine, cancelling_another_users_job_reports_the_schedulers_refusal, .timeout = 60)
+{
+	struct env e;
+	env_open(&e, "perm");
+	/* root submits on the rig itself; the test user may not cancel it. */
+	const char *const argv[] = { "sbatch", "--parsable", "-t", "2", "-o", "/dev/null",
+	    "--wrap", "sleep 60", NULL };
+	char *id = NULL, *msg = NULL, *err = NULL;
+	cr_assert_eq(rig_run(argv, &id), 0, "%s", id);
+	id[strcspn(id, "\n")] = '\0';
+
+	cr_expect_eq(tracker_cancel(e.conn, e.store, &e.cl, id, &msg, &err), -1);
+	cr_expect(err != NULL && strstr(err, "Access/permission denied") != NULL,
+	    "the scheduler's own words: %s", err);
+	const char *const kill[] = { "scancel", id, NULL };
+	char *out = NULL;
+	rig_run(kill, &out);
+	free(out), free(err), free(msg), free(id);
+	env_close(&e);
+}
