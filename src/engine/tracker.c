@@ -258,6 +258,7 @@ struct tracker {
 	char	**live;		/* ids the queue listed at the last good poll */
 	size_t	  nlive;
 	int	  primed;	/* a poll has succeeded: live means something */
+	time_t	  last_ok;
 };
 
 struct tracker *tracker_new(const struct cluster_cfg *cl)
@@ -420,7 +421,9 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 			t->live[t->nlive++] = xstrdup(p.jobs[k].id);
 		}
 		t->primed = 1;
+		t->last_ok = res->at;
 	}
+	res->last_ok = t->last_ok;
 
 	for (i = 0; i < nrec; i++) {
 		struct job_record *r = recs[i];

@@ -54,6 +54,9 @@ struct poll_result {
 	struct job_row	*rows;
 	size_t		 n;
 	time_t		 at;		/* when this poll ended */
+	time_t		 last_ok;	/* the last poll the scheduler answered (this
+					 * one or earlier; 0: none yet): how stale
+					 * the states shown are */
 	int		 scheduler_ok;	/* squeue answered */
 	int		 accounting_ok;	/* sacct answered, or was not needed */
 	char		*problem;	/* why not ok, as a sentence, or NULL */
