@@ -1,0 +1,342 @@
+#include "engine/spec.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "util/buf.h"
+#include "util/xmalloc.h"
+
+struct ctx {
+	const char	*file;
+	const char	*text;
+	yaml_document_t	 doc;
+	char		**err;
+};
+
+static int fail_at(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail_at(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	*c->err = xasprintf("%s:%zu:%zu: %s", c->file, n->start_mark.line + 1,
+	    n->start_mark.column + 1, msg);
+	free(msg);
+	return -1;
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static int get_string(struct ctx *c, const char *field, const yaml_node_t *n, char **out)
+{
+	const char *v = scalar(n);
+
+	if (v == NULL || v[0] == '\0')
+		return fail_at(c, n, "field '%s' must be a non-empty text", field);
+	free(*out);
+	*out = xstrdup(v);
+	return 0;
+}
+
+static int get_int(struct ctx *c, const char *field, const yaml_node_t *n, int min, int max,
+    int *out)
+{
+	const char *v = scalar(n);
+	char *end;
+	long x;
+
+	errno = 0;
+	x = v != NULL ? strtol(v, &end, 10) : 0;
+	if (v == NULL || *v == '\0' || *end != '\0' || errno != 0 || x < min || x > max)
+		return fail_at(c, n, "field '%s' must be a whole number from %d to %d", field, min, max);
+	*out = (int)x;
+	return 0;
+}
+
+static int get_hours(struct ctx *c, const char *field, const yaml_node_t *n, double *out)
+{
+	const char *v = scalar(n);
+	char *end;
+	double x;
+
+	x = v != NULL ? strtod(v, &end) : 0;
+	if (v == NULL || *v == '\0' || *end != '\0' || !(x > 0) || x > 24 * 365)
+		return fail_at(c, n, "field '%s' must be a number of hours above 0 (e.g. 4 or 3.5)",
+		    field);
+	*out = x;
+	return 0;
+}
+
+static int get_bool(struct ctx *c, const char *field, const yaml_node_t *n, int *out)
+{
+	const char *v = scalar(n);
+
+	if (v != NULL && (strcmp(v, "true") == 0 || strcmp(v, "yes") == 0))
+		*out = 1;
+	else if (v != NULL && (strcmp(v, "false") == 0 || strcmp(v, "no") == 0))
+		*out = 0;
+	else
+		return fail_at(c, n, "field '%s' must be true or false", field);
+	return 0;
+}
+
+static int env_name_ok(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || !(isupper((unsigned char)s[0]) || s[0] == '_'))
+		return 0;
+	for (i = 1; s[i] != '\0'; i++)
+		if (!(isupper((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/* A list of texts; a single text counts as a list of one. */
+static int get_list(struct ctx *c, const char *field, const yaml_node_t *n, int names,
+    char ***out, size_t *count)
+{
+	yaml_node_item_t *it;
+
+	if (n->type == YAML_SCALAR_NODE) {
+		const yaml_node_t *only = n;
+		if (names && !env_name_ok(scalar(only)))
+			return fail_at(c, only, "field '%s': '%s' is not a variable name (A-Z, 0-9, _)",
+			    field, scalar(only));
+		*out = xreallocarray(*out, *count + 1, sizeof(**out));
+		(*out)[(*count)++] = xstrdup(scalar(only));
+		return 0;
+	}
+	if (n->type != YAML_SEQUENCE_NODE)
+		return fail_at(c, n, "field '%s' must be a list", field);
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+		const yaml_node_t *e = yaml_document_get_node(&c->doc, *it);
+		const char *v = scalar(e);
+		if (v == NULL || v[0] == '\0')
+			return fail_at(c, e, "field '%s': every entry must be a non-empty text", field);
+		if (names && !env_name_ok(v))
+			return fail_at(c, e, "field '%s': '%s' is not a variable name (A-Z, 0-9, _)",
+			    field, v);
+		*out = xreallocarray(*out, *count + 1, sizeof(**out));
+		(*out)[(*count)++] = xstrdup(v);
+	}
+	return 0;
+}
+
+static int get_env(struct ctx *c, const yaml_node_t *n, struct spec *s)
+{
+	yaml_node_pair_t *p;
+
+	if (n->type != YAML_MAPPING_NODE)
+		return fail_at(c, n, "field 'extra_env' must be a mapping of NAME: value");
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		const yaml_node_t *k = yaml_document_get_node(&c->doc, p->key);
+		const yaml_node_t *v = yaml_document_get_node(&c->doc, p->value);
+		if (!env_name_ok(scalar(k)))
+			return fail_at(c, k, "field 'extra_env': '%s' is not a variable name (A-Z, 0-9, _)",
+			    scalar(k) ? scalar(k) : "?");
+		if (scalar(v) == NULL)
+			return fail_at(c, v, "field 'extra_env': the value of %s must be a text", scalar(k));
+		s->extra_env = xreallocarray(s->extra_env, s->nextra_env + 1, sizeof(*s->extra_env));
+		s->extra_env[s->nextra_env].key = xstrdup(scalar(k));
+		s->extra_env[s->nextra_env++].value = xstrdup(scalar(v));
+	}
+	return 0;
+}
+
+static int hex64(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < 64; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	return s[64] == '\0';
+}
+
+static int get_files(struct ctx *c, const yaml_node_t *n, struct spec *s)
+{
+	yaml_node_item_t *it;
+
+	if (n->type != YAML_SEQUENCE_NODE)
+		return fail_at(c, n, "field 'supporting_files' must be a list of {path, sha256}");
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+		const yaml_node_t *e = yaml_document_get_node(&c->doc, *it);
+		struct spec_file f = { NULL, NULL };
+		yaml_node_pair_t *p;
+
+		if (e->type != YAML_MAPPING_NODE)
+			return fail_at(c, e, "field 'supporting_files': each entry is {path, sha256}");
+		for (p = e->data.mapping.pairs.start; p < e->data.mapping.pairs.top; p++) {
+			const yaml_node_t *k = yaml_document_get_node(&c->doc, p->key);
+			const yaml_node_t *v = yaml_document_get_node(&c->doc, p->value);
+			const char *key = scalar(k) ? scalar(k) : "";
+			char **slot = strcmp(key, "path") == 0 ? &f.path
+			    : strcmp(key, "sha256") == 0 ? &f.sha256 : NULL;
+			if (slot == NULL || scalar(v) == NULL) {
+				free(f.path), free(f.sha256);
+				return fail_at(c, k, "field 'supporting_files': unknown or empty key '%s' "
+				    "(want path and sha256)", key);
+			}
+			free(*slot);
+			*slot = xstrdup(scalar(v));
+		}
+		if (f.path == NULL || f.sha256 == NULL || !hex64(f.sha256)) {
+			free(f.path), free(f.sha256);
+			return fail_at(c, e, "field 'supporting_files': each entry needs a path and the "
+			    "sha256 of its content (64 hex digits): sha256sum FILE");
+		}
+		s->files = xreallocarray(s->files, s->nfiles + 1, sizeof(*s->files));
+		s->files[s->nfiles++] = f;
+	}
+	return 0;
+}
+
+int spec_parse(const char *file, const char *text, size_t len, struct spec *s, char **err)
+{
+	static const char *const known =
+	    " image network_arch action command datasets results_dir gpus nodes cpus_per_task"
+	    " time_hours partition account requeue extra_env secrets supporting_files spec ";
+	yaml_parser_t parser;
+	yaml_node_t *root;
+	yaml_node_pair_t *p;
+	struct ctx c = { .file = file, .text = text, .err = err };
+	int rc = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->gpus = s->nodes = s->cpus_per_task = s->requeue = -1;
+	s->time_hours = -1;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &c.doc)) {
+		*err = xasprintf("%s:%zu:%zu: YAML syntax error: %s%s%s", file,
+		    parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+		    parser.problem ? parser.problem : "unreadable",
+		    parser.context ? " " : "", parser.context ? parser.context : "");
+		yaml_parser_delete(&parser);
+		return -1;
+	}
+	yaml_parser_delete(&parser);
+	root = yaml_document_get_root_node(&c.doc);
+	if (root == NULL || root->type != YAML_MAPPING_NODE) {
+		*err = xasprintf("%s:1:1: a spec bundle is a mapping of fields (image:, command:, ...); "
+		    "see templates/example.spec.yaml", file);
+		yaml_document_delete(&c.doc);
+		return -1;
+	}
+	for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top && rc == 0; p++) {
+		const yaml_node_t *k = yaml_document_get_node(&c.doc, p->key);
+		const yaml_node_t *v = yaml_document_get_node(&c.doc, p->value);
+		const char *key = scalar(k);
+		char pattern[64];
+		yaml_node_pair_t *q;
+
+		snprintf(pattern, sizeof(pattern), " %s ", key ? key : "");
+		if (key == NULL || strstr(known, pattern) == NULL) {
+			rc = fail_at(&c, k, "unknown field '%s' (fields: image, network_arch, action, "
+			    "command, datasets, results_dir, gpus, nodes, cpus_per_task, time_hours, "
+			    "partition, account, requeue, extra_env, secrets, supporting_files, spec)",
+			    key ? key : "?");
+			break;
+		}
+		for (q = root->data.mapping.pairs.start; q < p; q++) {
+			const char *earlier = scalar(yaml_document_get_node(&c.doc, q->key));
+			if (earlier != NULL && strcmp(earlier, key) == 0)
+				rc = fail_at(&c, k, "field '%s' is given twice", key);
+		}
+		if (rc != 0)
+			break;
+		if (strcmp(key, "image") == 0) rc = get_string(&c, key, v, &s->image);
+		else if (strcmp(key, "network_arch") == 0) rc = get_string(&c, key, v, &s->network_arch);
+		else if (strcmp(key, "action") == 0) rc = get_string(&c, key, v, &s->action);
+		else if (strcmp(key, "command") == 0) rc = get_string(&c, key, v, &s->command);
+		else if (strcmp(key, "results_dir") == 0) rc = get_string(&c, key, v, &s->results_dir);
+		else if (strcmp(key, "partition") == 0) rc = get_string(&c, key, v, &s->partition);
+		else if (strcmp(key, "account") == 0) rc = get_string(&c, key, v, &s->account);
+		else if (strcmp(key, "gpus") == 0) rc = get_int(&c, key, v, 0, 4096, &s->gpus);
+		else if (strcmp(key, "nodes") == 0) rc = get_int(&c, key, v, 1, 1024, &s->nodes);
+		else if (strcmp(key, "cpus_per_task") == 0) rc = get_int(&c, key, v, 1, 1024, &s->cpus_per_task);
+		else if (strcmp(key, "time_hours") == 0) rc = get_hours(&c, key, v, &s->time_hours);
+		else if (strcmp(key, "requeue") == 0) rc = get_bool(&c, key, v, &s->requeue);
+		else if (strcmp(key, "datasets") == 0) rc = get_list(&c, key, v, 0, &s->datasets, &s->ndatasets);
+		else if (strcmp(key, "secrets") == 0) rc = get_list(&c, key, v, 1, &s->secrets, &s->nsecrets);
+		else if (strcmp(key, "extra_env") == 0) rc = get_env(&c, v, s);
+		else if (strcmp(key, "supporting_files") == 0) rc = get_files(&c, v, s);
+		else if (strcmp(key, "spec") == 0) {
+			if (v->type != YAML_MAPPING_NODE)
+				rc = fail_at(&c, v, "field 'spec' must be a mapping (TAO's own spec)");
+			else
+				s->tao_spec = xstrndup(text + v->start_mark.index,
+				    v->end_mark.index - v->start_mark.index);
+		}
+	}
+	if (rc == 0 && (s->image == NULL || s->command == NULL)) {
+		rc = fail_at(&c, root, "field '%s' is missing: %s", s->image == NULL ? "image" : "command",
+		    s->image == NULL ? "the container image (a .sqsh path or a registry image)"
+		    : "the command to run in the container");
+	}
+	yaml_document_delete(&c.doc);
+	if (rc != 0)
+		spec_free(s);
+	return rc;
+}
+
+int spec_load(const char *path, struct spec *out, char **err)
+{
+	FILE *f = fopen(path, "rb");
+	struct buf b;
+	char chunk[8192];
+	size_t n;
+	int rc;
+
+	if (f == NULL) {
+		*err = xasprintf("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	buf_init(&b);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_add(&b, chunk, n);
+	fclose(f);
+	rc = spec_parse(path, b.data ? b.data : "", b.len, out, err);
+	buf_free(&b);
+	return rc;
+}
+
+void spec_free(struct spec *s)
+{
+	size_t i;
+
+	free(s->image), free(s->network_arch), free(s->action), free(s->command);
+	free(s->results_dir), free(s->partition), free(s->account), free(s->tao_spec);
+	for (i = 0; i < s->ndatasets; i++)
+		free(s->datasets[i]);
+	free(s->datasets);
+	for (i = 0; i < s->nsecrets; i++)
+		free(s->secrets[i]);
+	free(s->secrets);
+	for (i = 0; i < s->nextra_env; i++) {
+		free(s->extra_env[i].key);
+		free(s->extra_env[i].value);
+	}
+	free(s->extra_env);
+	for (i = 0; i < s->nfiles; i++) {
+		free(s->files[i].path);
+		free(s->files[i].sha256);
+	}
+	free(s->files);
+	memset(s, 0, sizeof(*s));
+	s->gpus = s->nodes = s->cpus_per_task = s->requeue = -1;
+	s->time_hours = -1;
+}

@@ -1,0 +1,53 @@
+/*
+ * The spec bundle: a YAML file describing one job (templates/example.spec.yaml
+ * shows every field). Parsed with libyaml; a syntax error or a wrong field is
+ * reported as file:line:column with the field's name and what it should be.
+ *
+ * Fields left out stay unset here (-1 or NULL): the seed's defaults and the
+ * cluster's config fill them later, so that a spec says only what it means.
+ */
+#ifndef TAOTOP_ENGINE_SPEC_H
+#define TAOTOP_ENGINE_SPEC_H
+
+#include <stddef.h>
+
+struct spec_kv {
+	char	*key;
+	char	*value;
+};
+
+struct spec_file {
+	char	*path;		/* local path of a supporting file */
+	char	*sha256;	/* its expected checksum, hex */
+};
+
+struct spec {
+	char		*image;		/* any of the four image forms */
+	char		*network_arch;
+	char		*action;
+	char		*command;	/* run in the container */
+	char		**datasets;	/* lustre:/// or slurm:// URIs */
+	size_t		 ndatasets;
+	char		*results_dir;
+	int		 gpus, nodes, cpus_per_task;	/* -1: unset */
+	double		 time_hours;			/* -1: unset */
+	char		*partition;
+	char		*account;
+	int		 requeue;	/* -1: unset, 0 or 1 */
+	struct spec_kv	*extra_env;	/* name -> value (no secrets: lint checks) */
+	size_t		 nextra_env;
+	char		**secrets;	/* names of secrets passed by name */
+	size_t		 nsecrets;
+	struct spec_file *files;
+	size_t		 nfiles;
+	char		*tao_spec;	/* the "spec:" mapping, as YAML text, or NULL */
+};
+
+/* Parse text (named `file` in messages). -1 with *err as
+ * "file:line:column: ..." when it is not a valid spec bundle. */
+int spec_parse(const char *file, const char *text, size_t len, struct spec *out, char **err);
+/* Read and parse a file. */
+int spec_load(const char *path, struct spec *out, char **err);
+void spec_free(struct spec *s);
+
+#endif

@@ -1,0 +1,74 @@
+/* Spec bundles: every field read, every mistake reported at its place. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/spec.h"
+
+static int parse(const char *text, struct spec *s, char **err)
+{
+	return spec_parse("job.yaml", text, strlen(text), s, err);
+}
+
+Test(spec, the_shipped_example_parses_whole)
+{
+	struct spec s;
+	char *err = NULL;
+	const char *share = getenv("TAOTOP_SHARE");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/templates/example.spec.yaml", share ? share : ".");
+	cr_assert_eq(spec_load(path, &s, &err), 0, "%s", err);
+	cr_expect_str_eq(s.image, "nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt");
+	cr_expect_str_eq(s.network_arch, "classification_pyt");
+	cr_expect_eq(s.ndatasets, 2);
+	cr_expect_str_eq(s.datasets[1], "lustre:///lustre/datasets/imagenet/val");
+	cr_expect_eq(s.gpus, 8);
+	cr_expect_eq(s.nodes, 1);
+	cr_expect_float_eq(s.time_hours, 4.0, 1e-9);
+	cr_expect_eq(s.requeue, 1);
+	cr_expect_eq(s.nextra_env, 1);
+	cr_expect_str_eq(s.extra_env[0].key, "NCCL_DEBUG");
+	cr_expect_eq(s.nsecrets, 1);
+	cr_expect_str_eq(s.secrets[0], "HF_TOKEN");
+	cr_expect_eq(s.nfiles, 1);
+	cr_assert_not_null(s.tao_spec);
+	cr_expect(strstr(s.tao_spec, "num_epochs: 80") != NULL, "%s", s.tao_spec);
+	cr_expect_null(s.account, "left out: unset, for the defaults to fill");
+	spec_free(&s);
+}
+
+Test(spec, mistakes_are_reported_with_file_line_column_and_field)
+{
+	struct { const char *text, *want; } cases[] = {
+		{ "image: x\ncommand: [unclosed\n", "job.yaml:3:1: YAML syntax error" },
+		{ "image: x\ncommand: y\ngpus: four\n", "job.yaml:3:7: field 'gpus' must be a whole number" },
+		{ "image: x\ncommand: y\ntime_hours: -2\n", "job.yaml:3:13: field 'time_hours' must be a number of hours" },
+		{ "image: x\ncommand: y\ncolour: blue\n", "job.yaml:3:1: unknown field 'colour'" },
+		{ "image: x\ncommand: y\nimage: z\n", "job.yaml:3:1: field 'image' is given twice" },
+		{ "command: y\n", "job.yaml:1:1: field 'image' is missing" },
+		{ "image: x\ncommand: y\nsecrets: [hf_token]\n", "job.yaml:3:11: field 'secrets': 'hf_token' is not a variable name" },
+		{ "image: x\ncommand: y\nrequeue: maybe\n", "job.yaml:3:10: field 'requeue' must be true or false" },
+		{ "image: x\ncommand: y\nsupporting_files:\n  - path: a\n    sha256: abc\n", "job.yaml:4:5: field 'supporting_files'" },
+		{ "- just\n- a list\n", "job.yaml:1:1: a spec bundle is a mapping" },
+		{ "", "job.yaml:1:1: a spec bundle is a mapping" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct spec s;
+		char *err = NULL;
+		cr_expect_eq(parse(cases[i].text, &s, &err), -1, "case %zu parsed", i);
+		cr_expect(err != NULL && strncmp(err, cases[i].want, strlen(cases[i].want)) == 0,
+		    "case %zu: got '%s', want '%s...'", i, err, cases[i].want);
+		free(err);
+	}
+}
+
+Test(spec, a_single_dataset_may_be_written_without_a_list)
+{
+	struct spec s;
+	char *err = NULL;
+	cr_assert_eq(parse("image: /lustre/i.sqsh\ncommand: run\ndatasets: lustre:///d\n", &s, &err), 0, "%s", err);
+	cr_expect_eq(s.ndatasets, 1);
+	cr_expect_eq(s.gpus, -1);
+	spec_free(&s);
+}
