@@ -23,7 +23,7 @@ CFLAGS    += -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
              -Wold-style-definition -Wnull-dereference -Wvla
 CPPFLAGS  += -Isrc -DTAOTOP_VERSION='"$(VERSION)"' -DTAOTOP_DATADIR='"$(DATADIR)"'
 CPPFLAGS  += $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
-LDLIBS    += $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null) -pthread
+LDLIBS    += $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null) -pthread -lm
 
 ifeq ($(SANITIZE),1)
 BUILD      = build/san

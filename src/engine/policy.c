@@ -1,0 +1,107 @@
+#include "engine/policy.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/spec.h"
+#include "util/xmalloc.h"
+
+const struct defaults seed_defaults = {
+	.num_nodes = 1,
+	.num_gpus = 4,
+	.max_num_gpus_per_node = 8,
+	.cpus_per_task = 16,
+	.time_hours = 4,
+	.timeout_hours = 3.8,
+	.max_time_hours = 4,
+	.use_requeue = 1,
+	.use_sqsh = 1,
+	.partitions = "polar,polar3,polar4,grizzly",
+};
+
+static int in_list(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p = list;
+
+	while ((p = strstr(p, word)) != NULL) {
+		if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+void policy_format_time(double hours, char *out, unsigned size)
+{
+	long minutes = (long)ceil(hours * 60 - 1e-9);
+	long days = minutes / (24 * 60), h = (minutes / 60) % 24, m = minutes % 60;
+
+	if (days > 0)
+		snprintf(out, size, "%ld-%ld:%02ld:00", days, h, m);
+	else
+		snprintf(out, size, "%ld:%02ld:00", h, m);
+}
+
+int policy_resources(const struct spec *s, const struct defaults *d, const char *partition,
+    double max_time_hours, struct resources *r, char **note, char **err)
+{
+	int gpus = s->gpus >= 0 ? s->gpus : d->num_gpus;
+	int nodes = s->nodes > 0 ? s->nodes : d->num_nodes;
+	double hours = s->time_hours > 0 ? s->time_hours : d->time_hours;
+
+	memset(r, 0, sizeof(*r));
+	if (note != NULL)
+		*note = NULL;
+
+	/* Time: the packaged queues are 4-hour queues, whatever else. */
+	if (in_list(d->partitions, partition) && hours > d->max_time_hours + 1e-9) {
+		*err = xasprintf("%g h on %s: the packaged partitions %s are %g-hour queues; ask "
+		    "for at most %g h, or choose a partition whose MaxTime allows %g h "
+		    "(sinfo -o '%%P %%l' lists them)", hours, partition, d->partitions,
+		    d->max_time_hours, d->max_time_hours, hours);
+		return -1;
+	}
+	if (!in_list(d->partitions, partition) && hours > d->max_time_hours + 1e-9 &&
+	    (max_time_hours <= 0 || hours > max_time_hours + 1e-9)) {
+		*err = max_time_hours > 0
+		    ? xasprintf("%g h on %s: its MaxTime is %g h", hours, partition, max_time_hours)
+		    : xasprintf("%g h on %s: its MaxTime could not be read, so a time above %g h "
+			"cannot be checked; ask for at most %g h", hours, partition,
+			d->max_time_hours, d->max_time_hours);
+		return -1;
+	}
+
+	/* GPUs: a total; at or above a node's worth, whole nodes. */
+	if (gpus >= d->max_num_gpus_per_node) {
+		int n = (gpus + d->max_num_gpus_per_node - 1) / d->max_num_gpus_per_node;
+		if (s->nodes > 0 && s->nodes > n)
+			n = s->nodes;
+		while (gpus % n != 0)
+			n++;	/* the fewest nodes that split the total evenly */
+		r->nodes = n;
+		r->gpus_per_node = gpus / n;
+		r->exclusive = 1;
+		if (note != NULL && (n != nodes || s->nodes <= 0))
+			*note = xasprintf("%d GPUs: %d exclusive node%s x %d GPUs", gpus, n,
+			    n == 1 ? "" : "s", gpus / n);
+	} else {
+		if (gpus % nodes != 0) {
+			*err = xasprintf("%d GPUs do not split evenly over %d nodes", gpus, nodes);
+			return -1;
+		}
+		r->nodes = nodes;
+		r->gpus_per_node = gpus / nodes;
+	}
+	r->gpus_total = gpus;
+	r->cpus_per_task = s->cpus_per_task > 0 ? s->cpus_per_task : d->cpus_per_task;
+	r->time_hours = hours;
+	/* The seed's 3.8 h for a 4 h wall, kept in proportion for others. */
+	r->child_timeout_hours = hours * (d->timeout_hours / d->time_hours);
+	policy_format_time(hours, r->time, sizeof(r->time));
+	snprintf(r->child_timeout, sizeof(r->child_timeout), "%lds",
+	    (long)floor(r->child_timeout_hours * 3600));
+	r->requeue = s->requeue >= 0 ? s->requeue : d->use_requeue;
+	return 0;
+}

@@ -1,0 +1,82 @@
+/* The seed's defaults and rules, decided before anything is staged. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/policy.h"
+#include "engine/spec.h"
+
+static struct spec blank(void)
+{
+	struct spec s;
+	memset(&s, 0, sizeof(s));
+	s.gpus = s.nodes = s.cpus_per_task = s.requeue = -1;
+	s.time_hours = -1;
+	return s;
+}
+
+Test(policy, the_seeds_defaults)
+{
+	struct spec s = blank();
+	struct resources r;
+	char *err = NULL, *note = NULL;
+	cr_assert_eq(policy_resources(&s, &seed_defaults, "polar", 4, &r, &note, &err), 0, "%s", err);
+	cr_expect_eq(r.nodes, 1);
+	cr_expect_eq(r.gpus_per_node, 4);
+	cr_expect_eq(r.cpus_per_task, 16);
+	cr_expect_str_eq(r.time, "4:00:00");
+	cr_expect_float_eq(r.child_timeout_hours, 3.8, 1e-9, "3.8 h for a 4 h wall, never 12");
+	cr_expect_str_eq(r.child_timeout, "13680s");
+	cr_expect_eq(r.requeue, 1);
+	cr_expect_eq(r.exclusive, 0);
+}
+
+Test(policy, more_than_four_hours_on_a_packaged_partition_is_refused)
+{
+	struct spec s = blank();
+	struct resources r;
+	char *err = NULL;
+	s.time_hours = 5;
+	cr_expect_eq(policy_resources(&s, &seed_defaults, "polar", 4, &r, NULL, &err), -1);
+	cr_expect(strstr(err, "5 h on polar") != NULL, "%s", err);
+	cr_expect(strstr(err, "choose a partition whose MaxTime allows 5 h") != NULL, "%s", err);
+	free(err), err = NULL;
+	/* Elsewhere only what the partition's MaxTime allows. */
+	cr_expect_eq(policy_resources(&s, &seed_defaults, "cpu_long", 168, &r, NULL, &err), 0, "%s", err);
+	cr_expect_str_eq(r.time, "5:00:00");
+	cr_expect_eq(policy_resources(&s, &seed_defaults, "short", 2, &r, NULL, &err), -1);
+	cr_expect(strstr(err, "its MaxTime is 2 h") != NULL, "%s", err);
+	free(err), err = NULL;
+	cr_expect_eq(policy_resources(&s, &seed_defaults, "mystery", 0, &r, NULL, &err), -1);
+	cr_expect(strstr(err, "could not be read") != NULL, "%s", err);
+	free(err);
+}
+
+Test(policy, a_node_or_more_of_gpus_means_exclusive_nodes)
+{
+	struct { int gpus, nodes, per; } cases[] = { { 8, 1, 8 }, { 16, 2, 8 }, { 12, 2, 6 },
+	    { 20, 4, 5 }, { 24, 3, 8 } };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct spec s = blank();
+		struct resources r;
+		char *err = NULL, *note = NULL;
+		s.gpus = cases[i].gpus;
+		cr_assert_eq(policy_resources(&s, &seed_defaults, "polar", 4, &r, &note, &err), 0, "%s", err);
+		cr_expect_eq(r.nodes, cases[i].nodes, "%d GPUs", cases[i].gpus);
+		cr_expect_eq(r.gpus_per_node, cases[i].per, "%d GPUs", cases[i].gpus);
+		cr_expect(r.exclusive);
+		cr_expect(note != NULL && strstr(note, "exclusive") != NULL, "says what it chose");
+		free(note);
+	}
+}
+
+Test(policy, times_format_as_slurm_wants)
+{
+	char t[16];
+	policy_format_time(3.8, t, sizeof(t));
+	cr_expect_str_eq(t, "3:48:00");
+	policy_format_time(0.5, t, sizeof(t));
+	cr_expect_str_eq(t, "0:30:00");
+	policy_format_time(30, t, sizeof(t));
+	cr_expect_str_eq(t, "1-6:00:00");
+}
