@@ -27,6 +27,15 @@ int config_load(struct config *cfg, char **err)
 	if (cl->name == NULL)
 		cl->name = xstrdup("default");
 	cl->poll_s = getenv("TAOTOP_POLL_S") ? atoi(getenv("TAOTOP_POLL_S")) : 10;
+	cl->partitions = env("SLURM_PARTITION");
+	if (cl->partitions == NULL)
+		cl->partitions = xstrdup("polar,polar3,polar4,grizzly");
+	cl->account = env("SLURM_ACCOUNT");
+	cl->results_root = env("SLURM_BASE_RESULTS_DIR");
+	cl->image_cache = env("TAOTOP_IMAGE_CACHE");
+	cl->cpu_partition = env("TAOTOP_CPU_PARTITION");
+	if (cl->cpu_partition == NULL)
+		cl->cpu_partition = xstrdup("cpu_long");
 	if (cl->poll_s < 1)
 		cl->poll_s = 10;
 	if (cl->hosts == NULL)
@@ -53,6 +62,8 @@ void config_free(struct config *cfg)
 		struct cluster_cfg *cl = &cfg->clusters[i];
 		free(cl->name), free(cl->hosts), free(cl->user);
 		free(cl->key_path), free(cl->known_hosts);
+		free(cl->partitions), free(cl->account), free(cl->results_root);
+		free(cl->image_cache), free(cl->cpu_partition);
 	}
 	free(cfg->clusters);
 	memset(cfg, 0, sizeof(*cfg));

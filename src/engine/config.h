@@ -10,6 +10,16 @@
  *                   (default ~/.ssh/known_hosts)
  *   TAOTOP_CLUSTER  the cluster's name in records (default "default")
  *   TAOTOP_POLL_S   seconds between status polls (default 10)
+ *
+ * and for submitting:
+ *   SLURM_PARTITION         GPU partitions, comma-separated; the first is
+ *                           used (default polar,polar3,polar4,grizzly)
+ *   SLURM_ACCOUNT           #SBATCH --account (optional)
+ *   SLURM_BASE_RESULTS_DIR  shared-storage root for job folders (required to
+ *                           submit: lustre:///path or /path on the cluster)
+ *   TAOTOP_IMAGE_CACHE      where converted images are kept
+ *                           (default <results root>/images)
+ *   TAOTOP_CPU_PARTITION    where images are converted (default cpu_long)
  */
 #ifndef TAOTOP_ENGINE_CONFIG_H
 #define TAOTOP_ENGINE_CONFIG_H
@@ -25,6 +35,11 @@ struct cluster_cfg {
 	char	*key_path;
 	char	*known_hosts;
 	int	 poll_s;
+	char	*partitions;
+	char	*account;
+	char	*results_root;	/* NULL: not set (submit refuses) */
+	char	*image_cache;	/* NULL: <results_root>/images */
+	char	*cpu_partition;
 };
 
 struct config {

@@ -135,6 +135,34 @@ static int get_list(struct ctx *c, const char *field, const yaml_node_t *n, int 
 	return 0;
 }
 
+static int get_command(struct ctx *c, const yaml_node_t *n, struct spec *s)
+{
+	struct buf shown;
+	size_t i;
+
+	if (n->type == YAML_SCALAR_NODE) {
+		char *copy = xstrdup(scalar(n)), *w, *save = NULL;
+		for (w = strtok_r(copy, " \t\n", &save); w != NULL; w = strtok_r(NULL, " \t\n", &save)) {
+			s->argv = xreallocarray(s->argv, s->argc + 1, sizeof(*s->argv));
+			s->argv[s->argc++] = xstrdup(w);
+		}
+		free(copy);
+	} else if (n->type == YAML_SEQUENCE_NODE) {
+		if (get_list(c, "command", n, 0, &s->argv, &s->argc) != 0)
+			return -1;
+	} else {
+		return fail_at(c, n, "field 'command' must be a text or a list of words");
+	}
+	if (s->argc == 0)
+		return fail_at(c, n, "field 'command' is empty");
+	buf_init(&shown);
+	for (i = 0; i < s->argc; i++)
+		buf_addf(&shown, "%s%s", i ? " " : "", s->argv[i]);
+	free(s->command);
+	s->command = buf_detach(&shown);
+	return 0;
+}
+
 static int get_env(struct ctx *c, const yaml_node_t *n, struct spec *s)
 {
 	yaml_node_pair_t *p;
@@ -261,7 +289,7 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 		if (strcmp(key, "image") == 0) rc = get_string(&c, key, v, &s->image);
 		else if (strcmp(key, "network_arch") == 0) rc = get_string(&c, key, v, &s->network_arch);
 		else if (strcmp(key, "action") == 0) rc = get_string(&c, key, v, &s->action);
-		else if (strcmp(key, "command") == 0) rc = get_string(&c, key, v, &s->command);
+		else if (strcmp(key, "command") == 0) rc = get_command(&c, v, s);
 		else if (strcmp(key, "results_dir") == 0) rc = get_string(&c, key, v, &s->results_dir);
 		else if (strcmp(key, "partition") == 0) rc = get_string(&c, key, v, &s->partition);
 		else if (strcmp(key, "account") == 0) rc = get_string(&c, key, v, &s->account);
@@ -277,9 +305,15 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 		else if (strcmp(key, "spec") == 0) {
 			if (v->type != YAML_MAPPING_NODE)
 				rc = fail_at(&c, v, "field 'spec' must be a mapping (TAO's own spec)");
-			else
-				s->tao_spec = xstrndup(text + v->start_mark.index,
-				    v->end_mark.index - v->start_mark.index);
+			else {
+				/* A block mapping is taken from the start of its
+				 * first line, so every line keeps one indentation;
+				 * a flow one ({...}) as it stands. */
+				size_t back = v->data.mapping.style == YAML_FLOW_MAPPING_STYLE
+				    ? 0 : v->start_mark.column;
+				s->tao_spec = xstrndup(text + v->start_mark.index - back,
+				    v->end_mark.index - v->start_mark.index + back);
+			}
 		}
 	}
 	if (rc == 0 && (s->image == NULL || s->command == NULL)) {
@@ -320,6 +354,9 @@ void spec_free(struct spec *s)
 
 	free(s->image), free(s->network_arch), free(s->action), free(s->command);
 	free(s->results_dir), free(s->partition), free(s->account), free(s->tao_spec);
+	for (i = 0; i < s->argc; i++)
+		free(s->argv[i]);
+	free(s->argv);
 	for (i = 0; i < s->ndatasets; i++)
 		free(s->datasets[i]);
 	free(s->datasets);
@@ -339,4 +376,68 @@ void spec_free(struct spec *s)
 	memset(s, 0, sizeof(*s));
 	s->gpus = s->nodes = s->cpus_per_task = s->requeue = -1;
 	s->time_hours = -1;
+}
+
+static int write_to_buf(void *data, unsigned char *buffer, size_t size)
+{
+	buf_add(data, buffer, size);
+	return 1;
+}
+
+/* Parse YAML text and emit it again through libyaml's emitter. */
+static int reemit(const char *text, size_t len, struct buf *out, char **err)
+{
+	yaml_parser_t parser;
+	yaml_emitter_t emitter;
+	yaml_document_t doc;
+	int ok;
+
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		*err = xasprintf("spec: TAO's spec does not parse: %s", parser.problem ? parser.problem : "?");
+		yaml_parser_delete(&parser);
+		return -1;
+	}
+	yaml_parser_delete(&parser);
+	yaml_emitter_initialize(&emitter);
+	yaml_emitter_set_output(&emitter, write_to_buf, out);
+	yaml_emitter_set_unicode(&emitter, 1);
+	ok = yaml_emitter_open(&emitter) && yaml_emitter_dump(&emitter, &doc) &&
+	    yaml_emitter_close(&emitter);
+	if (!ok)
+		*err = xasprintf("spec: libyaml could not write TAO's spec: %s",
+		    emitter.problem ? emitter.problem : "?");
+	yaml_emitter_delete(&emitter);	/* dump deleted the document */
+	return ok ? 0 : -1;
+}
+
+int spec_emit_tao(const struct spec *s, char **yaml, char **err)
+{
+	struct buf first, again;
+
+	*yaml = NULL;
+	if (s->tao_spec == NULL) {
+		*yaml = xstrdup("{}\n");
+		return 0;
+	}
+	buf_init(&first);
+	buf_init(&again);
+	/* The slice is indented as it was inside the bundle; libyaml takes
+	 * the first line's indentation as the block's. */
+	if (reemit(s->tao_spec, strlen(s->tao_spec), &first, err) != 0 ||
+	    reemit(first.data, first.len, &again, err) != 0) {
+		buf_free(&first);
+		buf_free(&again);
+		return -1;
+	}
+	if (first.len != again.len || memcmp(first.data, again.data, first.len) != 0) {
+		*err = xstrdup("spec: TAO's spec does not read back as it was written");
+		buf_free(&first);
+		buf_free(&again);
+		return -1;
+	}
+	buf_free(&again);
+	*yaml = buf_detach(&first);
+	return 0;
 }

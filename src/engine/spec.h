@@ -25,7 +25,12 @@ struct spec {
 	char		*image;		/* any of the four image forms */
 	char		*network_arch;
 	char		*action;
-	char		*command;	/* run in the container */
+	char		*command;	/* for display: the words joined by spaces */
+	/* Run in the container as these words, with no shell between: a list
+	 * gives them exactly, a text is split at white space. So "$(...)" or
+	 * backticks in a command are text, never run by taotop's doing. */
+	char		**argv;
+	size_t		 argc;
 	char		**datasets;	/* lustre:/// or slurm:// URIs */
 	size_t		 ndatasets;
 	char		*results_dir;
@@ -42,6 +47,10 @@ struct spec {
 	size_t		 nfiles;
 	char		*tao_spec;	/* the "spec:" mapping, as YAML text, or NULL */
 };
+
+/* TAO's spec (the "spec:" mapping) written out by libyaml's emitter, then
+ * read back and compared: -1 with *err if it does not survive the trip. */
+int spec_emit_tao(const struct spec *s, char **yaml, char **err);
 
 /* Parse text (named `file` in messages). -1 with *err as
  * "file:line:column: ..." when it is not a valid spec bundle. */

@@ -35,6 +35,13 @@ Test(spec, the_shipped_example_parses_whole)
 	cr_assert_not_null(s.tao_spec);
 	cr_expect(strstr(s.tao_spec, "num_epochs: 80") != NULL, "%s", s.tao_spec);
 	cr_expect_null(s.account, "left out: unset, for the defaults to fill");
+	cr_expect_eq(s.argc, 4);
+	cr_expect_str_eq(s.argv[0], "classification_pyt");
+	char *yaml = NULL;
+	cr_assert_eq(spec_emit_tao(&s, &yaml, &err), 0, "%s", err);
+	cr_expect(strstr(yaml, "num_epochs: 80") != NULL, "%s", yaml);
+	cr_expect(strstr(yaml, "backbone: resnet_50") != NULL, "%s", yaml);
+	free(yaml);
 	spec_free(&s);
 }
 
@@ -70,5 +77,27 @@ Test(spec, a_single_dataset_may_be_written_without_a_list)
 	cr_assert_eq(parse("image: /lustre/i.sqsh\ncommand: run\ndatasets: lustre:///d\n", &s, &err), 0, "%s", err);
 	cr_expect_eq(s.ndatasets, 1);
 	cr_expect_eq(s.gpus, -1);
+	spec_free(&s);
+}
+
+Test(spec, a_command_is_words_not_a_shell_line)
+{
+	struct spec s;
+	char *err = NULL;
+	cr_assert_eq(parse("image: /l/i.sqsh\ncommand: [\"train\", \"--name\", \"a b $(touch /tmp/pwned)\"]\n",
+	    &s, &err), 0, "%s", err);
+	cr_expect_eq(s.argc, 3);
+	cr_expect_str_eq(s.argv[2], "a b $(touch /tmp/pwned)", "kept as one word, as text");
+	spec_free(&s);
+}
+
+Test(spec, a_flow_style_tao_spec_is_written_out_too)
+{
+	struct spec s;
+	char *err = NULL, *yaml = NULL;
+	cr_assert_eq(parse("image: /l/i.sqsh\ncommand: run\nspec: {train: {num_epochs: 3}}\n", &s, &err), 0, "%s", err);
+	cr_assert_eq(spec_emit_tao(&s, &yaml, &err), 0, "%s", err);
+	cr_expect(strstr(yaml, "num_epochs: 3") != NULL, "%s", yaml);
+	free(yaml);
 	spec_free(&s);
 }
