@@ -21,7 +21,7 @@ struct verb {
 
 static const struct verb verbs[] = {
 	{ "submit", "SPEC [--cluster C] [--dry-run]",
-	  "stage and submit a job from a spec bundle", NULL },
+	  "stage and submit a job from a spec bundle", cli_submit },
 	{ "status", "JOB [--json] [--watch]",
 	  "show a job's TAO and SLURM state", cli_status },
 	{ "logs", "JOB [--err] [-n N] [-f]",

@@ -12,6 +12,7 @@
 #include "engine/record.h"
 #include "engine/schedule.h"
 #include "engine/slurm.h"
+#include "engine/submit.h"
 #include "engine/tracker.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
@@ -518,5 +519,104 @@ int cli_logs(int argc, char **argv)
 	return rc;
 usage:
 	fprintf(stderr, "usage: taotop logs JOB [--err] [-n N] [-f] [--cluster C]\n");
+	return EXIT_USAGE;
+}
+
+/* Each step as it runs: "✓ dataset", "✗ image: why". */
+static void print_step(enum submit_step step, int state, const char *detail, void *data)
+{
+	const int *utf8 = data;
+
+	if (state == 0)
+		return;
+	fprintf(state > 0 ? stdout : stderr, "%s %s%s%s\n",
+	    state > 0 ? (*utf8 ? "\xe2\x9c\x93" : "ok") : (*utf8 ? "\xe2\x9c\x97" : "FAILED"),
+	    submit_step_name(step), detail ? ": " : "", detail ? detail : "");
+	fflush(stdout);
+}
+
+int cli_submit(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "nodes", required_argument, NULL, 'N' },
+		{ "gpus", required_argument, NULL, 'g' },
+		{ "time", required_argument, NULL, 't' },
+		{ "partition", required_argument, NULL, 'p' },
+		{ "dry-run", no_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "force-reconvert", no_argument, NULL, 'F' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct submit_opts o = { .gpus = -1, .nodes = -1, .time_hours = -1 };
+	struct submit_result res;
+	struct session s;
+	const char *cluster = NULL, *lang = getenv("LC_ALL");
+	char *err = NULL, *end;
+	int c, rc, json = 0, utf8;
+
+	while ((c = getopt_long(argc, argv, "c:N:g:t:p:djF", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': cluster = optarg; break;
+		case 'N': o.nodes = (int)strtol(optarg, &end, 10); if (*end || o.nodes < 1) goto usage; break;
+		case 'g': o.gpus = (int)strtol(optarg, &end, 10); if (*end || o.gpus < 0) goto usage; break;
+		case 't': o.time_hours = strtod(optarg, &end); if (*end || !(o.time_hours > 0)) goto usage; break;
+		case 'p': o.partition = optarg; break;
+		case 'd': o.dry_run = 1; break;
+		case 'j': json = 1; break;
+		case 'F': o.force_reconvert = 1; break;
+		default: goto usage;
+		}
+	}
+	if (optind != argc - 1)
+		goto usage;
+	o.spec_path = argv[optind];
+	if (lang == NULL || *lang == '\0')
+		lang = getenv("LC_CTYPE");
+	if (lang == NULL || *lang == '\0')
+		lang = getenv("LANG");
+	utf8 = lang != NULL && (strstr(lang, "UTF-8") || strstr(lang, "utf8"));
+	if ((rc = session_open(&s, cluster)) != EXIT_OK)
+		return rc;
+	rc = submit_run(s.conn, s.store, s.cl, &o, json ? NULL : print_step, &utf8, &res, &err);
+	if (rc != 0) {
+		if (json) {
+			cJSON *obj = cJSON_CreateObject();
+			cJSON_AddBoolToObject(obj, "submitted", 0);
+			cJSON_AddStringToObject(obj, "error", err);
+			if (res.record_id)
+				cJSON_AddStringToObject(obj, "id", res.record_id);
+			print_json(obj);
+		} else {
+			fprintf(stderr, "taotop: %s\n", err);
+		}
+		free(err);
+		submit_result_free(&res);
+		session_close(&s);
+		return EXIT_FAILED;
+	}
+	if (json) {
+		cJSON *obj = cJSON_CreateObject();
+		cJSON_AddBoolToObject(obj, "submitted", !o.dry_run);
+		cJSON_AddStringToObject(obj, "id", res.record_id ? res.record_id : "");
+		if (res.slurm_id)
+			cJSON_AddStringToObject(obj, "slurm_id", res.slurm_id);
+		cJSON_AddBoolToObject(obj, "adopted", res.adopted);
+		cJSON_AddBoolToObject(obj, "image_converted", res.converted);
+		if (res.dry_run)
+			cJSON_AddStringToObject(obj, "dry_run", res.dry_run);
+		print_json(obj);
+	} else if (o.dry_run) {
+		fputs(res.dry_run, stdout);
+	} else {
+		printf("submitted %s as SLURM job %s%s\n", res.record_id, res.slurm_id,
+		    res.adopted ? " (found by name after the connection was cut)" : "");
+	}
+	submit_result_free(&res);
+	session_close(&s);
+	return EXIT_OK;
+usage:
+	fprintf(stderr, "usage: taotop submit SPEC [--cluster C] [--nodes N] [--gpus N] [--time H] "
+	    "[--partition P] [--dry-run] [--json] [--force-reconvert]\n");
 	return EXIT_USAGE;
 }

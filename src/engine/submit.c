@@ -1,0 +1,878 @@
+#include "engine/submit.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/config.h"
+#include "engine/lint.h"
+#include "engine/policy.h"
+#include "engine/record.h"
+#include "engine/slurm.h"
+#include "engine/spec.h"
+#include "engine/storage.h"
+#include "engine/template.h"
+#include "ssh/conn.h"
+#include "ssh/quote.h"
+#include "util/buf.h"
+#include "util/log.h"
+#include "util/xmalloc.h"
+
+#define CHECK_TIMEOUT_MS	60000
+#define CONVERT_TIMEOUT_MS	(3 * 3600 * 1000)
+#define SUBMIT_TIMEOUT_MS	60000
+
+const char *submit_step_name(enum submit_step step)
+{
+	static const char *const names[] = { "preflight", "dataset", "image", "record", "spec",
+	    "sidecar", "lint", "submit" };
+	return (unsigned)step < sizeof(names) / sizeof(names[0]) ? names[step] : "?";
+}
+
+/* Everything one submit works with. */
+struct job {
+	struct conn		*c;
+	struct record_store	*st;
+	const struct cluster_cfg *cl;
+	const struct submit_opts *o;
+	submit_progress_fn	*progress;
+	void			*data;
+	struct buf		 plan;		/* dry run: what would run */
+
+	struct spec		 spec;
+	struct resources	 res;
+	struct image_ref	 image;
+	const char		*partition;
+	char			*root;		/* results root on the cluster */
+	char			*cache;		/* image cache folder */
+	char			**datasets;	/* paths on the cluster */
+	size_t			 ndatasets;
+	char			*id;
+	char			*job_dir, *results_dir, *log_dir, *sidecar, *sbatch_path;
+};
+
+/* A script that went through the lint and bash -n: launch takes only this,
+ * so nothing unlinted can reach sbatch. */
+struct linted_script {
+	char	*text;
+};
+
+static void step(struct job *j, enum submit_step s, int state, const char *detail)
+{
+	if (j->progress != NULL)
+		j->progress(s, state, detail, j->data);
+}
+
+static int failed(struct job *j, enum submit_step s, char **err)
+{
+	step(j, s, -1, *err);
+	return -1;
+}
+
+static void plan(struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void plan(struct job *j, const char *fmt, ...)
+{
+	va_list ap;
+	char *line;
+
+	va_start(ap, fmt);
+	line = xvasprintf(fmt, ap);
+	va_end(ap);
+	buf_addf(&j->plan, "  %s\n", line);
+	free(line);
+}
+
+/* Run cmd; 0 when it ran (look at x->exit_status), -1 with *err if not. */
+static int run(struct job *j, struct conn_exec *x, const char *cmd, int timeout_ms, char **err)
+{
+	conn_exec_init(x, cmd);
+	x->timeout_ms = timeout_ms;
+	return conn_exec(j->c, x, err) == CONN_OK ? 0 : -1;
+}
+
+/* Parse SLURM's [D-]H:MM:SS / MM:SS / M time into hours; 0 for unknown,
+ * a large number for UNLIMITED. */
+static double slurm_hours(const char *s)
+{
+	long d = 0, h = 0, m = 0, sec = 0;
+	const char *dash = strchr(s, '-');
+
+	if (strncmp(s, "UNLIMITED", 9) == 0 || strncmp(s, "infinite", 8) == 0)
+		return 1e9;
+	if (dash != NULL) {
+		d = atol(s);
+		s = dash + 1;
+	}
+	if (sscanf(s, "%ld:%ld:%ld", &h, &m, &sec) == 3)
+		return (double)d * 24 + (double)h + (double)m / 60 + (double)sec / 3600;
+	if (sscanf(s, "%ld:%ld", &m, &sec) == 2)
+		return (double)d * 24 + (double)m / 60;
+	if (sscanf(s, "%ld", &m) == 1)
+		return (double)d * 24 + (double)m / 60;
+	return 0;
+}
+
+/* A path that goes on #SBATCH lines and into Pyxis's mount list must hold
+ * no white space, quotes, '%' (sbatch patterns) or ',' (mount lists). */
+static int sbatch_safe(const char *what, const char *path, char **err)
+{
+	if (strpbrk(path, " \t\n'\"%,\\$`") != NULL) {
+		*err = xasprintf("%s %s has a character (space, quote, %%, comma, $ or backquote) that "
+		    "#SBATCH lines and container mounts cannot carry: choose a plainer path", what, path);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- preflight: spec, policy, paths ------------------------------------------------------ */
+
+static int preflight(struct job *j, char **err)
+{
+	char *note = NULL;
+	size_t i;
+
+	step(j, STEP_PREFLIGHT, 0, NULL);
+	if (spec_load(j->o->spec_path, &j->spec, err) != 0)
+		return failed(j, STEP_PREFLIGHT, err);
+	if (j->o->gpus >= 0)
+		j->spec.gpus = j->o->gpus;
+	if (j->o->nodes > 0)
+		j->spec.nodes = j->o->nodes;
+	if (j->o->time_hours > 0)
+		j->spec.time_hours = j->o->time_hours;
+	j->partition = j->o->partition ? j->o->partition
+	    : j->spec.partition ? j->spec.partition : NULL;
+	if (j->partition == NULL) {
+		/* The first of SLURM_PARTITION's list. */
+		static char first[128];
+		snprintf(first, sizeof(first), "%.*s", (int)strcspn(j->cl->partitions, ","),
+		    j->cl->partitions);
+		j->partition = first;
+	}
+	if (j->cl->results_root == NULL) {
+		*err = xstrdup("SLURM_BASE_RESULTS_DIR is not set: export the shared-storage folder "
+		    "for job folders (lustre:///path)");
+		return failed(j, STEP_PREFLIGHT, err);
+	}
+	j->root = strncmp(j->cl->results_root, "lustre://", 9) == 0 ||
+	    strncmp(j->cl->results_root, "slurm://", 8) == 0
+	    ? storage_path("SLURM_BASE_RESULTS_DIR", j->cl->results_root, err)
+	    : j->cl->results_root[0] == '/' ? xstrdup(j->cl->results_root) : NULL;
+	if (j->root == NULL) {
+		if (*err == NULL)
+			*err = xasprintf("SLURM_BASE_RESULTS_DIR: %s is not an absolute path on the "
+			    "cluster", j->cl->results_root);
+		return failed(j, STEP_PREFLIGHT, err);
+	}
+	if (sbatch_safe("SLURM_BASE_RESULTS_DIR", j->root, err) != 0)
+		return failed(j, STEP_PREFLIGHT, err);
+	j->cache = j->cl->image_cache ? xstrdup(j->cl->image_cache) : xasprintf("%s/images", j->root);
+	for (i = 0; i < j->spec.ndatasets; i++) {
+		char *p = storage_path("datasets", j->spec.datasets[i], err);
+		if (p == NULL || sbatch_safe("dataset", p, err) != 0) {
+			free(p);
+			return failed(j, STEP_PREFLIGHT, err);
+		}
+		j->datasets = xreallocarray(j->datasets, j->ndatasets + 1, sizeof(*j->datasets));
+		j->datasets[j->ndatasets++] = p;
+	}
+	if (j->spec.results_dir != NULL) {
+		j->results_dir = storage_path("results_dir", j->spec.results_dir, err);
+		if (j->results_dir == NULL || sbatch_safe("results_dir", j->results_dir, err) != 0)
+			return failed(j, STEP_PREFLIGHT, err);
+	}
+	if (image_parse(j->spec.image, j->cache, &j->image, err) != 0 ||
+	    sbatch_safe("image", j->image.sqsh, err) != 0)
+		return failed(j, STEP_PREFLIGHT, err);
+	/* Time above 4 h elsewhere needs the partition's MaxTime: checked
+	 * with the datasets; the packaged 4-hour queues need no question. */
+	if (policy_resources(&j->spec, &seed_defaults, j->partition, 1e9, &j->res, &note, err) != 0)
+		return failed(j, STEP_PREFLIGHT, err);
+	if (j->res.nodes > 1) {
+		*err = xasprintf("%d nodes: multi-node jobs (the rendezvous template and the NCCL "
+		    "probe) are not built yet; ask for at most %d GPUs", j->res.nodes,
+		    seed_defaults.max_num_gpus_per_node);
+		free(note);
+		return failed(j, STEP_PREFLIGHT, err);
+	}
+	step(j, STEP_PREFLIGHT, 1, note);
+	free(note);
+	return 0;
+}
+
+/* ---- one remote command checks datasets, image and partition ----------------------------- */
+
+static int check_remote(struct job *j, char **err)
+{
+	struct buf cmd;
+	struct conn_exec x;
+	char *q, *line, *save = NULL;
+	int image_state = -2, rc = 0;
+	double max_h = 0;
+	size_t i;
+
+	step(j, STEP_DATASET, 0, NULL);
+	buf_init(&cmd);
+	for (i = 0; i < j->ndatasets; i++) {
+		q = sh_quote(j->datasets[i]);
+		buf_addf(&cmd, "if test -e %s; then echo '@@ok %zu'; else echo '@@missing %zu'; fi; ",
+		    q, i, i);
+		free(q);
+	}
+	q = sh_quote(j->image.sqsh);
+	buf_addf(&cmd, "if [ \"$(head -c 4 %s 2>/dev/null)\" = hsqs ]; then echo '@@image ok'; "
+	    "elif test -e %s; then echo '@@image bad'; else echo '@@image missing'; fi; ", q, q);
+	free(q);
+	q = sh_quote(j->partition);
+	buf_addf(&cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"", q);
+	free(q);
+	if (j->o->dry_run)
+		plan(j, "check: %s", cmd.data);
+	if (run(j, &x, cmd.data, CHECK_TIMEOUT_MS, err) != 0) {
+		buf_free(&cmd);
+		return failed(j, STEP_DATASET, err);
+	}
+	buf_free(&cmd);
+	for (line = strtok_r(x.out.data ? x.out.data : (char *)"", "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		size_t k;
+		if (sscanf(line, "@@missing %zu", &k) == 1 && k < j->ndatasets && rc == 0) {
+			*err = xasprintf("dataset %s does not exist on %s: stage it on the shared "
+			    "storage first (never inside the allocation), or fix the path", j->datasets[k],
+			    conn_host(j->c));
+			rc = -1;
+		} else if (strcmp(line, "@@image ok") == 0) {
+			image_state = 1;
+		} else if (strcmp(line, "@@image bad") == 0) {
+			image_state = -1;
+		} else if (strcmp(line, "@@image missing") == 0) {
+			image_state = 0;
+		} else if (strncmp(line, "@@maxtime ", 10) == 0) {
+			max_h = slurm_hours(line + 10);
+		}
+	}
+	conn_exec_free(&x);
+	if (rc == 0 && max_h <= 0) {
+		*err = xasprintf("partition %s does not exist on the cluster (sinfo -o %%P lists them)",
+		    j->partition);
+		rc = -1;
+	}
+	if (rc == 0 && policy_resources(&j->spec, &seed_defaults, j->partition, max_h, &j->res,
+	    NULL, err) != 0)
+		rc = -1;
+	if (rc == 0 && j->image.is_sqsh && image_state != 1) {
+		*err = xasprintf("image %s %s", j->image.sqsh, image_state == 0 ? "does not exist"
+		    : "is not a squashfs file (no hsqs magic): a truncated conversion? convert it again");
+		rc = -1;
+	}
+	if (rc != 0)
+		return failed(j, STEP_DATASET, err);
+	/* For a registry image: 1 = a good cached .sqsh exists. */
+	j->image.is_sqsh = j->image.is_sqsh || (image_state == 1 && !(j->image.latest && j->o->force_reconvert));
+	step(j, STEP_DATASET, 1, NULL);
+	return 0;
+}
+
+/* ---- image: convert once, on the CPU partition ------------------------------------------------ */
+
+static int convert_image(struct job *j, struct submit_result *res, char **err)
+{
+	char *inner, *qinner, *qsqsh = sh_quote(j->image.sqsh), *qdocker = sh_quote(j->image.docker_uri);
+	char *qcache = sh_quote(j->cache), *qcpu = sh_quote(j->cl->cpu_partition), *cmd;
+	struct conn_exec x;
+	int rc = -1;
+
+	if (j->image.is_sqsh) {
+		step(j, STEP_IMAGE, 1, j->image.docker_uri ? "cached" : "a .sqsh file");
+		rc = 0;
+		goto out;
+	}
+	step(j, STEP_IMAGE, 0, "converting");
+	/* The seed's conversion, to a temp name renamed only when whole. */
+	inner = xasprintf("set -Eeuo pipefail; export TMPDIR=/tmp; "
+	    "export ENROOT_TEMP_PATH=/tmp/enroot-tao-${SLURM_JOB_ID}; "
+	    "export SLURM_ENROOT_TEMP_PATH=${ENROOT_TEMP_PATH}; mkdir -p \"${ENROOT_TEMP_PATH}\"; "
+	    "cd /tmp; part=%s.part.${SLURM_JOB_ID}; rm -f \"$part\"; "
+	    "enroot import -o \"$part\" %s && mv -f \"$part\" %s", qsqsh, qdocker, qsqsh);
+	qinner = sh_quote(inner);
+	cmd = xasprintf("mkdir -p %s && srun --chdir=/tmp -n1 -c4 --mem=7200M -p %s -t 120 "
+	    "bash -c %s && [ \"$(head -c 4 %s)\" = hsqs ]", qcache, qcpu, qinner, qsqsh);
+	free(inner);
+	free(qinner);
+	if (j->o->dry_run) {
+		plan(j, "convert: %s", cmd);
+		step(j, STEP_IMAGE, 1, "would convert");
+		free(cmd);
+		rc = 0;
+		goto out;
+	}
+	if (run(j, &x, cmd, CONVERT_TIMEOUT_MS, err) != 0) {
+		free(cmd);
+		failed(j, STEP_IMAGE, err);
+		goto out;
+	}
+	free(cmd);
+	if (x.exit_status != 0) {
+		const char *e = x.err.data ? x.err.data : "";
+		size_t len = strlen(e);
+		while (len > 0 && e[len - 1] == '\n')
+			len--;
+		/* The last lines say why; never fall back to the registry. */
+		const char *tail = e + len;
+		for (int lines = 0; tail > e && lines < 3; tail--)
+			lines += tail[-1] == '\n';
+		*err = xasprintf("converting %s failed on %s: %.*s -- taotop does not fall back to "
+		    "the registry image (it would be pulled on the GPUs); fix the conversion and "
+		    "submit again", j->image.docker_uri, j->cl->cpu_partition,
+		    (int)(e + len - tail), tail);
+		conn_exec_free(&x);
+		failed(j, STEP_IMAGE, err);
+		goto out;
+	}
+	conn_exec_free(&x);
+	res->converted = 1;
+	step(j, STEP_IMAGE, 1, "converted");
+	rc = 0;
+out:
+	free(qsqsh), free(qdocker), free(qcache), free(qcpu);
+	return rc;
+}
+
+/* ---- record, staging, sidecar ------------------------------------------------------------------ */
+
+static int open_record(struct job *j, char **err)
+{
+	struct job_record *r;
+	int rc;
+
+	step(j, STEP_RECORD, 0, NULL);
+	j->id = j->o->dry_run ? xstrdup("tao-DRYRUN") : store_mint_id(j->st);
+	j->job_dir = xasprintf("%s/%s", j->root, j->id);
+	if (j->results_dir == NULL)
+		j->results_dir = xasprintf("%s/results", j->job_dir);
+	j->log_dir = xasprintf("%s/slurm-logs", j->job_dir);
+	j->sbatch_path = xasprintf("%s/sbatch/job_%s.sbatch", j->job_dir, j->id);
+	if (j->o->dry_run) {
+		step(j, STEP_RECORD, 1, j->id);
+		return 0;
+	}
+	r = record_new(j->id);
+	record_set(&r->cluster, j->cl->name);
+	record_set(&r->image, j->image.sqsh);
+	record_set(&r->network_arch, j->spec.network_arch);
+	record_set(&r->action, j->spec.action);
+	record_set(&r->results_dir, j->results_dir);
+	record_set(&r->log_dir, j->log_dir);
+	record_transition(r, TAO_PENDING, NULL, "opened: staging", "taotop", time(NULL));
+	rc = store_create(j->st, r, err);
+	record_free(r);
+	if (rc != 0)
+		return failed(j, STEP_RECORD, err);
+	step(j, STEP_RECORD, 1, j->id);
+	return 0;
+}
+
+static int stage_file(struct job *j, const char *path, const char *text, char **err)
+{
+	if (j->o->dry_run) {
+		plan(j, "write %s (%zu bytes)", path, strlen(text));
+		return 0;
+	}
+	return conn_write_file(j->c, path, text, strlen(text), 0644, CONN_WRITE_ATOMIC, err) ==
+	    CONN_OK ? 0 : -1;
+}
+
+static int stage(struct job *j, char **err)
+{
+	const char *dirs[] = { "specs", "env", "meta", "sbatch" };
+	char *yaml = NULL, *path, *text;
+	cJSON *env, *meta, *list;
+	size_t i;
+	int rc = -1;
+
+	step(j, STEP_SPEC, 0, NULL);
+	if (spec_emit_tao(&j->spec, &yaml, err) != 0)
+		return failed(j, STEP_SPEC, err);
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]) + 2; i++) {
+		char *d = i < 4 ? xasprintf("%s/%s", j->job_dir, dirs[i])
+		    : xstrdup(i == 4 ? j->log_dir : j->results_dir);
+		if (j->o->dry_run)
+			plan(j, "mkdir -p %s", d);
+		else if (conn_mkdir_p(j->c, d, 0755, err) != CONN_OK) {
+			free(d);
+			free(yaml);
+			return failed(j, STEP_SPEC, err);
+		}
+		free(d);
+	}
+	env = cJSON_CreateObject();
+	for (i = 0; i < j->spec.nextra_env; i++)
+		cJSON_AddStringToObject(env, j->spec.extra_env[i].key, j->spec.extra_env[i].value);
+	meta = cJSON_CreateObject();
+	cJSON_AddStringToObject(meta, "id", j->id);
+	cJSON_AddStringToObject(meta, "image", j->image.sqsh);
+	cJSON_AddStringToObject(meta, "network_arch", j->spec.network_arch ? j->spec.network_arch : "");
+	cJSON_AddStringToObject(meta, "action", j->spec.action ? j->spec.action : "");
+	list = cJSON_AddArrayToObject(meta, "datasets");
+	for (i = 0; i < j->ndatasets; i++)
+		cJSON_AddItemToArray(list, cJSON_CreateString(j->datasets[i]));
+	cJSON_AddStringToObject(meta, "results_dir", j->results_dir);
+	cJSON_AddNumberToObject(meta, "gpus", j->res.gpus_total);
+	cJSON_AddStringToObject(meta, "time", j->res.time);
+
+	path = xasprintf("%s/specs/spec.yaml", j->job_dir);
+	if (stage_file(j, path, yaml, err) != 0)
+		goto out;
+	free(path);
+	text = cJSON_PrintUnformatted(env);
+	path = xasprintf("%s/env/env.json", j->job_dir);
+	rc = stage_file(j, path, text, err);
+	cJSON_free(text);
+	if (rc != 0)
+		goto out;
+	free(path);
+	text = cJSON_PrintUnformatted(meta);
+	path = xasprintf("%s/meta/meta.json", j->job_dir);
+	rc = stage_file(j, path, text, err);
+	cJSON_free(text);
+out:
+	free(path);
+	free(yaml);
+	cJSON_Delete(env);
+	cJSON_Delete(meta);
+	if (rc != 0)
+		return failed(j, STEP_SPEC, err);
+	step(j, STEP_SPEC, 1, NULL);
+	return 0;
+}
+
+/* Secrets named by the bundle: values from the environment, into a file
+ * created 0600 from its first byte. The values appear nowhere else. */
+static int sidecar(struct job *j, char **err)
+{
+	struct buf text;
+	size_t i;
+	int rc;
+
+	step(j, STEP_SIDECAR, 0, NULL);
+	if (j->spec.nsecrets == 0) {
+		step(j, STEP_SIDECAR, 1, "no secrets");
+		return 0;
+	}
+	j->sidecar = xasprintf("%s/job_%s.env", j->job_dir, j->id);
+	buf_init(&text);
+	for (i = 0; i < j->spec.nsecrets; i++) {
+		const char *v = getenv(j->spec.secrets[i]);
+		if (v == NULL || v[0] == '\0') {
+			*err = xasprintf("secret %s is named by %s but not set in your environment: "
+			    "export it (its value is written only to a mode-600 file on the cluster)",
+			    j->spec.secrets[i], j->o->spec_path);
+			buf_free(&text);
+			return failed(j, STEP_SIDECAR, err);
+		}
+		buf_addf(&text, "export %s=", j->spec.secrets[i]);
+		sh_quote_buf(&text, v, strlen(v));
+		buf_addc(&text, '\n');
+	}
+	if (j->o->dry_run) {
+		plan(j, "write %s, mode 0600 from its first byte: %zu secret(s) from your environment",
+		    j->sidecar, j->spec.nsecrets);
+		rc = 0;
+	} else {
+		rc = conn_write_file(j->c, j->sidecar, text.data, text.len, 0600, CONN_WRITE_EXCL, err)
+		    == CONN_OK ? 0 : -1;
+	}
+	/* Leave no copy of the values in memory we give back. */
+	memset(text.data, 0, text.len);
+	buf_free(&text);
+	if (rc != 0)
+		return failed(j, STEP_SIDECAR, err);
+	step(j, STEP_SIDECAR, 1, NULL);
+	return 0;
+}
+
+/* ---- render, lint, bash -n ------------------------------------------------------------------------ */
+
+char *submit_template_dir(void)
+{
+	const char *share = getenv("TAOTOP_SHARE");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (share != NULL && share[0] != '\0')
+		return xasprintf("%s/templates", share);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash, *dir;
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash != NULL) {
+			*slash = '\0';
+			dir = xasprintf("%s/../share/taotop/templates", exe);
+			if (access(dir, R_OK) == 0)
+				return dir;
+			free(dir);
+			/* Run from the source tree: build/rel/taotop. */
+			dir = xasprintf("%s/../../templates", exe);
+			if (access(dir, R_OK) == 0)
+				return dir;
+			free(dir);
+		}
+	}
+	return xstrdup(TAOTOP_DATADIR "/templates");
+}
+
+static char *read_local(const char *path, char **err)
+{
+	FILE *f = fopen(path, "rb");
+	struct buf b;
+	char chunk[8192];
+	size_t n;
+
+	if (f == NULL) {
+		*err = xasprintf("%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	buf_init(&b);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_add(&b, chunk, n);
+	fclose(f);
+	return buf_detach(&b);
+}
+
+/* bash -n on the script, locally: no secret is in it to leak. */
+static int bash_syntax(const char *text, char **err)
+{
+	int in[2], out[2], status;
+	struct buf msg;
+	char chunk[4096];
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(in) != 0 || pipe(out) != 0) {
+		*err = xasprintf("bash -n: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 2);
+		dup2(out[1], 1);
+		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+		execlp("bash", "bash", "-n", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	(void)!write(in[1], text, strlen(text));
+	close(in[1]);
+	buf_init(&msg);
+	while ((n = read(out[0], chunk, sizeof(chunk))) > 0)
+		buf_add(&msg, chunk, (size_t)n);
+	close(out[0]);
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		*err = xasprintf("the rendered sbatch fails bash -n: %s", msg.data ? msg.data : "?");
+		buf_free(&msg);
+		return -1;
+	}
+	buf_free(&msg);
+	return 0;
+}
+
+static int render_and_lint(struct job *j, struct linted_script *out, char **err)
+{
+	struct buf mounts, command, extra, env;
+	char *dir = j->o->template_dir ? xstrdup(j->o->template_dir) : submit_template_dir();
+	char *tpath = xasprintf("%s/singlenode.sbatch.tmpl", dir), *tmpl, *text = NULL, *report;
+	char ngpus[16], ncpus[16], *qimage, *qmounts, *qenv;
+	size_t i;
+	int rc = -1;
+
+	step(j, STEP_LINT, 0, NULL);
+	free(dir);
+	tmpl = read_local(tpath, err);
+	if (tmpl == NULL) {
+		free(tpath);
+		return failed(j, STEP_LINT, err);
+	}
+	/* Identity mounts: the datasets, the job folder, the results. */
+	buf_init(&mounts);
+	for (i = 0; i < j->ndatasets; i++)
+		buf_addf(&mounts, "%s:%s,", j->datasets[i], j->datasets[i]);
+	buf_addf(&mounts, "%s:%s", j->job_dir, j->job_dir);
+	if (strncmp(j->results_dir, j->job_dir, strlen(j->job_dir)) != 0)
+		buf_addf(&mounts, ",%s:%s", j->results_dir, j->results_dir);
+	/* The command's words, each one quoted: no shell reads them as code. */
+	buf_init(&command);
+	for (i = 0; i < j->spec.argc; i++) {
+		if (i > 0)
+			buf_addc(&command, ' ');
+		sh_quote_buf(&command, j->spec.argv[i], strlen(j->spec.argv[i]));
+	}
+	buf_init(&extra);
+	buf_addf(&extra, "#SBATCH --nodes=1\n#SBATCH --partition=%s\n", j->partition);
+	if (j->cl->account != NULL)
+		buf_addf(&extra, "#SBATCH --account=%s\n", j->cl->account);
+	buf_addf(&extra, "#SBATCH %s", j->res.requeue ? "--requeue" : "--no-requeue");
+	if (j->res.exclusive)
+		buf_adds(&extra, "\n#SBATCH --exclusive");
+	buf_init(&env);
+	for (i = 0; i < j->spec.nextra_env; i++) {
+		buf_addf(&env, "%sexport %s=", i ? "\n" : "", j->spec.extra_env[i].key);
+		sh_quote_buf(&env, j->spec.extra_env[i].value, strlen(j->spec.extra_env[i].value));
+	}
+	if (env.len == 0)
+		buf_adds(&env, ": none");
+	snprintf(ngpus, sizeof(ngpus), "%d", j->res.gpus_per_node);
+	snprintf(ncpus, sizeof(ncpus), "%d", j->res.cpus_per_task);
+	qimage = sh_quote(j->image.sqsh);
+	qmounts = sh_quote(mounts.data);
+	qenv = j->sidecar ? sh_quote(j->sidecar) : xstrdup("''");
+	{
+		const struct tmpl_value v[] = {
+			{ "JOB_NAME", j->id }, { "NUM_GPUS", ngpus }, { "CPUS_PER_TASK", ncpus },
+			{ "TIME", j->res.time }, { "LOG_DIR", j->log_dir }, { "IMAGE", qimage },
+			{ "CONTAINER_MOUNTS", qmounts }, { "COMMAND", command.data },
+			{ "SBATCH_EXTRA", extra.data }, { "ENV_FILE", qenv }, { "EXTRA_ENV", env.data },
+			{ "CHILD_TIMEOUT", j->res.child_timeout },
+		};
+		if (template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), &text, err) != 0)
+			goto out;
+	}
+	if (lint_script(j->sbatch_path, text, &report) > 0) {
+		*err = xasprintf("the rendered sbatch fails the lint, nothing was submitted:\n%s", report);
+		free(report);
+		goto out;
+	}
+	if (bash_syntax(text, err) != 0)
+		goto out;
+	out->text = text;
+	text = NULL;
+	rc = 0;
+out:
+	free(text), free(tmpl), free(tpath), free(qimage), free(qmounts), free(qenv);
+	buf_free(&mounts), buf_free(&command), buf_free(&extra), buf_free(&env);
+	if (rc != 0)
+		return failed(j, STEP_LINT, err);
+	step(j, STEP_LINT, 1, NULL);
+	return 0;
+}
+
+/* ---- launch --------------------------------------------------------------------------------------- */
+
+static int mark_launched(struct job_record *r, void *arg, char **err)
+{
+	const char *const *v = arg;	/* slurm id, message */
+	(void)err;
+	record_set(&r->backend_ref, v[0]);
+	record_transition(r, TAO_PENDING, NULL, v[1], "taotop", time(NULL));
+	return 1;
+}
+
+static int mark_not_launched(struct job_record *r, void *arg, char **err)
+{
+	(void)err;
+	if (r->backend_ref != NULL)
+		return 0;
+	return record_transition(r, TAO_ERROR, NULL, arg, "taotop", time(NULL));
+}
+
+/* After a cut connection or an empty answer: find the job by its exact
+ * name (the record id) and adopt it, finishing a held one. Never submits. */
+static int reconcile(struct job *j, char **id_out, char **err)
+{
+	struct conn_exec x;
+	char *qname = sh_quote(j->id), *cmd, *line, *save = NULL, *held = NULL;
+	int rc = -1;
+
+	cmd = xasprintf("squeue -h --name=%s -o '%%A %%r'; echo @@; "
+	    "sacct -n -X -P --name=%s -S now-7days -o JobIDRaw", qname, qname);
+	for (int attempt = 0; attempt < 3 && run(j, &x, cmd, SUBMIT_TIMEOUT_MS, err) != 0; attempt++) {
+		conn_exec_free(&x);
+		free(*err);
+		*err = NULL;
+		sleep(1);
+	}
+	free(cmd);
+	*id_out = NULL;
+	for (line = strtok_r(x.out.data ? x.out.data : (char *)"", "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char id[32], reason[64] = "";
+		if (strcmp(line, "@@") == 0 || sscanf(line, "%31s %63s", id, reason) < 1 ||
+		    !slurm_id_ok(id))
+			continue;
+		if (*id_out == NULL) {
+			*id_out = xstrdup(id);
+			if (strcmp(reason, "JobHeldUser") == 0)
+				held = xstrdup(id);
+		}
+	}
+	conn_exec_free(&x);
+	if (*id_out == NULL) {
+		*err = xasprintf("the submit's answer was lost and no job named %s exists: nothing was "
+		    "submitted; run the submit again", j->id);
+		goto out;
+	}
+	if (held != NULL) {
+		char *qlog = sh_quote(j->log_dir);
+		cmd = xasprintf("mkdir -p %s/%s-%s && scontrol release %s", qlog, j->id, held, held);
+		free(qlog);
+		if (run(j, &x, cmd, SUBMIT_TIMEOUT_MS, err) != 0 || x.exit_status != 0) {
+			if (*err == NULL)
+				*err = xasprintf("job %s was found held, but releasing it failed: %s", held,
+				    x.err.data ? x.err.data : "");
+			conn_exec_free(&x);
+			free(cmd);
+			goto out;
+		}
+		conn_exec_free(&x);
+		free(cmd);
+	}
+	rc = 0;
+out:
+	free(held);
+	free(qname);
+	return rc;
+}
+
+static int launch(struct job *j, const struct linted_script *script, struct submit_result *res,
+    char **err)
+{
+	struct conn_exec x;
+	char *qdir = sh_quote(j->job_dir), *qsb = sh_quote(j->sbatch_path), *qlog = sh_quote(j->log_dir);
+	char *cmd, *slurm_id = NULL, *mark;
+	const char *v[2];
+	int rc = -1;
+	enum conn_status cst;
+
+	step(j, STEP_SUBMIT, 0, NULL);
+	/* SLURM does not create %x-%j/: submit held, make it, release. */
+	cmd = xasprintf("cd %s && out=$(sbatch --hold --parsable %s) && id=${out%%%%;*} && "
+	    "mkdir -p %s/%s-\"$id\" && scontrol release \"$id\" && echo \"@@taotop-id $id\"",
+	    qdir, qsb, qlog, j->id);
+	if (j->o->dry_run) {
+		plan(j, "write %s (the sbatch below)", j->sbatch_path);
+		plan(j, "submit: %s", cmd);
+		step(j, STEP_SUBMIT, 1, "dry run: nothing submitted");
+		free(cmd);
+		rc = 0;
+		goto out;
+	}
+	if (conn_write_file(j->c, j->sbatch_path, script->text, strlen(script->text), 0644,
+	    CONN_WRITE_ATOMIC, err) != CONN_OK) {
+		free(cmd);
+		failed(j, STEP_SUBMIT, err);
+		goto out;
+	}
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = SUBMIT_TIMEOUT_MS;
+	cst = conn_exec(j->c, &x, err);
+	free(cmd);
+	mark = cst == CONN_OK && x.out.data ? strstr(x.out.data, "@@taotop-id ") : NULL;
+	if (mark != NULL) {
+		slurm_id = xstrndup(mark + 12, strcspn(mark + 12, "\n"));
+	} else if (cst == CONN_OK && x.exit_status != 0 && strstr(x.err.data ? x.err.data : "",
+	    "Batch job submission failed") != NULL) {
+		const char *e = x.err.data;
+		*err = xasprintf("sbatch refused the job: %.*s", (int)strcspn(e, "\n"), e);
+		conn_exec_free(&x);
+		failed(j, STEP_SUBMIT, err);
+		goto out;
+	} else {
+		/* Ambiguous: the job may exist. Look for it, never resubmit. */
+		log_msg(LOG_WARN, "submit: %s: ambiguous answer (%s); reconciling by name", j->id,
+		    *err ? *err : "no job id");
+		free(*err);
+		*err = NULL;
+		if (reconcile(j, &slurm_id, err) != 0) {
+			conn_exec_free(&x);
+			failed(j, STEP_SUBMIT, err);
+			goto out;
+		}
+		res->adopted = 1;
+	}
+	conn_exec_free(&x);
+	v[0] = slurm_id;
+	v[1] = res->adopted ? "submitted; the answer was lost and the job adopted by its name"
+	    : "submitted";
+	if (store_update(j->st, j->id, mark_launched, (void *)v, err) != 0) {
+		failed(j, STEP_SUBMIT, err);
+		goto out;
+	}
+	res->slurm_id = slurm_id;
+	slurm_id = NULL;
+	step(j, STEP_SUBMIT, 1, res->slurm_id);
+	rc = 0;
+out:
+	free(slurm_id), free(qdir), free(qsb), free(qlog);
+	return rc;
+}
+
+/* ---- the pipeline ------------------------------------------------------------------------------------ */
+
+static void job_free(struct job *j)
+{
+	size_t i;
+
+	spec_free(&j->spec);
+	image_ref_free(&j->image);
+	for (i = 0; i < j->ndatasets; i++)
+		free(j->datasets[i]);
+	free(j->datasets);
+	free(j->root), free(j->cache), free(j->id), free(j->job_dir), free(j->results_dir);
+	free(j->log_dir), free(j->sidecar), free(j->sbatch_path);
+	buf_free(&j->plan);
+}
+
+int submit_run(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const struct submit_opts *o, submit_progress_fn *progress, void *data,
+    struct submit_result *res, char **err)
+{
+	struct job j;
+	struct linted_script script = { NULL };
+	int rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	memset(&j, 0, sizeof(j));
+	j.c = c, j.st = st, j.cl = cl, j.o = o, j.progress = progress, j.data = data;
+	buf_init(&j.plan);
+	if (preflight(&j, err) != 0 || check_remote(&j, err) != 0 || convert_image(&j, res, err) != 0 ||
+	    open_record(&j, err) != 0)
+		goto out;
+	res->record_id = xstrdup(j.id);
+	/* From here a failure leaves the record saying why. */
+	if (stage(&j, err) != 0 || sidecar(&j, err) != 0 || render_and_lint(&j, &script, err) != 0 ||
+	    launch(&j, &script, res, err) != 0) {
+		if (!o->dry_run && !res->adopted && res->slurm_id == NULL) {
+			char *e2 = NULL;
+			log_msg(LOG_WARN, "submit: %s: not launched: %s", j.id, *err);
+			if (store_update(st, j.id, mark_not_launched, *err, &e2) != 0)
+				free(e2);
+		}
+		goto out;
+	}
+	if (o->dry_run)
+		res->dry_run = xasprintf("# remote commands and writes, in order\n%s\n# %s\n%s",
+		    j.plan.data ? j.plan.data : "", j.sbatch_path, script.text);
+	rc = 0;
+out:
+	free(script.text);
+	job_free(&j);
+	return rc;
+}
+
+void submit_result_free(struct submit_result *r)
+{
+	free(r->record_id);
+	free(r->slurm_id);
+	free(r->dry_run);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,72 @@
+/*
+ * The seed's submit verb as one pipeline, used by `taotop submit` and (later)
+ * the monitor's wizard. Steps, each reported as it runs:
+ *
+ *   preflight  the spec parses; the policy allows it (time, GPUs)
+ *   dataset    one remote command checks every dataset path (test -e), the
+ *              image's squashfs magic and the partition's MaxTime
+ *   image      a registry image is converted once on the CPU partition
+ *              (enroot import to a temp name, then its hsqs magic checked);
+ *              a failed or truncated conversion is fatal, never replaced by
+ *              the registry URI
+ *   record     the record is opened: id minted, results folder bound
+ *   spec       spec.yaml (libyaml's emitter), env and meta JSON staged
+ *   sidecar    secrets named by the bundle, from the environment, written
+ *              0600 from their first byte, never on a command line
+ *   lint       the sbatch rendered (no placeholder left), linted for
+ *              secrets and waste, and checked with bash -n
+ *   submit     sbatch --hold, the %x-%j log folder made, scontrol release:
+ *              one remote command; a cut connection is reconciled by the
+ *              job's exact name and never submitted twice
+ *
+ * Nothing is written on the cluster before the checks pass; a dry run stops
+ * after rendering and lists the commands it would have run.
+ */
+#ifndef TAOTOP_ENGINE_SUBMIT_H
+#define TAOTOP_ENGINE_SUBMIT_H
+
+struct conn;
+struct record_store;
+struct cluster_cfg;
+
+enum submit_step {
+	STEP_PREFLIGHT, STEP_DATASET, STEP_IMAGE, STEP_RECORD, STEP_SPEC,
+	STEP_SIDECAR, STEP_LINT, STEP_SUBMIT,
+};
+
+/* "preflight", "dataset", ... */
+const char *submit_step_name(enum submit_step step);
+
+/* state: 0 started, 1 done, -1 failed; detail may be NULL. */
+typedef void submit_progress_fn(enum submit_step step, int state, const char *detail,
+    void *data);
+
+struct submit_opts {
+	const char	*spec_path;
+	int		 gpus, nodes;	/* -1: from the spec or defaults */
+	double		 time_hours;	/* -1: likewise */
+	const char	*partition;	/* NULL: likewise */
+	int		 dry_run;
+	int		 force_reconvert;	/* reconvert a cached :latest image */
+	const char	*template_dir;	/* NULL: taotop's installed templates */
+};
+
+struct submit_result {
+	char	*record_id;
+	char	*slurm_id;
+	int	 adopted;	/* found by name after an ambiguous submit */
+	int	 converted;	/* the image was converted this time */
+	char	*dry_run;	/* the rendered sbatch and the commands, for --dry-run */
+};
+
+int submit_run(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const struct submit_opts *o, submit_progress_fn *progress, void *data,
+    struct submit_result *res, char **err);
+void submit_result_free(struct submit_result *r);
+
+/* Where templates are: $TAOTOP_SHARE/templates, else next to the binary
+ * (../share/taotop/templates, or ../../templates in the source tree), else
+ * the build-time data folder. */
+char *submit_template_dir(void);
+
+#endif

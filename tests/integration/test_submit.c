@@ -1,0 +1,348 @@
+/*
+ * The submit pipeline against the real cluster: a full submit to Done, the
+ * image converted once, the sidecar's life, refusals that submit nothing,
+ * a cut connection adopted without a second job, and hostile values.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/config.h"
+#include "engine/record.h"
+#include "engine/spec.h"
+#include "engine/submit.h"
+#include "engine/tracker.h"
+#include "integration/helper_rig.h"
+#include "ssh/conn.h"
+#include "util/buf.h"
+#include "util/xmalloc.h"
+
+#define TOKEN "hf_TaoTopTestToken9f8e7d6c5b4a3928170"
+
+struct env {
+	struct conn		*conn;
+	struct record_store	*store;
+	struct cluster_cfg	 cl;
+	char			*base;		/* this test's folder on the shared storage */
+	char			*local;		/* local temp folder (bundles, records) */
+};
+
+static void env_open(struct env *e, const char *name, const char *cache)
+{
+	const struct rig *r = rig_get();
+	struct conn_target t;
+	char tmpl[] = "/tmp/taotop-submit-XXXXXX", *err = NULL, *cmd;
+
+	rig_target(&t);
+	e->conn = conn_new(&t);
+	cr_assert_not_null(mkdtemp(tmpl));
+	e->local = xstrdup(tmpl);
+	char *jobs = xasprintf("%s/jobs", tmpl);
+	e->store = store_open(jobs, &err);
+	free(jobs);
+	cr_assert_not_null(e->store, "%s", err);
+	e->base = xasprintf("%s/submit-tests/%s-%d", r->shared, name, (int)getpid());
+	cmd = xasprintf("rm -rf %s && mkdir -p %s/data/train %s/data/val %s/root", e->base, e->base,
+	    e->base, e->base);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	memset(&e->cl, 0, sizeof(e->cl));
+	e->cl.name = xstrdup("rig");
+	e->cl.partitions = xstrdup("polar,polar3,polar4,grizzly");
+	e->cl.results_root = xasprintf("lustre://%s/root", e->base);
+	e->cl.image_cache = cache ? xstrdup(cache) : xasprintf("%s/images", e->base);
+	e->cl.cpu_partition = xstrdup("cpu_long");
+	setenv("HF_TOKEN", TOKEN, 1);
+}
+
+static void env_close(struct env *e)
+{
+	conn_free(e->conn);
+	store_close(e->store);
+	free(e->cl.name), free(e->cl.partitions), free(e->cl.results_root);
+	free(e->cl.image_cache), free(e->cl.cpu_partition);
+	free(e->base), free(e->local);
+}
+
+/* Write a bundle locally; %B in text stands for the test's base folder. */
+static char *bundle(struct env *e, const char *name, const char *text)
+{
+	char *path = xasprintf("%s/%s.yaml", e->local, name);
+	struct buf b;
+	const char *p;
+	FILE *f;
+
+	buf_init(&b);
+	for (p = text; *p != '\0'; p++) {
+		if (p[0] == '%' && p[1] == 'B') {
+			buf_adds(&b, e->base);
+			p++;
+		} else {
+			buf_addc(&b, *p);
+		}
+	}
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(b.data, f);
+	fclose(f);
+	buf_free(&b);
+	return path;
+}
+
+static int submit(struct env *e, const char *spec, struct submit_result *res, char **err)
+{
+	struct submit_opts o = { .spec_path = spec, .gpus = -1, .nodes = -1, .time_hours = -1 };
+	return submit_run(e->conn, e->store, &e->cl, &o, NULL, NULL, res, err);
+}
+
+/* The ids of the user's queued jobs, one per line. */
+static char *queued_ids(void)
+{
+	return rig_ssh_ok("squeue --me -h -o %A | sort");
+}
+
+/* Every id in after was in before: no job appeared. */
+static int nothing_new(const char *before, const char *after)
+{
+	char *copy = xstrdup(after), *save = NULL, *id;
+	int ok = 1;
+	for (id = strtok_r(copy, "\n", &save); id != NULL; id = strtok_r(NULL, "\n", &save)) {
+		char *line = xasprintf("\n%s\n", id), *hay = xasprintf("\n%s\n", before);
+		ok &= strstr(hay, line) != NULL;
+		free(line), free(hay);
+	}
+	free(copy);
+	return ok;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return NULL;
+	struct buf b;
+	char chunk[8192];
+	size_t n;
+	buf_init(&b);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_add(&b, chunk, n);
+	fclose(f);
+	return buf_detach(&b);
+}
+
+/* Poll until the record is final; return its state. */
+static enum tao_state wait_final(struct env *e, const char *id, int timeout_s)
+{
+	struct tracker *t = tracker_new(&e->cl);
+	time_t end = time(NULL) + timeout_s;
+	enum tao_state st = TAO_UNKNOWN;
+
+	while (time(NULL) < end) {
+		struct poll_result res;
+		struct job_record *r;
+		char *err = NULL;
+		cr_assert_eq(tracker_poll(t, e->conn, e->store, &res, &err), 0, "%s", err);
+		poll_result_free(&res);
+		cr_assert_eq(store_load(e->store, id, &r, &err), 0, "%s", err);
+		st = r->state;
+		record_free(r);
+		if (tao_state_final(st))
+			break;
+		sleep(1);
+	}
+	tracker_free(t);
+	return st;
+}
+
+static const char *full_bundle =
+	"image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	"network_arch: classification_pyt\n"
+	"action: train\n"
+	"command:\n"
+	"  - sh\n"
+	"  - -c\n"
+	"  - 'stat -c %a %B/root/*/job_*.env > %B/seen-mode; printf %s \"$HF_TOKEN\" | wc -c > %B/seen-len; "
+	"echo training; echo {\\\"status\\\": \\\"SUCCESS\\\"} > %B/results/status.json'\n"
+	"datasets: [lustre://%B/data/train, 'slurm://%B/data/val']\n"
+	"results_dir: lustre://%B/results\n"
+	"gpus: 2\n"
+	"time_hours: 0.5\n"
+	"secrets: [HF_TOKEN]\n"
+	"extra_env: {NCCL_DEBUG: WARN}\n"
+	"spec:\n"
+	"  train:\n"
+	"    num_epochs: 3\n";
+
+Test(submit, a_full_submit_runs_to_done_with_the_image_converted_once, .timeout = 240)
+{
+	struct env e;
+	struct submit_result res;
+	char *err = NULL;
+
+	env_open(&e, "full", NULL);
+	char *spec = bundle(&e, "full", full_bundle);
+	cr_assert_eq(submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_expect(res.converted, "the registry image was converted");
+	cr_assert_not_null(res.slurm_id);
+	cr_expect_eq(wait_final(&e, res.record_id, 120), TAO_DONE);
+
+	/* The sidecar was 0600 while the job ran, and is gone now. */
+	char *path = xasprintf("%s/seen-mode", e.base), *text = slurp(path);
+	cr_expect(text && strcmp(text, "600\n") == 0, "sidecar mode: %s", text);
+	free(path), free(text);
+	path = xasprintf("%s/seen-len", e.base);
+	text = slurp(path);
+	cr_expect(text && atoi(text) == (int)strlen(TOKEN), "the job got the secret: %s", text);
+	free(path), free(text);
+	path = xasprintf("%s/root/%s/job_%s.env", e.base, res.record_id, res.record_id);
+	struct stat st;
+	cr_expect(stat(path, &st) != 0, "the sidecar %s outlived the job", path);
+	free(path);
+
+	/* spec.yaml parses back to the bundle's spec. */
+	path = xasprintf("%s/root/%s/specs/spec.yaml", e.base, res.record_id);
+	text = slurp(path);
+	cr_assert_not_null(text, "%s", path);
+	cr_expect(strstr(text, "num_epochs: 3") != NULL, "%s", text);
+	free(path), free(text);
+
+	/* No secret in the sbatch, the record, the logs. */
+	char *files[] = {
+		xasprintf("%s/root/%s/sbatch/job_%s.sbatch", e.base, res.record_id, res.record_id),
+		xasprintf("%s/jobs/%s.json", e.local, res.record_id),
+		xasprintf("%s/root/%s/slurm-logs/%s-%s/main.out", e.base, res.record_id, res.record_id, res.slurm_id),
+		xasprintf("%s/root/%s/slurm-logs/%s-%s/main.err", e.base, res.record_id, res.record_id, res.slurm_id),
+	};
+	for (size_t i = 0; i < 4; i++) {
+		text = slurp(files[i]);
+		cr_expect_not_null(text, "%s is missing", files[i]);
+		cr_expect(text == NULL || strstr(text, TOKEN) == NULL, "the token is in %s", files[i]);
+		if (i == 2)
+			cr_expect(text && strstr(text, "training") != NULL, "main.out: %s", text);
+		free(text), free(files[i]);
+	}
+
+	/* A second submit reuses the converted image. */
+	struct submit_result again;
+	cr_assert_eq(submit(&e, spec, &again, &err), 0, "%s", err);
+	cr_expect(!again.converted, "the image was converted a second time");
+	cr_expect_eq(wait_final(&e, again.record_id, 120), TAO_DONE);
+	submit_result_free(&again);
+	submit_result_free(&res);
+	free(spec);
+	env_close(&e);
+}
+
+Test(submit, refusals_say_why_and_submit_nothing, .timeout = 240)
+{
+	struct env e;
+	env_open(&e, "refuse", NULL);
+	struct { const char *name, *text, *want; } cases[] = {
+		{ "long", "image: /nope.sqsh\ncommand: x\ntime_hours: 5\npartition: polar\n", "5 h on polar" },
+		{ "file", "image: /nope.sqsh\ncommand: x\ndatasets: [file:///home/me/data]\n", "cluster cannot read" },
+		{ "missing", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\ncommand: x\n"
+		  "datasets: [lustre://%B/data/nope]\n", "/data/nope does not exist" },
+		{ "conversion", "image: nvcr.io/nvidia/no-such-image:1\ncommand: x\n",
+		  "does not fall back to the registry image" },
+		{ "secret", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\ncommand: x\n"
+		  "extra_env: {WANDB_API_KEY: 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a}\n", "secret: WANDB_API_KEY" },
+		{ "yaml", "image: x\ncommand: [unclosed\n", "yaml:3:1: YAML syntax error" },
+		{ "nosecret", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\ncommand: x\nsecrets: [NOT_SET_ANYWHERE]\n",
+		  "NOT_SET_ANYWHERE is named" },
+	};
+	char *before = queued_ids();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct submit_result res;
+		char *err = NULL, *spec = bundle(&e, cases[i].name, cases[i].text);
+		cr_expect_eq(submit(&e, spec, &res, &err), -1, "%s was submitted", cases[i].name);
+		cr_expect(err != NULL && strstr(err, cases[i].want) != NULL, "%s: %s", cases[i].name, err);
+		cr_expect(err == NULL || strstr(err, TOKEN) == NULL);
+		cr_expect_null(res.slurm_id);
+		submit_result_free(&res);
+		free(err), free(spec);
+	}
+	/* A template with a placeholder nobody fills. */
+	char *tdir = xasprintf("%s/tmpl", e.local);
+	mkdir(tdir, 0755);
+	char *tpath = xasprintf("%s/singlenode.sbatch.tmpl", tdir);
+	FILE *f = fopen(tpath, "w");
+	fputs("#!/bin/bash\n#SBATCH -J @@JOB_NAME@@\necho @@NOT_A_SEED_PLACEHOLDER@@\n", f);
+	fclose(f);
+	char *spec = bundle(&e, "tmpl", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\ncommand: x\n");
+	struct submit_opts o = { .spec_path = spec, .gpus = -1, .nodes = -1, .time_hours = -1,
+	    .template_dir = tdir };
+	struct submit_result res;
+	char *err = NULL;
+	cr_expect_eq(submit_run(e.conn, e.store, &e.cl, &o, NULL, NULL, &res, &err), -1);
+	cr_expect(err && strstr(err, "@@NOT_A_SEED_PLACEHOLDER@@ has no value") != NULL, "%s", err);
+	submit_result_free(&res);
+	free(err), free(spec), free(tpath), free(tdir);
+	char *after = queued_ids();
+	cr_expect(nothing_new(before, after), "a refused submit reached the queue:\n%s\nwas\n%s",
+	    after, before);
+	free(after), free(before);
+	env_close(&e);
+}
+
+Test(submit, a_cut_connection_after_sbatch_adopts_the_one_job, .timeout = 180)
+{
+	struct env e;
+	struct submit_result res;
+	char *err = NULL;
+
+	env_open(&e, "cut", NULL);
+	char *spec = bundle(&e, "cut", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "command: [sh, -c, 'sleep 5']\ntime_hours: 0.2\n");
+	conn_test_cut_after(e.conn, "sbatch --hold");
+	cr_assert_eq(submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_expect(res.adopted, "the job was not adopted by name");
+	char *cmd = xasprintf("squeue -h --name=%s | wc -l", res.record_id);
+	char *n = rig_ssh_ok(cmd);
+	cr_expect_str_eq(n, "1", "exactly one job, never a second submit");
+	struct job_record *r;
+	cr_assert_eq(store_load(e.store, res.record_id, &r, &err), 0, "%s", err);
+	cr_expect_str_eq(r->backend_ref, res.slurm_id);
+	record_free(r);
+	cr_expect_eq(wait_final(&e, res.record_id, 90), TAO_ERROR, "no status.json: Error, but it ran");
+	free(n), free(cmd), free(spec);
+	submit_result_free(&res);
+	env_close(&e);
+}
+
+Test(submit, hostile_values_are_submitted_as_text_or_refused, .timeout = 180)
+{
+	struct env e;
+	struct submit_result res;
+	char *err = NULL;
+
+	env_open(&e, "hostile", NULL);
+	rig_local("rm -f /tmp/pwned");
+	/* A dataset path with a space and a quote: refused, nothing written. */
+	char *spec = bundle(&e, "path", "image: /x.sqsh\ncommand: x\ndatasets: [\"lustre://%B/it's a dir\"]\n");
+	cr_expect_eq(submit(&e, spec, &res, &err), -1);
+	cr_expect(err && strstr(err, "cannot carry") != NULL, "%s", err);
+	submit_result_free(&res);
+	free(err), err = NULL;
+	free(spec);
+
+	/* Words with $( ), backquotes, quotes and a newline: passed as text. */
+	spec = bundle(&e, "words", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "command: [printf, \"[%s]\\n\", '$(touch /tmp/pwned)', '`touch /tmp/pwned`', \"it's \\\"x\\\"\", \"a\\nb\"]\n"
+	    "time_hours: 0.2\n");
+	cr_assert_eq(submit(&e, spec, &res, &err), 0, "%s", err);
+	wait_final(&e, res.record_id, 90);
+	char *path = xasprintf("%s/root/%s/slurm-logs/%s-%s/main.out", e.base, res.record_id,
+	    res.record_id, res.slurm_id);
+	char *out = slurp(path);
+	cr_expect(out != NULL && strstr(out, "[$(touch /tmp/pwned)]\n[`touch /tmp/pwned`]\n"
+	    "[it's \"x\"]\n[a\nb]\n") != NULL, "main.out: %s", out);
+	struct stat st;
+	cr_expect(stat("/tmp/pwned", &st) != 0, "a command word ran as code");
+	free(out), free(path), free(spec);
+	submit_result_free(&res);
+	env_close(&e);
+}
