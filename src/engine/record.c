@@ -73,6 +73,20 @@ int record_transition(struct job_record *r, enum tao_state to, const char *nativ
 	return 1;
 }
 
+void record_event(struct job_record *r, const char *message, const char *source, time_t at)
+{
+	struct transition *t;
+
+	r->hist = xreallocarray(r->hist, r->nhist + 1, sizeof(*r->hist));
+	t = &r->hist[r->nhist++];
+	t->at = at;
+	t->from = t->to = r->state;
+	t->native = r->native != NULL ? xstrdup(r->native) : NULL;
+	t->message = message != NULL ? xstrdup(message) : NULL;
+	t->source = xstrdup(source != NULL ? source : "taotop");
+	r->updated = at;
+}
+
 void record_free(struct job_record *r)
 {
 	size_t i;

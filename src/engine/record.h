@@ -55,6 +55,10 @@ void record_set(char **field, const char *value);
 int record_transition(struct job_record *r, enum tao_state to, const char *native,
     const char *message, const char *source, time_t at);
 
+/* Append an entry whatever the state (from == to): for moments of taotop's
+ * own, such as "opened" and "submitted as SLURM job N". */
+void record_event(struct job_record *r, const char *message, const char *source, time_t at);
+
 /* JSON, as stored. record_from_json fills *err with what is wrong. */
 char *record_to_json(const struct job_record *r);
 struct job_record *record_from_json(const char *json, char **err);

@@ -370,7 +370,7 @@ static int open_record(struct job *j, char **err)
 	record_set(&r->action, j->spec.action);
 	record_set(&r->results_dir, j->results_dir);
 	record_set(&r->log_dir, j->log_dir);
-	record_transition(r, TAO_PENDING, NULL, "opened: staging", "taotop", time(NULL));
+	record_event(r, "opened: staging", "taotop", time(NULL));
 	rc = store_create(j->st, r, err);
 	record_free(r);
 	if (rc != 0)
@@ -672,8 +672,11 @@ static int mark_launched(struct job_record *r, void *arg, char **err)
 {
 	const char *const *v = arg;	/* slurm id, message */
 	(void)err;
+	char *msg = xasprintf("%s as SLURM job %s", v[1], v[0]);
+
 	record_set(&r->backend_ref, v[0]);
-	record_transition(r, TAO_PENDING, NULL, v[1], "taotop", time(NULL));
+	record_event(r, msg, "taotop", time(NULL));
+	free(msg);
 	return 1;
 }
 

@@ -167,8 +167,8 @@ static int update_one(struct conn *c, struct record_store *st, struct job_record
 			ev->native = xstrdup(ns.word);
 			ev->at = time(NULL);
 			changed = 1;
-			r->state = to;
-			record_set(&r->native, ns.word);
+			/* The same change in memory, for the row built from r. */
+			record_transition(r, to, ns.word, message, "scheduler", ev->at);
 		} else {
 			log_msg(LOG_ERROR, "poll: %s", err);
 		}

@@ -249,3 +249,15 @@ Test(record, setting_a_field_to_itself_is_safe)
 	cr_expect_str_eq(r->hist[0].native, "RUNNING");
 	record_free(r);
 }
+
+Test(record, events_are_kept_even_without_a_state_change)
+{
+	struct job_record *r = record_new("tao-20261129-000001");
+	record_event(r, "opened: staging", "taotop", 10);
+	record_event(r, "submitted as SLURM job 7", "taotop", 11);
+	cr_expect_eq(r->nhist, 2);
+	cr_expect_eq(r->hist[1].from, TAO_PENDING);
+	cr_expect_eq(r->hist[1].to, TAO_PENDING);
+	cr_expect_str_eq(r->hist[1].message, "submitted as SLURM job 7");
+	record_free(r);
+}
