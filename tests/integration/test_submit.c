@@ -4,6 +4,9 @@
  * a cut connection adopted without a second job, and hostile values.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,5 +347,106 @@ Test(submit, hostile_values_are_submitted_as_text_or_refused, .timeout = 180)
 	cr_expect(stat("/tmp/pwned", &st) != 0, "a command word ran as code");
 	free(out), free(path), free(spec);
 	submit_result_free(&res);
+	env_close(&e);
+}
+
+/* Sample every process's command line on the machine (taotop's side and the
+ * cluster's: the rig is both) until told to stop. */
+struct sampler {
+	atomic_int	 stop;
+	long		 samples;
+	char		 found[256];	/* the first command line holding the token */
+};
+
+static void *sample_cmdlines(void *arg)
+{
+	struct sampler *s = arg;
+
+	while (!atomic_load(&s->stop)) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		while (d != NULL && (e = readdir(d)) != NULL) {
+			char path[300], buf[8192];
+			if (e->d_name[0] < '0' || e->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+			FILE *f = fopen(path, "rb");
+			if (f == NULL)
+				continue;
+			size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+			for (size_t i = 0; i < n; i++)
+				if (buf[i] == '\0')
+					buf[i] = ' ';
+			buf[n] = '\0';
+			if (strstr(buf, TOKEN) != NULL && s->found[0] == '\0')
+				snprintf(s->found, sizeof(s->found), "%.200s", buf);
+		}
+		if (d != NULL)
+			closedir(d);
+		s->samples++;
+	}
+	return NULL;
+}
+
+Test(submit, no_command_line_on_the_machine_ever_holds_the_secret, .timeout = 180)
+{
+	struct env e;
+	struct submit_result res;
+	struct sampler s = { .samples = 0 };
+	pthread_t th;
+	char *err = NULL;
+
+	env_open(&e, "cmdline", NULL);
+	atomic_init(&s.stop, 0);
+	pthread_create(&th, NULL, sample_cmdlines, &s);
+	char *spec = bundle(&e, "full", full_bundle);
+	cr_assert_eq(submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_expect_eq(wait_final(&e, res.record_id, 120), TAO_DONE);
+	atomic_store(&s.stop, 1);
+	pthread_join(th, NULL);
+	cr_expect_gt(s.samples, 20, "sampled only %ld times", s.samples);
+	cr_expect_str_eq(s.found, "", "a command line held the token");
+	submit_result_free(&res);
+	free(spec);
+	env_close(&e);
+}
+
+Test(submit, dry_run_output_matches_the_golden_file, .timeout = 60)
+{
+	const struct rig *r = rig_get();
+	struct env e;
+	env_open(&e, "golden", NULL);
+	/* A fixed bundle, paths under the rig's shared folder, written as @SHARED@
+	 * in the golden file; a fresh image cache, so "would convert". */
+	char *spec = xasprintf("%s/golden.yaml", e.local);
+	FILE *f = fopen(spec, "w");
+	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
+	    "action: train\ncommand: [classification_pyt, train, -e, /specs/spec.yaml]\n"
+	    "datasets: [lustre://%s/golden/data]\ngpus: 8\ntime_hours: 2\nsecrets: [HF_TOKEN]\n"
+	    "extra_env: {NCCL_DEBUG: WARN}\nspec:\n  train:\n    num_epochs: 80\n", r->shared);
+	fclose(f);
+	char *cmd = xasprintf("mkdir -p %s/golden/data", r->shared);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s "
+	    "XDG_STATE_HOME=%s SLURM_BASE_RESULTS_DIR=lustre://%s/golden/root "
+	    "TAOTOP_IMAGE_CACHE=%s/golden/images-never LANG=C %s submit --dry-run %s "
+	    "| sed 's|%s|@SHARED@|g'", r->user, r->host, r->port, r->key, r->known_hosts, e.local,
+	    r->shared, r->shared, getenv("TAOTOP_BIN"), spec, r->shared);
+	const char *const argv[] = { "sh", "-c", cmd, NULL };
+	char *out = NULL;
+	cr_assert_eq(rig_run(argv, &out), 0, "%s", out);
+	char *golden_path = xasprintf("%s/tests/golden/dry-run.txt", getenv("TAOTOP_SHARE"));
+	char *golden = slurp(golden_path);
+	if (getenv("TAOTOP_UPDATE_GOLDEN") != NULL) {
+		f = fopen(golden_path, "w");
+		fputs(out, f);
+		fclose(f);
+	}
+	cr_assert_not_null(golden, "%s is missing (TAOTOP_UPDATE_GOLDEN=1 writes it)", golden_path);
+	cr_expect_str_eq(out, golden, "the dry run differs from %s", golden_path);
+	cr_expect(strstr(out, TOKEN) == NULL, "the dry run shows the secret");
+	free(golden), free(golden_path), free(out), free(cmd), free(spec);
 	env_close(&e);
 }
