@@ -30,8 +30,8 @@ static const struct verb verbs[] = {
 	  "cancel jobs (an already finished job counts as cancelled)", cli_cancel },
 	{ "jobs", "[--all-clusters] [--json]",
 	  "list taotop's jobs and your other jobs", cli_jobs },
-	{ "preflight", "[--cluster C]",
-	  "check that a cluster can run taotop's jobs", NULL },
+	{ "preflight", "[--cluster C] [--install-ngc-credentials]",
+	  "check that a cluster can run taotop's jobs", cli_preflight },
 };
 
 static const struct option global_options[] = {

@@ -19,5 +19,6 @@ int cli_status(int argc, char **argv);
 int cli_cancel(int argc, char **argv);
 int cli_logs(int argc, char **argv);
 int cli_submit(int argc, char **argv);
+int cli_preflight(int argc, char **argv);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "engine/config.h"
 #include "engine/logtail.h"
+#include "engine/preflight.h"
 #include "engine/record.h"
 #include "engine/schedule.h"
 #include "engine/slurm.h"
@@ -619,4 +620,57 @@ usage:
 	fprintf(stderr, "usage: taotop submit SPEC [--cluster C] [--nodes N] [--gpus N] [--time H] "
 	    "[--partition P] [--dry-run] [--json] [--force-reconvert]\n");
 	return EXIT_USAGE;
+}
+
+int cli_preflight(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "install-ngc-credentials", no_argument, NULL, 'I' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct preflight p;
+	struct session s;
+	const char *cluster = NULL;
+	char *err = NULL;
+	int c, rc, install = 0;
+	size_t i;
+
+	while ((c = getopt_long(argc, argv, "c:I", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': cluster = optarg; break;
+		case 'I': install = 1; break;
+		default:
+			fprintf(stderr, "usage: taotop preflight [--cluster C] [--install-ngc-credentials]\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "usage: taotop preflight [--cluster C] [--install-ngc-credentials]\n");
+		return EXIT_USAGE;
+	}
+	if ((rc = session_open(&s, cluster)) != EXIT_OK)
+		return rc;
+	if (install) {
+		if (preflight_install_ngc(s.conn, getenv("NGC_KEY"), &err) != 0) {
+			fprintf(stderr, "taotop: %s\n", err);
+			free(err);
+			session_close(&s);
+			return EXIT_FAILED;
+		}
+		printf("installed ~/.config/enroot/.credentials on %s (mode 600)\n", conn_host(s.conn));
+	}
+	if (preflight_run(s.conn, s.cl, &p, &err) != 0) {
+		fprintf(stderr, "taotop: %s\n", err);
+		free(err);
+		session_close(&s);
+		return EXIT_FAILED;
+	}
+	for (i = 0; i < p.n; i++)
+		printf("%s %s%s%s\n", p.checks[i].ok ? "\xe2\x9c\x93" : p.checks[i].warn_only ? "!" : "\xe2\x9c\x97",
+		    p.checks[i].name, p.checks[i].fix ? ": " : "", p.checks[i].fix ? p.checks[i].fix : "");
+	rc = p.all_ok ? EXIT_OK : EXIT_FAILED;
+	preflight_free(&p);
+	session_close(&s);
+	return rc;
 }

@@ -1,0 +1,90 @@
+/* Preflight against the real cluster: what passes, what fails and its fix,
+ * and the NGC credentials installed without the key showing anywhere. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "engine/config.h"
+#include "engine/preflight.h"
+#include "integration/helper_rig.h"
+#include "ssh/conn.h"
+#include "util/xmalloc.h"
+
+#define KEY "nvapi-TaoTopTestKey0123456789abcdefghijklmnopqrstuv"
+
+static const struct preflight_check *find(const struct preflight *p, const char *name)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->checks[i].name, name) == 0)
+			return &p->checks[i];
+	cr_assert_fail("no check called %s", name);
+	return NULL;
+}
+
+static struct cluster_cfg rig_cluster(const char *partitions, const char *root)
+{
+	struct cluster_cfg cl = { .name = (char *)"rig", .partitions = (char *)partitions,
+	    .results_root = (char *)root, .cpu_partition = (char *)"cpu_long" };
+	return cl;
+}
+
+Test(preflight, the_test_cluster_passes_and_bad_settings_say_how_to_fix_them, .timeout = 60)
+{
+	const struct rig *r = rig_get();
+	struct conn_target t;
+	struct preflight p;
+	char *err = NULL, *root = xasprintf("lustre://%s/preflight-root", r->shared);
+
+	rig_target(&t);
+	struct conn *c = conn_new(&t);
+	struct cluster_cfg cl = rig_cluster("polar,polar3,polar4,grizzly", root);
+	cr_assert_eq(preflight_run(c, &cl, &p, &err), 0, "%s", err);
+	for (size_t i = 0; i < p.n; i++)
+		if (strcmp(p.checks[i].name, "ngc credentials") != 0)
+			cr_expect(p.checks[i].ok, "%s: %s", p.checks[i].name, p.checks[i].fix);
+	cr_expect(p.all_ok);
+	preflight_free(&p);
+
+	cl = rig_cluster("polar,nosuch", "/root/not-yours");
+	cr_assert_eq(preflight_run(c, &cl, &p, &err), 0, "%s", err);
+	cr_expect(!p.all_ok);
+	cr_expect(!find(&p, "partitions")->ok);
+	cr_expect(strstr(find(&p, "partitions")->fix, "not on this cluster: nosuch;") != NULL, "%s",
+	    find(&p, "partitions")->fix);
+	cr_expect(!find(&p, "results root")->ok);
+	cr_expect(strstr(find(&p, "results root")->fix, "/root/not-yours is not writable") != NULL);
+	preflight_free(&p);
+	free(root);
+	conn_free(c);
+}
+
+Test(preflight, ngc_credentials_go_in_0600_and_the_key_shows_nowhere, .timeout = 60)
+{
+	const struct rig *r = rig_get();
+	struct conn_target t;
+	char *err = NULL;
+
+	free(rig_ssh_ok("rm -f ~/.config/enroot/.credentials"));
+	rig_target(&t);
+	struct conn *c = conn_new(&t);
+	cr_assert_eq(preflight_install_ngc(c, KEY, &err), 0, "%s", err);
+	char *path = xasprintf("%s/.config/enroot/.credentials", r->home);
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0600);
+	char *mode = rig_ssh_ok("grep -c 'machine nvcr.io login $oauthtoken password nvapi-' "
+	    "~/.config/enroot/.credentials");
+	cr_expect_str_eq(mode, "1");
+	free(mode);
+	cr_expect_eq(preflight_install_ngc(c, KEY, &err), -1, "an existing file was replaced");
+	cr_expect(strstr(err, "already exists") != NULL, "%s", err);
+	cr_expect(strstr(err, KEY) == NULL, "the error shows the key");
+	free(err), err = NULL;
+	cr_expect_eq(preflight_install_ngc(c, "", &err), -1);
+	cr_expect(strstr(err, "NGC_KEY is not set") != NULL, "%s", err);
+	free(err);
+	free(rig_ssh_ok("rm -f ~/.config/enroot/.credentials"));
+	free(path);
+	conn_free(c);
+}
