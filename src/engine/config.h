@@ -1,7 +1,11 @@
 /*
- * Which clusters taotop talks to and how. This version reads the seed's
- * environment variables (one cluster); the config file of several named
- * clusters comes with the submit pipeline.
+ * Which clusters taotop talks to and how: the config file
+ * ($TAOTOP_CONFIG, else $XDG_CONFIG_HOME/taotop/config.yaml, else
+ * ~/.config/taotop/config.yaml) names clusters; the seed's environment
+ * variables override every cluster's fields (DESIGN.md: the environment
+ * overrides the file), and a verb's flags override both. With no file, the
+ * environment describes one cluster. A wrong field in the file is an error
+ * with file:line:column; templates/config.example.yaml shows every field.
  *
  *   SLURM_HOSTNAME  login hosts, comma-separated, tried in order (required)
  *   SLURM_USER      the user on the cluster (required)
@@ -45,12 +49,14 @@ struct cluster_cfg {
 struct config {
 	struct cluster_cfg	*clusters;
 	size_t			 n;
+	char			*default_name;	/* the file's default_cluster */
 };
 
 /* -1 with a sentence naming the missing input and where to set it. */
 int config_load(struct config *cfg, char **err);
 void config_free(struct config *cfg);
-/* The cluster called name, or the first when name is NULL; NULL if none. */
+/* The cluster called name; with NULL, $TAOTOP_CLUSTER, else the file's
+ * default_cluster, else the first; NULL if none. */
 const struct cluster_cfg *config_cluster(const struct config *cfg, const char *name);
 /* How to reach it (the strings stay the config's). */
 void cluster_target(const struct cluster_cfg *cl, struct conn_target *t);
