@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -131,6 +132,8 @@ static int sbatch_safe(const char *what, const char *path, char **err)
 	return 0;
 }
 
+static int verify_supporting(const struct job *j, char **err);
+
 /* ---- preflight: spec, policy, paths ------------------------------------------------------ */
 
 static int preflight(struct job *j, char **err)
@@ -189,7 +192,7 @@ static int preflight(struct job *j, char **err)
 			return failed(j, STEP_PREFLIGHT, err);
 	}
 	if (image_parse(j->spec.image, j->cache, &j->image, err) != 0 ||
-	    sbatch_safe("image", j->image.sqsh, err) != 0)
+	    sbatch_safe("image", j->image.sqsh, err) != 0 || verify_supporting(j, err) != 0)
 		return failed(j, STEP_PREFLIGHT, err);
 	/* Time above 4 h elsewhere needs the partition's MaxTime: checked
 	 * with the datasets; the packaged 4-hour queues need no question. */
@@ -379,14 +382,100 @@ static int open_record(struct job *j, char **err)
 	return 0;
 }
 
-static int stage_file(struct job *j, const char *path, const char *text, char **err)
+static int stage_bytes(struct job *j, const char *path, const char *data, size_t len, char **err)
 {
 	if (j->o->dry_run) {
-		plan(j, "write %s (%zu bytes)", path, strlen(text));
+		plan(j, "write %s (%zu bytes)", path, len);
 		return 0;
 	}
-	return conn_write_file(j->c, path, text, strlen(text), 0644, CONN_WRITE_ATOMIC, err) ==
-	    CONN_OK ? 0 : -1;
+	return conn_write_file(j->c, path, data, len, 0644, CONN_WRITE_ATOMIC, err) == CONN_OK ? 0 : -1;
+}
+
+static int stage_file(struct job *j, const char *path, const char *text, char **err)
+{
+	return stage_bytes(j, path, text, strlen(text), err);
+}
+
+static char *read_local(const char *path, size_t *len, char **err);
+
+/* The sha256 of a local file, by the system's sha256sum; NULL if unreadable. */
+static char *sha256_of(const char *path)
+{
+	int out[2], status;
+	char hex[65];
+	ssize_t n = 0, r;
+	pid_t pid;
+
+	if (pipe(out) != 0)
+		return NULL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(out[1], 1);
+		close(out[0]), close(out[1]);
+		execlp("sha256sum", "sha256sum", "--", path, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	while (n < 64 && (r = read(out[0], hex + n, (size_t)(64 - n))) > 0)
+		n += r;
+	close(out[0]);
+	waitpid(pid, &status, 0);
+	if (n != 64 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return NULL;
+	hex[64] = '\0';
+	return xstrdup(hex);
+}
+
+/* A supporting file's local path: relative paths are the bundle's. */
+static char *supporting_path(const struct job *j, const struct spec_file *f)
+{
+	const char *slash = strrchr(j->o->spec_path, '/');
+
+	return f->path[0] == '/' || slash == NULL ? xstrdup(f->path)
+	    : xasprintf("%.*s/%s", (int)(slash - j->o->spec_path), j->o->spec_path, f->path);
+}
+
+/* Every supporting file must have the checksum the bundle states: checked
+ * before anything is written on the cluster. */
+static int verify_supporting(const struct job *j, char **err)
+{
+	size_t i;
+
+	for (i = 0; i < j->spec.nfiles; i++) {
+		const struct spec_file *f = &j->spec.files[i];
+		char *local = supporting_path(j, f), *sum = sha256_of(local);
+		int ok = sum != NULL && strcasecmp(sum, f->sha256) == 0;
+
+		if (!ok)
+			*err = sum == NULL ? xasprintf("supporting file %s cannot be read", local)
+			    : xasprintf("supporting file %s has sha256 %s, not the %s the bundle "
+				"states: nothing was staged", local, sum, f->sha256);
+		free(sum);
+		free(local);
+		if (!ok)
+			return -1;
+	}
+	return 0;
+}
+
+/* Upload one verified supporting file beside spec.yaml. */
+static int stage_supporting(struct job *j, const struct spec_file *f, char **err)
+{
+	const char *base = strrchr(f->path, '/');
+	char *local = supporting_path(j, f), *text, *dest;
+	size_t len;
+	int rc = -1;
+
+	text = read_local(local, &len, err);
+	if (text == NULL)
+		goto out;
+	dest = xasprintf("%s/specs/%s", j->job_dir, base ? base + 1 : f->path);
+	rc = stage_bytes(j, dest, text, len, err);
+	free(dest);
+	free(text);
+out:
+	free(local);
+	return rc;
 }
 
 static int stage(struct job *j, char **err)
@@ -442,6 +531,8 @@ static int stage(struct job *j, char **err)
 	path = xasprintf("%s/meta/meta.json", j->job_dir);
 	rc = stage_file(j, path, text, err);
 	cJSON_free(text);
+	for (i = 0; rc == 0 && i < j->spec.nfiles; i++)
+		rc = stage_supporting(j, &j->spec.files[i], err);
 out:
 	free(path);
 	free(yaml);
@@ -453,8 +544,66 @@ out:
 	return 0;
 }
 
-/* Secrets named by the bundle: values from the environment, into a file
- * created 0600 from its first byte. The values appear nowhere else. */
+/* The value of name in a .env file (NAME=value lines, "export " and quotes
+ * allowed), or NULL. The caller frees it. */
+static char *dotenv_value(const char *path, const char *name)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096], *found = NULL;
+	size_t n = strlen(name);
+
+	if (f == NULL)
+		return NULL;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *p = line, *v;
+		size_t len;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncmp(p, "export ", 7) == 0)
+			p += 7;
+		if (strncmp(p, name, n) != 0 || p[n] != '=')
+			continue;
+		v = p + n + 1;
+		len = strcspn(v, "\r\n");
+		if (len >= 2 && (v[0] == '"' || v[0] == '\'') && v[len - 1] == v[0]) {
+			v++;
+			len -= 2;
+		}
+		free(found);
+		found = xstrndup(v, len);
+	}
+	fclose(f);
+	return found;
+}
+
+/* A secret's value: the environment first, then .env beside the bundle,
+ * then .env in the current folder. */
+static char *secret_value(const struct job *j, const char *name)
+{
+	const char *v = getenv(name), *slash;
+	char *dir, *path, *found;
+
+	if (v != NULL && v[0] != '\0')
+		return xstrdup(v);
+	slash = strrchr(j->o->spec_path, '/');
+	dir = slash ? xstrndup(j->o->spec_path, (size_t)(slash - j->o->spec_path)) : xstrdup(".");
+	path = xasprintf("%s/.env", dir);
+	found = dotenv_value(path, name);
+	free(path);
+	free(dir);
+	if (found == NULL || found[0] == '\0') {
+		free(found);
+		found = dotenv_value(".env", name);
+	}
+	if (found != NULL && found[0] == '\0') {
+		free(found);
+		found = NULL;
+	}
+	return found;
+}
+
+/* Secrets named by the bundle: values from the environment or a .env file,
+ * into a file created 0600 from its first byte. They appear nowhere else. */
 static int sidecar(struct job *j, char **err)
 {
 	struct buf text;
@@ -469,17 +618,20 @@ static int sidecar(struct job *j, char **err)
 	j->sidecar = xasprintf("%s/job_%s.env", j->job_dir, j->id);
 	buf_init(&text);
 	for (i = 0; i < j->spec.nsecrets; i++) {
-		const char *v = getenv(j->spec.secrets[i]);
-		if (v == NULL || v[0] == '\0') {
-			*err = xasprintf("secret %s is named by %s but not set in your environment: "
-			    "export it (its value is written only to a mode-600 file on the cluster)",
-			    j->spec.secrets[i], j->o->spec_path);
+		char *v = secret_value(j, j->spec.secrets[i]);
+		if (v == NULL) {
+			*err = xasprintf("secret %s is named by %s but set neither in your environment "
+			    "nor in a .env file: export it (its value is written only to a mode-600 "
+			    "file on the cluster)", j->spec.secrets[i], j->o->spec_path);
+			memset(text.data ? text.data : (char *)"", 0, text.len);
 			buf_free(&text);
 			return failed(j, STEP_SIDECAR, err);
 		}
 		buf_addf(&text, "export %s=", j->spec.secrets[i]);
 		sh_quote_buf(&text, v, strlen(v));
 		buf_addc(&text, '\n');
+		memset(v, 0, strlen(v));
+		free(v);
 	}
 	if (j->o->dry_run) {
 		plan(j, "write %s, mode 0600 from its first byte: %zu secret(s) from your environment",
@@ -529,7 +681,7 @@ char *submit_template_dir(void)
 	return xstrdup(TAOTOP_DATADIR "/templates");
 }
 
-static char *read_local(const char *path, char **err)
+static char *read_local(const char *path, size_t *len, char **err)
 {
 	FILE *f = fopen(path, "rb");
 	struct buf b;
@@ -544,6 +696,8 @@ static char *read_local(const char *path, char **err)
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
 		buf_add(&b, chunk, n);
 	fclose(f);
+	if (len != NULL)
+		*len = b.len;
 	return buf_detach(&b);
 }
 
@@ -598,7 +752,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 
 	step(j, STEP_LINT, 0, NULL);
 	free(dir);
-	tmpl = read_local(tpath, err);
+	tmpl = read_local(tpath, NULL, err);
 	if (tmpl == NULL) {
 		free(tpath);
 		return failed(j, STEP_LINT, err);

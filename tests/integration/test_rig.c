@@ -191,9 +191,26 @@ Test(rig, gpus_beyond_capacity_pend_or_are_refused, .timeout = 200)
 	cr_expect(strstr(out, "Requested node configuration is not available") != NULL, "%s", out);
 	free(out);
 
-	/* All 16 GPUs taken: a job asking for 4 more stays PENDING with a reason. */
+	/* All 16 GPUs taken: a job asking for 4 more stays PENDING with a reason.
+	 * The hog is cancelled whatever happens: left behind, it would starve
+	 * every later test of GPUs. */
 	char *hog = rig_ssh_ok("sbatch --parsable -N2 --gres=gpu:8 -t 5 -o /dev/null --wrap 'sleep 300'");
-	free(rig_wait_state(hog, "RUNNING", 120));
+	char *cancel_hog = xasprintf("scancel %s", hog), *state = NULL;
+	for (int i = 0; i < 240; i++) {
+		char *q = xasprintf("sacct -j %s -X -n -P -o State", hog);
+		free(state);
+		state = NULL;
+		rig_ssh(q, &state);
+		free(q);
+		if (state != NULL && strncmp(state, "RUNNING", 7) == 0)
+			break;
+		usleep(500 * 1000);
+	}
+	if (state == NULL || strncmp(state, "RUNNING", 7) != 0) {
+		rig_ssh(cancel_hog, NULL);
+		cr_assert_fail("the 16-GPU job never ran (%s): is another job holding GPUs?", state);
+	}
+	free(state);
 	char *id = rig_ssh_ok("sbatch --parsable --gres=gpu:4 -t 5 -o /dev/null --wrap true");
 	char *cmd = xasprintf("squeue -h -j %s -o '%%T %%r'", id);
 	char *line = NULL;
@@ -209,7 +226,7 @@ Test(rig, gpus_beyond_capacity_pend_or_are_refused, .timeout = 200)
 	free(cmd);
 	cmd = xasprintf("scancel %s %s", hog, id);
 	free(rig_ssh_ok(cmd));
-	free(cmd), free(line), free(id), free(hog);
+	free(cmd), free(line), free(id), free(hog), free(cancel_hog);
 }
 
 Test(rig, partitions_and_limits_are_the_seeds, .timeout = 60)

@@ -450,3 +450,67 @@ Test(submit, dry_run_output_matches_the_golden_file, .timeout = 60)
 	free(golden), free(golden_path), free(out), free(cmd), free(spec);
 	env_close(&e);
 }
+
+Test(submit, supporting_files_are_checked_before_anything_is_written_and_staged, .timeout = 120)
+{
+	struct env e;
+	struct submit_result res;
+	char *err = NULL;
+
+	env_open(&e, "files", NULL);
+	char *labels = xasprintf("%s/labels.txt", e.local);
+	FILE *f = fopen(labels, "w");
+	fputs("cat\ndog\n", f);
+	fclose(f);
+	/* Its real checksum, by the system's own sha256sum. */
+	char *real = NULL;
+	char *cmd = xasprintf("sha256sum %s | cut -c1-64", labels);
+	const char *const argv[] = { "sh", "-c", cmd, NULL };
+	cr_assert_eq(rig_run(argv, &real), 0);
+	real[64] = '\0';
+
+	char *text = xasprintf("image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\ncommand: [true]\n"
+	    "time_hours: 0.2\nsupporting_files:\n  - path: labels.txt\n    sha256: %s\n", real);
+	char *spec = bundle(&e, "files", text);
+	cr_assert_eq(submit(&e, spec, &res, &err), 0, "%s", err);
+	char *staged = xasprintf("%s/root/%s/specs/labels.txt", e.base, res.record_id);
+	char *got = slurp(staged);
+	cr_expect(got && strcmp(got, "cat\ndog\n") == 0, "staged: %s", got);
+	free(got), free(staged), free(text), free(spec);
+	submit_result_free(&res);
+
+	/* A wrong checksum: refused in preflight, before any record or write. */
+	text = xasprintf("image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\ncommand: [true]\n"
+	    "supporting_files:\n  - path: labels.txt\n    sha256: %064d\n", 0);
+	spec = bundle(&e, "badsum", text);
+	cr_expect_eq(submit(&e, spec, &res, &err), -1);
+	cr_expect(err && strstr(err, "not the 0000") != NULL, "%s", err);
+	cr_expect_null(res.record_id, "a record was opened for a refused bundle");
+	submit_result_free(&res);
+	free(err), free(text), free(spec), free(real), free(cmd), free(labels);
+	env_close(&e);
+}
+
+Test(submit, a_secret_may_come_from_a_dotenv_file_beside_the_bundle, .timeout = 120)
+{
+	struct env e;
+	struct submit_result res;
+	char *err = NULL;
+
+	env_open(&e, "dotenv", NULL);
+	unsetenv("HF_TOKEN");
+	char *dotenv = xasprintf("%s/.env", e.local);
+	FILE *f = fopen(dotenv, "w");
+	fprintf(f, "# a comment\nexport HF_TOKEN=\"%s\"\n", TOKEN);
+	fclose(f);
+	char *spec = bundle(&e, "dotenv", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "command: [sh, -c, 'printf %s \"$HF_TOKEN\" | wc -c > %B/seen-len']\n"
+	    "time_hours: 0.2\nsecrets: [HF_TOKEN]\n");
+	cr_assert_eq(submit(&e, spec, &res, &err), 0, "%s", err);
+	wait_final(&e, res.record_id, 90);
+	char *path = xasprintf("%s/seen-len", e.base), *text = slurp(path);
+	cr_expect(text && atoi(text) == (int)strlen(TOKEN), "the job got %s bytes", text);
+	free(text), free(path), free(spec), free(dotenv);
+	submit_result_free(&res);
+	env_close(&e);
+}
