@@ -129,8 +129,13 @@ int log_follow_tick(struct log_follow *f, struct conn *c, struct buf *lines, cha
 
 	f->restarted = 0;
 	rc = conn_stat(c, f->path, &st, err);
-	if (rc == CONN_NOTFOUND)
-		return 0;	/* not there yet: the job has not started */
+	if (rc == CONN_NOTFOUND) {
+		/* Not there yet (the job has not started): waiting, not an
+		 * error, so no message is handed back. */
+		free(*err);
+		*err = NULL;
+		return 0;
+	}
 	if (rc != CONN_OK)
 		return -1;
 	if (st.size < f->offset) {
