@@ -1,0 +1,104 @@
+/* Infrastructure or program, on a corpus of log tails written in the style
+ * of real NCCL, CUDA, Xid, OOM-killer, Pyxis/Enroot and Python failures. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/classify.h"
+
+static struct patterns *shipped(void)
+{
+	const char *share = getenv("TAOTOP_SHARE");
+	char path[4096];
+	struct patterns *p = NULL;
+	char *err = NULL;
+	snprintf(path, sizeof(path), "%s/templates/failure-patterns.conf", share ? share : ".");
+	cr_assert_eq(patterns_load(path, &p, &err), 0, "%s", err);
+	return p;
+}
+
+#define INFRA FAILURE_INFRA
+#define PROG FAILURE_PROGRAM
+
+static const struct sample {
+	const char *native, *exit_code, *out, *err;
+	enum failure_kind want;
+	const char *reason;
+} corpus[] = {
+	/* ---- infrastructure ---- */
+	{ "FAILED", "1:0", "epoch 3/80", "[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=18213, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600047 milliseconds before timing out.", INFRA, "nccl-timeout" },
+	{ "FAILED", "1:0", "", "node02:41234:41301 [1] NCCL WARN NET/IB : Got completion from peer 10.0.3.12<45678> with error 12, opcode 0, len 0, vendor err 129 (Recv)", INFRA, "nccl-transport" },
+	{ "FAILED", "1:0", "", "Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\ntorch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3\nncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.", INFRA, "nccl-unhandled" },
+	{ "FAILED", "1:0", "", "RuntimeError: NCCL communicator was aborted on rank 1. Original reason for failure was: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.", INFRA, "nccl-unhandled" },
+	{ "FAILED", "1:0", "", "node01:2201:2201 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\nnode01:2201:2230 [0] NCCL WARN Call to ibv_reg_mr failed: Timeout waiting for NCCL operation", INFRA, "nccl-timeout" },
+	{ "FAILED", "1:0", "", "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.", INFRA, "cuda-init" },
+	{ "FAILED", "1:0", "", "Traceback (most recent call last):\n  File \"/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py\", line 298, in _lazy_init\nRuntimeError: No CUDA GPUs are available", INFRA, "cuda-init" },
+	{ "FAILED", "1:0", "", "cudaErrorNoDevice: no CUDA-capable device is detected", INFRA, "cuda-init" },
+	{ "FAILED", "1:0", "", "RuntimeError: CUDA error: uncorrectable ECC error encountered\nCUDA kernel errors might be asynchronously reported at some other API call", INFRA, "cuda-ecc" },
+	{ "FAILED", "255:0", "", "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU", INFRA, "gpu-lost" },
+	{ "FAILED", "1:0", "[Mon Nov  3 10:11:12 2026] NVRM: Xid (PCI:0000:3b:00): 79, pid=12345, name=python, GPU has fallen off the bus.", "", INFRA, "gpu-lost" },
+	{ "FAILED", "1:0", "", "NVRM: Xid (PCI:0000:86:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer", INFRA, "xid" },
+	{ "FAILED", "1:0", "", "mlx5_core 0000:86:00.0 ib0: Link is down", INFRA, "ib-down" },
+	{ "FAILED", "1:0", "", "node04:3311:3340 [2] transport/net_ib.cc:1696 NCCL WARN NET/IB : ibv_poll_cq failed with error transport retry counter exceeded", INFRA, "nccl-transport" },
+	{ "OUT_OF_MEMORY", "0:125", "", "slurmstepd: error: Detected 1 oom_kill event in StepId=4412.batch. Some of the step tasks have been OOM Killed.", INFRA, "oom-killer" },
+	{ "FAILED", "137:0", "kernel: Out of memory: Killed process 88123 (python3) total-vm:412388416kB, anon-rss:251658240kB", "", INFRA, "oom-killer" },
+	{ "FAILED", "1:0", "", "srun: error: Node failure on node07\nsrun: Job step aborted: Waiting up to 32 seconds for job step to finish.", INFRA, "node-fail" },
+	{ "FAILED", "0:0", "", "slurmstepd: error: *** JOB 1234 ON node03 CANCELLED AT 2026-11-29T10:12:13 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***", INFRA, "node-fail" },
+	{ "FAILED", "1:0", "", "pyxis: importing docker image: nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt\nslurmstepd: error: pyxis: failed to import docker image\nslurmstepd: error: pyxis: printing enroot log file:", INFRA, "pyxis-import" },
+	{ "FAILED", "1:0", "", "[ERROR] Could not process JSON input\nslurmstepd: error: pyxis: failed to import docker image", INFRA, "pyxis-import" },
+	{ "FAILED", "1:0", "", "enroot-nsenter: failed to create user namespace: Operation not permitted", INFRA, "pyxis-import" },
+	{ "NODE_FAIL", "0:0", "", "", INFRA, "NODE_FAIL" },
+	{ "BOOT_FAIL", "0:0", "", "", INFRA, "BOOT_FAIL" },
+	/* ---- the program's own ---- */
+	{ "FAILED", "1:0", "", "Traceback (most recent call last):\n  File \"/opt/nvidia/tools/train.py\", line 41, in main\n    labels = cfg['dataset']['labels']\nKeyError: 'labels'", PROG, "python-traceback" },
+	{ "FAILED", "1:0", "", "Traceback (most recent call last):\n  File \"model.py\", line 12, in build\nAssertionError: batch size 63 must be divisible by the number of GPUs (4)", PROG, "python-traceback" },
+	{ "FAILED", "1:0", "", "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity; 75.02 GiB already allocated)", PROG, "cuda-oom" },
+	{ "FAILED", "1:0", "", "Traceback (most recent call last):\nFileNotFoundError: [Errno 2] No such file or directory: '/lustre/datasets/cifar10/train/labels.txt'", PROG, "python-traceback" },
+	{ "FAILED", "1:0", "", "hydra.errors.ConfigCompositionException: Could not override 'train.num_epochs'.", PROG, "tao-error" },
+	{ "FAILED", "1:0", "", "omegaconf.errors.ValidationError: Value 'eighty' of type 'str' could not be converted to Integer", PROG, "tao-error" },
+	{ "FAILED", "3:0", "", "srun: error: node01: task 0: Exited with exit code 3", PROG, "exit-code" },
+	{ "FAILED", "1:0", "epoch 12/80 loss=nan", "Traceback (most recent call last):\nValueError: loss became NaN at epoch 12", PROG, "python-traceback" },
+	{ "FAILED", "1:0", "", "Traceback (most recent call last):\nModuleNotFoundError: No module named 'nvidia_tao_pytorch.cv.classification'", PROG, "python-traceback" },
+	{ "FAILED", "139:0", "", "Segmentation fault (core dumped)", PROG, "FAILED, exit 139:0" },
+	{ "FAILED", "3:0", "", "", PROG, "FAILED, exit 3:0" },
+	{ "FAILED", "1:0", "[TAO Toolkit] ERROR: the spec /specs/spec.yaml has no key 'dataset.train_data_sources'", "", PROG, "tao-error" },
+	/* NCCL chatter is no failure: the traceback decides. */
+	{ "FAILED", "1:0", "node01:2201:2201 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\nnode01:2201:2201 [0] NCCL INFO NET/Plugin: No plugin found (libnccl-net.so)", "Traceback (most recent call last):\nRuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!", PROG, "python-traceback" },
+};
+
+Test(classify, the_corpus)
+{
+	struct patterns *p = shipped();
+	size_t n = sizeof(corpus) / sizeof(corpus[0]), infra = 0;
+
+	cr_assert_geq(n, 30);
+	for (size_t i = 0; i < n; i++) {
+		struct verdict v;
+		classify_failure(p, corpus[i].native, corpus[i].exit_code, corpus[i].out, corpus[i].err, &v);
+		cr_expect_eq(v.kind, corpus[i].want, "sample %zu: %s (%s: %s)", i,
+		    v.kind == FAILURE_INFRA ? "infra" : "program", v.reason, v.evidence);
+		cr_expect_str_eq(v.reason, corpus[i].reason, "sample %zu", i);
+		infra += corpus[i].want == FAILURE_INFRA;
+	}
+	cr_expect(infra >= 10 && n - infra >= 10, "both kinds are well represented");
+	patterns_free(p);
+}
+
+Test(classify, a_bad_pattern_names_its_line)
+{
+	struct patterns *p = NULL;
+	char *err = NULL;
+	cr_expect_eq(patterns_parse("site.conf", "# ok\ninfra a (unclosed\n", &p, &err), -1);
+	cr_expect(err && strncmp(err, "site.conf:2: pattern a:", 23) == 0, "%s", err);
+	free(err), err = NULL;
+	cr_expect_eq(patterns_parse("site.conf", "fatal x y\n", &p, &err), -1);
+	cr_expect(err && strstr(err, "site.conf:1: write KIND NAME REGEX") != NULL, "%s", err);
+	free(err);
+	cr_assert_eq(patterns_parse("site.conf", "infra site-fs lustre: .*evicted\n", &p, &err), 0);
+	struct verdict v;
+	classify_failure(p, "FAILED", "1:0", "", "LustreError: lustre: client 0x1 evicted by server", &v);
+	cr_expect_eq(v.kind, FAILURE_INFRA, "a site's own pattern counts");
+	cr_expect_str_eq(v.reason, "site-fs");
+	patterns_free(p);
+}
