@@ -1,12 +1,11 @@
 #include "engine/classify.h"
 
-#include <errno.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/buf.h"
+#include "util/file.h"
 #include "util/xmalloc.h"
 
 struct pattern {
@@ -81,22 +80,13 @@ bad:
 
 int patterns_load(const char *path, struct patterns **out, char **err)
 {
-	FILE *f = fopen(path, "r");
-	struct buf b;
-	char chunk[4096];
-	size_t n;
+	char *text = file_read_all(path, NULL, err);
 	int rc;
 
-	if (f == NULL) {
-		*err = xasprintf("%s: %s", path, strerror(errno));
+	if (text == NULL)
 		return -1;
-	}
-	buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	rc = patterns_parse(path, b.data ? b.data : "", out, err);
-	buf_free(&b);
+	rc = patterns_parse(path, text, out, err);
+	free(text);
 	return rc;
 }
 

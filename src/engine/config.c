@@ -5,10 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "ssh/conn.h"
-#include "util/buf.h"
+#include "util/file.h"
 #include "util/xmalloc.h"
 
 static char *env(const char *name)
@@ -123,25 +124,21 @@ static char *config_path(void)
 static int load_file(struct config *cfg, char **err)
 {
 	char *path = config_path(), *text;
-	FILE *f = fopen(path, "rb");
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	yaml_node_t *root;
 	yaml_node_pair_t *p;
-	struct buf b;
-	char chunk[4096];
-	size_t n;
 	int rc = 0;
 
-	if (f == NULL) {
+	if (access(path, F_OK) != 0) {
 		free(path);
 		return 0;	/* no file: the environment alone */
 	}
-	buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	text = buf_detach(&b);
+	text = file_read_all(path, NULL, err);
+	if (text == NULL) {
+		free(path);
+		return -1;
+	}
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
 	if (!yaml_parser_load(&parser, &doc)) {

@@ -8,6 +8,7 @@
 #include <yaml.h>
 
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/xmalloc.h"
 
 struct ctx {
@@ -329,22 +330,14 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 
 int spec_load(const char *path, struct spec *out, char **err)
 {
-	FILE *f = fopen(path, "rb");
-	struct buf b;
-	char chunk[8192];
-	size_t n;
+	size_t len;
+	char *text = file_read_all(path, &len, err);
 	int rc;
 
-	if (f == NULL) {
-		*err = xasprintf("%s: %s", path, strerror(errno));
+	if (text == NULL)
 		return -1;
-	}
-	buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	rc = spec_parse(path, b.data ? b.data : "", b.len, out, err);
-	buf_free(&b);
+	rc = spec_parse(path, text, len, out, err);
+	free(text);
 	return rc;
 }
 

@@ -23,6 +23,7 @@
 #include "ssh/conn.h"
 #include "ssh/quote.h"
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/log.h"
 #include "util/xmalloc.h"
 
@@ -396,8 +397,6 @@ static int stage_file(struct job *j, const char *path, const char *text, char **
 	return stage_bytes(j, path, text, strlen(text), err);
 }
 
-static char *read_local(const char *path, size_t *len, char **err);
-
 /* The sha256 of a local file, by the system's sha256sum; NULL if unreadable. */
 static char *sha256_of(const char *path)
 {
@@ -466,7 +465,7 @@ static int stage_supporting(struct job *j, const struct spec_file *f, char **err
 	size_t len;
 	int rc = -1;
 
-	text = read_local(local, &len, err);
+	text = file_read_all(local, &len, err);
 	if (text == NULL)
 		goto out;
 	dest = xasprintf("%s/specs/%s", j->job_dir, base ? base + 1 : f->path);
@@ -681,26 +680,6 @@ char *submit_template_dir(void)
 	return xstrdup(TAOTOP_DATADIR "/templates");
 }
 
-static char *read_local(const char *path, size_t *len, char **err)
-{
-	FILE *f = fopen(path, "rb");
-	struct buf b;
-	char chunk[8192];
-	size_t n;
-
-	if (f == NULL) {
-		*err = xasprintf("%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	if (len != NULL)
-		*len = b.len;
-	return buf_detach(&b);
-}
-
 /* bash -n on the script, locally: no secret is in it to leak. */
 static int bash_syntax(const char *text, char **err)
 {
@@ -752,7 +731,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 
 	step(j, STEP_LINT, 0, NULL);
 	free(dir);
-	tmpl = read_local(tpath, NULL, err);
+	tmpl = file_read_all(tpath, NULL, err);
 	if (tmpl == NULL) {
 		free(tpath);
 		return failed(j, STEP_LINT, err);
