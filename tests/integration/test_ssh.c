@@ -20,6 +20,7 @@
 #include "ssh/conn.h"
 #include "ssh/quote.h"
 #include "ssh/worker.h"
+#include "util/file.h"
 #include "util/xmalloc.h"
 
 static double now_s(void)
@@ -597,19 +598,12 @@ Test(sftp, mkdir_p_makes_every_level_and_reports_a_file_in_the_way, .timeout = 6
 	conn_free(c);
 }
 
+/* A file on the rig (the same machine), whole; fails the test if unreadable. */
 static char *slurp(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	cr_assert_not_null(f, "%s", path);
-	struct buf b;
-	char chunk[65536];
-	size_t n;
-	buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	*len = b.len;
-	return buf_detach(&b);
+	char *err = NULL, *text = file_read_all(path, len, &err);
+	cr_assert_not_null(text, "%s", err);
+	return text;
 }
 
 Test(sftp, atomic_write_leaves_old_or_new_after_a_cut, .timeout = 120)

@@ -22,6 +22,7 @@
 #include "integration/helper_rig.h"
 #include "ssh/conn.h"
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/xmalloc.h"
 
 #define TOKEN "hf_TaoTopTestToken9f8e7d6c5b4a3928170"
@@ -102,19 +103,12 @@ static int submit(struct env *e, const char *spec, struct submit_result *res, ch
 	return submit_run(e->conn, e->store, &e->cl, &o, NULL, NULL, res, err);
 }
 
+/* A file on the rig, whole, or NULL when it does not exist. */
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		return NULL;
-	struct buf b;
-	char chunk[8192];
-	size_t n;
-	buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	return buf_detach(&b);
+	char *err = NULL, *text = file_read_all(path, NULL, &err);
+	free(err);
+	return text;
 }
 
 /* Poll until the record is final; return its state. */

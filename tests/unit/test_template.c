@@ -5,20 +5,13 @@
 #include <string.h>
 
 #include "engine/template.h"
-#include "util/buf.h"
+#include "util/file.h"
 
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	cr_assert_not_null(f, "%s", path);
-	struct buf b;
-	char chunk[4096];
-	size_t n;
-	buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	return buf_detach(&b);
+	char *err = NULL, *text = file_read_all(path, NULL, &err);
+	cr_assert_not_null(text, "%s", err);
+	return text;
 }
 
 Test(template, fills_every_placeholder)
