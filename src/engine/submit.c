@@ -479,17 +479,19 @@ out:
 
 static int stage(struct job *j, char **err)
 {
-	const char *dirs[] = { "specs", "env", "meta", "sbatch" };
-	char *yaml = NULL, *path, *text;
+	/* NULL entries stand for the log and results folders. */
+	const char *dirs[] = { "specs", "env", "meta", "sbatch", NULL, NULL };
+	char *yaml = NULL, *env_text, *meta_text;
 	cJSON *env, *meta, *list;
 	size_t i;
-	int rc = -1;
+	int rc;
 
 	step(j, STEP_SPEC, 0, NULL);
 	if (spec_emit_tao(&j->spec, &yaml, err) != 0)
 		return failed(j, STEP_SPEC, err);
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]) + 2; i++) {
-		char *d = i < 4 ? xasprintf("%s/%s", j->job_dir, dirs[i])
+	/* The job folder's parts, the log folder and the results folder. */
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char *d = dirs[i] != NULL ? xasprintf("%s/%s", j->job_dir, dirs[i])
 		    : xstrdup(i == 4 ? j->log_dir : j->results_dir);
 		if (j->o->dry_run)
 			plan(j, "mkdir -p %s", d);
@@ -515,25 +517,24 @@ static int stage(struct job *j, char **err)
 	cJSON_AddNumberToObject(meta, "gpus", j->res.gpus_total);
 	cJSON_AddStringToObject(meta, "time", j->res.time);
 
-	path = xasprintf("%s/specs/spec.yaml", j->job_dir);
-	if (stage_file(j, path, yaml, err) != 0)
-		goto out;
-	free(path);
-	text = cJSON_PrintUnformatted(env);
-	path = xasprintf("%s/env/env.json", j->job_dir);
-	rc = stage_file(j, path, text, err);
-	cJSON_free(text);
-	if (rc != 0)
-		goto out;
-	free(path);
-	text = cJSON_PrintUnformatted(meta);
-	path = xasprintf("%s/meta/meta.json", j->job_dir);
-	rc = stage_file(j, path, text, err);
-	cJSON_free(text);
+	env_text = cJSON_PrintUnformatted(env);
+	meta_text = cJSON_PrintUnformatted(meta);
+	{
+		const struct { const char *name, *text; } files[] = {
+			{ "specs/spec.yaml", yaml }, { "env/env.json", env_text },
+			{ "meta/meta.json", meta_text },
+		};
+		rc = 0;
+		for (i = 0; rc == 0 && i < sizeof(files) / sizeof(files[0]); i++) {
+			char *path = xasprintf("%s/%s", j->job_dir, files[i].name);
+			rc = stage_file(j, path, files[i].text, err);
+			free(path);
+		}
+	}
+	cJSON_free(env_text);
+	cJSON_free(meta_text);
 	for (i = 0; rc == 0 && i < j->spec.nfiles; i++)
 		rc = stage_supporting(j, &j->spec.files[i], err);
-out:
-	free(path);
 	free(yaml);
 	cJSON_Delete(env);
 	cJSON_Delete(meta);
