@@ -8,15 +8,14 @@
 #include <unistd.h>
 
 #include "engine/config.h"
+#include "engine/logpath.h"
 #include "engine/logtail.h"
 #include "engine/preflight.h"
 #include "engine/record.h"
 #include "engine/schedule.h"
-#include "engine/slurm.h"
 #include "engine/submit.h"
 #include "engine/tracker.h"
 #include "ssh/conn.h"
-#include "ssh/quote.h"
 #include "util/sanitize.h"
 #include "util/xmalloc.h"
 
@@ -362,63 +361,15 @@ int cli_cancel(int argc, char **argv)
 	return worst;
 }
 
-/* The log file of job: from its record, or from scontrol for the user's
- * other jobs (the path SLURM expanded). NULL with a message on stderr. */
+/* The log file of job, or NULL with a message on stderr. */
 static char *log_path(struct session *s, const char *job, int want_err)
 {
-	const char *name = want_err ? "main.err" : "main.out";
-	struct job_record *r = NULL;
-	struct conn_exec x;
-	char *err = NULL, *cmd, *path = NULL, *q;
+	char *path = NULL, *err = NULL;
 
-	if (store_load(s->store, job, &r, &err) == 0) {
-		if (r->log_dir == NULL || r->backend_ref == NULL)
-			fprintf(stderr, "taotop: %s has %s yet\n", job,
-			    r->backend_ref == NULL ? "not been launched" : "no log folder");
-		else
-			path = xasprintf("%s/%s-%s/%s", r->log_dir, r->id, r->backend_ref, name);
-		record_free(r);
-		return path;
+	if (job_log_path(s->conn, s->store, job, want_err, &path, &err) != 0) {
+		fprintf(stderr, "taotop: %s\n", err);
+		free(err);
 	}
-	free(err);
-	err = NULL;
-	if (!slurm_id_ok(job)) {
-		fprintf(stderr, "taotop: %s is neither a taotop job id nor a SLURM job id\n", job);
-		return NULL;
-	}
-	q = sh_quote(job);
-	cmd = xasprintf("scontrol show job -o %s", q);
-	free(q);
-	conn_exec_init(&x, cmd);
-	x.timeout_ms = 30000;
-	if (conn_exec(s->conn, &x, &err) != CONN_OK || x.exit_status != 0) {
-		fprintf(stderr, "taotop: %s: %s\n", job, err ? err : "SLURM no longer knows this "
-		    "job (it ended more than MinJobAge ago); its log path is unknown");
-	} else {
-		/* scontrol expands most patterns but leaves "%%" doubled (SLURM
-		 * 22.05), and a pending job's %N empty: expand what is left. */
-		char *raw = slurm_scontrol_field(x.out.data, want_err ? "StdErr" : "StdOut");
-		char *jid = slurm_scontrol_field(x.out.data, "JobId");
-		char *ajob = slurm_scontrol_field(x.out.data, "ArrayJobId");
-		char *atask = slurm_scontrol_field(x.out.data, "ArrayTaskId");
-		char *jname = slurm_scontrol_field(x.out.data, "JobName");
-		char *user = slurm_scontrol_field(x.out.data, "UserId");
-		char *node = slurm_scontrol_field(x.out.data, "BatchHost");
-		if (user != NULL)
-			user[strcspn(user, "(")] = '\0';
-		if (raw != NULL) {
-			struct slurm_pattern_vars v = { .job_id = jid, .array_job = ajob,
-			    .array_task = atask, .name = jname, .user = user, .node = node };
-			path = slurm_expand_pattern(raw, &v);
-		} else {
-			fprintf(stderr, "taotop: %s: SLURM reports no %s path\n", job,
-			    want_err ? "StdErr" : "StdOut");
-		}
-		free(raw), free(jid), free(ajob), free(atask), free(jname), free(user), free(node);
-	}
-	conn_exec_free(&x);
-	free(cmd);
-	free(err);
 	return path;
 }
 

@@ -228,18 +228,45 @@ static void row_of_record(struct poll_result *res, const struct job_record *r,
 		fill_from_slurm(row, j);
 }
 
-static void row_of_foreign(struct poll_result *res, const struct slurm_job *j)
+static void row_of_foreign(struct job_row *row, const struct slurm_job *j)
 {
-	struct job_row *row = add_row(res);
 	struct native_state ns;
 
 	native_state_map(j->state, &ns);
 	fill_from_slurm(row, j);
-	row->name = xstrdup(j->name);
+	record_set(&row->name, j->name);
 	row->state = ns.state;
-	row->native = xstrdup(ns.word);
-	if (j->reason[0] != '\0')
-		row->message = xstrdup(j->reason);
+	record_set(&row->native, ns.word);
+	record_set(&row->message, j->reason[0] != '\0' ? j->reason : NULL);
+	row->epoch = row->max_epoch = -1;
+}
+
+static void row_clear(struct job_row *r)
+{
+	free(r->record_id);
+	free(r->name);
+	free(r->partition);
+	free(r->native);
+	free(r->message);
+	free(r->series);
+	memset(r, 0, sizeof(*r));
+}
+
+static void row_copy(struct job_row *dst, const struct job_row *src)
+{
+	*dst = *src;
+	dst->record_id = src->record_id ? xstrdup(src->record_id) : NULL;
+	dst->name = src->name ? xstrdup(src->name) : NULL;
+	dst->partition = src->partition ? xstrdup(src->partition) : NULL;
+	dst->native = src->native ? xstrdup(src->native) : NULL;
+	dst->message = src->message ? xstrdup(src->message) : NULL;
+	dst->series = NULL;
+	dst->nseries = 0;
+	if (src->nseries > 0) {
+		dst->series = xcalloc(src->nseries, sizeof(*dst->series));
+		memcpy(dst->series, src->series, src->nseries * sizeof(*dst->series));
+		dst->nseries = src->nseries;
+	}
 }
 
 /* ---- the poll --------------------------------------------------------------------------- */
@@ -251,8 +278,20 @@ struct progress {
 	struct tao_status	 ts;
 };
 
+/* A job of the user's that taotop did not launch, seen in the queue: kept
+ * after it leaves, with its final state from accounting, as history that
+ * outlives SLURM's MinJobAge. */
+struct seen_job {
+	struct job_row	 row;
+	int		 ended;	/* accounting gave its final state */
+};
+
+#define SEEN_MAX	5000	/* ended jobs beyond this are forgotten, oldest first */
+
 struct tracker {
 	const struct cluster_cfg *cl;
+	struct seen_job	 *seen;
+	size_t		  nseen;
 	struct progress	 *prog;
 	size_t		  nprog;
 	char	**live;		/* ids the queue listed at the last good poll */
@@ -296,6 +335,9 @@ void tracker_free(struct tracker *t)
 	for (i = 0; i < t->nprog; i++)
 		progress_free(&t->prog[i]);
 	free(t->prog);
+	for (i = 0; i < t->nseen; i++)
+		row_clear(&t->seen[i].row);
+	free(t->seen);
 	free(t);
 }
 
@@ -361,6 +403,61 @@ static int was_live(const struct tracker *t, const char *id)
 	return 0;
 }
 
+static int known_to_records(struct job_record **recs, size_t nrec, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < nrec; i++)
+		if (same(recs[i]->backend_ref, id))
+			return 1;
+	return 0;
+}
+
+/* id in the queue's answer (from_sacct 0) or accounting's (1). */
+static const struct slurm_job *find_job(const struct slurm_poll *p, const char *id, int from_sacct)
+{
+	size_t k;
+
+	for (k = 0; k < p->n; k++)
+		if (p->jobs[k].from_sacct == from_sacct && strcmp(p->jobs[k].id, id) == 0)
+			return &p->jobs[k];
+	return NULL;
+}
+
+/* Remember (or refresh) a live job of the user's other jobs. */
+static void seen_note(struct tracker *t, const struct job_row *row)
+{
+	size_t i;
+
+	for (i = 0; i < t->nseen; i++) {
+		if (strcmp(t->seen[i].row.slurm_id, row->slurm_id) == 0) {
+			row_clear(&t->seen[i].row);
+			row_copy(&t->seen[i].row, row);
+			return;
+		}
+	}
+	t->seen = xreallocarray(t->seen, t->nseen + 1, sizeof(*t->seen));
+	t->seen[t->nseen].ended = 0;
+	row_copy(&t->seen[t->nseen].row, row);
+	t->nseen++;
+}
+
+/* Forget the oldest ended jobs beyond SEEN_MAX. */
+static void seen_prune(struct tracker *t)
+{
+	size_t i, out = 0, excess = t->nseen > SEEN_MAX ? t->nseen - SEEN_MAX : 0;
+
+	for (i = 0; i < t->nseen; i++) {
+		if (excess > 0 && t->seen[i].ended) {
+			row_clear(&t->seen[i].row);
+			excess--;
+			continue;
+		}
+		t->seen[out++] = t->seen[i];
+	}
+	t->nseen = out;
+}
+
 int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
     struct poll_result *res, char **err)
 {
@@ -380,12 +477,15 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 	free(warn);
 	/* Accounting is asked only about tracked jobs the queue did not list
 	 * last time: the ones that may have ended. */
-	ids = xcalloc(nrec + 1, sizeof(*ids));
+	ids = xcalloc(nrec + t->nseen + 1, sizeof(*ids));
 	for (i = 0; i < nrec; i++)
 		if (same(recs[i]->cluster, cl->name) && recs[i]->backend_ref != NULL &&
 		    !tao_state_final(recs[i]->state) &&
 		    (!t->primed || !was_live(t, recs[i]->backend_ref)))
 			ids[nids++] = recs[i]->backend_ref;
+	for (i = 0; i < t->nseen; i++)
+		if (!t->seen[i].ended && !was_live(t, t->seen[i].row.slurm_id))
+			ids[nids++] = t->seen[i].row.slurm_id;
 
 	cmd = slurm_poll_command(ids, nids);
 	conn_exec_init(&x, cmd);
@@ -447,16 +547,38 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 		    ? follow_progress(t, c, r) : NULL);
 	}
 	prune_progress(t, recs, nrec);
-	/* The user's other jobs: live ones the records do not know. */
+	/* The user's other jobs: live ones the records do not know, then the
+	 * ones seen earlier that left the queue. */
 	for (k = 0; k < p.n; k++) {
-		int known = 0;
-		if (p.jobs[k].from_sacct)
+		struct job_row *row;
+		if (p.jobs[k].from_sacct || known_to_records(recs, nrec, p.jobs[k].id))
 			continue;
-		for (i = 0; i < nrec && !known; i++)
-			known = same(recs[i]->backend_ref, p.jobs[k].id);
-		if (!known)
-			row_of_foreign(res, &p.jobs[k]);
+		row = add_row(res);
+		row_of_foreign(row, &p.jobs[k]);
+		seen_note(t, row);
 	}
+	for (i = 0; i < t->nseen; i++) {
+		struct seen_job *sj = &t->seen[i];
+		if (known_to_records(recs, nrec, sj->row.slurm_id))
+			continue;
+		if (res->scheduler_ok && find_job(&p, sj->row.slurm_id, 0) != NULL)
+			continue;	/* live: shown above */
+		if (!sj->ended && res->scheduler_ok) {
+			const struct slurm_job *j = find_job(&p, sj->row.slurm_id, 1);
+			if (j != NULL && res->accounting_ok) {
+				struct native_state ns;
+				int gpus = sj->row.gpus;	/* sacct does not say */
+				row_of_foreign(&sj->row, j);
+				sj->row.gpus = gpus;
+				native_state_map(j->state, &ns);
+				sj->ended = ns.final;
+			} else {
+				res->waiting_for_accounting = 1;
+			}
+		}
+		row_copy(add_row(res), &sj->row);
+	}
+	seen_prune(t);
 	slurm_poll_free(&p);
 	store_list_free(recs, nrec);
 	return 0;
@@ -466,14 +588,8 @@ void poll_result_free(struct poll_result *p)
 {
 	size_t i;
 
-	for (i = 0; i < p->n; i++) {
-		free(p->rows[i].record_id);
-		free(p->rows[i].name);
-		free(p->rows[i].partition);
-		free(p->rows[i].native);
-		free(p->rows[i].message);
-		free(p->rows[i].series);
-	}
+	for (i = 0; i < p->n; i++)
+		row_clear(&p->rows[i]);
 	free(p->rows);
 	for (i = 0; i < p->changes; i++) {
 		free(p->events[i].record_id);

@@ -20,7 +20,11 @@ struct conn;
 struct record_store;
 struct cluster_cfg;
 
-/* One row: a job of taotop's (record_id set) or another job of the user's. */
+/* One row: a job of taotop's (record_id set) or another job of the user's.
+ * The user's other jobs are listed while in the queue and, once the tracker
+ * has seen them there, after they leave it too, with the final state from
+ * accounting: history beyond SLURM's MinJobAge, for as long as the tracker
+ * lives (the newest 5000). */
 struct job_row {
 	char		*record_id;	/* NULL: not taotop's */
 	char		 slurm_id[32];

@@ -387,3 +387,45 @@ Test(engine, cancelling_another_users_job_reports_the_schedulers_refusal, .timeo
 	free(out), free(err), free(msg), free(id);
 	env_close(&e);
 }
+
+/* The row of slurm_id in a poll, or NULL. */
+static const struct job_row *row_for(const struct poll_result *res, const char *slurm_id)
+{
+	for (size_t i = 0; i < res->n; i++)
+		if (strcmp(res->rows[i].slurm_id, slurm_id) == 0)
+			return &res->rows[i];
+	return NULL;
+}
+
+Test(engine, another_job_seen_in_the_queue_stays_as_history_with_its_final_state, .timeout = 90)
+{
+	struct env e;
+	env_open(&e, "history");
+	char *ok = submit("-J hist-ok -t 1", "'sleep 3'");
+	char *bad = submit("-J hist-bad -t 1", "'sleep 3; exit 4'");
+	int seen = 0, done = 0;
+	time_t end = time(NULL) + 60;
+
+	while (time(NULL) < end && done < 2) {
+		struct poll_result res;
+		char *err = NULL;
+		cr_assert_eq(tracker_poll(e.tracker, e.conn, e.store, &res, &err), 0, "%s", err);
+		const struct job_row *a = row_for(&res, ok), *b = row_for(&res, bad);
+		if (a != NULL && b != NULL) {
+			seen = 1;
+			cr_assert_null(a->record_id, "not taotop's job, no record");
+			done = (a->state == TAO_DONE) + (b->state == TAO_ERROR);
+			if (done == 2) {
+				cr_assert_str_eq(a->native, "COMPLETED");
+				cr_assert_str_eq(b->native, "FAILED");
+			}
+		} else {
+			cr_assert_not(seen, "a job seen once vanished from the rows");
+		}
+		poll_result_free(&res);
+		usleep(700 * 1000);
+	}
+	cr_assert_eq(done, 2, "both jobs reach their final state (Done, Error) after leaving the queue");
+	free(ok), free(bad);
+	env_close(&e);
+}
