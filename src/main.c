@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "ui/ui.h"
 
 struct verb {
 	const char	*name;
@@ -34,9 +35,14 @@ static const struct verb verbs[] = {
 	  "check that a cluster can run taotop's jobs", cli_preflight },
 };
 
+enum { OPT_THEME = 256, OPT_READONLY, OPT_LOG_COLORS };
+
 static const struct option global_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "theme", required_argument, NULL, OPT_THEME },
+	{ "readonly", no_argument, NULL, OPT_READONLY },
+	{ "log-colors", required_argument, NULL, OPT_LOG_COLORS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -45,7 +51,8 @@ static void usage(FILE *f)
 	size_t i;
 
 	fprintf(f,
-	    "usage: taotop [--help] [--version] [VERB [ARGS]]\n"
+	    "usage: taotop [--theme NAME] [--readonly] [--log-colors render|strip]\n"
+	    "       taotop [--help] [--version] VERB [ARGS]\n"
 	    "\n"
 	    "Without a verb, taotop opens the full-screen monitor of your jobs.\n"
 	    "\n"
@@ -58,6 +65,11 @@ static void usage(FILE *f)
 	    "Options:\n"
 	    "  -h, --help      show this help\n"
 	    "  -V, --version   show the version\n"
+	    "  --theme NAME    the monitor's theme (default, light, high-contrast,\n"
+	    "                  monochrome, ocean256, or your own)\n"
+	    "  --readonly      the monitor changes nothing (no cancel)\n"
+	    "  --log-colors render|strip\n"
+	    "                  show the colours jobs print in their logs, or not\n"
 	    "\n"
 	    "Exit codes: 0 ok, 1 operation failed, 2 usage error,\n"
 	    "            3 connection, authentication or host key failure.\n"
@@ -77,6 +89,7 @@ static const struct verb *find_verb(const char *name)
 int main(int argc, char **argv)
 {
 	const struct verb *verb;
+	struct ui_opts ui = { NULL, 0, -1 };
 	int c;
 
 	/* '+': stop at the verb, whose own options are its business. */
@@ -88,6 +101,20 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("taotop %s\n", TAOTOP_VERSION);
 			return EXIT_OK;
+		case OPT_THEME:
+			ui.theme = optarg;
+			break;
+		case OPT_READONLY:
+			ui.readonly = 1;
+			break;
+		case OPT_LOG_COLORS:
+			if (strcmp(optarg, "render") != 0 && strcmp(optarg, "strip") != 0) {
+				fprintf(stderr, "taotop: --log-colors takes render or strip, not "
+				    "'%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			ui.log_colors = strcmp(optarg, "render") == 0;
+			break;
 		default:
 			fprintf(stderr, "Try 'taotop --help'.\n");
 			return EXIT_USAGE;
@@ -96,11 +123,8 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 
-	if (argc == 0) {
-		fprintf(stderr, "taotop: the full-screen monitor is not built yet; "
-		    "see 'taotop --help' for the verbs\n");
-		return EXIT_FAILED;
-	}
+	if (argc == 0)
+		return ui_run(&ui);
 	verb = find_verb(argv[0]);
 	if (verb == NULL) {
 		fprintf(stderr, "taotop: unknown verb '%s'\n", argv[0]);

@@ -160,6 +160,18 @@ static int load_file(struct config *cfg, char **err)
 		if (key != NULL && strcmp(key, "default_cluster") == 0 && scalar(v) != NULL) {
 			free(cfg->default_name);
 			cfg->default_name = xstrdup(scalar(v));
+		} else if (key != NULL && strcmp(key, "theme") == 0 && scalar(v) != NULL) {
+			free(cfg->theme);
+			cfg->theme = xstrdup(scalar(v));
+		} else if (key != NULL && strcmp(key, "log_colors") == 0) {
+			const char *b = scalar(v);
+			if (b != NULL && (strcmp(b, "true") == 0 || strcmp(b, "render") == 0))
+				cfg->log_colors = 1;
+			else if (b != NULL && (strcmp(b, "false") == 0 || strcmp(b, "strip") == 0))
+				cfg->log_colors = 0;
+			else
+				rc = at(err, path, v, "log_colors is true (render the logs' colours) "
+				    "or false (strip them)");
 		} else if (key != NULL && strcmp(key, "clusters") == 0 && v->type == YAML_MAPPING_NODE) {
 			yaml_node_pair_t *c;
 			for (c = v->data.mapping.pairs.start; c < v->data.mapping.pairs.top && rc == 0; c++) {
@@ -174,7 +186,8 @@ static int load_file(struct config *cfg, char **err)
 				cfg->n++;
 			}
 		} else {
-			rc = at(err, path, k, "unknown top-level field '%s' (clusters, default_cluster)",
+			rc = at(err, path, k, "unknown top-level field '%s' (clusters, "
+			    "default_cluster, theme, log_colors)",
 			    key ? key : "?");
 		}
 	}
@@ -223,6 +236,7 @@ int config_load(struct config *cfg, char **err)
 	size_t i;
 
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->log_colors = -1;
 	if (load_file(cfg, err) != 0) {
 		config_free(cfg);
 		return -1;
@@ -260,6 +274,7 @@ void config_free(struct config *cfg)
 	size_t i;
 
 	free(cfg->default_name);
+	free(cfg->theme);
 	for (i = 0; i < cfg->n; i++) {
 		struct cluster_cfg *cl = &cfg->clusters[i];
 		free(cl->name), free(cl->hosts), free(cl->user);

@@ -50,6 +50,9 @@ struct config {
 	struct cluster_cfg	*clusters;
 	size_t			 n;
 	char			*default_name;	/* the file's default_cluster */
+	char			*theme;		/* the monitor's theme, or NULL */
+	int			 log_colors;	/* 1 render the logs' colours, 0 strip
+						 * them, -1 not set */
 };
 
 /* -1 with a sentence naming the missing input and where to set it. */

@@ -25,6 +25,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/share.h"
 #include "util/xmalloc.h"
 
 #define CHECK_TIMEOUT_MS	60000
@@ -654,31 +655,7 @@ static int sidecar(struct job *j, char **err)
 
 char *submit_template_dir(void)
 {
-	const char *share = getenv("TAOTOP_SHARE");
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (share != NULL && share[0] != '\0')
-		return xasprintf("%s/templates", share);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		char *slash, *dir;
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash != NULL) {
-			*slash = '\0';
-			dir = xasprintf("%s/../share/taotop/templates", exe);
-			if (access(dir, R_OK) == 0)
-				return dir;
-			free(dir);
-			/* Run from the source tree: build/rel/taotop. */
-			dir = xasprintf("%s/../../templates", exe);
-			if (access(dir, R_OK) == 0)
-				return dir;
-			free(dir);
-		}
-	}
-	return xstrdup(TAOTOP_DATADIR "/templates");
+	return share_dir("templates");
 }
 
 /* bash -n on the script, locally: no secret is in it to leak. */

@@ -210,13 +210,19 @@ static void run_task(struct worker *w, struct worker_task *t)
 		t->err = xstrdup("cancelled before it ran");
 		return;
 	}
-	t->status = ensure_connected(w, &t->err);
-	if (t->status != CONN_OK)
-		return;
+	if (!t->offline) {
+		t->status = ensure_connected(w, &t->err);
+		if (t->status != CONN_OK)
+			return;
+	}
 	free(t->err);
 	t->err = NULL;
 	t->run(w->conn, t);
-	if (!conn_is_connected(w->conn)) {
+	if (t->offline) {
+		/* It may have made connecting possible: try now. */
+		if (!conn_is_connected(w->conn))
+			w->next_try = mono_after_ms(0);
+	} else if (!conn_is_connected(w->conn)) {
 		post_event(w, WEV_DISCONNECTED, t->status, NULL, NULL, t->err, 0);
 		schedule_retry(w, t->err);
 	} else {

@@ -25,6 +25,9 @@ struct worker_task {
 	/* set by the caller; the task stays the caller's */
 	worker_run_fn		*run;	/* on the worker thread */
 	void			*arg;
+	int			 offline;	/* run without connecting first: for a task
+						 * that makes the connection possible
+						 * (trusting a host key) */
 	atomic_int		 cancel;	/* set to cancel (see worker_cancel) */
 	/* set by run */
 	enum conn_status	 status;

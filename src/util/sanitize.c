@@ -57,7 +57,33 @@ static size_t utf8_len(const unsigned char *p, size_t len)
 	return n;
 }
 
+/* An SGR sequence (ESC [ digits and semicolons m), short enough to be a
+ * colour and nothing else. */
+static int is_sgr(const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	if (n < 3 || n > 48 || p[1] != '[' || p[n - 1] != 'm')
+		return 0;
+	for (i = 2; i < n - 1; i++)
+		if (!(p[i] >= '0' && p[i] <= '9') && p[i] != ';')
+			return 0;
+	return 1;
+}
+
+static void sanitize(struct buf *out, const char *in, size_t len, int keep_sgr);
+
 void sanitize_append(struct buf *out, const char *in, size_t len)
+{
+	sanitize(out, in, len, 0);
+}
+
+void sanitize_append_sgr(struct buf *out, const char *in, size_t len)
+{
+	sanitize(out, in, len, 1);
+}
+
+static void sanitize(struct buf *out, const char *in, size_t len, int keep_sgr)
 {
 	const unsigned char *p = (const unsigned char *)in;
 	size_t i = 0;
@@ -70,7 +96,10 @@ void sanitize_append(struct buf *out, const char *in, size_t len)
 			buf_addc(out, (char)c);
 			i++;
 		} else if (c == 0x1b) {
-			i += escape_len(p + i, len - i);
+			n = escape_len(p + i, len - i);
+			if (keep_sgr && is_sgr(p + i, n))
+				buf_add(out, in + i, n);
+			i += n;
 		} else if (c < 0x20 || c == 0x7f) {
 			buf_addc(out, '^');
 			buf_addc(out, c == 0x7f ? '?' : (char)(c + 0x40));

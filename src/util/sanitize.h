@@ -12,5 +12,8 @@
 struct buf;
 
 void sanitize_append(struct buf *out, const char *in, size_t len);
+/* The same, but colour sequences (SGR: ESC [ digits;... m, nothing else)
+ * are kept, for a reader that renders them (the monitor's log panes). */
+void sanitize_append_sgr(struct buf *out, const char *in, size_t len);
 
 #endif

@@ -55,3 +55,13 @@ Test(sanitize, controls_become_visible_and_bad_utf8_a_replacement)
 	cr_expect_str_eq(got, "raw\xef\xbf\xbd" "2J");
 	free(got);
 }
+
+Test(sanitize, colour_mode_keeps_sgr_and_nothing_else)
+{
+	static const char in[] = "\x1b[1;31mred\x1b[0m \x1b[2J\x1b]0;t\x07\x1b[38;5;208mo\x1b[?25l\x1b[5;5H!";
+	struct buf b;
+	buf_init(&b);
+	sanitize_append_sgr(&b, in, sizeof(in) - 1);
+	cr_assert_str_eq(b.data, "\x1b[1;31mred\x1b[0m \x1b[38;5;208mo!");
+	buf_free(&b);
+}

@@ -1,0 +1,631 @@
+#include "engine/watch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/config.h"
+#include "engine/logpath.h"
+#include "engine/logtail.h"
+#include "engine/record.h"
+#include "engine/schedule.h"
+#include "ssh/conn.h"
+#include "ssh/worker.h"
+#include "util/buf.h"
+#include "util/log.h"
+#include "util/xmalloc.h"
+
+#define POLL_MAX_S	60	/* the backoff's cap while nothing changes */
+#define LOG_RING_LINES	5000	/* lines kept per followed log */
+#define LOG_TAIL_LINES	1000	/* read back when a log is first shown */
+#define LOG_CACHED	8	/* followers kept for switching back */
+#define FOLLOW_MIN_MS	1000	/* follow ticks: 1 s while lines come, */
+#define FOLLOW_MAX_MS	5000	/* backing off to 5 s while none do */
+
+/* A followed log with the reading state its worker task uses. */
+struct follower {
+	struct watch_log	 pub;
+	struct log_follow	 f[2];
+	int			 busy;		/* a task is reading it */
+	int64_t			 next_ms;	/* next tick */
+	int			 interval_ms;
+	uint64_t		 used;		/* for evicting the least recently used */
+};
+
+struct cluster {
+	struct watched		 pub;
+	struct worker		*worker;
+	struct tracker		*tracker;	/* the worker thread's */
+	struct poll_schedule	 sched;
+	int			 trusting;	/* a trust task runs */
+};
+
+struct watch {
+	struct cluster		*cl;
+	size_t			 n;
+	struct record_store	*store;
+	struct follower		*logs[LOG_CACHED];
+	struct follower		*cur;
+	uint64_t		 uses;
+	struct watch_outcome	*outs;
+	size_t			 nouts;
+};
+
+enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST };
+
+/* A request on a worker. The worker hands back the worker_task pointer,
+ * which is the first member. */
+struct task {
+	struct worker_task	 wt;
+	enum task_kind		 kind;
+	struct watch		*w;
+	size_t			 ci;
+	/* T_POLL */
+	struct poll_result	 res;
+	/* T_FOLLOW */
+	struct follower		*log;
+	struct buf		 got[2];
+	char			*path[2];
+	/* T_CANCEL */
+	char			**jobs;
+	size_t			 njobs;
+	struct watch_outcome	*outs;
+	/* T_TRUST */
+	char			*host, *fp;
+};
+
+int64_t watch_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void set_str(char **field, const char *value)
+{
+	free(*field);
+	*field = value != NULL ? xstrdup(value) : NULL;
+}
+
+/* ---- tasks, on the worker threads --------------------------------------------------------- */
+
+static void run_poll(struct conn *c, struct worker_task *wt)
+{
+	struct task *t = (struct task *)wt;
+	struct cluster *cl = &t->w->cl[t->ci];
+	char *err = NULL;
+
+	if (tracker_poll(cl->tracker, c, t->w->store, &t->res, &err) != 0) {
+		wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
+		wt->err = err;
+	}
+}
+
+static void run_follow(struct conn *c, struct worker_task *wt)
+{
+	struct task *t = (struct task *)wt;
+	struct follower *lf = t->log;
+	char *err = NULL;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		const char *path = lf->f[i].path;
+		if (path == NULL) {
+			if (job_log_path(c, t->w->store, lf->pub.job, i, &t->path[i], &err) != 0)
+				goto fail;
+			path = t->path[i];
+		}
+		if (lf->f[i].path == NULL) {
+			uint64_t end = 0;
+			int missing = 0;
+			if (log_tail(c, path, LOG_TAIL_LINES, 1, &t->got[i], &end, &missing,
+			    &err) != 0) {
+				if (!missing)
+					goto fail;
+				free(err);
+				err = NULL;
+				end = 0;
+			}
+			log_follow_init(&lf->f[i], path, end);
+		} else if (log_follow_tick(&lf->f[i], c, &t->got[i], &err) != 0) {
+			goto fail;
+		}
+	}
+	return;
+fail:
+	wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
+	wt->err = err;
+}
+
+static void run_cancel(struct conn *c, struct worker_task *wt)
+{
+	struct task *t = (struct task *)wt;
+	struct cluster *cl = &t->w->cl[t->ci];
+	size_t i;
+
+	t->outs = xcalloc(t->njobs, sizeof(*t->outs));
+	for (i = 0; i < t->njobs; i++) {
+		char *msg = NULL, *err = NULL;
+		struct watch_outcome *o = &t->outs[i];
+		o->cluster = xstrdup(cl->pub.cfg->name);
+		o->job = xstrdup(t->jobs[i]);
+		o->ok = tracker_cancel(c, t->w->store, cl->pub.cfg, t->jobs[i], &msg, &err) == 0;
+		o->message = o->ok ? msg : err;
+		free(o->ok ? err : msg);
+	}
+}
+
+static void run_trust(struct conn *c, struct worker_task *wt)
+{
+	struct task *t = (struct task *)wt;
+
+	wt->status = conn_trust_host(c, t->host, t->fp, &wt->err);
+}
+
+static struct task *task_new(struct watch *w, size_t ci, enum task_kind kind)
+{
+	static worker_run_fn *const run[] = {
+		[T_POLL] = run_poll, [T_FOLLOW] = run_follow,
+		[T_CANCEL] = run_cancel, [T_TRUST] = run_trust,
+	};
+	struct task *t = xcalloc(1, sizeof(*t));
+
+	worker_task_init(&t->wt, run[kind], NULL);
+	t->kind = kind;
+	t->w = w;
+	t->ci = ci;
+	buf_init(&t->got[0]);
+	buf_init(&t->got[1]);
+	return t;
+}
+
+static void task_free(struct task *t)
+{
+	size_t i;
+
+	poll_result_free(&t->res);
+	buf_free(&t->got[0]);
+	buf_free(&t->got[1]);
+	free(t->path[0]);
+	free(t->path[1]);
+	for (i = 0; i < t->njobs; i++)
+		free(t->jobs[i]);
+	free(t->jobs);
+	if (t->outs != NULL)
+		watch_outcomes_free(t->outs, t->njobs);
+	free(t->host);
+	free(t->fp);
+	free(t->wt.err);
+	free(t);
+}
+
+/* ---- clusters ------------------------------------------------------------------------------ */
+
+struct watch *watch_new(const struct config *cfg, struct record_store *st)
+{
+	struct watch *w = xcalloc(1, sizeof(*w));
+	int64_t now = watch_now_ms();
+	size_t i;
+
+	w->store = st;
+	w->n = cfg->n;
+	w->cl = xcalloc(cfg->n > 0 ? cfg->n : 1, sizeof(*w->cl));
+	for (i = 0; i < cfg->n; i++) {
+		struct cluster *cl = &w->cl[i];
+		struct conn_target t;
+		cl->pub.cfg = &cfg->clusters[i];
+		cl->pub.link = LINK_CONNECTING;
+		cl->pub.next_poll_ms = now;
+		cl->tracker = tracker_new(cl->pub.cfg);
+		schedule_init(&cl->sched, cl->pub.cfg->poll_s, POLL_MAX_S);
+		cluster_target(cl->pub.cfg, &t);
+		cl->worker = worker_start(&t, NULL);
+	}
+	return w;
+}
+
+static void leftover(struct worker_task *wt)
+{
+	task_free((struct task *)wt);
+}
+
+static void follower_free(struct follower *lf)
+{
+	int i;
+
+	if (lf == NULL)
+		return;
+	for (i = 0; i < 2; i++) {
+		log_ring_free(&lf->pub.ring[i]);
+		log_follow_free(&lf->f[i]);
+		free(lf->pub.path[i]);
+	}
+	free(lf->pub.job);
+	free(lf->pub.error);
+	free(lf);
+}
+
+void watch_free(struct watch *w)
+{
+	size_t i;
+
+	if (w == NULL)
+		return;
+	/* Workers first: their tasks may point at followers. */
+	for (i = 0; i < w->n; i++)
+		worker_stop(w->cl[i].worker, leftover);
+	for (i = 0; i < w->n; i++) {
+		struct watched *p = &w->cl[i].pub;
+		tracker_free(w->cl[i].tracker);
+		poll_result_free(&p->last);
+		free(p->host);
+		free(p->fingerprint);
+		free(p->error);
+	}
+	for (i = 0; i < LOG_CACHED; i++)
+		follower_free(w->logs[i]);
+	watch_outcomes_free(w->outs, w->nouts);
+	free(w->cl);
+	free(w);
+}
+
+size_t watch_count(const struct watch *w)
+{
+	return w->n;
+}
+
+const struct watched *watch_cluster(const struct watch *w, size_t i)
+{
+	return i < w->n ? &w->cl[i].pub : NULL;
+}
+
+size_t watch_fds(const struct watch *w, int *fds, size_t max)
+{
+	size_t i;
+
+	for (i = 0; i < w->n && i < max; i++)
+		fds[i] = worker_fd(w->cl[i].worker);
+	return i;
+}
+
+static int waits_for_user(const struct watched *p)
+{
+	return p->link == LINK_HOSTKEY_UNKNOWN || p->link == LINK_HOSTKEY_CHANGED ||
+	    p->link == LINK_AUTH_FAILED;
+}
+
+static unsigned on_event(struct cluster *cl, const struct worker_event *ev)
+{
+	struct watched *p = &cl->pub;
+
+	switch (ev->kind) {
+	case WEV_CONNECTING:
+		p->link = LINK_CONNECTING;
+		break;
+	case WEV_CONNECTED:
+		p->link = LINK_UP;
+		set_str(&p->host, ev->host);
+		set_str(&p->error, NULL);
+		break;
+	case WEV_HOSTKEY_REFUSED:
+		p->link = ev->status == CONN_HOSTKEY_CHANGED ? LINK_HOSTKEY_CHANGED
+		    : LINK_HOSTKEY_UNKNOWN;
+		set_str(&p->host, ev->host);
+		set_str(&p->fingerprint, ev->detail);
+		set_str(&p->error, ev->error);
+		p->next_poll_ms = 0;
+		return WATCH_LINK | WATCH_HOSTKEY;
+	case WEV_AUTH_FAILED:
+		p->link = LINK_AUTH_FAILED;
+		set_str(&p->error, ev->error);
+		p->next_poll_ms = 0;
+		break;
+	case WEV_UNREACHABLE:
+	case WEV_DISCONNECTED:
+		if (ev->error != NULL)
+			set_str(&p->error, ev->error);
+		break;
+	case WEV_RECONNECTING:
+		p->link = LINK_RECONNECTING;
+		p->retry_at_ms = watch_now_ms() + ev->in_s * 1000LL;
+		if (ev->error != NULL)
+			set_str(&p->error, ev->error);
+		break;
+	}
+	return WATCH_LINK;
+}
+
+static unsigned poll_done(struct cluster *cl, struct task *t)
+{
+	struct watched *p = &cl->pub;
+	int64_t now = watch_now_ms();
+	int next_s;
+
+	p->poll_started_ms = 0;
+	if (t->wt.status != CONN_OK) {
+		log_msg(LOG_WARN, "monitor: %s: poll failed: %s", p->cfg->name,
+		    t->wt.err ? t->wt.err : "?");
+		set_str(&p->error, t->wt.err);
+		next_s = schedule_after_poll(&cl->sched, 0, 0, 1);
+		p->next_poll_ms = waits_for_user(p) ? 0 : now + next_s * 1000LL;
+		return WATCH_LINK;
+	}
+	poll_result_free(&p->last);
+	p->last = t->res;
+	memset(&t->res, 0, sizeof(t->res));
+	p->polled = 1;
+	next_s = schedule_after_poll(&cl->sched, (unsigned)p->last.changes,
+	    p->last.waiting_for_accounting, !p->last.scheduler_ok);
+	p->next_poll_ms = now + next_s * 1000LL;
+	return WATCH_JOBS | WATCH_LINK;
+}
+
+static unsigned follow_done(struct watch *w, struct task *t)
+{
+	struct follower *lf = t->log;
+	int i, got = 0;
+
+	lf->busy = 0;
+	for (i = 0; i < 2; i++) {
+		if (t->path[i] != NULL) {
+			free(lf->pub.path[i]);
+			lf->pub.path[i] = t->path[i];
+			t->path[i] = NULL;
+		}
+		if (lf->f[i].restarted) {
+			/* The file shrank (rotated, a requeued job started
+			 * over): what we hold is no longer its text. */
+			log_ring_clear(&lf->pub.ring[i]);
+			lf->f[i].restarted = 0;
+			got = 1;
+		}
+		if (t->got[i].len > 0) {
+			log_ring_push_lines(&lf->pub.ring[i], t->got[i].data, t->got[i].len);
+			got = 1;
+		}
+	}
+	if (t->wt.status == CONN_OK) {
+		if (lf->pub.error != NULL || !lf->pub.loaded)
+			got = 1;
+		set_str(&lf->pub.error, NULL);
+		lf->pub.loaded = 1;
+	} else if (lf->pub.error == NULL || strcmp(lf->pub.error, t->wt.err ? t->wt.err : "") != 0) {
+		set_str(&lf->pub.error, t->wt.err ? t->wt.err : "the log could not be read");
+		got = 1;
+	}
+	lf->interval_ms = got ? FOLLOW_MIN_MS : lf->interval_ms * 2;
+	if (lf->interval_ms > FOLLOW_MAX_MS)
+		lf->interval_ms = FOLLOW_MAX_MS;
+	lf->next_ms = watch_now_ms() + lf->interval_ms;
+	if (got)
+		lf->pub.generation++;
+	return got && lf == w->cur ? WATCH_LOG : 0;
+}
+
+static unsigned cancel_done(struct watch *w, struct cluster *cl, struct task *t)
+{
+	size_t i;
+
+	w->outs = xreallocarray(w->outs, w->nouts + t->njobs, sizeof(*w->outs));
+	for (i = 0; i < t->njobs; i++) {
+		struct watch_outcome *o = &w->outs[w->nouts++];
+		if (t->outs != NULL) {
+			*o = t->outs[i];
+			continue;
+		}
+		/* It never ran (not connected): say so for each job. */
+		o->cluster = xstrdup(cl->pub.cfg->name);
+		o->job = xstrdup(t->jobs[i]);
+		o->ok = 0;
+		o->message = xstrdup(t->wt.err ? t->wt.err : "not connected");
+	}
+	free(t->outs);
+	t->outs = NULL;
+	schedule_user_action(&cl->sched);
+	cl->pub.next_poll_ms = watch_now_ms();
+	return WATCH_CANCEL;
+}
+
+static unsigned trust_done(struct cluster *cl, struct task *t)
+{
+	struct watched *p = &cl->pub;
+
+	cl->trusting = 0;
+	if (t->wt.status == CONN_OK) {
+		p->link = LINK_CONNECTING;
+		set_str(&p->error, NULL);
+		set_str(&p->fingerprint, NULL);
+		p->next_poll_ms = watch_now_ms();
+	} else {
+		set_str(&p->error, t->wt.err);
+	}
+	return WATCH_LINK;
+}
+
+unsigned watch_dispatch(struct watch *w)
+{
+	unsigned bits = 0;
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		struct cluster *cl = &w->cl[i];
+		struct worker_msg m;
+		while (worker_next(cl->worker, &m)) {
+			struct task *t;
+			if (m.type == WMSG_EVENT) {
+				bits |= on_event(cl, &m.ev);
+				worker_event_free(&m.ev);
+				continue;
+			}
+			t = (struct task *)m.task;
+			switch (t->kind) {
+			case T_POLL:
+				bits |= poll_done(cl, t);
+				break;
+			case T_FOLLOW:
+				bits |= follow_done(w, t);
+				break;
+			case T_CANCEL:
+				bits |= cancel_done(w, cl, t);
+				break;
+			case T_TRUST:
+				bits |= trust_done(cl, t);
+				break;
+			}
+			task_free(t);
+		}
+	}
+	return bits;
+}
+
+static int64_t earliest(int64_t a, int64_t b)
+{
+	if (a <= 0)
+		return b;
+	if (b <= 0)
+		return a;
+	return a < b ? a : b;
+}
+
+unsigned watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
+{
+	unsigned bits = 0;
+	int64_t next = -1;
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		struct cluster *cl = &w->cl[i];
+		struct watched *p = &cl->pub;
+		if (p->poll_started_ms == 0 && p->next_poll_ms > 0 && now_ms >= p->next_poll_ms) {
+			struct task *t = task_new(w, i, T_POLL);
+			p->poll_started_ms = now_ms;
+			p->next_poll_ms = 0;
+			worker_submit(cl->worker, &t->wt);
+			bits |= WATCH_LINK;
+		}
+		if (p->poll_started_ms == 0)
+			next = earliest(next, p->next_poll_ms);
+	}
+	if (w->cur != NULL && !w->cur->busy) {
+		struct follower *lf = w->cur;
+		if (now_ms >= lf->next_ms) {
+			struct task *t = task_new(w, lf->pub.cluster, T_FOLLOW);
+			t->log = lf;
+			lf->busy = 1;
+			worker_submit(w->cl[lf->pub.cluster].worker, &t->wt);
+		} else {
+			next = earliest(next, lf->next_ms);
+		}
+	}
+	*next_ms = next;
+	return bits;
+}
+
+void watch_poll_now(struct watch *w)
+{
+	int64_t now = watch_now_ms();
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		schedule_user_action(&w->cl[i].sched);
+		if (w->cl[i].pub.link != LINK_HOSTKEY_CHANGED)
+			w->cl[i].pub.next_poll_ms = now;
+	}
+}
+
+struct watch_log *watch_follow(struct watch *w, size_t cluster, const char *job)
+{
+	struct follower *lf = NULL;
+	size_t i, slot = LOG_CACHED;
+
+	if (job == NULL || cluster >= w->n) {
+		w->cur = NULL;
+		return NULL;
+	}
+	for (i = 0; i < LOG_CACHED && lf == NULL; i++)
+		if (w->logs[i] != NULL && w->logs[i]->pub.cluster == cluster &&
+		    strcmp(w->logs[i]->pub.job, job) == 0)
+			lf = w->logs[i];
+	if (lf == NULL) {
+		/* A free slot, else the least recently used idle one. */
+		for (i = 0; i < LOG_CACHED; i++) {
+			if (w->logs[i] == NULL) {
+				slot = i;
+				break;
+			}
+			if (!w->logs[i]->busy && (slot == LOG_CACHED ||
+			    w->logs[i]->used < w->logs[slot]->used))
+				slot = i;
+		}
+		if (slot == LOG_CACHED)
+			return w->cur != NULL ? &w->cur->pub : NULL;	/* all busy: rare */
+		follower_free(w->logs[slot]);
+		lf = xcalloc(1, sizeof(*lf));
+		lf->pub.cluster = cluster;
+		lf->pub.job = xstrdup(job);
+		log_ring_init(&lf->pub.ring[0], LOG_RING_LINES);
+		log_ring_init(&lf->pub.ring[1], LOG_RING_LINES);
+		w->logs[slot] = lf;
+	}
+	lf->used = ++w->uses;
+	lf->interval_ms = FOLLOW_MIN_MS;
+	lf->next_ms = 0;	/* read now: switching back catches up at once */
+	w->cur = lf;
+	return &lf->pub;
+}
+
+void watch_cancel(struct watch *w, size_t cluster, char *const *jobs, size_t n)
+{
+	struct task *t;
+	size_t i;
+
+	if (cluster >= w->n || n == 0)
+		return;
+	t = task_new(w, cluster, T_CANCEL);
+	t->jobs = xcalloc(n, sizeof(*t->jobs));
+	for (i = 0; i < n; i++)
+		t->jobs[i] = xstrdup(jobs[i]);
+	t->njobs = n;
+	worker_submit(w->cl[cluster].worker, &t->wt);
+}
+
+size_t watch_take_outcomes(struct watch *w, struct watch_outcome **out)
+{
+	size_t n = w->nouts;
+
+	*out = w->outs;
+	w->outs = NULL;
+	w->nouts = 0;
+	return n;
+}
+
+void watch_outcomes_free(struct watch_outcome *o, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(o[i].cluster);
+		free(o[i].job);
+		free(o[i].message);
+	}
+	free(o);
+}
+
+void watch_trust(struct watch *w, size_t cluster)
+{
+	struct cluster *cl;
+	struct task *t;
+
+	if (cluster >= w->n)
+		return;
+	cl = &w->cl[cluster];
+	if (cl->pub.link != LINK_HOSTKEY_UNKNOWN || cl->trusting || cl->pub.host == NULL ||
+	    cl->pub.fingerprint == NULL)
+		return;
+	t = task_new(w, cluster, T_TRUST);
+	t->wt.offline = 1;
+	t->host = xstrdup(cl->pub.host);
+	t->fp = xstrdup(cl->pub.fingerprint);
+	cl->trusting = 1;
+	worker_submit(cl->worker, &t->wt);
+}

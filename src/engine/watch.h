@@ -1,0 +1,117 @@
+/*
+ * The monitor's half of the engine: every configured cluster watched at
+ * once, each through its own worker thread that owns the connection, so the
+ * UI thread only hands over requests and takes back results, and never
+ * waits on the network.
+ *
+ * Everything here is called on the UI thread. The UI polls the descriptors
+ * of watch_fds() for reading, calls watch_dispatch() when one is readable
+ * and watch_tick() when the time watch_tick() last returned has come; both
+ * say what changed as WATCH_* bits, so the UI redraws only that.
+ *
+ * Per cluster it keeps the link (connecting, up, reconnecting in N s, host
+ * key refused, auth failed), the rows of the latest poll (kept when a poll
+ * fails: stale, never blanked), and polls on the schedule of
+ * engine/schedule.h. It follows the logs of the one job the user looks at,
+ * keeping the rings of the last few jobs looked at so switching back is
+ * instant.
+ */
+#ifndef TAOTOP_ENGINE_WATCH_H
+#define TAOTOP_ENGINE_WATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "engine/logring.h"
+#include "engine/tracker.h"
+
+struct config;
+struct cluster_cfg;
+struct record_store;
+
+enum link_state {
+	LINK_CONNECTING,
+	LINK_UP,
+	LINK_RECONNECTING,	/* retry_at says when */
+	LINK_HOSTKEY_UNKNOWN,	/* waits for watch_trust() or watch_poll_now() */
+	LINK_HOSTKEY_CHANGED,	/* refused for good: fix known_hosts */
+	LINK_AUTH_FAILED,
+};
+
+/* One cluster as the UI sees it. */
+struct watched {
+	const struct cluster_cfg *cfg;
+	enum link_state	 link;
+	char		*host;		/* connected to, or the refused host */
+	char		*fingerprint;	/* the refused key's SHA256 fingerprint */
+	char		*error;		/* the last connection problem, or NULL */
+	int64_t		 retry_at_ms;	/* LINK_RECONNECTING: monotonic ms */
+	struct poll_result last;	/* the latest poll that ran */
+	int		 polled;	/* a poll has come back */
+	int64_t		 poll_started_ms;/* a poll in flight since (monotonic), or 0 */
+	int64_t		 next_poll_ms;	/* 0: none planned (waiting for the user) */
+};
+
+/* One job's followed logs. */
+struct watch_log {
+	size_t		 cluster;
+	char		*job;		/* record id or SLURM id */
+	struct log_ring	 ring[2];	/* main.out, main.err */
+	char		*path[2];	/* once known */
+	char		*error;		/* why nothing can be shown yet, or NULL */
+	int		 loaded;	/* the first tail arrived */
+	uint64_t	 generation;	/* bumped when lines arrive */
+};
+
+/* An answer to watch_cancel(). */
+struct watch_outcome {
+	char	*cluster;
+	char	*job;
+	int	 ok;
+	char	*message;	/* "cancelled", "had already ended", or why not */
+};
+
+enum {
+	WATCH_JOBS	= 1 << 0,	/* rows changed */
+	WATCH_LINK	= 1 << 1,	/* a link changed */
+	WATCH_LOG	= 1 << 2,	/* the followed log changed */
+	WATCH_CANCEL	= 1 << 3,	/* a cancel request finished */
+	WATCH_HOSTKEY	= 1 << 4,	/* a host key waits for the user */
+};
+
+struct watch;
+
+struct watch *watch_new(const struct config *cfg, struct record_store *st);
+/* Stops the workers (abandoning what runs) and frees everything. */
+void watch_free(struct watch *w);
+
+size_t watch_count(const struct watch *w);
+const struct watched *watch_cluster(const struct watch *w, size_t i);
+/* The descriptors to poll for reading; returns how many (<= max). */
+size_t watch_fds(const struct watch *w, int *fds, size_t max);
+/* Take every finished request and connection event. */
+unsigned watch_dispatch(struct watch *w);
+/* Start what is due at now_ms (monotonic); *next_ms gets when to call
+ * again (-1: only when a descriptor wakes us). */
+unsigned watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms);
+
+/* The user acted: poll every cluster now and reset the backoff. */
+void watch_poll_now(struct watch *w);
+/* Follow job's logs (a cached follower if it was followed lately). NULL
+ * to stop following. The pointer stays valid until the next call. */
+struct watch_log *watch_follow(struct watch *w, size_t cluster, const char *job);
+/* Cancel jobs of one cluster; the outcomes come with WATCH_CANCEL. */
+void watch_cancel(struct watch *w, size_t cluster, char *const *jobs, size_t n);
+/* Outcomes gathered since the last call (caller frees with
+ * watch_outcomes_free). */
+size_t watch_take_outcomes(struct watch *w, struct watch_outcome **out);
+void watch_outcomes_free(struct watch_outcome *o, size_t n);
+/* Accept the refused host key of a cluster in LINK_HOSTKEY_UNKNOWN: written
+ * to known_hosts, then connect. */
+void watch_trust(struct watch *w, size_t cluster);
+
+/* Monotonic milliseconds, the clock of this interface. */
+int64_t watch_now_ms(void);
+
+#endif

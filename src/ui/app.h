@@ -1,0 +1,102 @@
+/*
+ * The monitor's state, shared by its loop and key handling (ui.c) and its
+ * drawing (draw.c): the only two files that include this header.
+ */
+#ifndef TAOTOP_UI_APP_H
+#define TAOTOP_UI_APP_H
+
+#include <curses.h>
+#include <stddef.h>
+
+#include "engine/config.h"
+#include "engine/watch.h"
+#include "ui/jobtable.h"
+#include "ui/layout.h"
+#include "ui/logpane.h"
+#include "ui/theme.h"
+
+enum focus { FOCUS_JOBS, FOCUS_OUT, FOCUS_ERR };
+
+enum mode {
+	MODE_NORMAL,
+	MODE_FILTER,		/* typing the jobs filter */
+	MODE_SEARCH,		/* typing a pane search */
+	MODE_HELP,
+	MODE_CONFIRM_CANCEL,
+	MODE_OUTCOMES,		/* what each cancel did */
+	MODE_HOSTKEY,		/* an unknown or changed host key */
+};
+
+/* What needs drawing at the end of this pass. */
+enum {
+	DIRTY_JOBS = 1 << 0,
+	DIRTY_PANES = 1 << 1,
+	DIRTY_STATUS = 1 << 2,
+	DIRTY_MESSAGE = 1 << 3,
+	DIRTY_DIALOG = 1 << 4,
+	DIRTY_LAYOUT = 1 << 5,	/* windows to be made again (resize, split) */
+	DIRTY_ALL = 0x3f,
+};
+
+/* A job the cancel dialog lists. */
+struct cancel_item {
+	size_t	 cluster;
+	char	*job;		/* record id or SLURM id, as the engine takes it */
+	char	*label;		/* as shown */
+};
+
+struct app {
+	struct config		 cfg;
+	struct record_store	*store;
+	struct watch		*watch;
+	int			 readonly;
+
+	struct theme		 theme;
+	attr_t			 attr[ROLE_COUNT];
+	int			 sgr;		/* render the logs' colours */
+
+	int			 cols, lines;
+	struct layout		 lay;
+	WINDOW			*win_jobs, *win_out, *win_err, *win_status, *win_msg;
+	WINDOW			*win_input;	/* keys are read here */
+	int			 side_by_side;
+	enum pane_max		 max;
+	enum focus		 focus;
+
+	struct jobtable		 jt;
+	struct logpane		 pane[2];
+	struct watch_log	*log;		/* the selected job's, or NULL */
+	char			*log_key;	/* jt key of the job followed */
+
+	enum mode		 mode;
+	char			 input[128];	/* the filter or search being typed */
+	char			*message;	/* the message line's text, or NULL */
+	int			 message_error;
+	int			 pending_d;	/* 'd' typed: a second 'd' cancels */
+
+	char			**help;
+	size_t			 nhelp;
+	size_t			 help_top;
+
+	struct cancel_item	*cancel;
+	size_t			 ncancel;
+	size_t			 outcomes_wanted;	/* answers still to come */
+	struct watch_outcome	*outs;
+	size_t			 nouts;
+
+	size_t			 hostkey_cluster;
+
+	unsigned		 dirty;
+	int			 quit;
+};
+
+/* draw.c */
+void draw_make_windows(struct app *a);
+void draw_free_windows(struct app *a);
+void draw(struct app *a);
+/* Rows of the jobs list below its header. */
+int draw_jobs_rows(const struct app *a);
+/* Colours and attributes of the theme, for the terminal we have. */
+void draw_apply_theme(struct app *a, int use_color);
+
+#endif

@@ -1,0 +1,684 @@
+/* Repaint: engine data and view state to curses windows; no decisions. */
+#include "ui/app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/state.h"
+#include "engine/tracker.h"
+#include "ui/text.h"
+#include "util/buf.h"
+#include "util/xmalloc.h"
+
+#define NOT_ANSWERING_MS	5000	/* a poll out this long: say so */
+
+/* ---- theme -------------------------------------------------------------------------------- */
+
+static attr_t attrs_of(unsigned a)
+{
+	attr_t r = 0;
+
+	if (a & THEME_BOLD)
+		r |= A_BOLD;
+	if (a & THEME_DIM)
+		r |= A_DIM;
+	if (a & THEME_UNDERLINE)
+		r |= A_UNDERLINE;
+	if (a & THEME_REVERSE)
+		r |= A_REVERSE;
+	if (a & THEME_ITALIC)
+		r |= A_ITALIC;
+	if (a & THEME_STANDOUT)
+		r |= A_STANDOUT;
+	return r;
+}
+
+void draw_apply_theme(struct app *a, int use_color)
+{
+	int r;
+
+	if (use_color) {
+		start_color();
+		use_default_colors();
+	}
+	for (r = 0; r < ROLE_COUNT; r++) {
+		const struct role_style *st = &a->theme.role[r];
+		a->attr[r] = attrs_of(st->attrs);
+		if (use_color) {
+			init_pair((short)(r + 1), theme_fit_color(st->fg, COLORS),
+			    theme_fit_color(st->bg, COLORS));
+			a->attr[r] |= COLOR_PAIR(r + 1);
+		}
+	}
+	if (!use_color) {
+		/* Without colours, the bars and the selection must still stand
+		 * out, whatever the theme says. */
+		a->attr[ROLE_STATUS_BAR] |= A_REVERSE;
+		a->attr[ROLE_STATUS_STALE] |= A_REVERSE;
+		a->attr[ROLE_STATUS_ERROR] |= A_REVERSE | A_BOLD;
+		a->attr[ROLE_SELECTION] |= A_REVERSE;
+		a->attr[ROLE_DIALOG] |= A_REVERSE;
+		a->attr[ROLE_DIALOG_WARNING] |= A_REVERSE | A_BOLD;
+		a->attr[ROLE_LOG_MATCH] |= A_REVERSE;
+	}
+	text_set_sgr_pair_base(ROLE_COUNT + 1);
+}
+
+/* ---- windows ------------------------------------------------------------------------------ */
+
+static WINDOW *win_for(const struct rect *r)
+{
+	return r->h > 0 && r->w > 0 ? newwin(r->h, r->w, r->y, r->x) : NULL;
+}
+
+void draw_free_windows(struct app *a)
+{
+	WINDOW **w[] = { &a->win_jobs, &a->win_out, &a->win_err, &a->win_status, &a->win_msg };
+	size_t i;
+
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		if (*w[i] != NULL)
+			delwin(*w[i]);
+		*w[i] = NULL;
+	}
+}
+
+void draw_make_windows(struct app *a)
+{
+	draw_free_windows(a);
+	getmaxyx(stdscr, a->lines, a->cols);
+	layout_compute(a->cols, a->lines, a->side_by_side, a->max, &a->lay);
+	if (a->lay.too_small)
+		return;
+	a->win_jobs = win_for(&a->lay.jobs);
+	a->win_out = win_for(&a->lay.out);
+	a->win_err = win_for(&a->lay.err);
+	a->win_status = win_for(&a->lay.status);
+	a->win_msg = win_for(&a->lay.message);
+}
+
+int draw_jobs_rows(const struct app *a)
+{
+	return a->lay.jobs.h > 1 ? a->lay.jobs.h - 1 : 0;
+}
+
+/* ---- the jobs list ------------------------------------------------------------------------ */
+
+enum col_id { C_CLUSTER, C_ID, C_SLURM, C_NAME, C_PART, C_SIZE, C_STATE, C_NATIVE, C_TIME,
+	C_PROGRESS, C_REASON, C_COUNT };
+
+static const struct column {
+	const char	*title;
+	int		 width;		/* 0: takes what is left */
+	int		 rank;		/* lower: kept first when narrow */
+} columns[C_COUNT] = {
+	[C_CLUSTER] = { "CLUSTER", 8, 10 },
+	[C_ID] = { "ID", 19, 5 },
+	[C_SLURM] = { "SLURM", 9, 2 },
+	[C_NAME] = { "NAME", 0, 0 },
+	[C_PART] = { "PART", 8, 9 },
+	[C_SIZE] = { "NxGPU", 5, 7 },
+	[C_STATE] = { "STATE", 8, 1 },
+	[C_NATIVE] = { "NATIVE", 10, 6 },
+	[C_TIME] = { "USED/LIMIT", 14, 3 },
+	[C_PROGRESS] = { "PROGRESS", 18, 8 },
+	[C_REASON] = { "REASON", 0, 4 },
+};
+
+/* Which columns fit, and how wide NAME and REASON get. */
+static void fit_columns(int cols, int clusters, int *width)
+{
+	int used = 0, c, rank, flex_min = 12, grouped = 0;
+
+	for (c = 0; c < C_COUNT; c++)
+		width[c] = 0;
+	for (rank = 0; rank <= 10; rank++) {
+		for (c = 0; c < C_COUNT; c++) {
+			int w = columns[c].width ? columns[c].width : flex_min;
+			if (columns[c].rank != rank || (c == C_CLUSTER && clusters < 2))
+				continue;
+			if (used + w + 1 <= cols) {
+				width[c] = w;
+				used += w + 1;
+			}
+		}
+	}
+	/* What is left goes to NAME, then REASON. */
+	grouped = cols - used;
+	if (width[C_REASON] > 0) {
+		width[C_NAME] += grouped / 2;
+		width[C_REASON] += grouped - grouped / 2;
+	} else {
+		width[C_NAME] += grouped;
+	}
+}
+
+static enum role role_of_state(enum tao_state s)
+{
+	switch (s) {
+	case TAO_PENDING:
+		return ROLE_JOB_PENDING;
+	case TAO_RUNNING:
+		return ROLE_JOB_RUNNING;
+	case TAO_DONE:
+		return ROLE_JOB_DONE;
+	case TAO_ERROR:
+		return ROLE_JOB_ERROR;
+	case TAO_CANCELED:
+		return ROLE_JOB_CANCELED;
+	default:
+		return ROLE_JOB_UNKNOWN;
+	}
+}
+
+static void cell_text(const struct jt_entry *e, int c, int width, char *buf, size_t len)
+{
+	const struct job_row *r = e->row;
+
+	buf[0] = '\0';
+	switch (c) {
+	case C_CLUSTER:
+		snprintf(buf, len, "%s", e->cluster_name);
+		break;
+	case C_ID:
+		snprintf(buf, len, "%s", r->record_id ? r->record_id : "-");
+		break;
+	case C_SLURM:
+		snprintf(buf, len, "%s", r->shown_id[0] ? r->shown_id : r->slurm_id[0] ? r->slurm_id : "-");
+		break;
+	case C_NAME:
+		snprintf(buf, len, "%s", r->name ? r->name : "");
+		break;
+	case C_PART:
+		snprintf(buf, len, "%s", r->partition ? r->partition : "");
+		break;
+	case C_SIZE:
+		if (r->nodes > 0)
+			snprintf(buf, len, "%dx%d", r->nodes, r->nodes ? r->gpus / r->nodes : 0);
+		break;
+	case C_STATE:
+		snprintf(buf, len, "%s", tao_state_name(r->state));
+		break;
+	case C_NATIVE:
+		snprintf(buf, len, "%s", r->native ? r->native : "");
+		break;
+	case C_TIME:
+		if (r->elapsed[0] || r->limit[0])
+			snprintf(buf, len, "%s/%s", r->elapsed[0] ? r->elapsed : "0:00",
+			    r->limit[0] ? r->limit : "?");
+		break;
+	case C_PROGRESS:
+		if (r->epoch >= 0 && r->max_epoch > 0) {
+			/* "12/30 [#####     ] 4m" */
+			int bar = width - 16, fill, i, n;
+			char b[64];
+			if (bar < 4)
+				bar = 4;
+			if (bar > 40)
+				bar = 40;
+			fill = r->epoch >= r->max_epoch ? bar : r->epoch * bar / r->max_epoch;
+			for (i = 0; i < bar; i++)
+				b[i] = i < fill ? '#' : '.';
+			b[bar] = '\0';
+			n = snprintf(buf, len, "%d/%d %s", r->epoch, r->max_epoch, b);
+			if (r->eta[0] && n > 0 && (size_t)n < len)
+				snprintf(buf + n, len - (size_t)n, " %s", r->eta);
+		}
+		break;
+	case C_REASON:
+		snprintf(buf, len, "%s", r->message ? r->message : "");
+		break;
+	}
+}
+
+static void draw_jobs(struct app *a)
+{
+	WINDOW *w = a->win_jobs;
+	int width[C_COUNT], rows = draw_jobs_rows(a), y, c, x, used;
+	char info[320];
+	struct jobtable *t = &a->jt;
+	size_t i, njobs = 0;
+
+	werase(w);
+	fit_columns(a->lay.jobs.w, (int)watch_count(a->watch), width);
+	wmove(w, 0, 0);
+	wattrset(w, a->attr[ROLE_HEADER]);
+	for (c = 0, used = 0; c < C_COUNT; c++) {
+		if (width[c] == 0)
+			continue;
+		getyx(w, y, x);
+		used = x + (int)strlen(columns[c].title) + 1;
+		text_draw_fixed(w, columns[c].title, width[c], a->attr[ROLE_HEADER]);
+		waddch(w, ' ');
+	}
+	for (i = 0; i < t->nlines; i++)
+		njobs += !t->lines[i].header;
+	snprintf(info, sizeof(info), " %zu job%s%s%s%s%s%s ", njobs, njobs == 1 ? "" : "s",
+	    t->filter[0] ? " matching /" : "", t->filter, t->hide_finished ? ", finished hidden" : "",
+	    ", by ", jt_sort_name(t->sort));
+	/* Counts on the right of the header, where the titles leave room. */
+	x = a->lay.jobs.w - (int)text_width(info, strlen(info));
+	if (x >= used) {
+		wmove(w, 0, x);
+		text_draw(w, info, strlen(info), 0, a->lay.jobs.w - x, a->attr[ROLE_HEADER] | A_REVERSE,
+		    0);
+	}
+
+	jt_scroll_to_selection(t, (size_t)rows);
+	for (y = 0; y < rows && t->top + (size_t)y < t->nlines; y++) {
+		const struct jt_line *l = &t->lines[t->top + (size_t)y];
+		const struct jt_entry *e;
+		attr_t at;
+		int selected = t->top + (size_t)y == t->sel, marked;
+		wmove(w, y + 1, 0);
+		if (l->header) {
+			const struct watched *cl = watch_cluster(a->watch, l->cluster);
+			char h[128];
+			snprintf(h, sizeof(h), "-- %s ", cl ? cl->cfg->name : "?");
+			text_draw(w, h, strlen(h), 0, a->lay.jobs.w, a->attr[ROLE_HEADER], 0);
+			whline(w, ACS_HLINE, a->lay.jobs.w - (int)strlen(h));
+			continue;
+		}
+		e = &t->entries[l->entry];
+		marked = jt_is_marked(t, e);
+		for (c = 0; c < C_COUNT; c++) {
+			char cell[512];
+			if (width[c] == 0)
+				continue;
+			cell_text(e, c, width[c], cell, sizeof(cell));
+			at = c == C_STATE || c == C_PROGRESS ? a->attr[role_of_state(e->row->state)]
+			    : a->attr[ROLE_LOG_STDOUT];
+			if (marked)
+				at = a->attr[ROLE_MARKED];
+			if (selected)
+				at = a->attr[ROLE_SELECTION] | (a->focus == FOCUS_JOBS ? 0 : A_DIM);
+			if (c == C_CLUSTER && marked && width[c] > 1) {
+				/* A visible mark even in monochrome. */
+				char m[520];
+				snprintf(m, sizeof(m), "*%s", cell);
+				text_draw_fixed(w, m, width[c], at);
+			} else {
+				text_draw_fixed(w, cell, width[c], at);
+			}
+			text_draw_fixed(w, " ", 1, at);
+		}
+		if (marked && width[C_CLUSTER] == 0) {
+			wmove(w, y + 1, 0);
+			text_draw(w, "*", 1, 0, 1, a->attr[ROLE_MARKED] | A_REVERSE, 0);
+		}
+	}
+	if (t->nlines == 0) {
+		const char *empty = t->filter[0] ? "no job matches the filter (Esc clears it)"
+		    : "no jobs yet";
+		wmove(w, 1, 1);
+		text_draw(w, empty, strlen(empty), 0, a->lay.jobs.w - 2, a->attr[ROLE_JOB_UNKNOWN], 0);
+	}
+	wnoutrefresh(w);
+}
+
+/* ---- log panes ---------------------------------------------------------------------------- */
+
+/* Draw one row, with the search's matches picked out. */
+static void draw_row(struct app *a, WINDOW *w, const struct pane_row *row, size_t skip, int width,
+    attr_t base, const char *needle)
+{
+	size_t nl = strlen(needle), i = 0, from = 0, col = 0;
+	int drawn = 0;
+
+	if (nl == 0) {
+		text_draw(w, row->text, row->len, skip, width, base, a->sgr);
+		return;
+	}
+	while (i + nl <= row->len) {
+		if (strncasecmp(row->text + i, needle, nl) == 0) {
+			size_t wpart = text_width(row->text + from, i - from);
+			drawn += text_draw(w, row->text + from, i - from, skip > col ? skip - col : 0,
+			    width - drawn, base, a->sgr);
+			col += wpart;
+			drawn += text_draw(w, row->text + i, nl, skip > col ? skip - col : 0,
+			    width - drawn, a->attr[ROLE_LOG_MATCH], 0);
+			col += text_width(row->text + i, nl);
+			i += nl;
+			from = i;
+		} else {
+			i++;
+		}
+	}
+	text_draw(w, row->text + from, row->len - from, skip > col ? skip - col : 0, width - drawn,
+	    base, a->sgr);
+}
+
+static void draw_pane(struct app *a, int which)
+{
+	WINDOW *w = which == 0 ? a->win_out : a->win_err;
+	const struct rect *r = which == 0 ? &a->lay.out : &a->lay.err;
+	struct logpane *p = &a->pane[which];
+	const struct watch_log *lg = a->log;
+	const char *name = which == 0 ? "main.out" : "main.err";
+	int focused = a->focus == (which == 0 ? FOCUS_OUT : FOCUS_ERR);
+	attr_t base = a->attr[which == 0 ? ROLE_LOG_STDOUT : ROLE_LOG_STDERR];
+	char title[256];
+	int y, h = r->h - 1;
+
+	if (w == NULL)
+		return;
+	werase(w);
+	if (lg == NULL) {
+		snprintf(title, sizeof(title), " %s ", name);
+	} else {
+		const struct log_ring *ring = &lg->ring[which];
+		snprintf(title, sizeof(title), " %s  %s  %s%s%s ", name, lg->job,
+		    p->follow ? "following" : "paused (G follows)",
+		    p->wrap ? "  wrap" : "", ring->dropped ? "  (older lines dropped)" : "");
+	}
+	wmove(w, 0, 0);
+	text_draw_fixed(w, title, r->w, a->attr[ROLE_HEADER] | (focused ? A_REVERSE : 0));
+	if (lg == NULL || (!lg->loaded && lg->error == NULL) || (lg->error && lg->ring[which].n == 0)) {
+		const char *say = lg == NULL ? "no job selected" : lg->error ? lg->error : "loading...";
+		wmove(w, 1, 1);
+		text_draw(w, say, strlen(say), 0, r->w - 2, a->attr[ROLE_JOB_UNKNOWN], 0);
+	} else {
+		struct pane_row *rows = xcalloc((size_t)h + 1, sizeof(*rows));
+		size_t n = logpane_layout(&lg->ring[which], p, (size_t)r->w, (size_t)h, a->sgr, rows);
+		for (y = 0; y < (int)n; y++) {
+			wmove(w, y + 1, 0);
+			draw_row(a, w, &rows[y], p->wrap ? 0 : p->hscroll, r->w, base, p->search);
+		}
+		if (n == 0) {
+			const char *say = "(empty so far)";
+			wmove(w, 1, 1);
+			text_draw(w, say, strlen(say), 0, r->w - 2, a->attr[ROLE_JOB_UNKNOWN], 0);
+		}
+		logpane_rows_free(rows, n);
+		free(rows);
+	}
+	wnoutrefresh(w);
+}
+
+/* ---- status bar and message line ---------------------------------------------------------- */
+
+static void clock_of(time_t t, char *buf, size_t len)
+{
+	struct tm tm;
+
+	if (t == 0) {
+		snprintf(buf, len, "never");
+		return;
+	}
+	localtime_r(&t, &tm);
+	strftime(buf, len, "%H:%M:%S", &tm);
+}
+
+/* One cluster's part of the status bar, and how alarming it is. */
+static enum role cluster_status(const struct watched *c, int64_t now, char *buf, size_t len)
+{
+	char at[16];
+	int64_t out_ms = c->poll_started_ms ? now - c->poll_started_ms : 0;
+
+	clock_of(c->last.last_ok, at, sizeof(at));
+	switch (c->link) {
+	case LINK_CONNECTING:
+		snprintf(buf, len, "%s: connecting to %s", c->cfg->name, c->cfg->hosts);
+		return c->polled ? ROLE_STATUS_STALE : ROLE_STATUS_BAR;
+	case LINK_RECONNECTING: {
+		int64_t in = (c->retry_at_ms - now + 999) / 1000;
+		snprintf(buf, len, "%s: reconnecting in %llds (data from %s)", c->cfg->name,
+		    (long long)(in > 0 ? in : 0), at);
+		return ROLE_STATUS_STALE;
+	}
+	case LINK_HOSTKEY_UNKNOWN:
+		snprintf(buf, len, "%s: host key of %s unknown: not connected", c->cfg->name,
+		    c->host ? c->host : "?");
+		return ROLE_STATUS_ERROR;
+	case LINK_HOSTKEY_CHANGED:
+		snprintf(buf, len, "%s: host key of %s CHANGED: refused", c->cfg->name,
+		    c->host ? c->host : "?");
+		return ROLE_STATUS_ERROR;
+	case LINK_AUTH_FAILED:
+		snprintf(buf, len, "%s: authentication failed", c->cfg->name);
+		return ROLE_STATUS_ERROR;
+	case LINK_UP:
+		break;
+	}
+	if (out_ms >= NOT_ANSWERING_MS) {
+		snprintf(buf, len, "%s: not answering for %llds (data from %s)", c->cfg->name,
+		    (long long)(out_ms / 1000), at);
+		return ROLE_STATUS_STALE;
+	}
+	if (c->polled && !c->last.scheduler_ok) {
+		snprintf(buf, len, "%s: scheduler not answering (stale, data from %s)", c->cfg->name, at);
+		return ROLE_STATUS_STALE;
+	}
+	if (c->polled && !c->last.accounting_ok) {
+		snprintf(buf, len, "%s: accounting not answering; polled %s", c->cfg->name, at);
+		return ROLE_STATUS_STALE;
+	}
+	snprintf(buf, len, "%s: %s, polled %s", c->cfg->name, c->host ? c->host : "connected",
+	    c->polled ? at : "...");
+	return ROLE_STATUS_BAR;
+}
+
+static void draw_status(struct app *a)
+{
+	WINDOW *w = a->win_status;
+	int64_t now = watch_now_ms();
+	size_t i;
+	int x = 0;
+
+	werase(w);
+	wbkgdset(w, ' ' | a->attr[ROLE_STATUS_BAR]);
+	werase(w);
+	wmove(w, 0, 0);
+	for (i = 0; i < watch_count(a->watch) && x < a->lay.status.w; i++) {
+		char part[256];
+		enum role r = cluster_status(watch_cluster(a->watch, i), now, part, sizeof(part));
+		x += text_draw(w, " ", 1, 0, a->lay.status.w - x, a->attr[r], 0);
+		x += text_draw(w, part, strlen(part), 0, a->lay.status.w - x, a->attr[r], 0);
+		x += text_draw(w, " ", 1, 0, a->lay.status.w - x, a->attr[r], 0);
+		if (i + 1 < watch_count(a->watch))
+			x += text_draw(w, "|", 1, 0, a->lay.status.w - x, a->attr[ROLE_STATUS_BAR], 0);
+	}
+	if (a->readonly && x + 11 < a->lay.status.w) {
+		wmove(w, 0, a->lay.status.w - 10);
+		text_draw(w, " READONLY ", 10, 0, 10, a->attr[ROLE_STATUS_ERROR], 0);
+	}
+	wnoutrefresh(w);
+}
+
+static void draw_message(struct app *a)
+{
+	WINDOW *w = a->win_msg;
+	const char *hint = "?:help  /:filter  Tab:panes  space:mark  c:cancel  v:split  z:zoom  q:quit";
+	char buf[256];
+
+	werase(w);
+	wmove(w, 0, 0);
+	if (a->mode == MODE_FILTER) {
+		snprintf(buf, sizeof(buf), "filter: %s_   (Enter keeps, Esc clears)", a->input);
+		text_draw(w, buf, strlen(buf), 0, a->lay.message.w, a->attr[ROLE_HEADER], 0);
+	} else if (a->mode == MODE_SEARCH) {
+		snprintf(buf, sizeof(buf), "search %s: %s_   (Enter finds, Esc stops)",
+		    a->focus == FOCUS_ERR ? "main.err" : "main.out", a->input);
+		text_draw(w, buf, strlen(buf), 0, a->lay.message.w, a->attr[ROLE_HEADER], 0);
+	} else if (a->message != NULL) {
+		text_draw(w, a->message, strlen(a->message), 0, a->lay.message.w,
+		    a->message_error ? a->attr[ROLE_JOB_ERROR] : a->attr[ROLE_LOG_STDOUT], 0);
+	} else if (a->jt.filter[0] != '\0') {
+		snprintf(buf, sizeof(buf), "filter: %s   (Esc clears)   %s", a->jt.filter, hint);
+		text_draw(w, buf, strlen(buf), 0, a->lay.message.w, a->attr[ROLE_HEADER], 0);
+	} else {
+		text_draw(w, hint, strlen(hint), 0, a->lay.message.w, a->attr[ROLE_JOB_UNKNOWN], 0);
+	}
+	wnoutrefresh(w);
+}
+
+/* ---- dialogs ------------------------------------------------------------------------------ */
+
+/* A box in the middle of the screen with a title, lines from `top` on,
+ * and a footer; drawn last, over everything. */
+static void draw_dialog(struct app *a, const char *title, char *const *lines, size_t n, size_t top,
+    const char *footer, enum role role)
+{
+	int maxw = a->cols - 4, maxh = a->lines - 2, w = (int)strlen(title) + 4, h, y, x;
+	size_t i;
+	WINDOW *d;
+
+	for (i = 0; i < n; i++) {
+		int lw = (int)text_width(lines[i], strlen(lines[i])) + 4;
+		if (lw > w)
+			w = lw;
+	}
+	if ((int)strlen(footer) + 4 > w)
+		w = (int)strlen(footer) + 4;
+	if (w > maxw)
+		w = maxw;
+	h = (int)n + 4;
+	if (h > maxh)
+		h = maxh;
+	y = (a->lines - h) / 2;
+	x = (a->cols - w) / 2;
+	d = newwin(h, w, y, x);
+	wbkgdset(d, ' ' | a->attr[role]);
+	werase(d);
+	wattrset(d, a->attr[role]);
+	box(d, 0, 0);
+	wmove(d, 0, 2);
+	text_draw(d, title, strlen(title), 0, w - 4, a->attr[role] | A_BOLD, 0);
+	for (i = top; i < n && (int)(i - top) < h - 4; i++) {
+		wmove(d, (int)(i - top) + 1, 2);
+		text_draw(d, lines[i], strlen(lines[i]), 0, w - 4, a->attr[role], 0);
+	}
+	if (n > (size_t)(h - 4)) {
+		char more[48];
+		snprintf(more, sizeof(more), " %zu-%zu of %zu ", top + 1,
+		    top + (size_t)(h - 4) < n ? top + (size_t)(h - 4) : n, n);
+		wmove(d, h - 3, w - 2 - (int)strlen(more));
+		text_draw(d, more, strlen(more), 0, (int)strlen(more), a->attr[role], 0);
+	}
+	wmove(d, h - 2, 2);
+	text_draw(d, footer, strlen(footer), 0, w - 4, a->attr[role] | A_BOLD, 0);
+	wnoutrefresh(d);
+	delwin(d);
+}
+
+static void draw_cancel_dialog(struct app *a)
+{
+	char **v = xcalloc(a->ncancel + 1, sizeof(*v)), title[64];
+	size_t i;
+
+	for (i = 0; i < a->ncancel; i++)
+		v[i] = a->cancel[i].label;
+	snprintf(title, sizeof(title), "Cancel %zu job%s?", a->ncancel, a->ncancel == 1 ? "" : "s");
+	draw_dialog(a, title, v, a->ncancel, 0, "y/Enter: cancel them    n/Esc: keep them",
+	    ROLE_DIALOG_WARNING);
+	free(v);
+}
+
+static void draw_outcomes(struct app *a)
+{
+	size_t n = a->nouts + (a->outcomes_wanted ? 1 : 0), i;
+	char **v = xcalloc(n + 1, sizeof(*v));
+
+	for (i = 0; i < a->nouts; i++)
+		v[i] = xasprintf("%s %s: %s", a->outs[i].ok ? (text_utf8() ? "\xe2\x9c\x93" : "ok")
+		    : (text_utf8() ? "\xe2\x9c\x97" : "FAILED"), a->outs[i].job,
+		    a->outs[i].message ? a->outs[i].message : "");
+	if (a->outcomes_wanted)
+		v[i] = xasprintf("... waiting for %zu answer%s", a->outcomes_wanted,
+		    a->outcomes_wanted == 1 ? "" : "s");
+	draw_dialog(a, "Cancel", v, n, 0, "Enter/Esc: close", ROLE_DIALOG);
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void draw_hostkey(struct app *a)
+{
+	const struct watched *c = watch_cluster(a->watch, a->hostkey_cluster);
+	char *v[8];
+	size_t n = 0, i;
+
+	if (c == NULL)
+		return;
+	if (c->link == LINK_HOSTKEY_CHANGED) {
+		v[n++] = xasprintf("The host key of %s (cluster %s) has CHANGED.", c->host ? c->host
+		    : "?", c->cfg->name);
+		v[n++] = xasprintf("It now presents %s.", c->fingerprint ? c->fingerprint : "?");
+		v[n++] = xstrdup("Someone may be intercepting the connection, or the admins");
+		v[n++] = xstrdup("replaced the key. taotop will not connect. If the change is");
+		v[n++] = xasprintf("known, remove the old key: ssh-keygen -R '%s'",
+		    c->host ? c->host : "HOST");
+		draw_dialog(a, "WARNING: host key changed", v, n, 0, "Esc: close",
+		    ROLE_DIALOG_WARNING);
+	} else {
+		v[n++] = xasprintf("%s (cluster %s) is not in known_hosts yet.", c->host ? c->host
+		    : "?", c->cfg->name);
+		v[n++] = xasprintf("Its key: %s", c->fingerprint ? c->fingerprint : "?");
+		v[n++] = xstrdup("Compare it with the fingerprint your cluster's admins publish.");
+		draw_dialog(a, "Unknown host key", v, n, 0,
+		    "a: accept and remember    r/Esc: refuse", ROLE_DIALOG);
+	}
+	for (i = 0; i < n; i++)
+		free(v[i]);
+}
+
+/* ---- the pass ----------------------------------------------------------------------------- */
+
+void draw(struct app *a)
+{
+	unsigned d = a->dirty;
+
+	a->dirty = 0;
+	if (d & DIRTY_LAYOUT) {
+		draw_make_windows(a);
+		clearok(curscr, TRUE);
+		d = DIRTY_ALL;
+	}
+	if (a->lay.too_small) {
+		char msg[96];
+		erase();
+		snprintf(msg, sizeof(msg), "taotop needs %dx%d at least (now %dx%d)",
+		    LAYOUT_MIN_COLS, LAYOUT_MIN_LINES, a->cols, a->lines);
+		mvaddnstr(a->lines / 2, 0, msg, a->cols);
+		wnoutrefresh(stdscr);
+		doupdate();
+		return;
+	}
+	/* A dialog is drawn over the others: redrawing it means redrawing
+	 * what it covered too. */
+	if (a->mode != MODE_NORMAL && a->mode != MODE_FILTER && a->mode != MODE_SEARCH &&
+	    (d & DIRTY_DIALOG))
+		d = DIRTY_ALL;
+	if (d & DIRTY_JOBS)
+		draw_jobs(a);
+	if (d & DIRTY_PANES) {
+		draw_pane(a, 0);
+		draw_pane(a, 1);
+	}
+	if (d & DIRTY_STATUS)
+		draw_status(a);
+	if (d & DIRTY_MESSAGE)
+		draw_message(a);
+	if (d & (DIRTY_JOBS | DIRTY_PANES | DIRTY_STATUS | DIRTY_MESSAGE | DIRTY_DIALOG)) {
+		switch (a->mode) {
+		case MODE_HELP:
+			draw_dialog(a, "taotop keys", a->help, a->nhelp, a->help_top,
+			    "j/k, PgUp/PgDn: scroll    Esc/q/?: close", ROLE_DIALOG);
+			break;
+		case MODE_CONFIRM_CANCEL:
+			draw_cancel_dialog(a);
+			break;
+		case MODE_OUTCOMES:
+			draw_outcomes(a);
+			break;
+		case MODE_HOSTKEY:
+			draw_hostkey(a);
+			break;
+		default:
+			break;
+		}
+	}
+	doupdate();
+}

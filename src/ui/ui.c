@@ -1,0 +1,836 @@
+/* The monitor's loop, its signals and its keys. Drawing is draw.c's. */
+#include "ui/ui.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/record.h"
+#include "ui/app.h"
+#include "ui/keymap.h"
+#include "ui/text.h"
+#include "util/log.h"
+#include "util/xmalloc.h"
+
+#define STATUS_TICK_MS	1000	/* while a countdown or "not answering" shows */
+#define MAX_CLUSTERS	64
+#define KEY_ESC		27
+
+/* ---- signals: a self-pipe, read by the loop ----------------------------------------------- */
+
+static int sig_pipe[2] = { -1, -1 };
+
+static void on_signal(int sig)
+{
+	unsigned char b = (unsigned char)sig;
+	int saved = errno;
+
+	if (write(sig_pipe[1], &b, 1) < 0) {
+		/* full: a signal is already waiting, which is enough */
+	}
+	errno = saved;
+}
+
+/* A crash must not leave the terminal raw: restore it, then die as we
+ * would have (htop's CRT_handleSIGSEGV does the same). */
+static void on_fatal(int sig)
+{
+	endwin();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int signals_init(void)
+{
+	static const int quit_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	static const int fatal_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+	struct sigaction sa;
+	size_t i;
+
+	if (pipe(sig_pipe) != 0)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		fcntl(sig_pipe[i], F_SETFL, fcntl(sig_pipe[i], F_GETFL) | O_NONBLOCK);
+		fcntl(sig_pipe[i], F_SETFD, FD_CLOEXEC);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_signal;
+	for (i = 0; i < sizeof(quit_sigs) / sizeof(quit_sigs[0]); i++)
+		sigaction(quit_sigs[i], &sa, NULL);
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESETHAND;
+	for (i = 0; i < sizeof(fatal_sigs) / sizeof(fatal_sigs[0]); i++)
+		sigaction(fatal_sigs[i], &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+/* ---- following the selected job ----------------------------------------------------------- */
+
+static void set_message(struct app *a, int error, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_message(struct app *a, int error, const char *fmt, ...)
+{
+	va_list ap;
+
+	free(a->message);
+	va_start(ap, fmt);
+	a->message = xvasprintf(fmt, ap);
+	va_end(ap);
+	a->message_error = error;
+	a->dirty |= DIRTY_MESSAGE;
+}
+
+static void clear_message(struct app *a)
+{
+	if (a->message != NULL) {
+		free(a->message);
+		a->message = NULL;
+		a->dirty |= DIRTY_MESSAGE;
+	}
+}
+
+/* The id the engine takes for a row: the record's, else SLURM's own. */
+static const char *engine_id(const struct job_row *r)
+{
+	return r->record_id != NULL ? r->record_id : r->slurm_id;
+}
+
+/* Follow the selected job's logs if it is another job than before. */
+static void follow_selected(struct app *a)
+{
+	const struct jt_entry *e = jt_selected(&a->jt);
+	int wrap0 = a->pane[0].wrap, wrap1 = a->pane[1].wrap;
+
+	if (e == NULL) {
+		if (a->log_key != NULL) {
+			free(a->log_key);
+			a->log_key = NULL;
+			a->log = watch_follow(a->watch, 0, NULL);
+			a->dirty |= DIRTY_PANES;
+		}
+		return;
+	}
+	if (a->log_key != NULL && strcmp(a->log_key, e->key) == 0)
+		return;
+	free(a->log_key);
+	a->log_key = xstrdup(e->key);
+	a->log = watch_follow(a->watch, e->cluster, engine_id(e->row));
+	logpane_init(&a->pane[0]);
+	logpane_init(&a->pane[1]);
+	a->pane[0].wrap = wrap0;
+	a->pane[1].wrap = wrap1;
+	a->dirty |= DIRTY_PANES;
+}
+
+static void rebuild_jobs(struct app *a)
+{
+	size_t i, k;
+
+	jt_begin(&a->jt);
+	for (i = 0; i < watch_count(a->watch); i++) {
+		const struct watched *c = watch_cluster(a->watch, i);
+		for (k = 0; k < c->last.n; k++)
+			jt_add(&a->jt, i, c->cfg->name, &c->last.rows[k]);
+	}
+	jt_rebuild(&a->jt);
+	follow_selected(a);
+	a->dirty |= DIRTY_JOBS;
+}
+
+/* ---- engine news -------------------------------------------------------------------------- */
+
+static void take_outcomes(struct app *a)
+{
+	struct watch_outcome *o;
+	size_t n = watch_take_outcomes(a->watch, &o), i, ok = 0;
+
+	if (n == 0)
+		return;
+	a->outs = xreallocarray(a->outs, a->nouts + n, sizeof(*a->outs));
+	memcpy(&a->outs[a->nouts], o, n * sizeof(*o));
+	a->nouts += n;
+	free(o);
+	a->outcomes_wanted = a->outcomes_wanted > n ? a->outcomes_wanted - n : 0;
+	for (i = 0; i < a->nouts; i++)
+		ok += a->outs[i].ok;
+	if (a->outcomes_wanted == 0 && a->mode != MODE_OUTCOMES)
+		set_message(a, ok < a->nouts, "cancel: %zu of %zu done", ok, a->nouts);
+	a->dirty |= DIRTY_DIALOG;
+}
+
+static void on_watch(struct app *a, unsigned bits)
+{
+	size_t i;
+
+	if (bits & WATCH_JOBS)
+		rebuild_jobs(a);
+	if (bits & WATCH_LINK)
+		a->dirty |= DIRTY_STATUS;
+	if (bits & WATCH_LOG)
+		a->dirty |= DIRTY_PANES;
+	if (bits & WATCH_CANCEL)
+		take_outcomes(a);
+	if ((bits & WATCH_HOSTKEY) && a->mode == MODE_NORMAL) {
+		for (i = 0; i < watch_count(a->watch); i++) {
+			enum link_state l = watch_cluster(a->watch, i)->link;
+			if (l == LINK_HOSTKEY_UNKNOWN || l == LINK_HOSTKEY_CHANGED) {
+				a->hostkey_cluster = i;
+				a->mode = MODE_HOSTKEY;
+				a->dirty |= DIRTY_DIALOG;
+				break;
+			}
+		}
+	}
+}
+
+/* ---- actions ------------------------------------------------------------------------------ */
+
+static void free_cancel(struct app *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->ncancel; i++) {
+		free(a->cancel[i].job);
+		free(a->cancel[i].label);
+	}
+	free(a->cancel);
+	a->cancel = NULL;
+	a->ncancel = 0;
+}
+
+static void ask_cancel(struct app *a)
+{
+	const struct jt_entry **v;
+	size_t n, i;
+
+	if (a->readonly) {
+		set_message(a, 1, "read-only (--readonly): cancel is disabled");
+		return;
+	}
+	n = jt_targets(&a->jt, &v);
+	if (n == 0) {
+		free(v);
+		set_message(a, 1, "no job to cancel");
+		return;
+	}
+	free_cancel(a);
+	a->cancel = xcalloc(n, sizeof(*a->cancel));
+	for (i = 0; i < n; i++) {
+		const struct job_row *r = v[i]->row;
+		a->cancel[i].cluster = v[i]->cluster;
+		a->cancel[i].job = xstrdup(engine_id(r));
+		a->cancel[i].label = xasprintf("%s  %s  %s  %s", v[i]->cluster_name,
+		    r->record_id ? r->record_id : (r->shown_id[0] ? r->shown_id : r->slurm_id),
+		    r->name ? r->name : "", tao_state_name(r->state));
+	}
+	a->ncancel = n;
+	free(v);
+	a->mode = MODE_CONFIRM_CANCEL;
+	a->dirty |= DIRTY_DIALOG;
+}
+
+static void do_cancel(struct app *a)
+{
+	size_t c, i, n;
+	char **jobs = xcalloc(a->ncancel + 1, sizeof(*jobs));
+
+	watch_outcomes_free(a->outs, a->nouts);
+	a->outs = NULL;
+	a->nouts = 0;
+	/* One request per cluster, each cancelling its jobs in turn. */
+	for (c = 0; c < watch_count(a->watch); c++) {
+		for (i = n = 0; i < a->ncancel; i++)
+			if (a->cancel[i].cluster == c)
+				jobs[n++] = a->cancel[i].job;
+		if (n > 0)
+			watch_cancel(a->watch, c, jobs, n);
+	}
+	free(jobs);
+	a->outcomes_wanted = a->ncancel;
+	free_cancel(a);
+	jt_clear_marks(&a->jt);
+	a->mode = MODE_OUTCOMES;
+	a->dirty |= DIRTY_DIALOG | DIRTY_JOBS;
+}
+
+static struct logpane *focused_pane(struct app *a, const struct log_ring **ring)
+{
+	int i = a->focus == FOCUS_ERR ? 1 : 0;
+
+	*ring = a->log != NULL ? &a->log->ring[i] : NULL;
+	return &a->pane[i];
+}
+
+/* Scroll the focused pane, or move in the jobs list. */
+static void move_by(struct app *a, long delta, int to_end)
+{
+	const struct log_ring *ring;
+	struct logpane *p;
+
+	if (a->focus == FOCUS_JOBS) {
+		if (to_end < 0)
+			jt_select_line(&a->jt, 0), jt_move(&a->jt, 0);
+		else if (to_end > 0)
+			jt_move(&a->jt, (long)a->jt.nlines);
+		else
+			jt_move(&a->jt, delta);
+		follow_selected(a);
+		a->dirty |= DIRTY_JOBS;
+		return;
+	}
+	p = focused_pane(a, &ring);
+	if (ring == NULL)
+		return;
+	if (to_end < 0)
+		logpane_top(p, ring);
+	else if (to_end > 0)
+		logpane_follow(p);
+	else
+		logpane_scroll(p, ring, delta);
+	a->dirty |= DIRTY_PANES;
+}
+
+static int page(const struct app *a)
+{
+	int h = a->focus == FOCUS_JOBS ? draw_jobs_rows(a)
+	    : (a->focus == FOCUS_OUT ? a->lay.out.h : a->lay.err.h) - 1;
+	return h > 1 ? h - 1 : 1;
+}
+
+static void next_focus(struct app *a)
+{
+	do {
+		a->focus = (enum focus)((a->focus + 1) % 3);
+	} while ((a->focus == FOCUS_OUT && a->max == MAX_ERR) ||
+	    (a->focus == FOCUS_ERR && a->max == MAX_OUT));
+	a->dirty |= DIRTY_JOBS | DIRTY_PANES;
+}
+
+static void find(struct app *a, int dir)
+{
+	const struct log_ring *ring;
+	struct logpane *p = focused_pane(a, &ring);
+
+	if (ring == NULL || p->search[0] == '\0')
+		return;
+	if (logpane_find(p, ring, dir) != 0)
+		set_message(a, 1, "'%s' not found %s", p->search, dir > 0 ? "below" : "above");
+	a->dirty |= DIRTY_PANES;
+}
+
+static void act(struct app *a, enum action act)
+{
+	const struct log_ring *ring;
+	struct logpane *p;
+
+	if (act != ACT_CANCEL_PREFIX)
+		a->pending_d = 0;
+	switch (act) {
+	case ACT_NONE:
+		break;
+	case ACT_QUIT:
+		a->quit = 1;
+		break;
+	case ACT_HELP:
+		a->mode = MODE_HELP;
+		a->help_top = 0;
+		a->dirty |= DIRTY_DIALOG;
+		break;
+	case ACT_REDRAW:
+		clearok(curscr, TRUE);
+		watch_poll_now(a->watch);
+		a->dirty |= DIRTY_ALL;
+		break;
+	case ACT_UP:
+		move_by(a, -1, 0);
+		break;
+	case ACT_DOWN:
+		move_by(a, 1, 0);
+		break;
+	case ACT_PAGE_UP:
+		move_by(a, -page(a), 0);
+		break;
+	case ACT_PAGE_DOWN:
+		move_by(a, page(a), 0);
+		break;
+	case ACT_TOP:
+		move_by(a, 0, -1);
+		break;
+	case ACT_BOTTOM:
+		move_by(a, 0, 1);
+		break;
+	case ACT_FOCUS_NEXT:
+		next_focus(a);
+		break;
+	case ACT_FOCUS_JOBS:
+		a->focus = FOCUS_JOBS;
+		a->dirty |= DIRTY_JOBS | DIRTY_PANES;
+		break;
+	case ACT_SEARCH:
+		if (a->focus == FOCUS_JOBS) {
+			a->mode = MODE_FILTER;
+			snprintf(a->input, sizeof(a->input), "%s", a->jt.filter);
+		} else {
+			a->mode = MODE_SEARCH;
+			a->input[0] = '\0';
+		}
+		a->dirty |= DIRTY_MESSAGE;
+		break;
+	case ACT_NEXT_MATCH:
+		find(a, 1);
+		break;
+	case ACT_PREV_MATCH:
+		find(a, -1);
+		break;
+	case ACT_SORT:
+		a->jt.sort = (enum jt_sort)((a->jt.sort + 1) % JT_SORT_COUNT);
+		jt_rebuild(&a->jt);
+		a->dirty |= DIRTY_JOBS;
+		break;
+	case ACT_GROUP:
+		a->jt.group = !a->jt.group;
+		jt_rebuild(&a->jt);
+		a->dirty |= DIRTY_JOBS;
+		break;
+	case ACT_FINISHED:
+		a->jt.hide_finished = !a->jt.hide_finished;
+		jt_rebuild(&a->jt);
+		follow_selected(a);
+		a->dirty |= DIRTY_JOBS;
+		break;
+	case ACT_MARK:
+		jt_toggle_mark(&a->jt);
+		jt_move(&a->jt, 1);
+		follow_selected(a);
+		a->dirty |= DIRTY_JOBS;
+		break;
+	case ACT_MARK_ALL:
+		jt_mark_all_shown(&a->jt);
+		a->dirty |= DIRTY_JOBS;
+		break;
+	case ACT_CANCEL:
+		ask_cancel(a);
+		break;
+	case ACT_CANCEL_PREFIX:
+		if (a->pending_d) {
+			a->pending_d = 0;
+			ask_cancel(a);
+		} else {
+			a->pending_d = 1;
+		}
+		break;
+	case ACT_SPLIT:
+		a->side_by_side = !a->side_by_side;
+		a->dirty |= DIRTY_LAYOUT;
+		break;
+	case ACT_MAXIMIZE: {
+		enum pane_max want = a->focus == FOCUS_ERR ? MAX_ERR : MAX_OUT;
+		a->max = a->max == want ? MAX_NONE : want;
+		if (a->focus == FOCUS_JOBS && a->max != MAX_NONE)
+			a->focus = FOCUS_OUT;
+		a->dirty |= DIRTY_LAYOUT;
+		break;
+	}
+	case ACT_WRAP:
+		if (a->focus == FOCUS_JOBS) {
+			a->pane[0].wrap = a->pane[1].wrap = !a->pane[0].wrap;
+		} else {
+			p = focused_pane(a, &ring);
+			p->wrap = !p->wrap;
+		}
+		a->dirty |= DIRTY_PANES;
+		break;
+	case ACT_LEFT:
+	case ACT_RIGHT:
+		p = focused_pane(a, &ring);
+		if (act == ACT_LEFT)
+			p->hscroll = p->hscroll > 8 ? p->hscroll - 8 : 0;
+		else
+			p->hscroll += 8;
+		a->dirty |= DIRTY_PANES;
+		break;
+	}
+}
+
+/* ---- keys --------------------------------------------------------------------------------- */
+
+/* Typing into a prompt (filter or search). 1 while it stays open. */
+static void edit_input(struct app *a, wint_t ch, int func)
+{
+	size_t len = strlen(a->input);
+
+	if (func && (ch == KEY_BACKSPACE) ) {
+		ch = 127;
+		func = 0;
+	}
+	if (!func && (ch == 127 || ch == 8)) {
+		/* Drop the last character, whole if it is multibyte. */
+		while (len > 0 && ((unsigned char)a->input[len - 1] & 0xc0) == 0x80)
+			len--;
+		if (len > 0)
+			len--;
+		a->input[len] = '\0';
+	} else if (!func && ch >= 32 && ch != 127) {
+		char mb[8];
+		int n = wctomb(mb, (wchar_t)ch);
+		if (n > 0 && len + (size_t)n < sizeof(a->input)) {
+			memcpy(a->input + len, mb, (size_t)n);
+			a->input[len + (size_t)n] = '\0';
+		}
+	}
+	if (a->mode == MODE_FILTER) {
+		snprintf(a->jt.filter, sizeof(a->jt.filter), "%s", a->input);
+		jt_rebuild(&a->jt);
+		follow_selected(a);
+		a->dirty |= DIRTY_JOBS;
+	}
+	a->dirty |= DIRTY_MESSAGE;
+}
+
+static void prompt_key(struct app *a, wint_t ch, int func)
+{
+	if (!func && ch == KEY_ESC) {
+		if (a->mode == MODE_FILTER) {
+			a->jt.filter[0] = '\0';
+			jt_rebuild(&a->jt);
+			follow_selected(a);
+		} else {
+			a->pane[a->focus == FOCUS_ERR].search[0] = '\0';
+		}
+		a->mode = MODE_NORMAL;
+		a->dirty |= DIRTY_JOBS | DIRTY_PANES | DIRTY_MESSAGE;
+	} else if (!func && (ch == '\n' || ch == '\r')) {
+		if (a->mode == MODE_SEARCH) {
+			struct logpane *p = &a->pane[a->focus == FOCUS_ERR];
+			snprintf(p->search, sizeof(p->search), "%s", a->input);
+			a->mode = MODE_NORMAL;
+			/* From the line shown first, itself included. */
+			if (p->first_shown > 0)
+				p->first_shown--;
+			find(a, 1);
+		}
+		a->mode = MODE_NORMAL;
+		a->dirty |= DIRTY_MESSAGE | DIRTY_PANES;
+	} else if (func && (ch == KEY_UP || ch == KEY_DOWN) && a->mode == MODE_FILTER) {
+		act(a, ch == KEY_UP ? ACT_UP : ACT_DOWN);
+	} else {
+		edit_input(a, ch, func);
+	}
+}
+
+static void dialog_key(struct app *a, wint_t ch, int func)
+{
+	int close = !func && (ch == KEY_ESC || ch == 'q');
+
+	switch (a->mode) {
+	case MODE_HELP:
+		if (!func && ch == '?')
+			close = 1;
+		else if ((func && ch == KEY_DOWN) || (!func && ch == 'j'))
+			a->help_top += a->help_top + 1 < a->nhelp;
+		else if ((func && ch == KEY_UP) || (!func && ch == 'k'))
+			a->help_top -= a->help_top > 0;
+		else if (func && ch == KEY_NPAGE)
+			a->help_top = a->help_top + 10 < a->nhelp ? a->help_top + 10 : a->nhelp - 1;
+		else if (func && ch == KEY_PPAGE)
+			a->help_top = a->help_top > 10 ? a->help_top - 10 : 0;
+		break;
+	case MODE_CONFIRM_CANCEL:
+		if (!func && (ch == 'y' || ch == 'Y' || ch == '\n' || ch == '\r')) {
+			do_cancel(a);
+			return;
+		}
+		if (!func && (ch == 'n' || ch == 'N'))
+			close = 1;
+		if (close)
+			free_cancel(a);
+		break;
+	case MODE_OUTCOMES:
+		close = close || (!func && (ch == '\n' || ch == '\r'));
+		break;
+	case MODE_HOSTKEY:
+		if (!func && ch == 'a' &&
+		    watch_cluster(a->watch, a->hostkey_cluster)->link == LINK_HOSTKEY_UNKNOWN) {
+			watch_trust(a->watch, a->hostkey_cluster);
+			set_message(a, 0, "host key accepted: written to known_hosts; connecting");
+			close = 1;
+		} else if (!func && ch == 'r') {
+			close = 1;
+		}
+		break;
+	default:
+		break;
+	}
+	if (close)
+		a->mode = MODE_NORMAL;
+	a->dirty |= DIRTY_DIALOG;
+}
+
+static void on_mouse(struct app *a)
+{
+	MEVENT ev;
+	const struct rect *r;
+	int wheel;
+
+	if (getmouse(&ev) != OK)
+		return;
+	wheel = ev.bstate & BUTTON4_PRESSED ? -3 : ev.bstate & BUTTON5_PRESSED ? 3 : 0;
+	if (wenclose(a->win_jobs, ev.y, ev.x)) {
+		a->focus = FOCUS_JOBS;
+		if (wheel != 0)
+			move_by(a, wheel, 0);
+		else if (ev.y > a->lay.jobs.y)
+			jt_select_line(&a->jt, a->jt.top + (size_t)(ev.y - a->lay.jobs.y - 1));
+		follow_selected(a);
+	} else {
+		r = a->win_out != NULL && wenclose(a->win_out, ev.y, ev.x) ? &a->lay.out : &a->lay.err;
+		if (a->win_err == NULL && r == &a->lay.err)
+			return;
+		a->focus = r == &a->lay.out ? FOCUS_OUT : FOCUS_ERR;
+		if (wheel != 0)
+			move_by(a, wheel, 0);
+	}
+	a->dirty |= DIRTY_JOBS | DIRTY_PANES;
+}
+
+static void on_key(struct app *a, wint_t ch, int func)
+{
+	if (func && ch == KEY_RESIZE) {
+		a->dirty |= DIRTY_LAYOUT;
+		return;
+	}
+	if (func && ch == KEY_MOUSE) {
+		on_mouse(a);
+		return;
+	}
+	if (a->mode == MODE_FILTER || a->mode == MODE_SEARCH) {
+		prompt_key(a, ch, func);
+		return;
+	}
+	if (a->mode != MODE_NORMAL) {
+		dialog_key(a, ch, func);
+		return;
+	}
+	clear_message(a);
+	if (!func && ch == KEY_ESC) {
+		if (a->jt.filter[0] != '\0') {
+			a->jt.filter[0] = '\0';
+			jt_rebuild(&a->jt);
+			follow_selected(a);
+			a->dirty |= DIRTY_JOBS | DIRTY_MESSAGE;
+		}
+		return;
+	}
+	act(a, keymap_lookup(a->focus == FOCUS_JOBS ? KC_JOBS : KC_PANE, (int)ch));
+}
+
+/* ---- the loop ----------------------------------------------------------------------------- */
+
+/* Something on screen counts seconds: redraw the status bar each second. */
+static int status_ticking(const struct app *a, int64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < watch_count(a->watch); i++) {
+		const struct watched *c = watch_cluster(a->watch, i);
+		if (c->link == LINK_RECONNECTING || (c->poll_started_ms != 0 &&
+		    now - c->poll_started_ms >= 4000))
+			return 1;
+	}
+	return 0;
+}
+
+static void loop(struct app *a)
+{
+	struct pollfd fds[MAX_CLUSTERS + 2];
+	int wfds[MAX_CLUSTERS];
+	size_t nw = watch_fds(a->watch, wfds, MAX_CLUSTERS), i;
+	int64_t next_status = 0;
+
+	fds[0].fd = STDIN_FILENO;
+	fds[1].fd = sig_pipe[0];
+	for (i = 0; i < nw; i++)
+		fds[2 + i].fd = wfds[i];
+	while (!a->quit) {
+		int64_t now = watch_now_ms(), next = -1;
+		int timeout, rc;
+		wint_t ch;
+		int kr;
+
+		on_watch(a, watch_tick(a->watch, now, &next));
+		if (status_ticking(a, now)) {
+			if (now >= next_status) {
+				a->dirty |= DIRTY_STATUS;
+				next_status = now + STATUS_TICK_MS;
+			}
+			if (next < 0 || next > next_status)
+				next = next_status;
+		}
+		if (a->dirty)
+			draw(a);
+		timeout = next < 0 ? -1 : next <= now ? 0 : (int)(next - now);
+		for (i = 0; i < nw + 2; i++) {
+			fds[i].events = POLLIN;
+			fds[i].revents = 0;
+		}
+		rc = poll(fds, nw + 2, timeout);
+		if (rc < 0 && errno != EINTR)
+			break;
+		if (rc > 0 && (fds[1].revents & POLLIN)) {
+			unsigned char sig;
+			while (read(sig_pipe[0], &sig, 1) == 1)
+				if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+					a->quit = 1;
+		}
+		for (i = 0; rc > 0 && i < nw; i++)
+			if (fds[2 + i].revents & POLLIN)
+				on_watch(a, watch_dispatch(a->watch));
+		/* Keys (after EINTR too: SIGWINCH leaves KEY_RESIZE). */
+		while (!a->quit && (kr = wget_wch(a->win_input, &ch)) != ERR)
+			on_key(a, ch, kr == KEY_CODE_YES);
+	}
+}
+
+static void load_theme(struct app *a, const char *name, int use_color, char **warning)
+{
+	char *err = NULL;
+
+	/* Without colours (NO_COLOR, or a terminal that has none) the
+	 * monochrome theme's attributes carry the meaning. */
+	if (!use_color)
+		name = "monochrome";
+	if (theme_load(name, &a->theme, &err) != 0) {
+		*warning = xasprintf("%s; using the default theme", err);
+		free(err);
+		theme_builtin(&a->theme);
+	}
+}
+
+static int open_log(void)
+{
+	const char *path = getenv("TAOTOP_LOG");
+
+	if (path == NULL || path[0] == '\0')
+		return 0;
+	if (log_open(path, LOG_INFO) != 0) {
+		fprintf(stderr, "taotop: cannot write the log %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int ui_run(const struct ui_opts *o)
+{
+	struct app a;
+	char *err = NULL, *warning = NULL, **help_lines;
+	const char *nc = getenv("NO_COLOR");
+	int use_color;
+	size_t i, n;
+
+	memset(&a, 0, sizeof(a));
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "taotop: the monitor needs a terminal; for scripts use the verbs "
+		    "(taotop jobs, taotop status JOB, ...)\n");
+		return 2;
+	}
+	if (open_log() != 0)
+		return 1;
+	if (config_load(&a.cfg, &err) != 0) {
+		fprintf(stderr, "taotop: %s\n", err);
+		free(err);
+		return 2;
+	}
+	if (a.cfg.n > MAX_CLUSTERS) {
+		fprintf(stderr, "taotop: %zu clusters configured; the monitor watches at most %d\n",
+		    a.cfg.n, MAX_CLUSTERS);
+		config_free(&a.cfg);
+		return 2;
+	}
+	a.store = store_open(NULL, &err);
+	if (a.store == NULL) {
+		fprintf(stderr, "taotop: %s\n", err);
+		free(err);
+		config_free(&a.cfg);
+		return 1;
+	}
+	if (signals_init() != 0) {
+		fprintf(stderr, "taotop: %s\n", strerror(errno));
+		store_close(a.store);
+		config_free(&a.cfg);
+		return 1;
+	}
+
+	setlocale(LC_ALL, "");
+	text_init(strcmp(nl_langinfo(CODESET), "UTF-8") == 0);
+	a.readonly = o->readonly;
+	a.sgr = o->log_colors >= 0 ? o->log_colors : a.cfg.log_colors > 0;
+	a.watch = watch_new(&a.cfg, a.store);
+	jt_init(&a.jt);
+	logpane_init(&a.pane[0]);
+	logpane_init(&a.pane[1]);
+	n = keymap_help(&help_lines);
+	a.help = xcalloc(n + 3, sizeof(*a.help));
+	for (i = 0; i < n; i++)
+		a.help[i] = help_lines[i];
+	free(help_lines);
+	a.help[n++] = xstrdup("");
+	a.help[n++] = xstrdup("Mouse: a click selects a job or focuses a pane; the wheel scrolls");
+	a.nhelp = n;
+
+	initscr();
+	cbreak();
+	noecho();
+	nonl();
+	/* Keys are read from a window of their own that is never drawn:
+	 * reading from stdscr would refresh it, blank, over the others. */
+	a.win_input = newwin(1, 1, 0, 0);
+	keypad(a.win_input, TRUE);
+	nodelay(a.win_input, TRUE);
+	curs_set(0);
+	set_escdelay(25);
+	mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+	use_color = has_colors() && (nc == NULL || nc[0] == '\0');
+	load_theme(&a, o->theme ? o->theme : a.cfg.theme ? a.cfg.theme : "default", use_color,
+	    &warning);
+	draw_apply_theme(&a, use_color);
+	getmaxyx(stdscr, a.lines, a.cols);
+	a.side_by_side = a.cols >= 140;
+	a.dirty = DIRTY_ALL;
+	if (warning != NULL) {
+		set_message(&a, 1, "%s", warning);
+		free(warning);
+	}
+
+	loop(&a);
+
+	/* The terminal first: whatever follows may take a moment. */
+	draw_free_windows(&a);
+	delwin(a.win_input);
+	endwin();
+	watch_free(a.watch);
+	jt_free(&a.jt);
+	theme_free(&a.theme);
+	for (i = 0; i < a.nhelp; i++)
+		free(a.help[i]);
+	free(a.help);
+	free(a.log_key);
+	free(a.message);
+	free_cancel(&a);
+	watch_outcomes_free(a.outs, a.nouts);
+	store_close(a.store);
+	config_free(&a.cfg);
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	log_close();
+	return 0;
+}
