@@ -44,7 +44,7 @@ static void push(struct log_ring *r, const char *s, size_t len)
 	} else {
 		slot = (r->head + r->n++) % r->cap;
 	}
-	r->line[slot] = xstrndup(s, len);
+	r->line[slot] = xmemdup(s, len);	/* a log line may hold NULs */
 	r->len[slot] = len;
 }
 

@@ -61,6 +61,7 @@ struct task {
 	size_t			 ci;
 	/* T_POLL */
 	struct poll_result	 res;
+	int64_t			 started_ms;
 	/* T_FOLLOW */
 	struct follower		*log;
 	struct buf		 got[2];
@@ -341,6 +342,7 @@ static unsigned poll_done(struct cluster *cl, struct task *t)
 	int64_t now = watch_now_ms();
 	int next_s;
 
+	t->started_ms = p->poll_started_ms;
 	p->poll_started_ms = 0;
 	if (t->wt.status != CONN_OK) {
 		log_msg(LOG_WARN, "monitor: %s: poll failed: %s", p->cfg->name,
@@ -357,6 +359,8 @@ static unsigned poll_done(struct cluster *cl, struct task *t)
 	next_s = schedule_after_poll(&cl->sched, (unsigned)p->last.changes,
 	    p->last.waiting_for_accounting, !p->last.scheduler_ok);
 	p->next_poll_ms = now + next_s * 1000LL;
+	log_msg(LOG_DEBUG, "monitor: %s: polled in %lld ms, %zu rows, next in %d s", p->cfg->name,
+	    (long long)(now - (t->started_ms)), p->last.n, next_s);
 	return WATCH_JOBS | WATCH_LINK;
 }
 
@@ -500,6 +504,7 @@ unsigned watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 			struct task *t = task_new(w, i, T_POLL);
 			p->poll_started_ms = now_ms;
 			p->next_poll_ms = 0;
+			log_msg(LOG_DEBUG, "monitor: %s: poll", p->cfg->name);
 			worker_submit(cl->worker, &t->wt);
 			bits |= WATCH_LINK;
 		}
@@ -530,6 +535,19 @@ void watch_poll_now(struct watch *w)
 		schedule_user_action(&w->cl[i].sched);
 		if (w->cl[i].pub.link != LINK_HOSTKEY_CHANGED)
 			w->cl[i].pub.next_poll_ms = now;
+	}
+}
+
+void watch_user_active(struct watch *w)
+{
+	int64_t now = watch_now_ms();
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		struct cluster *cl = &w->cl[i];
+		int64_t soon = now + (int64_t)schedule_user_action(&cl->sched) * 1000;
+		if (cl->pub.next_poll_ms > soon)
+			cl->pub.next_poll_ms = soon;
 	}
 }
 

@@ -96,8 +96,12 @@ unsigned watch_dispatch(struct watch *w);
  * again (-1: only when a descriptor wakes us). */
 unsigned watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms);
 
-/* The user acted: poll every cluster now and reset the backoff. */
+/* The user asked for fresh data: poll every cluster now. */
 void watch_poll_now(struct watch *w);
+/* The user is at the keyboard: back to the base poll rate (a quiet
+ * cluster's polls back off to a minute; a user looking should not wait
+ * that long to see a change, or a frozen server). */
+void watch_user_active(struct watch *w);
 /* Follow job's logs (a cached follower if it was followed lately). NULL
  * to stop following. The pointer stays valid until the next call. */
 struct watch_log *watch_follow(struct watch *w, size_t cluster, const char *job);

@@ -15,6 +15,8 @@
 #include "ui/logpane.h"
 #include "ui/theme.h"
 
+#define NOT_ANSWERING_MS	5000	/* a poll out this long: the status bar says so */
+
 enum focus { FOCUS_JOBS, FOCUS_OUT, FOCUS_ERR };
 
 enum mode {

@@ -12,7 +12,6 @@
 #include "util/buf.h"
 #include "util/xmalloc.h"
 
-#define NOT_ANSWERING_MS	5000	/* a poll out this long: say so */
 
 /* ---- theme -------------------------------------------------------------------------------- */
 
@@ -145,11 +144,12 @@ static void fit_columns(int cols, int clusters, int *width)
 			}
 		}
 	}
-	/* What is left goes to NAME, then REASON. */
+	/* What is left goes to NAME (up to 32 columns), then REASON. */
 	grouped = cols - used;
 	if (width[C_REASON] > 0) {
-		width[C_NAME] += grouped / 2;
-		width[C_REASON] += grouped - grouped / 2;
+		int name = grouped < 20 ? grouped : 20;
+		width[C_NAME] += name;
+		width[C_REASON] += grouped - name;
 	} else {
 		width[C_NAME] += grouped;
 	}

@@ -622,6 +622,7 @@ static void on_key(struct app *a, wint_t ch, int func)
 		return;
 	}
 	clear_message(a);
+	watch_user_active(a->watch);
 	if (!func && ch == KEY_ESC) {
 		if (a->jt.filter[0] != '\0') {
 			a->jt.filter[0] = '\0';
@@ -636,18 +637,27 @@ static void on_key(struct app *a, wint_t ch, int func)
 
 /* ---- the loop ----------------------------------------------------------------------------- */
 
-/* Something on screen counts seconds: redraw the status bar each second. */
-static int status_ticking(const struct app *a, int64_t now)
+/* When the status bar's text will change by itself: a reconnect countdown,
+ * a poll about to count as "not answering", or counting how long. -1:
+ * never (it changes only with news from the engine). */
+static int64_t status_change_at(const struct app *a, int64_t now)
 {
+	int64_t at = -1, t;
 	size_t i;
 
 	for (i = 0; i < watch_count(a->watch); i++) {
 		const struct watched *c = watch_cluster(a->watch, i);
-		if (c->link == LINK_RECONNECTING || (c->poll_started_ms != 0 &&
-		    now - c->poll_started_ms >= 4000))
-			return 1;
+		if (c->link == LINK_RECONNECTING)
+			t = now + STATUS_TICK_MS;
+		else if (c->poll_started_ms != 0)
+			t = c->poll_started_ms + NOT_ANSWERING_MS > now
+			    ? c->poll_started_ms + NOT_ANSWERING_MS : now + STATUS_TICK_MS;
+		else
+			continue;
+		if (at < 0 || t < at)
+			at = t;
 	}
-	return 0;
+	return at;
 }
 
 static void loop(struct app *a)
@@ -655,7 +665,7 @@ static void loop(struct app *a)
 	struct pollfd fds[MAX_CLUSTERS + 2];
 	int wfds[MAX_CLUSTERS];
 	size_t nw = watch_fds(a->watch, wfds, MAX_CLUSTERS), i;
-	int64_t next_status = 0;
+	int64_t status_at = -1;
 
 	fds[0].fd = STDIN_FILENO;
 	fds[1].fd = sig_pipe[0];
@@ -668,14 +678,11 @@ static void loop(struct app *a)
 		int kr;
 
 		on_watch(a, watch_tick(a->watch, now, &next));
-		if (status_ticking(a, now)) {
-			if (now >= next_status) {
-				a->dirty |= DIRTY_STATUS;
-				next_status = now + STATUS_TICK_MS;
-			}
-			if (next < 0 || next > next_status)
-				next = next_status;
-		}
+		if (status_at >= 0 && now >= status_at)
+			a->dirty |= DIRTY_STATUS;
+		status_at = status_change_at(a, now);
+		if (status_at >= 0 && (next < 0 || status_at < next))
+			next = status_at;
 		if (a->dirty)
 			draw(a);
 		timeout = next < 0 ? -1 : next <= now ? 0 : (int)(next - now);
@@ -722,7 +729,7 @@ static int open_log(void)
 
 	if (path == NULL || path[0] == '\0')
 		return 0;
-	if (log_open(path, LOG_INFO) != 0) {
+	if (log_open(path, getenv("TAOTOP_DEBUG") ? LOG_DEBUG : LOG_INFO) != 0) {
 		fprintf(stderr, "taotop: cannot write the log %s: %s\n", path, strerror(errno));
 		return -1;
 	}

@@ -55,6 +55,15 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *xmemdup(const void *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
 char *xvasprintf(const char *fmt, va_list ap)
 {
 	char *p;

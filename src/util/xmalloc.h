@@ -13,6 +13,8 @@ void *xrealloc(void *ptr, size_t size);
 void *xreallocarray(void *ptr, size_t n, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* n bytes, NULs included, and a NUL after them: for binary text. */
+char *xmemdup(const void *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 

@@ -215,6 +215,11 @@ void rig_sshd_start(struct rig_sshd *d, int port, int new_key)
 
 	memset(d, 0, sizeof(*d));
 	d->port = port;
+	/* A listener a failed test left behind on this port (with sessions it
+	 * may have left stopped) would answer in place of ours. */
+	rig_local("for m in $(pgrep -f 'sshd-%d/sshd_config'); do for p in $(pgrep -P $m); do "
+	    "pkill -CONT -P $p; kill -CONT $p; pkill -KILL -P $p; kill -KILL $p; done; kill $m; "
+	    "done 2>/dev/null; true", port);
 	d->dir = xasprintf("%s/sshd-%d", r->state, port);
 	d->hosts = xasprintf("127.0.0.1:%d", port);
 	d->known_hosts = xasprintf("%s/known_hosts", d->dir);

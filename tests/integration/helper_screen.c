@@ -12,6 +12,40 @@
 #include "util/file.h"
 #include "util/xmalloc.h"
 
+/* Servers this test opened and has not closed: a failed assertion skips
+ * screen_close, and the suite's fini kills what is left. */
+static char *open_socks[8];
+
+void screen_kill_all(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(open_socks) / sizeof(open_socks[0]); i++) {
+		if (open_socks[i] != NULL) {
+			rig_local("tmux -L %s kill-server 2>/dev/null; true", open_socks[i]);
+			free(open_socks[i]);
+			open_socks[i] = NULL;
+		}
+	}
+}
+
+static void remember(const char *sock, int add)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(open_socks) / sizeof(open_socks[0]); i++) {
+		if (add && open_socks[i] == NULL) {
+			open_socks[i] = xstrdup(sock);
+			return;
+		}
+		if (!add && open_socks[i] != NULL && strcmp(open_socks[i], sock) == 0) {
+			free(open_socks[i]);
+			open_socks[i] = NULL;
+			return;
+		}
+	}
+}
+
 char *screen_tmux(struct screen *s, const char *fmt, ...)
 {
 	va_list ap;
@@ -78,6 +112,7 @@ void screen_open(struct screen *s, const char *name, const struct screen_opts *o
 	out = screen_tmux(s, "-f /dev/null new-session -d -x %d -y %d '%s' \\; "
 	    "set -g set-clipboard on \\; set -g remain-on-exit on",
 	    o->cols ? o->cols : 120, o->lines ? o->lines : 40, script);
+	remember(s->sock, 1);
 	cr_assert_str_eq(out, "", "tmux did not start: %s", out);
 	free(out);
 	free(script);
@@ -270,6 +305,7 @@ void screen_close(struct screen *s)
 	char *text = file_read_all(path, NULL, &err);
 
 	free(screen_tmux(s, "kill-server"));
+	remember(s->sock, 0);
 	if (text != NULL) {
 		cr_expect(strstr(text, "ERROR: AddressSanitizer") == NULL &&
 		    strstr(text, "ERROR: LeakSanitizer") == NULL && strstr(text, "runtime error:") == NULL,

@@ -51,5 +51,8 @@ int screen_pid(struct screen *s);
 int screen_wait_exit(struct screen *s, int timeout_s);
 /* Kill the server, check taotop's stderr for sanitizer reports, free. */
 void screen_close(struct screen *s);
+/* Kill every server this process opened and did not close (a suite's
+ * .fini: a failed assertion skips screen_close). */
+void screen_kill_all(void);
 
 #endif

@@ -15,6 +15,18 @@
 #include "integration/helper_screen.h"
 #include "util/xmalloc.h"
 
+/* A private sshd a test froze must not stay frozen if the test fails. */
+static struct rig_sshd *private_sshd;
+
+static void cleanup(void)
+{
+	screen_kill_all();
+	if (private_sshd != NULL)
+		rig_sshd_stop(private_sshd);
+}
+
+TestSuite(screen, .fini = cleanup);
+
 /* sbatch as the test user; returns the job id (caller frees). */
 static char *sbatch(const char *opts, const char *script)
 {
@@ -162,4 +174,193 @@ Test(screen, jobs_panes_cancel_marks_filter_resize_and_quit, .timeout = 240)
 	cr_assert_null(screen_line_with(&s, "-echo"));
 	screen_close(&s);
 	free(a), free(b), free(m1), free(m2), free(dir);
+}
+
+/* Write bytes to a file the job can read. */
+static void write_file(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f, "%s", path);
+	cr_assert_eq(fwrite(data, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(rig_local("chmod 644 %s", path), 0);
+}
+
+Test(screen, a_hostile_log_cannot_act_on_the_terminal, .timeout = 180)
+{
+	static const char head[] =
+	    "BEFORE-HOSTILE\n"
+	    "\x1b[2J\x1b[H\x1b[10;10HMOVED-TEXT\n"			/* clear, home, cursor move */
+	    "\x1b]0;PWNED-TITLE\x07\x1b]2;PWNED-TWO\x1b\\title-done\n"	/* window titles */
+	    "\x1b]52;c;Q0xJUEJPQVJELVBXTkVE\x07" "clip-done\n"		/* OSC 52 clipboard */
+	    "\x1bP+q544e\x1b\\dcs-done\n"				/* DCS */
+	    "\x1b[?2004h\x1b[?1049l\x1b[?25hmodes-done\n"		/* paste, alt screen, cursor */
+	    "nul:\0\0:end\n"						/* NULs */
+	    "bad:\xff\xfe\xc3(:utf8\n";					/* invalid UTF-8 */
+	const size_t big = 5 * 1024 * 1024;
+	char *dir = test_dir("hostile"), *data, *path, *id, *title0, *title1, *buffers, name[64];
+	char opts[512], script[512];
+	struct screen s;
+	struct screen_opts so = { .cols = 120, .lines = 40 };
+	size_t n = sizeof(head) - 1;
+
+	data = xmalloc(n + big + 64);
+	memcpy(data, head, n);
+	memcpy(data + n, "LONG", 4);
+	memset(data + n + 4, 'x', big);
+	n += 4 + big;
+	n += (size_t)sprintf(data + n, "\nAFTER-HOSTILE\n");
+	path = xasprintf("%s/hostile.bin", dir);
+	write_file(path, data, n);
+	free(data);
+
+	snprintf(name, sizeof(name), "scr%d-hostile", (int)getpid());
+	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/h.out -e %s/h.err", name, dir, dir);
+	snprintf(script, sizeof(script), "'cat %s; sleep 120'", path);
+	id = sbatch(opts, script);
+
+	screen_open(&s, "hostile", &so);
+	title0 = screen_tmux(&s, "display -p -t 0 '#{pane_title}'");
+	filter(&s, name);
+	screen_wait_line(&s, 20, name, "Running", NULL);
+	screen_wait(&s, 30, "BEFORE-HOSTILE", "AFTER-HOSTILE", NULL);
+	/* Harmless text: what the escapes wrapped is shown, the escapes not. */
+	screen_wait(&s, 5, "MOVED-TEXT", "title-done", "clip-done", "dcs-done", "modes-done",
+	    "nul:^@^@:end", "bad:\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd(:utf8", "LONGxxxxxxxx", NULL);
+	cr_assert_null(screen_line_with(&s, "PWNED"));
+	/* No effect on the terminal: title, clipboard, layout, cursor. */
+	title1 = screen_tmux(&s, "display -p -t 0 '#{pane_title}'");
+	cr_assert_str_eq(title1, title0, "the title changed");
+	buffers = screen_tmux(&s, "list-buffers");
+	cr_assert_str_eq(buffers, "", "an OSC 52 write reached the clipboard: %s", buffers);
+	cr_assert_eq(screen_row_of(&s, "NAME"), 0, "the header moved");
+	cr_assert_eq(screen_row_of(&s, "?:help"), 39, "the hint line moved");
+	{
+		char *cur = screen_tmux(&s, "display -p -t 0 '#{cursor_flag} #{alternate_on}'");
+		cr_assert_str_eq(cur, "0 1\n", "cursor shown or alternate screen left: %s", cur);
+		free(cur);
+	}
+	/* The 5 MB line did not stall anything: keys are answered. */
+	screen_keys(&s, "?");
+	screen_wait(&s, 3, "taotop keys", NULL);
+	screen_keys(&s, "Escape");
+	/* Wrapped, the long line is cut with what is left out said. */
+	screen_keys(&s, "Tab");
+	screen_keys(&s, "w");
+	screen_keys(&s, "z");
+	screen_wait(&s, 5, "more bytes]", "AFTER-HOSTILE", NULL);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	{
+		char *cmd = xasprintf("scancel %s", id);
+		free(rig_ssh_ok(cmd));
+		free(cmd);
+	}
+	free(title0), free(title1), free(buffers), free(path), free(id), free(dir);
+}
+
+Test(screen, a_frozen_server_never_freezes_the_keys, .timeout = 180)
+{
+	static struct rig_sshd d;	/* the suite's fini may need it */
+	struct screen s;
+	struct screen_opts so = { .cols = 120, .lines = 40 };
+	char name[64], opts[256], *a, *b, *cmd, *title;
+
+	rig_sshd_start(&d, 2236, 0);
+	private_sshd = &d;
+	so.hosts = d.hosts;
+	so.known_hosts = d.known_hosts;
+	snprintf(name, sizeof(name), "scr%d-frz", (int)getpid());
+	snprintf(opts, sizeof(opts), "-J %s-a -t 5 -o /dev/null", name);
+	a = sbatch(opts, "'sleep 300'");
+	snprintf(opts, sizeof(opts), "-J %s-b -t 5 -o /dev/null", name);
+	b = sbatch(opts, "'sleep 300'");
+
+	screen_open(&s, "frozen", &so);
+	filter(&s, name);
+	screen_wait_line(&s, 20, name, "-a", "Running", NULL);
+	screen_wait_line(&s, 20, name, "-b", "Running", NULL);
+	screen_wait(&s, 10, "polled", NULL);
+
+	rig_sshd_signal_sessions(&d, SIGSTOP);
+	/* A key brings polling back to its base rate, so the next poll meets
+	 * the frozen server within seconds. */
+	screen_keys(&s, "G");
+	screen_wait(&s, 20, "rig: not answering for", NULL);
+	/* Keys still work: the selection moves (the panes follow the newly
+	 * selected job, their titles say which) and help opens. */
+	screen_keys(&s, "g");
+	screen_wait(&s, 3, " main.out  ", NULL);
+	title = screen_line_with(&s, " main.out  ");
+	cr_assert_not_null(title);
+	screen_keys(&s, "j");
+	{
+		char *title2 = screen_line_with(&s, " main.out  ");
+		cr_assert_not_null(title2);
+		cr_assert_str_neq(title, title2, "the selection did not move while the server is frozen");
+		free(title2);
+	}
+	screen_keys(&s, "?");
+	screen_wait(&s, 3, "taotop keys", NULL);
+	screen_keys(&s, "Escape");
+	screen_wait(&s, 3, "rig: not answering for", NULL);
+
+	rig_sshd_signal_sessions(&d, SIGCONT);
+	screen_wait(&s, 40, "rig: 127.0.0.1:2236, polled", NULL);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 15), 0);
+	screen_close(&s);
+	cmd = xasprintf("scancel %s %s", a, b);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	rig_sshd_stop(&d);
+	private_sshd = NULL;
+	rig_sshd_free(&d);
+	free(title), free(a), free(b);
+}
+
+Test(screen, an_unknown_host_key_is_asked_about_and_a_changed_one_refused, .timeout = 120)
+{
+	static struct rig_sshd d;	/* the suite's fini may need it */
+	struct screen s;
+	struct screen_opts so = { .cols = 120, .lines = 40 };
+	char *kh, *text;
+
+	rig_sshd_start(&d, 2237, 1);
+	private_sshd = &d;
+	/* An empty known_hosts: the key is unknown. */
+	kh = xasprintf("%s/empty_known_hosts", d.dir);
+	cr_assert_eq(rig_local(": > %s", kh), 0);
+	so.hosts = d.hosts;
+	so.known_hosts = kh;
+	screen_open(&s, "hostkey", &so);
+	screen_wait(&s, 15, "Unknown host key", d.fingerprint, "a: accept", NULL);
+	screen_keys(&s, "a");
+	screen_wait(&s, 15, "rig: 127.0.0.1:2237, polled", NULL);
+	cr_assert_eq(rig_local("grep -q '2237' %s", kh), 0, "known_hosts does not hold the key");
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+
+	/* The server's key changes: a warning, and no way to accept it. */
+	rig_sshd_stop(&d);
+	cr_assert_eq(rig_local("rm -f %s/host_key %s/host_key.pub && "
+	    "ssh-keygen -q -t ed25519 -N '' -f %s/host_key", d.dir, d.dir, d.dir), 0);
+	rig_sshd_restart(&d);
+	screen_open(&s, "hostkey2", &so);
+	screen_wait(&s, 15, "WARNING: host key changed", "CHANGED", NULL);
+	text = screen_text(&s);
+	cr_assert_null(strstr(text, "accept"), "a changed key offers to accept it:\n%s", text);
+	free(text);
+	screen_keys(&s, "a");
+	screen_keys(&s, "Escape");
+	screen_wait(&s, 5, "host key of 127.0.0.1:2237 CHANGED: refused", NULL);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	rig_sshd_stop(&d);
+	private_sshd = NULL;
+	rig_sshd_free(&d);
+	free(kh);
 }

@@ -30,3 +30,19 @@ Test(logring, keeps_the_last_lines_in_order_within_its_bound)
 	cr_expect_eq(r.n, 0);
 	log_ring_free(&r);
 }
+
+Test(logring, a_line_holding_nul_bytes_is_kept_whole)
+{
+	static const char text[] = "nul:\0\0:end\nnext\n";
+	struct log_ring r;
+	size_t len;
+	const char *l;
+
+	log_ring_init(&r, 4);
+	log_ring_push_lines(&r, text, sizeof(text) - 1);
+	cr_assert_eq(r.n, 2);
+	l = log_ring_get(&r, 0, &len);
+	cr_assert_eq(len, 10);
+	cr_assert_eq(memcmp(l, "nul:\0\0:end", 10), 0);
+	log_ring_free(&r);
+}
