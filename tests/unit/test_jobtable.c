@@ -1,0 +1,175 @@
+/* The jobs list as data: filter, sort, groups, selection and marks. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/tracker.h"
+#include "ui/jobtable.h"
+
+static struct job_row rows[8];
+
+static void row(int i, const char *id, const char *name, enum tao_state st, const char *reason)
+{
+	memset(&rows[i], 0, sizeof(rows[i]));
+	snprintf(rows[i].slurm_id, sizeof(rows[i].slurm_id), "%s", id);
+	rows[i].name = (char *)name;
+	rows[i].state = st;
+	rows[i].message = (char *)reason;
+	rows[i].epoch = rows[i].max_epoch = -1;
+}
+
+/* Six jobs on two clusters. */
+static void fill(struct jobtable *t)
+{
+	row(0, "101", "train-a", TAO_DONE, NULL);
+	row(1, "102", "train-b", TAO_RUNNING, NULL);
+	row(2, "103", "eval", TAO_PENDING, "Priority");
+	row(3, "104", "export", TAO_ERROR, NULL);
+	row(4, "201", "other", TAO_RUNNING, NULL);
+	row(5, "202", "zeta", TAO_PENDING, "JobHeldUser");
+	jt_begin(t);
+	for (int i = 0; i < 6; i++)
+		jt_add(t, i < 4 ? 0 : 1, i < 4 ? "ord" : "lab", &rows[i]);
+	jt_rebuild(t);
+}
+
+/* The shown jobs' SLURM ids, in order, "-" for headers. */
+static void order(const struct jobtable *t, char *out, size_t len)
+{
+	out[0] = '\0';
+	for (size_t i = 0; i < t->nlines; i++) {
+		const char *s = t->lines[i].header ? "-" : t->entries[t->lines[i].entry].row->slurm_id;
+		strncat(out, s, len - strlen(out) - 2);
+		strncat(out, " ", len - strlen(out) - 1);
+	}
+}
+
+Test(jobtable, sorted_by_state_running_first_then_newest)
+{
+	struct jobtable t;
+	char o[256];
+
+	jt_init(&t);
+	fill(&t);
+	order(&t, o, sizeof(o));
+	cr_assert_str_eq(o, "201 102 202 103 104 101 ");
+	t.sort = JT_SORT_AGE;
+	jt_rebuild(&t);
+	order(&t, o, sizeof(o));
+	cr_assert_str_eq(o, "202 201 104 103 102 101 ");
+	t.sort = JT_SORT_NAME;
+	jt_rebuild(&t);
+	order(&t, o, sizeof(o));
+	cr_assert_str_eq(o, "103 104 201 101 102 202 ");
+	jt_free(&t);
+}
+
+Test(jobtable, grouped_by_cluster_with_headers_the_selection_skips)
+{
+	struct jobtable t;
+	char o[256];
+
+	jt_init(&t);
+	fill(&t);
+	t.group = 1;
+	jt_rebuild(&t);
+	order(&t, o, sizeof(o));
+	cr_assert_str_eq(o, "- 201 202 - 102 103 104 101 ");
+	cr_assert_str_eq(jt_selected(&t)->row->slurm_id, "201", "never on a header");
+	jt_move(&t, 2);
+	cr_assert_str_eq(jt_selected(&t)->row->slurm_id, "102", "over the header");
+	jt_move(&t, -1);
+	cr_assert_str_eq(jt_selected(&t)->row->slurm_id, "202");
+	jt_free(&t);
+}
+
+Test(jobtable, the_filter_matches_any_column_and_the_selection_follows_its_job)
+{
+	struct jobtable t;
+	char o[256];
+
+	jt_init(&t);
+	fill(&t);
+	jt_move(&t, 3);	/* 103 */
+	cr_assert_str_eq(jt_selected(&t)->row->slurm_id, "103");
+	snprintf(t.filter, sizeof(t.filter), "PRIOR");	/* the reason column, any case */
+	jt_rebuild(&t);
+	order(&t, o, sizeof(o));
+	cr_assert_str_eq(o, "103 ");
+	snprintf(t.filter, sizeof(t.filter), "lab");		/* the cluster */
+	jt_rebuild(&t);
+	order(&t, o, sizeof(o));
+	cr_assert_str_eq(o, "201 202 ");
+	t.filter[0] = '\0';
+	jt_rebuild(&t);
+	cr_assert_str_eq(jt_selected(&t)->row->slurm_id, "201", "the job selected while filtered stays selected");
+	snprintf(t.filter, sizeof(t.filter), "nothing-like-this");
+	jt_rebuild(&t);
+	cr_assert_eq(t.nlines, 0);
+	cr_assert_null(jt_selected(&t));
+	jt_free(&t);
+}
+
+Test(jobtable, finished_jobs_hide_and_come_back)
+{
+	struct jobtable t;
+	char o[256];
+
+	jt_init(&t);
+	fill(&t);
+	t.hide_finished = 1;
+	jt_rebuild(&t);
+	order(&t, o, sizeof(o));
+	cr_assert_str_eq(o, "201 102 202 103 ");
+	t.hide_finished = 0;
+	jt_rebuild(&t);
+	cr_assert_eq(t.nlines, 6);
+	jt_free(&t);
+}
+
+Test(jobtable, marks_follow_jobs_across_polls_and_are_the_targets)
+{
+	struct jobtable t;
+	const struct jt_entry **v;
+	size_t n;
+
+	jt_init(&t);
+	fill(&t);
+	n = jt_targets(&t, &v);
+	cr_assert_eq(n, 1, "nothing marked: the selected job");
+	cr_assert_str_eq(v[0]->row->slurm_id, "201");
+	free(v);
+	jt_toggle_mark(&t);		/* 201 */
+	jt_move(&t, 2);
+	jt_toggle_mark(&t);		/* 202 */
+	fill(&t);			/* a new poll: same jobs, new rows */
+	n = jt_targets(&t, &v);
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(v[0]->row->slurm_id, "201");
+	cr_assert_str_eq(v[1]->row->slurm_id, "202");
+	free(v);
+	jt_mark_all_shown(&t);
+	n = jt_targets(&t, &v);
+	cr_assert_eq(n, 6);
+	free(v);
+	jt_mark_all_shown(&t);		/* all marked: unmarks */
+	cr_assert_eq(t.nmarks, 0);
+	jt_free(&t);
+}
+
+Test(jobtable, selection_scrolls_within_the_window)
+{
+	struct jobtable t;
+
+	jt_init(&t);
+	fill(&t);
+	jt_move(&t, 100);
+	jt_scroll_to_selection(&t, 3);
+	cr_assert_eq(t.sel, 5);
+	cr_assert_eq(t.top, 3);
+	jt_move(&t, -100);
+	jt_scroll_to_selection(&t, 3);
+	cr_assert_eq(t.top, 0);
+	jt_free(&t);
+}

@@ -1,0 +1,230 @@
+/* Layout as strings, log panes as data, the keymap's help, themes. */
+#include <criterion/criterion.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/logring.h"
+#include "ui/keymap.h"
+#include "ui/layout.h"
+#include "ui/logpane.h"
+#include "ui/text.h"
+#include "ui/theme.h"
+#include "util/file.h"
+
+static char *describe(int cols, int lines, int side, enum pane_max max)
+{
+	static char buf[256];
+	struct layout l;
+
+	layout_compute(cols, lines, side, max, &l);
+	layout_describe(&l, buf, sizeof(buf));
+	return buf;
+}
+
+Test(layout, golden_sizes)
+{
+	cr_assert_str_eq(describe(120, 40, 0, MAX_NONE),
+	    "jobs 0,0 120x15 | out 15,0 120x12 | err 27,0 120x11 | status 38 | message 39");
+	cr_assert_str_eq(describe(160, 50, 1, MAX_NONE),
+	    "jobs 0,0 160x19 | out 19,0 80x29 | err 19,80 80x29 | status 48 | message 49");
+	cr_assert_str_eq(describe(60, 15, 0, MAX_NONE),
+	    "jobs 0,0 60x5 | out 5,0 60x4 | err 9,0 60x4 | status 13 | message 14");
+	cr_assert_str_eq(describe(120, 40, 0, MAX_ERR),
+	    "jobs 0,0 120x15 | out 0,0 0x0 | err 15,0 120x23 | status 38 | message 39");
+	cr_assert_str_eq(describe(59, 40, 0, MAX_NONE), "too small");
+	cr_assert_str_eq(describe(120, 14, 0, MAX_NONE), "too small");
+}
+
+Test(layout, every_size_fills_the_screen_without_overlap)
+{
+	for (int c = 60; c <= 300; c += 7) {
+		for (int l = 15; l <= 120; l += 5) {
+			struct layout y;
+			layout_compute(c, l, (c + l) % 2, MAX_NONE, &y);
+			cr_assert_eq(y.jobs.h + y.out.h + (y.out.x == y.err.x ? y.err.h : 0) + 2, l,
+			    "%dx%d", c, l);
+			cr_assert_geq(y.out.h, 3, "%dx%d: a pane shows its title and two lines", c, l);
+			cr_assert_geq(y.err.h, 3);
+			cr_assert_leq(y.err.x + y.err.w, c);
+		}
+	}
+}
+
+static struct log_ring ring_of(const char *text)
+{
+	struct log_ring r;
+
+	log_ring_init(&r, 100);
+	log_ring_push_lines(&r, text, strlen(text));
+	return r;
+}
+
+static size_t lay(struct log_ring *r, struct logpane *p, size_t w, size_t h, char *out, size_t len)
+{
+	struct pane_row rows[64];
+	size_t n = logpane_layout(r, p, w, h, 0, rows);
+
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		strncat(out, rows[i].text, len - strlen(out) - 2);
+		strncat(out, "|", len - strlen(out) - 1);
+	}
+	logpane_rows_free(rows, n);
+	return n;
+}
+
+Test(logpane, follows_the_end_scrolls_and_resumes)
+{
+	struct log_ring r = ring_of("one\ntwo\nthree\nfour\nfive\n");
+	struct logpane p;
+	char o[512];
+
+	text_init(1);
+	logpane_init(&p);
+	lay(&r, &p, 20, 3, o, sizeof(o));
+	cr_assert_str_eq(o, "three|four|five|");
+	logpane_scroll(&p, &r, -1);
+	cr_assert_not(p.follow, "a scroll stops following");
+	lay(&r, &p, 20, 3, o, sizeof(o));
+	cr_assert_str_eq(o, "two|three|four|");
+	log_ring_push_lines(&r, "six\n", 4);
+	lay(&r, &p, 20, 3, o, sizeof(o));
+	cr_assert_str_eq(o, "two|three|four|", "paused: new lines do not move the view");
+	logpane_follow(&p);
+	lay(&r, &p, 20, 3, o, sizeof(o));
+	cr_assert_str_eq(o, "four|five|six|");
+	logpane_top(&p, &r);
+	lay(&r, &p, 20, 2, o, sizeof(o));
+	cr_assert_str_eq(o, "one|two|");
+	log_ring_free(&r);
+}
+
+Test(logpane, wraps_by_columns_and_searches)
+{
+	struct log_ring r = ring_of("abcdefghij\nshort\nx\xe4\xb8\xad\xe6\x96\x87y\nlast\n");
+	struct logpane p;
+	char o[512];
+
+	setlocale(LC_ALL, "C.UTF-8");
+	text_init(1);
+	logpane_init(&p);
+	p.wrap = 1;
+	lay(&r, &p, 4, 8, o, sizeof(o));
+	/* Two wide characters take two columns each. */
+	cr_assert_str_eq(o, "abcd|efgh|ij|shor|t|x\xe4\xb8\xad|\xe6\x96\x87y|last|");
+	snprintf(p.search, sizeof(p.search), "SHORT");
+	logpane_top(&p, &r);
+	cr_assert_eq(logpane_find(&p, &r, 1), 0);
+	cr_assert_eq(p.top, 1);
+	cr_assert_neq(logpane_find(&p, &r, 1), 0, "no second match");
+	log_ring_free(&r);
+}
+
+Test(logpane, a_huge_line_is_cut_and_says_so)
+{
+	size_t big = 10u << 20;
+	char *line = malloc(big + 2);
+	struct log_ring r;
+	struct logpane p;
+	struct pane_row rows[4];
+	size_t n;
+
+	memset(line, 'x', big);
+	line[big] = '\n';
+	log_ring_init(&r, 4);
+	log_ring_push_lines(&r, line, big + 1);
+	free(line);
+	logpane_init(&p);
+	n = logpane_layout(&r, &p, 80, 3, 0, rows);
+	cr_assert_eq(n, 1);
+	cr_assert_lt(rows[0].len, (size_t)LOGPANE_LINE_MAX + 64);
+	cr_assert_not_null(strstr(rows[0].text, "[... 10469376 more bytes]"));
+	logpane_rows_free(rows, n);
+	log_ring_free(&r);
+}
+
+Test(keymap, help_comes_from_the_table)
+{
+	char **lines;
+	size_t n = keymap_help(&lines), i;
+	int quit = 0, cancel = 0, pgdn = 0;
+
+	for (i = 0; i < n; i++) {
+		quit += strstr(lines[i], "q ") && strstr(lines[i], "quit") != NULL;
+		cancel += strstr(lines[i], "cancel the marked jobs") != NULL;
+		pgdn += strstr(lines[i], "PgDn ^F") != NULL;
+		free(lines[i]);
+	}
+	free(lines);
+	cr_assert_eq(quit, 1);
+	cr_assert_eq(cancel, 1);
+	cr_assert_eq(pgdn, 1, "a binding's other keys are listed with it");
+	cr_assert_eq(keymap_lookup(KC_JOBS, 'c'), ACT_CANCEL);
+	cr_assert_eq(keymap_lookup(KC_PANE, 'c'), ACT_NONE, "cancel is the jobs list's");
+	cr_assert_eq(keymap_lookup(KC_PANE, 'j'), ACT_DOWN, "anywhere keys work in panes");
+	cr_assert_eq(keymap_lookup(KC_PANE, 'n'), ACT_NEXT_MATCH);
+}
+
+Test(theme, every_shipped_theme_parses)
+{
+	const char *names[] = { "default", "light", "high-contrast", "monochrome", "ocean256" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct theme t;
+		char *err = NULL;
+		cr_assert_eq(theme_load(names[i], &t, &err), 0, "%s: %s", names[i], err);
+		cr_assert_str_eq(t.name, names[i]);
+		theme_free(&t);
+	}
+}
+
+Test(theme, errors_name_the_file_line_and_column)
+{
+	struct theme t;
+	char *err = NULL;
+
+	cr_assert_neq(theme_parse("my.yaml", "name: x\nroles:\n  job.runing: { fg: green }\n", &t,
+	    &err), 0);
+	cr_assert_not_null(strstr(err, "my.yaml:3:3: unknown role 'job.runing'"), "%s", err);
+	free(err);
+	err = NULL;
+	cr_assert_neq(theme_parse("my.yaml", "roles:\n  header: { fg: purple }\n", &t, &err), 0);
+	cr_assert_not_null(strstr(err, "my.yaml:2:17: unknown colour 'purple'"), "%s", err);
+	free(err);
+	err = NULL;
+	cr_assert_neq(theme_parse("my.yaml", "roles:\n  header: { attrs: [blinky] }\n", &t, &err), 0);
+	cr_assert_not_null(strstr(err, "my.yaml:2:21: unknown attribute 'blinky'"), "%s", err);
+	free(err);
+	err = NULL;
+	cr_assert_neq(theme_parse("my.yaml", "roles: [\n", &t, &err), 0);
+	cr_assert_not_null(strstr(err, "my.yaml:"), "%s", err);
+	free(err);
+}
+
+Test(theme, a_theme_names_only_what_it_changes)
+{
+	struct theme t, def;
+	char *err = NULL;
+
+	theme_builtin(&def);
+	cr_assert_eq(theme_parse("t.yaml", "roles:\n  job.running: { fg: 208, attrs: [underline] }\n",
+	    &t, &err), 0, "%s", err);
+	cr_assert_eq(t.role[ROLE_JOB_RUNNING].fg, 208);
+	cr_assert_eq(t.role[ROLE_JOB_RUNNING].attrs, THEME_UNDERLINE);
+	cr_assert_eq(memcmp(&t.role[ROLE_JOB_ERROR], &def.role[ROLE_JOB_ERROR], sizeof(struct role_style)), 0);
+	theme_free(&t);
+	theme_free(&def);
+}
+
+Test(theme, colours_come_down_to_what_the_terminal_has)
+{
+	cr_assert_eq(theme_fit_color(208, 256), 208);
+	cr_assert_eq(theme_fit_color(196, 8), 1, "bright red cube entry -> red");
+	cr_assert_eq(theme_fit_color(46, 8), 2, "green");
+	cr_assert_eq(theme_fit_color(21, 8), 4, "blue");
+	cr_assert_eq(theme_fit_color(12, 8), 4, "bright blue -> blue");
+	cr_assert_eq(theme_fit_color(255, 8), 7, "light grey -> white");
+	cr_assert_eq(theme_fit_color(-1, 8), -1);
+}
