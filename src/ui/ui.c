@@ -717,7 +717,7 @@ static void load_theme(struct app *a, const char *name, int use_color, char **wa
 	if (!use_color)
 		name = "monochrome";
 	if (theme_load(name, &a->theme, &err) != 0) {
-		*warning = xasprintf("%s; using the default theme", err);
+		*warning = xasprintf("using the default theme: %s", err);
 		free(err);
 		theme_builtin(&a->theme);
 	}

@@ -97,6 +97,7 @@ void screen_open(struct screen *s, const char *name, const struct screen_opts *o
 		    "export TAOTOP_CLUSTER=rig XDG_STATE_HOME=%s/state XDG_CONFIG_HOME=%s/config\n"
 		    "export TAOTOP_POLL_S=1 TAOTOP_LOG=%s/taotop.log\n"
 		    "export LANG=C.UTF-8 TERM=screen-256color %s\n"
+		    "trap '' INT\n"	/* Ctrl-C is for taotop: the shell must live on to report */
 		    "echo $$ > %s/shell.pid\n"
 		    "%s %s 2>%s/stderr\n"
 		    "rc=$?\n"

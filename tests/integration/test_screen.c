@@ -364,3 +364,102 @@ Test(screen, an_unknown_host_key_is_asked_about_and_a_changed_one_refused, .time
 	rig_sshd_free(&d);
 	free(kh);
 }
+
+/* Is there a colour (SGR 30-38, 40-48, 90-107; not 39/49, the defaults) in
+ * captured escapes? */
+static int has_colour(const char *text)
+{
+	for (const char *p = strstr(text, "\x1b["); p != NULL; p = strstr(p + 1, "\x1b[")) {
+		int v = atoi(p + 2);
+		if ((v >= 30 && v <= 48 && v != 39) || (v >= 90 && v <= 107))
+			return 1;
+	}
+	return 0;
+}
+
+Test(screen, themes_no_color_and_an_ascii_locale, .timeout = 120)
+{
+	struct screen s;
+	struct screen_opts so = { .cols = 200, .lines = 30 };
+	char *text, *dir, *env;
+
+	/* A broken user theme: its file:line:column, and the default theme. */
+	dir = xasprintf("/tmp/taotop-theme-%d", (int)getpid());
+	cr_assert_eq(rig_local("mkdir -p %s/taotop/themes && printf 'name: broken\\nroles:\\n"
+	    "  header: { fg: purple }\\n' > %s/taotop/themes/broken.yaml", dir, dir), 0);
+	env = xasprintf("XDG_CONFIG_HOME=%s", dir);
+	so.env = env;
+	so.args = "--theme broken";
+	screen_open(&s, "theme", &so);
+	screen_wait(&s, 10, "using the default theme: ", "broken.yaml:3:17: unknown colour 'purple'",
+	    NULL);
+	text = screen_text_attrs(&s);
+	cr_assert(has_colour(text), "the default theme has colours");
+	free(text);
+	screen_keys(&s, "C-c");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0, "Ctrl-C quits cleanly");
+	so.cols = 100;
+	screen_wait_line(&s, 2, " icanon", " echo", NULL);
+	screen_close(&s);
+
+	/* A user theme of the same name as a shipped one is found first. */
+	cr_assert_eq(rig_local("printf 'name: mine\\nroles:\\n  status.bar: { fg: white, bg: red }\\n' "
+	    "> %s/taotop/themes/light.yaml", dir), 0);
+	so.args = "--theme light";
+	screen_open(&s, "theme2", &so);
+	screen_wait(&s, 10, "polled", NULL);
+	text = screen_text_attrs(&s);
+	cr_assert_not_null(strstr(text, "\x1b[37m\x1b[41m rig:"), "the user's status bar colours:\n%s",
+	    text);
+	free(text);
+	free(rig_ssh_ok("true"));
+	{
+		int pid = screen_pid(&s);
+		cr_assert_gt(pid, 0);
+		kill(pid, SIGTERM);
+	}
+	cr_assert_eq(screen_wait_exit(&s, 10), 0, "SIGTERM quits cleanly");
+	screen_wait_line(&s, 2, " icanon", " echo", NULL);
+	screen_close(&s);
+
+	/* NO_COLOR: attributes only, still readable. */
+	free(env);
+	env = xasprintf("XDG_CONFIG_HOME=%s NO_COLOR=1", dir);
+	so.env = env;
+	so.args = NULL;
+	screen_open(&s, "nocolor", &so);
+	screen_wait(&s, 10, "polled", "USED/LIMIT", NULL);
+	text = screen_text_attrs(&s);
+	cr_assert_not(has_colour(text), "NO_COLOR, and colours on screen:\n%s", text);
+	cr_assert_not_null(strstr(text, "\x1b[7m"), "the bars stand out in reverse video");
+	free(text);
+	{
+		int pid = screen_pid(&s);
+		cr_assert_gt(pid, 0);
+		kill(pid, SIGHUP);
+	}
+	/* SIGHUP: the terminal is gone in real life; here it must still quit
+	 * and restore the modes. */
+	cr_assert_eq(screen_wait_exit(&s, 10), 0, "SIGHUP quits cleanly");
+	screen_close(&s);
+
+	/* An ASCII-only locale: no UTF-8 reaches the terminal. */
+	free(env);
+	env = xasprintf("XDG_CONFIG_HOME=%s LANG=C LC_ALL=C", dir);
+	so.env = env;
+	screen_open(&s, "ascii", &so);
+	screen_wait(&s, 10, "polled", "USED/LIMIT", NULL);
+	screen_keys(&s, "c");
+	screen_wait(&s, 5, "Cancel 1 job?", NULL);
+	screen_keys(&s, "n");
+	text = screen_text(&s);
+	for (const char *p = text; *p; p++)
+		cr_assert_lt((unsigned char)*p, 0x80, "a non-ASCII byte on an ASCII screen:\n%s", text);
+	free(text);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	rig_local("rm -rf %s", dir);
+	free(dir);
+	free(env);
+}
