@@ -21,6 +21,8 @@ struct jt_entry {
 	const struct job_row	*row;		/* borrowed: valid until the next jt_begin */
 	char			*key;		/* "cluster\x1fid": who this job is */
 	char			*hay;		/* every column, lower case, for the filter */
+	unsigned long long	 num;		/* the SLURM id as a number, 0 if none */
+	int			 rank;		/* of its state, for sorting */
 };
 
 /* A line of the list: a job, or (grouped) a cluster's header. */
