@@ -216,7 +216,11 @@ static void row_of_record(struct poll_result *res, const struct job_record *r,
 		}
 	}
 	row->record_id = xstrdup(r->id);
-	row->name = xstrdup(r->id);
+	/* What it is ("classification_pyt train"): the id has its own column. */
+	if (r->network_arch != NULL && r->action != NULL)
+		row->name = xasprintf("%s %s", r->network_arch, r->action);
+	else
+		row->name = xstrdup(r->id);
 	row->state = r->state;
 	row->native = r->native != NULL ? xstrdup(r->native) : NULL;
 	row->created = r->created;

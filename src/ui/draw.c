@@ -211,20 +211,21 @@ static void cell_text(const struct jt_entry *e, int c, int width, char *buf, siz
 		break;
 	case C_PROGRESS:
 		if (r->epoch >= 0 && r->max_epoch > 0) {
-			/* "12/30 [#####     ] 4m" */
-			int bar = width - 16, fill, i, n;
+			/* "12/30 [#####.....] 4m": the bar takes what the
+			 * numbers leave. */
 			char b[64];
-			if (bar < 4)
-				bar = 4;
-			if (bar > 40)
-				bar = 40;
+			int n = snprintf(buf, len, "%d/%d ", r->epoch, r->max_epoch), bar, fill, i;
+			bar = width - n - (r->eta[0] ? (int)strlen(r->eta) + 1 : 0);
+			if (bar < 3)
+				bar = 3;
+			if (bar > (int)sizeof(b) - 1)
+				bar = (int)sizeof(b) - 1;
 			fill = r->epoch >= r->max_epoch ? bar : r->epoch * bar / r->max_epoch;
 			for (i = 0; i < bar; i++)
 				b[i] = i < fill ? '#' : '.';
 			b[bar] = '\0';
-			n = snprintf(buf, len, "%d/%d %s", r->epoch, r->max_epoch, b);
-			if (r->eta[0] && n > 0 && (size_t)n < len)
-				snprintf(buf + n, len - (size_t)n, " %s", r->eta);
+			if (n > 0 && (size_t)n < len)
+				snprintf(buf + n, len - (size_t)n, "%s%s%s", b, r->eta[0] ? " " : "", r->eta);
 		}
 		break;
 	case C_REASON:

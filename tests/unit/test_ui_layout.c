@@ -228,3 +228,24 @@ Test(theme, colours_come_down_to_what_the_terminal_has)
 	cr_assert_eq(theme_fit_color(255, 8), 7, "light grey -> white");
 	cr_assert_eq(theme_fit_color(-1, 8), -1);
 }
+
+Test(keymap, the_man_page_lists_every_key_the_help_does)
+{
+	const char *share = getenv("TAOTOP_SHARE");
+	char path[4096], *man, *err = NULL, **lines;
+	size_t n, i;
+
+	snprintf(path, sizeof(path), "%s/man/taotop.1", share ? share : ".");
+	man = file_read_all(path, NULL, &err);
+	cr_assert_not_null(man, "%s", err);
+	n = keymap_help(&lines);
+	for (i = 0; i < n; i++) {
+		/* "  KEYS           what it does" */
+		if (strlen(lines[i]) > 17 && lines[i][0] == ' ')
+			cr_expect_not_null(strstr(man, lines[i] + 17), "taotop.1 does not say: %s",
+			    lines[i] + 17);
+		free(lines[i]);
+	}
+	free(lines);
+	free(man);
+}
