@@ -29,6 +29,8 @@ static const struct verb verbs[] = {
 	  "print or follow a job's main.out or main.err", cli_logs },
 	{ "cancel", "JOB...",
 	  "cancel jobs (an already finished job counts as cancelled)", cli_cancel },
+	{ "retry", "JOB [--cluster C]",
+	  "submit a finished job again from its staged sbatch", cli_retry },
 	{ "jobs", "[--all-clusters] [--json]",
 	  "list taotop's jobs and your other jobs", cli_jobs },
 	{ "preflight", "[--cluster C] [--install-ngc-credentials]",

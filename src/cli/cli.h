@@ -20,5 +20,6 @@ int cli_cancel(int argc, char **argv);
 int cli_logs(int argc, char **argv);
 int cli_submit(int argc, char **argv);
 int cli_preflight(int argc, char **argv);
+int cli_retry(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@
 #include "engine/logtail.h"
 #include "engine/preflight.h"
 #include "engine/record.h"
+#include "engine/retry.h"
 #include "engine/schedule.h"
 #include "engine/submit.h"
 #include "engine/tracker.h"
@@ -361,6 +362,43 @@ int cli_cancel(int argc, char **argv)
 	return worst;
 }
 
+int cli_retry(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cluster", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct session s;
+	const char *cluster = NULL;
+	char *new_id = NULL, *slurm_id = NULL, *err = NULL;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
+		if (c != 'c') {
+			fprintf(stderr, "usage: taotop retry JOB [--cluster C]\n");
+			return EXIT_USAGE;
+		}
+		cluster = optarg;
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "usage: taotop retry JOB [--cluster C]\n");
+		return EXIT_USAGE;
+	}
+	if ((rc = session_open(&s, cluster)) != EXIT_OK)
+		return rc;
+	if (retry_job(s.conn, s.store, s.cl, argv[optind], "asked by the operator", &new_id,
+	    &slurm_id, &err) == 0) {
+		printf("retried %s as %s, SLURM job %s (the staged sbatch, nothing staged again)\n",
+		    argv[optind], new_id, slurm_id);
+	} else {
+		fprintf(stderr, "taotop: %s\n", err);
+		rc = EXIT_FAILED;
+	}
+	free(new_id), free(slurm_id), free(err);
+	session_close(&s);
+	return rc;
+}
+
 /* The log file of job, or NULL with a message on stderr. */
 static char *log_path(struct session *s, const char *job, int want_err)
 {
@@ -479,8 +517,14 @@ static void print_step(enum submit_step step, int state, const char *detail, voi
 {
 	const int *utf8 = data;
 
-	if (state == 0)
+	if (state == 0 && detail == NULL)
 		return;
+	if (state == 0) {
+		/* Progress of a long step (the NCCL probe's). */
+		printf("%s %s: %s\n", *utf8 ? "\xe2\x80\xa6" : "...", submit_step_name(step), detail);
+		fflush(stdout);
+		return;
+	}
 	fprintf(state > 0 ? stdout : stderr, "%s %s%s%s\n",
 	    state > 0 ? (*utf8 ? "\xe2\x9c\x93" : "ok") : (*utf8 ? "\xe2\x9c\x97" : "FAILED"),
 	    submit_step_name(step), detail ? ": " : "", detail ? detail : "");

@@ -1,14 +1,17 @@
 #include "engine/config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
 
 #include "ssh/conn.h"
+#include "util/buf.h"
 #include "util/file.h"
 #include "util/xmalloc.h"
 
@@ -19,23 +22,45 @@ static char *env(const char *name)
 }
 
 /* Fields of a cluster, as the file names them. */
-enum field_kind { F_TEXT, F_PATH, F_INT };
+enum field_kind {
+	F_TEXT,		/* non-empty text */
+	F_PATH,		/* non-empty text, ~/ expanded */
+	F_INT,		/* a number from min to max */
+	F_MAYBE_EMPTY,	/* text that may be empty ("" means something) */
+	F_LIST,		/* a list of texts, kept one per line */
+};
 static const struct field {
 	const char	*name;
 	enum field_kind	 kind;
 	size_t		 off;
+	int		 min, max;
 } fields[] = {
-	{ "hosts", F_TEXT, offsetof(struct cluster_cfg, hosts) },
-	{ "user", F_TEXT, offsetof(struct cluster_cfg, user) },
-	{ "key", F_PATH, offsetof(struct cluster_cfg, key_path) },
-	{ "known_hosts", F_PATH, offsetof(struct cluster_cfg, known_hosts) },
-	{ "partitions", F_TEXT, offsetof(struct cluster_cfg, partitions) },
-	{ "account", F_TEXT, offsetof(struct cluster_cfg, account) },
-	{ "results_root", F_TEXT, offsetof(struct cluster_cfg, results_root) },
-	{ "image_cache", F_TEXT, offsetof(struct cluster_cfg, image_cache) },
-	{ "cpu_partition", F_TEXT, offsetof(struct cluster_cfg, cpu_partition) },
-	{ "poll_seconds", F_INT, offsetof(struct cluster_cfg, poll_s) },
+	{ "hosts", F_TEXT, offsetof(struct cluster_cfg, hosts), 0, 0 },
+	{ "user", F_TEXT, offsetof(struct cluster_cfg, user), 0, 0 },
+	{ "key", F_PATH, offsetof(struct cluster_cfg, key_path), 0, 0 },
+	{ "known_hosts", F_PATH, offsetof(struct cluster_cfg, known_hosts), 0, 0 },
+	{ "partitions", F_TEXT, offsetof(struct cluster_cfg, partitions), 0, 0 },
+	{ "account", F_TEXT, offsetof(struct cluster_cfg, account), 0, 0 },
+	{ "results_root", F_TEXT, offsetof(struct cluster_cfg, results_root), 0, 0 },
+	{ "image_cache", F_TEXT, offsetof(struct cluster_cfg, image_cache), 0, 0 },
+	{ "cpu_partition", F_TEXT, offsetof(struct cluster_cfg, cpu_partition), 0, 0 },
+	{ "poll_seconds", F_INT, offsetof(struct cluster_cfg, poll_s), 1, 3600 },
+	{ "nccl_env", F_MAYBE_EMPTY, offsetof(struct cluster_cfg, nccl_env), 0, 0 },
+	{ "nccl_ladder", F_LIST, offsetof(struct cluster_cfg, nccl_ladder), 0, 0 },
+	{ "nccl_probe_timeout_s", F_INT, offsetof(struct cluster_cfg, nccl_probe_timeout_s), 5, 3600 },
+	{ "retry_budget", F_INT, offsetof(struct cluster_cfg, retry_budget), 0, 10 },
 };
+
+static char *field_names(void)
+{
+	struct buf b;
+	size_t i;
+
+	buf_init(&b);
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		buf_addf(&b, "%s%s", i ? ", " : "", fields[i].name);
+	return buf_detach(&b);
+}
 
 /* "~/x" -> "$HOME/x". */
 static char *expand_home(const char *p)
@@ -73,6 +98,7 @@ static int read_cluster(yaml_document_t *doc, const char *file, const yaml_node_
 
 	memset(cl, 0, sizeof(*cl));
 	cl->name = xstrdup(scalar(name));
+	cl->retry_budget = -1;
 	if (body->type != YAML_MAPPING_NODE)
 		return at(err, file, body, "cluster '%s' must be a mapping of fields (hosts:, user:, ...)",
 		    cl->name);
@@ -86,19 +112,42 @@ static int read_cluster(yaml_document_t *doc, const char *file, const yaml_node_
 		for (i = 0; key != NULL && i < sizeof(fields) / sizeof(fields[0]); i++)
 			if (strcmp(fields[i].name, key) == 0)
 				f = &fields[i];
-		if (f == NULL)
-			return at(err, file, k, "cluster '%s': unknown field '%s' (fields: hosts, user, key, "
-			    "known_hosts, partitions, account, results_root, image_cache, cpu_partition, "
-			    "poll_seconds)", cl->name, key ? key : "?");
-		if (val == NULL || val[0] == '\0')
+		if (f == NULL) {
+			char *names = field_names();
+			int rc = at(err, file, k, "cluster '%s': unknown field '%s' (fields: %s)",
+			    cl->name, key ? key : "?", names);
+			free(names);
+			return rc;
+		}
+		if (f->kind == F_LIST) {
+			struct buf b;
+			yaml_node_item_t *it;
+			if (v->type != YAML_SEQUENCE_NODE)
+				return at(err, file, v, "cluster '%s': field '%s' is a list of texts",
+				    cl->name, key);
+			buf_init(&b);
+			for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+				const char *e = scalar(yaml_document_get_node(doc, *it));
+				if (e == NULL || strchr(e, '\n') != NULL) {
+					buf_free(&b);
+					return at(err, file, v, "cluster '%s': each entry of '%s' is one "
+					    "line of text", cl->name, key);
+				}
+				buf_addf(&b, "%s\n", e);
+			}
+			free(*(char **)((char *)cl + f->off));
+			*(char **)((char *)cl + f->off) = buf_detach(&b);
+			continue;
+		}
+		if (val == NULL || (val[0] == '\0' && f->kind != F_MAYBE_EMPTY))
 			return at(err, file, v, "cluster '%s': field '%s' must be a non-empty text",
 			    cl->name, key);
 		if (f->kind == F_INT) {
 			char *end;
 			long n = strtol(val, &end, 10);
-			if (*end != '\0' || n < 1 || n > 3600)
-				return at(err, file, v, "cluster '%s': field '%s' must be seconds from 1 to "
-				    "3600", cl->name, key);
+			if (*end != '\0' || end == val || n < f->min || n > f->max)
+				return at(err, file, v, "cluster '%s': field '%s' must be a number from "
+				    "%d to %d", cl->name, key, f->min, f->max);
 			*(int *)((char *)cl + f->off) = (int)n;
 		} else {
 			char **slot = (char **)((char *)cl + f->off);
@@ -229,6 +278,12 @@ static void apply_env(struct cluster_cfg *cl)
 		cl->cpu_partition = xstrdup("cpu_long");
 	if (cl->poll_s < 1)
 		cl->poll_s = 10;
+	if (getenv("TAOTOP_RETRY_BUDGET") != NULL && getenv("TAOTOP_RETRY_BUDGET")[0] != '\0')
+		cl->retry_budget = atoi(getenv("TAOTOP_RETRY_BUDGET"));
+	if (cl->retry_budget < 0)
+		cl->retry_budget = 2;
+	if (cl->nccl_probe_timeout_s < 1)
+		cl->nccl_probe_timeout_s = 120;
 }
 
 int config_load(struct config *cfg, char **err)
@@ -244,6 +299,7 @@ int config_load(struct config *cfg, char **err)
 	if (cfg->n == 0) {
 		/* No file: the seed's variables are the one cluster. */
 		cfg->clusters = xcalloc(1, sizeof(*cfg->clusters));
+		cfg->clusters[0].retry_budget = -1;
 		cfg->clusters[0].name = env("TAOTOP_CLUSTER");
 		if (cfg->clusters[0].name == NULL)
 			cfg->clusters[0].name = xstrdup("default");
@@ -280,6 +336,7 @@ void config_free(struct config *cfg)
 		free(cl->name), free(cl->hosts), free(cl->user);
 		free(cl->key_path), free(cl->known_hosts);
 		free(cl->partitions), free(cl->account), free(cl->results_root);
+		free(cl->nccl_env), free(cl->nccl_ladder);
 		free(cl->image_cache), free(cl->cpu_partition);
 	}
 	free(cfg->clusters);
@@ -307,4 +364,232 @@ void cluster_target(const struct cluster_cfg *cl, struct conn_target *t)
 	t->user = cl->user;
 	t->key_path = cl->key_path;
 	t->known_hosts = cl->known_hosts;
+}
+
+/* ---- remembering the probe's answer --------------------------------------------------------- */
+
+char *config_file_path(void)
+{
+	return config_path();
+}
+
+/* A YAML double-quoted scalar. */
+static char *yaml_quoted(const char *s)
+{
+	struct buf b;
+
+	buf_init(&b);
+	buf_addc(&b, '"');
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\')
+			buf_addc(&b, '\\');
+		buf_addc(&b, *s);
+	}
+	buf_addc(&b, '"');
+	return buf_detach(&b);
+}
+
+/* Lines of text, '\n' kept: text edited line by line, so that byte
+ * offsets (which libyaml counts in characters) never matter. */
+struct lines {
+	char	**v;
+	size_t	  n;
+};
+
+static void split_lines(const char *text, struct lines *l)
+{
+	const char *p = text;
+
+	l->v = NULL;
+	l->n = 0;
+	while (*p != '\0') {
+		size_t len = strcspn(p, "\n");
+		l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
+		l->v[l->n++] = xasprintf("%.*s\n", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
+}
+
+static void insert_line(struct lines *l, size_t at, char *line)
+{
+	l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
+	memmove(&l->v[at + 1], &l->v[at], (l->n - at) * sizeof(*l->v));
+	l->v[at] = line;
+	l->n++;
+}
+
+/* The line after the last one node n takes. */
+static size_t line_after(const struct lines *l, const yaml_node_t *n)
+{
+	size_t line = n->end_mark.line, col = n->end_mark.column, i;
+
+	if (line >= l->n)
+		return l->n;
+	/* A block ends where the next token starts: when only blanks come
+	 * before that on its line, the node ended on the line above. */
+	for (i = 0; i < col && l->v[line][i] == ' '; i++)
+		;
+	return i == col ? line : line + 1;
+}
+
+static const yaml_node_t *value_of(yaml_document_t *doc, const yaml_node_t *map, const char *key,
+    const yaml_node_t **key_node)
+{
+	yaml_node_pair_t *p;
+
+	if (map == NULL || map->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		const yaml_node_t *k = yaml_document_get_node(doc, p->key);
+		if (scalar(k) != NULL && strcmp(scalar(k), key) == 0) {
+			if (key_node != NULL)
+				*key_node = k;
+			return yaml_document_get_node(doc, p->value);
+		}
+	}
+	return NULL;
+}
+
+static const yaml_node_t *last_value(yaml_document_t *doc, const yaml_node_t *map)
+{
+	return yaml_document_get_node(doc, (map->data.mapping.pairs.top - 1)->value);
+}
+
+static int write_atomically(const char *path, const struct lines *l, char **err)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/'), *tmp;
+	int fd, rc = -1;
+	size_t i;
+	FILE *f;
+
+	if (slash != NULL)
+		*slash = '\0';
+	tmp = xasprintf("%s/.config.yaml-XXXXXX", slash != NULL ? dir : ".");
+	fd = mkstemp(tmp);
+	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
+		*err = xasprintf("cannot write beside %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	for (i = 0; i < l->n; i++)
+		fputs(l->v[i], f);
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0) {
+		*err = xasprintf("cannot write %s: %s", tmp, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	if (rename(tmp, path) != 0) {
+		*err = xasprintf("cannot replace %s: %s", path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(tmp);
+	free(dir);
+	return rc;
+}
+
+/* mkdir -p, 0700: the config folder may not exist yet. */
+static void mkdir_p_dir(char *dir)
+{
+	char *p;
+
+	for (p = dir + 1; *p != '\0'; p++) {
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(dir, 0700);
+			*p = '/';
+		}
+	}
+	mkdir(dir, 0700);
+}
+
+int config_save_nccl_env(const char *name, const char *env, char **err)
+{
+	char *path = config_path(), *text = NULL, *qv = yaml_quoted(env), *qn = yaml_quoted(name);
+	struct lines l = { NULL, 0 };
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	const yaml_node_t *root, *clusters, *cl, *v, *k;
+	int rc = -1, have_doc = 0;
+	size_t i;
+
+	if (access(path, F_OK) == 0) {
+		text = file_read_all(path, NULL, err);
+		if (text == NULL)
+			goto out;
+		yaml_parser_initialize(&parser);
+		yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
+		have_doc = yaml_parser_load(&parser, &doc);
+		yaml_parser_delete(&parser);
+		if (!have_doc) {
+			*err = xasprintf("%s does not parse: fix it, then taotop can remember the NCCL "
+			    "knobs there", path);
+			goto out;
+		}
+		split_lines(text, &l);
+	} else {
+		char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+		if (slash != NULL) {
+			*slash = '\0';
+			mkdir_p_dir(dir);
+		}
+		free(dir);
+		insert_line(&l, 0, xstrdup("# taotop's config; see templates/config.example.yaml.\n"));
+	}
+	root = have_doc ? yaml_document_get_root_node(&doc) : NULL;
+	clusters = value_of(&doc, root, "clusters", NULL);
+	cl = clusters != NULL ? value_of(&doc, clusters, name, NULL) : NULL;
+	if (root != NULL && root->type == YAML_MAPPING_NODE && root->data.mapping.style ==
+	    YAML_FLOW_MAPPING_STYLE) {
+		*err = xasprintf("%s is written as one flow mapping; add nccl_env: %s to cluster "
+		    "'%s' by hand", path, qv, name);
+		goto out;
+	}
+	if (clusters == NULL) {
+		if (l.n > 0 && l.v[l.n - 1][0] != '\0' && strchr(l.v[l.n - 1], '\n') == NULL)
+			insert_line(&l, l.n, xstrdup("\n"));
+		insert_line(&l, l.n, xstrdup("clusters:\n"));
+		insert_line(&l, l.n, xasprintf("  %s:\n", qn));
+		insert_line(&l, l.n, xasprintf("    nccl_env: %s\n", qv));
+	} else if (clusters->type != YAML_MAPPING_NODE || clusters->data.mapping.style ==
+	    YAML_FLOW_MAPPING_STYLE || clusters->data.mapping.pairs.top ==
+	    clusters->data.mapping.pairs.start || (cl != NULL && (cl->type != YAML_MAPPING_NODE ||
+	    cl->data.mapping.style == YAML_FLOW_MAPPING_STYLE ||
+	    cl->data.mapping.pairs.top == cl->data.mapping.pairs.start))) {
+		*err = xasprintf("%s: clusters are not written one field per line; add nccl_env: %s "
+		    "to cluster '%s' by hand", path, qv, name);
+		goto out;
+	} else if (cl == NULL) {
+		const yaml_node_t *first = yaml_document_get_node(&doc,
+		    clusters->data.mapping.pairs.start->key);
+		size_t at = line_after(&l, last_value(&doc, clusters));
+		int ind = (int)first->start_mark.column;
+		insert_line(&l, at, xasprintf("%*s%s:\n", ind, "", qn));
+		insert_line(&l, at + 1, xasprintf("%*snccl_env: %s\n", ind + 2, "", qv));
+	} else if ((v = value_of(&doc, cl, "nccl_env", &k)) != NULL && k->start_mark.line < l.n &&
+	    v->start_mark.line == k->start_mark.line) {
+		/* Replace the field's line: one line, the way taotop writes it. */
+		i = k->start_mark.line;
+		free(l.v[i]);
+		l.v[i] = xasprintf("%*snccl_env: %s\n", (int)k->start_mark.column, "", qv);
+	} else {
+		const yaml_node_t *first = yaml_document_get_node(&doc, cl->data.mapping.pairs.start->key);
+		insert_line(&l, line_after(&l, last_value(&doc, cl)), xasprintf("%*snccl_env: %s\n",
+		    (int)first->start_mark.column, "", qv));
+	}
+	rc = write_atomically(path, &l, err);
+out:
+	if (have_doc)
+		yaml_document_delete(&doc);
+	for (i = 0; i < l.n; i++)
+		free(l.v[i]);
+	free(l.v);
+	free(text);
+	free(qv);
+	free(qn);
+	free(path);
+	return rc;
 }

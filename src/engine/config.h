@@ -24,6 +24,7 @@
  *   TAOTOP_IMAGE_CACHE      where converted images are kept
  *                           (default <results root>/images)
  *   TAOTOP_CPU_PARTITION    where images are converted (default cpu_long)
+ *   TAOTOP_RETRY_BUDGET     retries of an infrastructure failure (default 2)
  */
 #ifndef TAOTOP_ENGINE_CONFIG_H
 #define TAOTOP_ENGINE_CONFIG_H
@@ -44,6 +45,13 @@ struct cluster_cfg {
 	char	*results_root;	/* NULL: not set (submit refuses) */
 	char	*image_cache;	/* NULL: <results_root>/images */
 	char	*cpu_partition;
+	/* multi-node: the NCCL probe and retries */
+	char	*nccl_env;	/* knobs that passed the probe, cached by taotop
+				 * ("" passed without any); NULL: never probed */
+	char	*nccl_ladder;	/* knob sets to try, one per line; NULL: the
+				 * shipped templates/nccl-ladder.conf */
+	int	 nccl_probe_timeout_s;	/* a probe that runs longer hangs: 120 */
+	int	 retry_budget;	/* retries of an infrastructure failure: 2 */
 };
 
 struct config {
@@ -61,6 +69,13 @@ void config_free(struct config *cfg);
 /* The cluster called name; with NULL, $TAOTOP_CLUSTER, else the file's
  * default_cluster, else the first; NULL if none. */
 const struct cluster_cfg *config_cluster(const struct config *cfg, const char *name);
+/* Remember the NCCL knobs that passed the probe on cluster `name` in the
+ * config file (created if there is none), as its nccl_env field: the rest
+ * of the file, comments included, stays as it was; written atomically. */
+int config_save_nccl_env(const char *name, const char *env, char **err);
+/* The file config_load reads (caller frees). */
+char *config_file_path(void);
+
 /* How to reach it (the strings stay the config's). */
 void cluster_target(const struct cluster_cfg *cl, struct conn_target *t);
 

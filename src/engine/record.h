@@ -38,6 +38,9 @@ struct job_record {
 	char		*log_dir;
 	char		*backend_ref;	/* the SLURM job id, once launched */
 	char		*retry_of;	/* the id this retries, or NULL */
+	char		*retried_as;	/* the retry that followed this, or NULL */
+	char		*secrets;	/* names of the secrets its sidecar held,
+					 * comma-separated (a retry writes it again) */
 	enum tao_state	 state;
 	char		*native;	/* last native state word */
 	time_t		 created, updated;

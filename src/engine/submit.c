@@ -15,6 +15,7 @@
 #include "engine/config.h"
 #include "engine/lint.h"
 #include "engine/policy.h"
+#include "engine/probe.h"
 #include "engine/record.h"
 #include "engine/slurm.h"
 #include "engine/spec.h"
@@ -34,8 +35,8 @@
 
 const char *submit_step_name(enum submit_step step)
 {
-	static const char *const names[] = { "preflight", "dataset", "image", "record", "spec",
-	    "sidecar", "lint", "submit" };
+	static const char *const names[] = { "preflight", "dataset", "image", "probe", "record",
+	    "spec", "sidecar", "lint", "submit" };
 	return (unsigned)step < sizeof(names) / sizeof(names[0]) ? names[step] : "?";
 }
 
@@ -59,6 +60,7 @@ struct job {
 	size_t			 ndatasets;
 	char			*id;
 	char			*job_dir, *results_dir, *log_dir, *sidecar, *sbatch_path;
+	char			*nccl_env;	/* the cluster's NCCL knobs, or NULL */
 };
 
 /* A script that went through the lint and bash -n: launch takes only this,
@@ -93,11 +95,16 @@ static void plan(struct job *j, const char *fmt, ...)
 }
 
 /* Run cmd; 0 when it ran (look at x->exit_status), -1 with *err if not. */
-static int run(struct job *j, struct conn_exec *x, const char *cmd, int timeout_ms, char **err)
+static int run_on(struct conn *c, struct conn_exec *x, const char *cmd, int timeout_ms, char **err)
 {
 	conn_exec_init(x, cmd);
 	x->timeout_ms = timeout_ms;
-	return conn_exec(j->c, x, err) == CONN_OK ? 0 : -1;
+	return conn_exec(c, x, err) == CONN_OK ? 0 : -1;
+}
+
+static int run(struct job *j, struct conn_exec *x, const char *cmd, int timeout_ms, char **err)
+{
+	return run_on(j->c, x, cmd, timeout_ms, err);
 }
 
 /* Parse SLURM's [D-]H:MM:SS / MM:SS / M time into hours; 0 for unknown,
@@ -200,13 +207,6 @@ static int preflight(struct job *j, char **err)
 	 * with the datasets; the packaged 4-hour queues need no question. */
 	if (policy_resources(&j->spec, &seed_defaults, j->partition, 1e9, &j->res, &note, err) != 0)
 		return failed(j, STEP_PREFLIGHT, err);
-	if (j->res.nodes > 1) {
-		*err = xasprintf("%d nodes: multi-node jobs (the rendezvous template and the NCCL "
-		    "probe) are not built yet; ask for at most %d GPUs", j->res.nodes,
-		    seed_defaults.max_num_gpus_per_node);
-		free(note);
-		return failed(j, STEP_PREFLIGHT, err);
-	}
 	step(j, STEP_PREFLIGHT, 1, note);
 	free(note);
 	return 0;
@@ -286,6 +286,58 @@ static int check_remote(struct job *j, char **err)
 }
 
 /* ---- image: convert once, on the CPU partition ------------------------------------------------ */
+
+/* ---- the NCCL probe ------------------------------------------------------------------------- */
+
+static void probe_said(const char *what, void *data)
+{
+	step(data, STEP_PROBE, 0, what);
+}
+
+/* NCCL runs across GPUs here: the cluster's knobs, cached or probed. */
+static int nccl_knobs(struct job *j, char **err)
+{
+	struct probe_opts po;
+	char *env = NULL, *dir, *warn = NULL;
+
+	if (j->res.nodes <= 1 && j->res.gpus_per_node <= 1)
+		return 0;
+	step(j, STEP_PROBE, 0, NULL);
+	if (j->cl->nccl_env != NULL) {
+		j->nccl_env = xstrdup(j->cl->nccl_env);
+		step(j, STEP_PROBE, 1, j->nccl_env[0] ? j->nccl_env : "cached: no NCCL knobs needed");
+		return 0;
+	}
+	dir = xasprintf("%s/probes", j->root);
+	if (j->o->dry_run) {
+		plan(j, "sbatch %s/taotop-nccl-probe-*.sbatch   # the NCCL probe: 2 nodes, each "
+		    "rung of the ladder until one passes (%d s each), then cached", dir,
+		    j->cl->nccl_probe_timeout_s);
+		free(dir);
+		step(j, STEP_PROBE, 1, "would run the NCCL probe (not cached for this cluster)");
+		return 0;
+	}
+	memset(&po, 0, sizeof(po));
+	po.image = j->image.sqsh;
+	po.dir = dir;
+	po.partition = j->partition;
+	po.template_dir = j->o->template_dir;
+	po.gpus_per_node = j->res.gpus_per_node;
+	po.timeout_s = j->cl->nccl_probe_timeout_s > 0 ? j->cl->nccl_probe_timeout_s : 120;
+	if (probe_nccl(j->c, j->cl, &po, probe_said, j, &env, err) != 0) {
+		free(dir);
+		return failed(j, STEP_PROBE, err);
+	}
+	free(dir);
+	/* Later jobs skip the probe: the answer goes into the config. */
+	if (config_save_nccl_env(j->cl->name, env, &warn) != 0) {
+		log_msg(LOG_WARN, "submit: the NCCL knobs passed but were not cached: %s", warn);
+		free(warn);
+	}
+	j->nccl_env = env;
+	step(j, STEP_PROBE, 1, env[0] ? env : "passed with no NCCL knobs");
+	return 0;
+}
 
 static int convert_image(struct job *j, struct submit_result *res, char **err)
 {
@@ -375,6 +427,16 @@ static int open_record(struct job *j, char **err)
 	record_set(&r->action, j->spec.action);
 	record_set(&r->results_dir, j->results_dir);
 	record_set(&r->log_dir, j->log_dir);
+	if (j->spec.nsecrets > 0) {
+		/* Names only: a retry writes the sidecar again from them. */
+		struct buf names;
+		size_t i;
+		buf_init(&names);
+		for (i = 0; i < j->spec.nsecrets; i++)
+			buf_addf(&names, "%s%s", i ? "," : "", j->spec.secrets[i]);
+		record_set(&r->secrets, names.data);
+		buf_free(&names);
+	}
 	record_event(r, "opened: staging", "taotop", time(NULL));
 	rc = store_create(j->st, r, err);
 	record_free(r);
@@ -702,8 +764,8 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 {
 	struct buf mounts, command, extra, env;
 	char *dir = j->o->template_dir ? xstrdup(j->o->template_dir) : submit_template_dir();
-	char *tpath = xasprintf("%s/singlenode.sbatch.tmpl", dir), *tmpl, *text = NULL, *report;
-	char ngpus[16], ncpus[16], *qimage, *qmounts, *qenv;
+	char *tpath = xasprintf("%s/%s.sbatch.tmpl", dir, j->res.nodes > 1 ? "multinode" : "singlenode");
+	char ngpus[16], ncpus[16], nnodes[16], *qimage, *qmounts, *qenv, *tmpl, *text = NULL, *report;
 	size_t i;
 	int rc = -1;
 
@@ -729,7 +791,10 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 		sh_quote_buf(&command, j->spec.argv[i], strlen(j->spec.argv[i]));
 	}
 	buf_init(&extra);
-	buf_addf(&extra, "#SBATCH --nodes=1\n#SBATCH --partition=%s\n", j->partition);
+	/* The multi-node template has its own --nodes line. */
+	if (j->res.nodes <= 1)
+		buf_adds(&extra, "#SBATCH --nodes=1\n");
+	buf_addf(&extra, "#SBATCH --partition=%s\n", j->partition);
 	if (j->cl->account != NULL)
 		buf_addf(&extra, "#SBATCH --account=%s\n", j->cl->account);
 	buf_addf(&extra, "#SBATCH %s", j->res.requeue ? "--requeue" : "--no-requeue");
@@ -740,9 +805,21 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 		buf_addf(&env, "%sexport %s=", i ? "\n" : "", j->spec.extra_env[i].key);
 		sh_quote_buf(&env, j->spec.extra_env[i].value, strlen(j->spec.extra_env[i].value));
 	}
+	if (j->nccl_env != NULL && j->nccl_env[0] != '\0') {
+		char *lines = NULL;
+		if (probe_env_lines(j->nccl_env, &lines, err) != 0) {
+			buf_free(&mounts), buf_free(&command), buf_free(&extra), buf_free(&env);
+			free(tmpl), free(tpath);
+			return failed(j, STEP_LINT, err);
+		}
+		buf_addf(&env, "%s# the cluster's NCCL knobs (its probe's answer)\n%s",
+		    env.len ? "\n" : "", lines);
+		free(lines);
+	}
 	if (env.len == 0)
 		buf_adds(&env, ": none");
 	snprintf(ngpus, sizeof(ngpus), "%d", j->res.gpus_per_node);
+	snprintf(nnodes, sizeof(nnodes), "%d", j->res.nodes);
 	snprintf(ncpus, sizeof(ncpus), "%d", j->res.cpus_per_task);
 	qimage = sh_quote(j->image.sqsh);
 	qmounts = sh_quote(mounts.data);
@@ -753,7 +830,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 			{ "TIME", j->res.time }, { "LOG_DIR", j->log_dir }, { "IMAGE", qimage },
 			{ "CONTAINER_MOUNTS", qmounts }, { "COMMAND", command.data },
 			{ "SBATCH_EXTRA", extra.data }, { "ENV_FILE", qenv }, { "EXTRA_ENV", env.data },
-			{ "CHILD_TIMEOUT", j->res.child_timeout },
+			{ "CHILD_TIMEOUT", j->res.child_timeout }, { "NUM_NODES", nnodes },
 		};
 		if (template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), &text, err) != 0)
 			goto out;
@@ -801,15 +878,16 @@ static int mark_not_launched(struct job_record *r, void *arg, char **err)
 
 /* After a cut connection or an empty answer: find the job by its exact
  * name (the record id) and adopt it, finishing a held one. Never submits. */
-static int reconcile(struct job *j, char **id_out, char **err)
+static int reconcile(struct conn *c, const char *name, const char *log_dir, char **id_out,
+    char **err)
 {
 	struct conn_exec x;
-	char *qname = sh_quote(j->id), *cmd, *line, *save = NULL, *held = NULL;
+	char *qname = sh_quote(name), *cmd, *line, *save = NULL, *held = NULL;
 	int rc = -1;
 
 	cmd = xasprintf("squeue -h --name=%s -o '%%A %%r'; echo @@; "
 	    "sacct -n -X -P --name=%s -S now-7days -o JobIDRaw", qname, qname);
-	for (int attempt = 0; attempt < 3 && run(j, &x, cmd, SUBMIT_TIMEOUT_MS, err) != 0; attempt++) {
+	for (int attempt = 0; attempt < 3 && run_on(c, &x, cmd, SUBMIT_TIMEOUT_MS, err) != 0; attempt++) {
 		conn_exec_free(&x);
 		free(*err);
 		*err = NULL;
@@ -832,14 +910,14 @@ static int reconcile(struct job *j, char **id_out, char **err)
 	conn_exec_free(&x);
 	if (*id_out == NULL) {
 		*err = xasprintf("the submit's answer was lost and no job named %s exists: nothing was "
-		    "submitted; run the submit again", j->id);
+		    "submitted; run the submit again", name);
 		goto out;
 	}
 	if (held != NULL) {
-		char *qlog = sh_quote(j->log_dir);
-		cmd = xasprintf("mkdir -p %s/%s-%s && scontrol release %s", qlog, j->id, held, held);
+		char *qlog = sh_quote(log_dir);
+		cmd = xasprintf("mkdir -p %s/%s-%s && scontrol release %s", qlog, name, held, held);
 		free(qlog);
-		if (run(j, &x, cmd, SUBMIT_TIMEOUT_MS, err) != 0 || x.exit_status != 0) {
+		if (run_on(c, &x, cmd, SUBMIT_TIMEOUT_MS, err) != 0 || x.exit_status != 0) {
 			if (*err == NULL)
 				*err = xasprintf("job %s was found held, but releasing it failed: %s", held,
 				    x.err.data ? x.err.data : "");
@@ -857,38 +935,27 @@ out:
 	return rc;
 }
 
-static int launch(struct job *j, const struct linted_script *script, struct submit_result *res,
-    char **err)
+int submit_launch_staged(struct conn *c, struct record_store *st, const char *id,
+    const char *job_dir, const char *sbatch_path, const char *log_dir, char **slurm_id_out,
+    int *adopted, char **err)
 {
 	struct conn_exec x;
-	char *qdir = sh_quote(j->job_dir), *qsb = sh_quote(j->sbatch_path), *qlog = sh_quote(j->log_dir);
-	char *cmd, *slurm_id = NULL, *mark;
+	char *qdir = sh_quote(job_dir), *qsb = sh_quote(sbatch_path), *qlog = sh_quote(log_dir);
+	char *qname = sh_quote(id), *cmd, *slurm_id = NULL, *mark;
 	const char *v[2];
 	int rc = -1;
 	enum conn_status cst;
 
-	step(j, STEP_SUBMIT, 0, NULL);
-	/* SLURM does not create %x-%j/: submit held, make it, release. */
-	cmd = xasprintf("cd %s && out=$(sbatch --hold --parsable %s) && id=${out%%%%;*} && "
-	    "mkdir -p %s/%s-\"$id\" && scontrol release \"$id\" && echo \"@@taotop-id $id\"",
-	    qdir, qsb, qlog, j->id);
-	if (j->o->dry_run) {
-		plan(j, "write %s (the sbatch below)", j->sbatch_path);
-		plan(j, "submit: %s", cmd);
-		step(j, STEP_SUBMIT, 1, "dry run: nothing submitted");
-		free(cmd);
-		rc = 0;
-		goto out;
-	}
-	if (conn_write_file(j->c, j->sbatch_path, script->text, strlen(script->text), 0644,
-	    CONN_WRITE_ATOMIC, err) != CONN_OK) {
-		free(cmd);
-		failed(j, STEP_SUBMIT, err);
-		goto out;
-	}
+	*adopted = 0;
+	/* SLURM does not create %x-%j/: submit held, make it, release. The
+	 * name is given on the command line too: a retry runs the sbatch
+	 * staged for the job it retries, under its own name. */
+	cmd = xasprintf("cd %s && out=$(sbatch --hold --parsable --job-name=%s %s) && "
+	    "id=${out%%%%;*} && mkdir -p %s/%s-\"$id\" && scontrol release \"$id\" && "
+	    "echo \"@@taotop-id $id\"", qdir, qname, qsb, qlog, id);
 	conn_exec_init(&x, cmd);
 	x.timeout_ms = SUBMIT_TIMEOUT_MS;
-	cst = conn_exec(j->c, &x, err);
+	cst = conn_exec(c, &x, err);
 	free(cmd);
 	mark = cst == CONN_OK && x.out.data ? strstr(x.out.data, "@@taotop-id ") : NULL;
 	if (mark != NULL) {
@@ -898,36 +965,58 @@ static int launch(struct job *j, const struct linted_script *script, struct subm
 		const char *e = x.err.data;
 		*err = xasprintf("sbatch refused the job: %.*s", (int)strcspn(e, "\n"), e);
 		conn_exec_free(&x);
-		failed(j, STEP_SUBMIT, err);
 		goto out;
 	} else {
 		/* Ambiguous: the job may exist. Look for it, never resubmit. */
-		log_msg(LOG_WARN, "submit: %s: ambiguous answer (%s); reconciling by name", j->id,
+		log_msg(LOG_WARN, "submit: %s: ambiguous answer (%s); reconciling by name", id,
 		    *err ? *err : "no job id");
 		free(*err);
 		*err = NULL;
-		if (reconcile(j, &slurm_id, err) != 0) {
+		if (reconcile(c, id, log_dir, &slurm_id, err) != 0) {
 			conn_exec_free(&x);
-			failed(j, STEP_SUBMIT, err);
 			goto out;
 		}
-		res->adopted = 1;
+		*adopted = 1;
 	}
 	conn_exec_free(&x);
 	v[0] = slurm_id;
-	v[1] = res->adopted ? "submitted; the answer was lost and the job adopted by its name"
+	v[1] = *adopted ? "submitted; the answer was lost and the job adopted by its name"
 	    : "submitted";
-	if (store_update(j->st, j->id, mark_launched, (void *)v, err) != 0) {
-		failed(j, STEP_SUBMIT, err);
+	if (store_update(st, id, mark_launched, (void *)v, err) != 0)
 		goto out;
-	}
-	res->slurm_id = slurm_id;
+	*slurm_id_out = slurm_id;
 	slurm_id = NULL;
-	step(j, STEP_SUBMIT, 1, res->slurm_id);
 	rc = 0;
 out:
-	free(slurm_id), free(qdir), free(qsb), free(qlog);
+	free(slurm_id), free(qdir), free(qsb), free(qlog), free(qname);
 	return rc;
+}
+
+static int launch(struct job *j, const struct linted_script *script, struct submit_result *res,
+    char **err)
+{
+	char *qdir, *qsb, *qlog, *qname;
+
+	step(j, STEP_SUBMIT, 0, NULL);
+	if (j->o->dry_run) {
+		qdir = sh_quote(j->job_dir), qsb = sh_quote(j->sbatch_path);
+		qlog = sh_quote(j->log_dir), qname = sh_quote(j->id);
+		plan(j, "write %s (the sbatch below)", j->sbatch_path);
+		plan(j, "submit: cd %s && out=$(sbatch --hold --parsable --job-name=%s %s) && "
+		    "id=${out%%%%;*} && mkdir -p %s/%s-\"$id\" && scontrol release \"$id\"", qdir,
+		    qname, qsb, qlog, j->id);
+		free(qdir), free(qsb), free(qlog), free(qname);
+		step(j, STEP_SUBMIT, 1, "dry run: nothing submitted");
+		return 0;
+	}
+	if (conn_write_file(j->c, j->sbatch_path, script->text, strlen(script->text), 0644,
+	    CONN_WRITE_ATOMIC, err) != CONN_OK)
+		return failed(j, STEP_SUBMIT, err);
+	if (submit_launch_staged(j->c, j->st, j->id, j->job_dir, j->sbatch_path, j->log_dir,
+	    &res->slurm_id, &res->adopted, err) != 0)
+		return failed(j, STEP_SUBMIT, err);
+	step(j, STEP_SUBMIT, 1, res->slurm_id);
+	return 0;
 }
 
 /* ---- the pipeline ------------------------------------------------------------------------------------ */
@@ -942,7 +1031,7 @@ static void job_free(struct job *j)
 		free(j->datasets[i]);
 	free(j->datasets);
 	free(j->root), free(j->cache), free(j->id), free(j->job_dir), free(j->results_dir);
-	free(j->log_dir), free(j->sidecar), free(j->sbatch_path);
+	free(j->log_dir), free(j->sidecar), free(j->sbatch_path), free(j->nccl_env);
 	buf_free(&j->plan);
 }
 
@@ -959,7 +1048,7 @@ int submit_run(struct conn *c, struct record_store *st, const struct cluster_cfg
 	j.c = c, j.st = st, j.cl = cl, j.o = o, j.progress = progress, j.data = data;
 	buf_init(&j.plan);
 	if (preflight(&j, err) != 0 || check_remote(&j, err) != 0 || convert_image(&j, res, err) != 0 ||
-	    open_record(&j, err) != 0)
+	    nccl_knobs(&j, err) != 0 || open_record(&j, err) != 0)
 		goto out;
 	res->record_id = xstrdup(j.id);
 	/* From here a failure leaves the record saying why. */

@@ -9,6 +9,9 @@
  *              (enroot import to a temp name, then its hsqs magic checked);
  *              a failed or truncated conversion is fatal, never replaced by
  *              the registry URI
+ *   probe      a job with more than one node, or more than one GPU on a
+ *              node, needs the cluster's NCCL knobs: cached in the config,
+ *              else found by the NCCL probe (engine/probe.h) and cached
  *   record     the record is opened: id minted, results folder bound
  *   spec       spec.yaml (libyaml's emitter), env and meta JSON staged
  *   sidecar    secrets named by the bundle, from the environment, written
@@ -30,14 +33,15 @@ struct record_store;
 struct cluster_cfg;
 
 enum submit_step {
-	STEP_PREFLIGHT, STEP_DATASET, STEP_IMAGE, STEP_RECORD, STEP_SPEC,
+	STEP_PREFLIGHT, STEP_DATASET, STEP_IMAGE, STEP_PROBE, STEP_RECORD, STEP_SPEC,
 	STEP_SIDECAR, STEP_LINT, STEP_SUBMIT,
 };
 
 /* "preflight", "dataset", ... */
 const char *submit_step_name(enum submit_step step);
 
-/* state: 0 started, 1 done, -1 failed; detail may be NULL. */
+/* state: 0 started (again with a detail: progress, like the probe's), 1
+ * done, -1 failed; detail may be NULL. */
 typedef void submit_progress_fn(enum submit_step step, int state, const char *detail,
     void *data);
 
@@ -63,6 +67,15 @@ int submit_run(struct conn *c, struct record_store *st, const struct cluster_cfg
     const struct submit_opts *o, submit_progress_fn *progress, void *data,
     struct submit_result *res, char **err);
 void submit_result_free(struct submit_result *r);
+
+/* Submit an sbatch already staged on the cluster as record id's job: held,
+ * its %x-%j log folder made, released; an ambiguous answer is reconciled by
+ * the job's name, never submitted twice. The record gets the SLURM id. Used
+ * by submit_run and by retries (which run the staged sbatch of the job they
+ * retry under their own name). */
+int submit_launch_staged(struct conn *c, struct record_store *st, const char *id,
+    const char *job_dir, const char *sbatch_path, const char *log_dir, char **slurm_id,
+    int *adopted, char **err);
 
 /* Where templates are: $TAOTOP_SHARE/templates, else next to the binary
  * (../share/taotop/templates, or ../../templates in the source tree), else

@@ -7,6 +7,7 @@
 #include "engine/config.h"
 #include "engine/logtail.h"
 #include "engine/record.h"
+#include "engine/retry.h"
 #include "engine/slurm.h"
 #include "engine/taostatus.h"
 #include "ssh/conn.h"
@@ -128,8 +129,8 @@ static char *message_for(const struct slurm_job *j, const struct native_state *n
 
 /* Decide and record what a tracked job's state is now. Returns 1 when the
  * record changed. */
-static int update_one(struct conn *c, struct record_store *st, struct job_record *r,
-    const struct slurm_job *j, struct poll_result *res)
+static int update_one(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    struct job_record *r, const struct slurm_job *j, struct poll_result *res)
 {
 	struct native_state ns;
 	struct change ch;
@@ -169,6 +170,19 @@ static int update_one(struct conn *c, struct record_store *st, struct job_record
 			changed = 1;
 			/* The same change in memory, for the row built from r. */
 			record_transition(r, to, ns.word, message, "scheduler", ev->at);
+			/* A failure that may be the cluster's: classify, and retry
+			 * within the budget (engine/retry.h). Once: on the poll that
+			 * saw it end. */
+			if (to == TAO_ERROR && ns.infra_candidate && r->retried_as == NULL) {
+				char *nid = NULL, *rerr = NULL;
+				if (retry_after_failure(c, st, cl, r->id, ns.word, j->exit_code, &nid,
+				    &rerr) < 0)
+					log_msg(LOG_WARN, "poll: %s: retry: %s", r->id, rerr);
+				else if (nid != NULL)
+					res->waiting_for_accounting = 1;	/* poll again soon */
+				free(nid);
+				free(rerr);
+			}
 		} else {
 			log_msg(LOG_ERROR, "poll: %s", err);
 		}
@@ -543,7 +557,7 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 				if (res->scheduler_ok)
 					res->waiting_for_accounting = 1;
 			} else if ((j->from_sacct ? res->accounting_ok : res->scheduler_ok) &&
-			    update_one(c, st, r, j, res)) {
+			    update_one(c, st, cl, r, j, res)) {
 				res->changes++;	/* update_one added its event */
 			}
 		}

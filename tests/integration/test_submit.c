@@ -20,120 +20,13 @@
 #include "engine/submit.h"
 #include "engine/tracker.h"
 #include "integration/helper_rig.h"
+#include "integration/helper_submit.h"
 #include "ssh/conn.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/xmalloc.h"
 
-#define TOKEN "hf_TaoTopTestToken9f8e7d6c5b4a3928170"
-
-struct env {
-	struct conn		*conn;
-	struct record_store	*store;
-	struct cluster_cfg	 cl;
-	char			*base;		/* this test's folder on the shared storage */
-	char			*local;		/* local temp folder (bundles, records) */
-};
-
-static void env_open(struct env *e, const char *name, const char *cache)
-{
-	const struct rig *r = rig_get();
-	struct conn_target t;
-	char tmpl[] = "/tmp/taotop-submit-XXXXXX", *err = NULL, *cmd;
-
-	rig_target(&t);
-	e->conn = conn_new(&t);
-	cr_assert_not_null(mkdtemp(tmpl));
-	e->local = xstrdup(tmpl);
-	char *jobs = xasprintf("%s/jobs", tmpl);
-	e->store = store_open(jobs, &err);
-	free(jobs);
-	cr_assert_not_null(e->store, "%s", err);
-	e->base = xasprintf("%s/submit-tests/%s-%d", r->shared, name, (int)getpid());
-	cmd = xasprintf("rm -rf %s && mkdir -p %s/data/train %s/data/val %s/root", e->base, e->base,
-	    e->base, e->base);
-	free(rig_ssh_ok(cmd));
-	free(cmd);
-	memset(&e->cl, 0, sizeof(e->cl));
-	e->cl.name = xstrdup("rig");
-	e->cl.partitions = xstrdup("polar,polar3,polar4,grizzly");
-	e->cl.results_root = xasprintf("lustre://%s/root", e->base);
-	e->cl.image_cache = cache ? xstrdup(cache) : xasprintf("%s/images", e->base);
-	e->cl.cpu_partition = xstrdup("cpu_long");
-	setenv("HF_TOKEN", TOKEN, 1);
-}
-
-static void env_close(struct env *e)
-{
-	conn_free(e->conn);
-	store_close(e->store);
-	free(e->cl.name), free(e->cl.partitions), free(e->cl.results_root);
-	free(e->cl.image_cache), free(e->cl.cpu_partition);
-	free(e->base), free(e->local);
-}
-
-/* Write a bundle locally; %B in text stands for the test's base folder. */
-static char *bundle(struct env *e, const char *name, const char *text)
-{
-	char *path = xasprintf("%s/%s.yaml", e->local, name);
-	struct buf b;
-	const char *p;
-	FILE *f;
-
-	buf_init(&b);
-	for (p = text; *p != '\0'; p++) {
-		if (p[0] == '%' && p[1] == 'B') {
-			buf_adds(&b, e->base);
-			p++;
-		} else {
-			buf_addc(&b, *p);
-		}
-	}
-	f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs(b.data, f);
-	fclose(f);
-	buf_free(&b);
-	return path;
-}
-
-static int submit(struct env *e, const char *spec, struct submit_result *res, char **err)
-{
-	struct submit_opts o = { .spec_path = spec, .gpus = -1, .nodes = -1, .time_hours = -1 };
-	return submit_run(e->conn, e->store, &e->cl, &o, NULL, NULL, res, err);
-}
-
-/* A file on the rig, whole, or NULL when it does not exist. */
-static char *slurp(const char *path)
-{
-	char *err = NULL, *text = file_read_all(path, NULL, &err);
-	free(err);
-	return text;
-}
-
-/* Poll until the record is final; return its state. */
-static enum tao_state wait_final(struct env *e, const char *id, int timeout_s)
-{
-	struct tracker *t = tracker_new(&e->cl);
-	time_t end = time(NULL) + timeout_s;
-	enum tao_state st = TAO_UNKNOWN;
-
-	while (time(NULL) < end) {
-		struct poll_result res;
-		struct job_record *r;
-		char *err = NULL;
-		cr_assert_eq(tracker_poll(t, e->conn, e->store, &res, &err), 0, "%s", err);
-		poll_result_free(&res);
-		cr_assert_eq(store_load(e->store, id, &r, &err), 0, "%s", err);
-		st = r->state;
-		record_free(r);
-		if (tao_state_final(st))
-			break;
-		sleep(1);
-	}
-	tracker_free(t);
-	return st;
-}
+#define TOKEN SUB_TOKEN
 
 static const char *full_bundle =
 	"image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
@@ -156,23 +49,23 @@ static const char *full_bundle =
 
 Test(submit, a_full_submit_runs_to_done_with_the_image_converted_once, .timeout = 240)
 {
-	struct env e;
+	struct sub_env e;
 	struct submit_result res;
 	char *err = NULL;
 
-	env_open(&e, "full", NULL);
-	char *spec = bundle(&e, "full", full_bundle);
-	cr_assert_eq(submit(&e, spec, &res, &err), 0, "%s", err);
+	sub_open(&e, "full", NULL);
+	char *spec = sub_bundle(&e, "full", full_bundle);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
 	cr_expect(res.converted, "the registry image was converted");
 	cr_assert_not_null(res.slurm_id);
-	cr_expect_eq(wait_final(&e, res.record_id, 120), TAO_DONE);
+	cr_expect_eq(sub_wait_final(&e, res.record_id, 120), TAO_DONE);
 
 	/* The sidecar was 0600 while the job ran, and is gone now. */
-	char *path = xasprintf("%s/seen-mode", e.base), *text = slurp(path);
+	char *path = xasprintf("%s/seen-mode", e.base), *text = sub_slurp(path);
 	cr_expect(text && strcmp(text, "600\n") == 0, "sidecar mode: %s", text);
 	free(path), free(text);
 	path = xasprintf("%s/seen-len", e.base);
-	text = slurp(path);
+	text = sub_slurp(path);
 	cr_expect(text && atoi(text) == (int)strlen(TOKEN), "the job got the secret: %s", text);
 	free(path), free(text);
 	path = xasprintf("%s/root/%s/job_%s.env", e.base, res.record_id, res.record_id);
@@ -182,7 +75,7 @@ Test(submit, a_full_submit_runs_to_done_with_the_image_converted_once, .timeout 
 
 	/* spec.yaml parses back to the bundle's spec. */
 	path = xasprintf("%s/root/%s/specs/spec.yaml", e.base, res.record_id);
-	text = slurp(path);
+	text = sub_slurp(path);
 	cr_assert_not_null(text, "%s", path);
 	cr_expect(strstr(text, "num_epochs: 3") != NULL, "%s", text);
 	free(path), free(text);
@@ -195,7 +88,7 @@ Test(submit, a_full_submit_runs_to_done_with_the_image_converted_once, .timeout 
 		xasprintf("%s/root/%s/slurm-logs/%s-%s/main.err", e.base, res.record_id, res.record_id, res.slurm_id),
 	};
 	for (size_t i = 0; i < 4; i++) {
-		text = slurp(files[i]);
+		text = sub_slurp(files[i]);
 		cr_expect_not_null(text, "%s is missing", files[i]);
 		cr_expect(text == NULL || strstr(text, TOKEN) == NULL, "the token is in %s", files[i]);
 		if (i == 2)
@@ -205,19 +98,19 @@ Test(submit, a_full_submit_runs_to_done_with_the_image_converted_once, .timeout 
 
 	/* A second submit reuses the converted image. */
 	struct submit_result again;
-	cr_assert_eq(submit(&e, spec, &again, &err), 0, "%s", err);
+	cr_assert_eq(sub_submit(&e, spec, &again, &err), 0, "%s", err);
 	cr_expect(!again.converted, "the image was converted a second time");
-	cr_expect_eq(wait_final(&e, again.record_id, 120), TAO_DONE);
+	cr_expect_eq(sub_wait_final(&e, again.record_id, 120), TAO_DONE);
 	submit_result_free(&again);
 	submit_result_free(&res);
 	free(spec);
-	env_close(&e);
+	sub_close(&e);
 }
 
 Test(submit, refusals_say_why_and_submit_nothing, .timeout = 240)
 {
-	struct env e;
-	env_open(&e, "refuse", NULL);
+	struct sub_env e;
+	sub_open(&e, "refuse", NULL);
 	struct { const char *name, *text, *want; } cases[] = {
 		{ "long", "image: /nope.sqsh\ncommand: x\ntime_hours: 5\npartition: polar\n", "5 h on polar" },
 		{ "file", "image: /nope.sqsh\ncommand: x\ndatasets: [file:///home/me/data]\n", "cluster cannot read" },
@@ -238,8 +131,8 @@ Test(submit, refusals_say_why_and_submit_nothing, .timeout = 240)
 	buf_init(&names);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct submit_result res;
-		char *err = NULL, *spec = bundle(&e, cases[i].name, cases[i].text);
-		cr_expect_eq(submit(&e, spec, &res, &err), -1, "%s was submitted", cases[i].name);
+		char *err = NULL, *spec = sub_bundle(&e, cases[i].name, cases[i].text);
+		cr_expect_eq(sub_submit(&e, spec, &res, &err), -1, "%s was submitted", cases[i].name);
 		cr_expect(err != NULL && strstr(err, cases[i].want) != NULL, "%s: %s", cases[i].name, err);
 		cr_expect(err == NULL || strstr(err, TOKEN) == NULL);
 		cr_expect_null(res.slurm_id);
@@ -255,7 +148,7 @@ Test(submit, refusals_say_why_and_submit_nothing, .timeout = 240)
 	FILE *f = fopen(tpath, "w");
 	fputs("#!/bin/bash\n#SBATCH -J @@JOB_NAME@@\necho @@NOT_A_SEED_PLACEHOLDER@@\n", f);
 	fclose(f);
-	char *spec = bundle(&e, "tmpl", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\ncommand: x\n");
+	char *spec = sub_bundle(&e, "tmpl", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\ncommand: x\n");
 	struct submit_opts o = { .spec_path = spec, .gpus = -1, .nodes = -1, .time_hours = -1,
 	    .template_dir = tdir };
 	struct submit_result res;
@@ -271,20 +164,20 @@ Test(submit, refusals_say_why_and_submit_nothing, .timeout = 240)
 	cr_expect_str_eq(found, "", "a refused submit reached the scheduler: %s", found);
 	free(found), free(check);
 	buf_free(&names);
-	env_close(&e);
+	sub_close(&e);
 }
 
 Test(submit, a_cut_connection_after_sbatch_adopts_the_one_job, .timeout = 180)
 {
-	struct env e;
+	struct sub_env e;
 	struct submit_result res;
 	char *err = NULL;
 
-	env_open(&e, "cut", NULL);
-	char *spec = bundle(&e, "cut", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	sub_open(&e, "cut", NULL);
+	char *spec = sub_bundle(&e, "cut", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
 	    "command: [sh, -c, 'sleep 5']\ntime_hours: 0.2\n");
 	conn_test_cut_after(e.conn, "sbatch --hold");
-	cr_assert_eq(submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
 	cr_expect(res.adopted, "the job was not adopted by name");
 	char *cmd = xasprintf("squeue -h --name=%s | wc -l", res.record_id);
 	char *n = rig_ssh_ok(cmd);
@@ -293,44 +186,44 @@ Test(submit, a_cut_connection_after_sbatch_adopts_the_one_job, .timeout = 180)
 	cr_assert_eq(store_load(e.store, res.record_id, &r, &err), 0, "%s", err);
 	cr_expect_str_eq(r->backend_ref, res.slurm_id);
 	record_free(r);
-	cr_expect_eq(wait_final(&e, res.record_id, 90), TAO_ERROR, "no status.json: Error, but it ran");
+	cr_expect_eq(sub_wait_final(&e, res.record_id, 90), TAO_ERROR, "no status.json: Error, but it ran");
 	free(n), free(cmd), free(spec);
 	submit_result_free(&res);
-	env_close(&e);
+	sub_close(&e);
 }
 
 Test(submit, hostile_values_are_submitted_as_text_or_refused, .timeout = 180)
 {
-	struct env e;
+	struct sub_env e;
 	struct submit_result res;
 	char *err = NULL;
 
-	env_open(&e, "hostile", NULL);
+	sub_open(&e, "hostile", NULL);
 	rig_local("rm -f /tmp/pwned");
 	/* A dataset path with a space and a quote: refused, nothing written. */
-	char *spec = bundle(&e, "path", "image: /x.sqsh\ncommand: x\ndatasets: [\"lustre://%B/it's a dir\"]\n");
-	cr_expect_eq(submit(&e, spec, &res, &err), -1);
+	char *spec = sub_bundle(&e, "path", "image: /x.sqsh\ncommand: x\ndatasets: [\"lustre://%B/it's a dir\"]\n");
+	cr_expect_eq(sub_submit(&e, spec, &res, &err), -1);
 	cr_expect(err && strstr(err, "cannot carry") != NULL, "%s", err);
 	submit_result_free(&res);
 	free(err), err = NULL;
 	free(spec);
 
 	/* Words with $( ), backquotes, quotes and a newline: passed as text. */
-	spec = bundle(&e, "words", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	spec = sub_bundle(&e, "words", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
 	    "command: [printf, \"[%s]\\n\", '$(touch /tmp/pwned)', '`touch /tmp/pwned`', \"it's \\\"x\\\"\", \"a\\nb\"]\n"
 	    "time_hours: 0.2\n");
-	cr_assert_eq(submit(&e, spec, &res, &err), 0, "%s", err);
-	wait_final(&e, res.record_id, 90);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	sub_wait_final(&e, res.record_id, 90);
 	char *path = xasprintf("%s/root/%s/slurm-logs/%s-%s/main.out", e.base, res.record_id,
 	    res.record_id, res.slurm_id);
-	char *out = slurp(path);
+	char *out = sub_slurp(path);
 	cr_expect(out != NULL && strstr(out, "[$(touch /tmp/pwned)]\n[`touch /tmp/pwned`]\n"
 	    "[it's \"x\"]\n[a\nb]\n") != NULL, "main.out: %s", out);
 	struct stat st;
 	cr_expect(stat("/tmp/pwned", &st) != 0, "a command word ran as code");
 	free(out), free(path), free(spec);
 	submit_result_free(&res);
-	env_close(&e);
+	sub_close(&e);
 }
 
 /* Sample every process's command line on the machine (taotop's side and the
@@ -374,32 +267,32 @@ static void *sample_cmdlines(void *arg)
 
 Test(submit, no_command_line_on_the_machine_ever_holds_the_secret, .timeout = 180)
 {
-	struct env e;
+	struct sub_env e;
 	struct submit_result res;
 	struct sampler s = { .samples = 0 };
 	pthread_t th;
 	char *err = NULL;
 
-	env_open(&e, "cmdline", NULL);
+	sub_open(&e, "cmdline", NULL);
 	atomic_init(&s.stop, 0);
 	pthread_create(&th, NULL, sample_cmdlines, &s);
-	char *spec = bundle(&e, "full", full_bundle);
-	cr_assert_eq(submit(&e, spec, &res, &err), 0, "%s", err);
-	cr_expect_eq(wait_final(&e, res.record_id, 120), TAO_DONE);
+	char *spec = sub_bundle(&e, "full", full_bundle);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_expect_eq(sub_wait_final(&e, res.record_id, 120), TAO_DONE);
 	atomic_store(&s.stop, 1);
 	pthread_join(th, NULL);
 	cr_expect_gt(s.samples, 20, "sampled only %ld times", s.samples);
 	cr_expect_str_eq(s.found, "", "a command line held the token");
 	submit_result_free(&res);
 	free(spec);
-	env_close(&e);
+	sub_close(&e);
 }
 
 Test(submit, dry_run_output_matches_the_golden_file, .timeout = 60)
 {
 	const struct rig *r = rig_get();
-	struct env e;
-	env_open(&e, "golden", NULL);
+	struct sub_env e;
+	sub_open(&e, "golden", NULL);
 	/* A fixed bundle, paths under the rig's shared folder, written as @SHARED@
 	 * in the golden file; a fresh image cache, so "would convert". */
 	char *spec = xasprintf("%s/golden.yaml", e.local);
@@ -421,7 +314,7 @@ Test(submit, dry_run_output_matches_the_golden_file, .timeout = 60)
 	char *out = NULL;
 	cr_assert_eq(rig_run(argv, &out), 0, "%s", out);
 	char *golden_path = xasprintf("%s/tests/golden/dry-run.txt", getenv("TAOTOP_SHARE"));
-	char *golden = slurp(golden_path);
+	char *golden = sub_slurp(golden_path);
 	if (getenv("TAOTOP_UPDATE_GOLDEN") != NULL) {
 		f = fopen(golden_path, "w");
 		fputs(out, f);
@@ -431,16 +324,16 @@ Test(submit, dry_run_output_matches_the_golden_file, .timeout = 60)
 	cr_expect_str_eq(out, golden, "the dry run differs from %s", golden_path);
 	cr_expect(strstr(out, TOKEN) == NULL, "the dry run shows the secret");
 	free(golden), free(golden_path), free(out), free(cmd), free(spec);
-	env_close(&e);
+	sub_close(&e);
 }
 
 Test(submit, supporting_files_are_checked_before_anything_is_written_and_staged, .timeout = 120)
 {
-	struct env e;
+	struct sub_env e;
 	struct submit_result res;
 	char *err = NULL;
 
-	env_open(&e, "files", NULL);
+	sub_open(&e, "files", NULL);
 	char *labels = xasprintf("%s/labels.txt", e.local);
 	FILE *f = fopen(labels, "w");
 	fputs("cat\ndog\n", f);
@@ -454,10 +347,10 @@ Test(submit, supporting_files_are_checked_before_anything_is_written_and_staged,
 
 	char *text = xasprintf("image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\ncommand: [true]\n"
 	    "time_hours: 0.2\nsupporting_files:\n  - path: labels.txt\n    sha256: %s\n", real);
-	char *spec = bundle(&e, "files", text);
-	cr_assert_eq(submit(&e, spec, &res, &err), 0, "%s", err);
+	char *spec = sub_bundle(&e, "files", text);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
 	char *staged = xasprintf("%s/root/%s/specs/labels.txt", e.base, res.record_id);
-	char *got = slurp(staged);
+	char *got = sub_slurp(staged);
 	cr_expect(got && strcmp(got, "cat\ndog\n") == 0, "staged: %s", got);
 	free(got), free(staged), free(text), free(spec);
 	submit_result_free(&res);
@@ -465,35 +358,35 @@ Test(submit, supporting_files_are_checked_before_anything_is_written_and_staged,
 	/* A wrong checksum: refused in preflight, before any record or write. */
 	text = xasprintf("image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\ncommand: [true]\n"
 	    "supporting_files:\n  - path: labels.txt\n    sha256: %064d\n", 0);
-	spec = bundle(&e, "badsum", text);
-	cr_expect_eq(submit(&e, spec, &res, &err), -1);
+	spec = sub_bundle(&e, "badsum", text);
+	cr_expect_eq(sub_submit(&e, spec, &res, &err), -1);
 	cr_expect(err && strstr(err, "not the 0000") != NULL, "%s", err);
 	cr_expect_null(res.record_id, "a record was opened for a refused bundle");
 	submit_result_free(&res);
 	free(err), free(text), free(spec), free(real), free(cmd), free(labels);
-	env_close(&e);
+	sub_close(&e);
 }
 
 Test(submit, a_secret_may_come_from_a_dotenv_file_beside_the_bundle, .timeout = 120)
 {
-	struct env e;
+	struct sub_env e;
 	struct submit_result res;
 	char *err = NULL;
 
-	env_open(&e, "dotenv", NULL);
+	sub_open(&e, "dotenv", NULL);
 	unsetenv("HF_TOKEN");
 	char *dotenv = xasprintf("%s/.env", e.local);
 	FILE *f = fopen(dotenv, "w");
 	fprintf(f, "# a comment\nexport HF_TOKEN=\"%s\"\n", TOKEN);
 	fclose(f);
-	char *spec = bundle(&e, "dotenv", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	char *spec = sub_bundle(&e, "dotenv", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
 	    "command: [sh, -c, 'printf %s \"$HF_TOKEN\" | wc -c > %B/seen-len']\n"
 	    "time_hours: 0.2\nsecrets: [HF_TOKEN]\n");
-	cr_assert_eq(submit(&e, spec, &res, &err), 0, "%s", err);
-	wait_final(&e, res.record_id, 90);
-	char *path = xasprintf("%s/seen-len", e.base), *text = slurp(path);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	sub_wait_final(&e, res.record_id, 90);
+	char *path = xasprintf("%s/seen-len", e.base), *text = sub_slurp(path);
 	cr_expect(text && atoi(text) == (int)strlen(TOKEN), "the job got %s bytes", text);
 	free(text), free(path), free(spec), free(dotenv);
 	submit_result_free(&res);
-	env_close(&e);
+	sub_close(&e);
 }

@@ -106,3 +106,113 @@ Test(config, mistakes_are_reported_at_their_place)
 		free(err);
 	}
 }
+
+static char *read_back(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	static char buf[8192];
+	size_t n;
+
+	cr_assert_not_null(f, "%s", path);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static const struct cluster_cfg *reload(struct config *cfg, const char *name)
+{
+	char *err = NULL;
+
+	setenv("SLURM_HOSTNAME", "login1", 1);
+	setenv("SLURM_USER", "alice", 1);
+	cr_assert_eq(config_load(cfg, &err), 0, "%s", err);
+	return config_cluster(cfg, name);
+}
+
+Test(config, the_probe_answer_is_remembered_in_the_file_with_its_comments)
+{
+	static const char text[] =
+	    "# my clusters\n"
+	    "default_cluster: ord\n"
+	    "clusters:\n"
+	    "  ord:\n"
+	    "    hosts: login1   # the first\n"
+	    "    partitions: polar\n"
+	    "  lab:\n"
+	    "    user: bob\n"
+	    "    nccl_ladder:\n"
+	    "      - NCCL_P2P_DISABLE=1\n"
+	    "theme: light\n";
+	struct config cfg;
+	const struct cluster_cfg *c;
+	char *err = NULL, *now;
+
+	clear_env();
+	write_config(text);
+	cr_assert_eq(config_save_nccl_env("ord", "NCCL_P2P_DISABLE=1", &err), 0, "%s", err);
+	cr_assert_eq(config_save_nccl_env("lab", "", &err), 0, "%s", err);
+	cr_assert_eq(config_save_nccl_env("new", "NCCL_IB_DISABLE=1", &err), 0, "%s", err);
+	now = read_back(getenv("TAOTOP_CONFIG"));
+	cr_assert_str_eq(now,
+	    "# my clusters\n"
+	    "default_cluster: ord\n"
+	    "clusters:\n"
+	    "  ord:\n"
+	    "    hosts: login1   # the first\n"
+	    "    partitions: polar\n"
+	    "    nccl_env: \"NCCL_P2P_DISABLE=1\"\n"
+	    "  lab:\n"
+	    "    user: bob\n"
+	    "    nccl_ladder:\n"
+	    "      - NCCL_P2P_DISABLE=1\n"
+	    "    nccl_env: \"\"\n"
+	    "  \"new\":\n"
+	    "    nccl_env: \"NCCL_IB_DISABLE=1\"\n"
+	    "theme: light\n");
+	/* Again: the field's line is replaced, not added twice. */
+	cr_assert_eq(config_save_nccl_env("ord", "NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1", &err), 0,
+	    "%s", err);
+	c = reload(&cfg, "ord");
+	cr_assert_str_eq(c->nccl_env, "NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1");
+	cr_assert_str_eq(config_cluster(&cfg, "lab")->nccl_env, "");
+	cr_assert_str_eq(config_cluster(&cfg, "lab")->nccl_ladder, "NCCL_P2P_DISABLE=1\n");
+	cr_assert_eq(c->retry_budget, 2);
+	cr_assert_eq(c->nccl_probe_timeout_s, 120);
+	config_free(&cfg);
+}
+
+Test(config, without_a_file_the_probe_answer_makes_one)
+{
+	char dir[] = "/tmp/taotop-cfgdir-XXXXXX", path[256];
+	struct config cfg;
+	char *err = NULL;
+
+	clear_env();
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/sub/config.yaml", dir);
+	setenv("TAOTOP_CONFIG", path, 1);
+	setenv("TAOTOP_CLUSTER", "rig", 1);
+	cr_assert_eq(config_save_nccl_env("rig", "NCCL_P2P_DISABLE=1", &err), 0, "%s", err);
+	cr_assert_str_eq(reload(&cfg, "rig")->nccl_env, "NCCL_P2P_DISABLE=1");
+	cr_assert_str_eq(config_cluster(&cfg, "rig")->hosts, "login1", "the environment still counts");
+	config_free(&cfg);
+}
+
+Test(config, bad_multi_node_fields_name_their_place)
+{
+	struct config cfg;
+	char *err = NULL;
+
+	clear_env();
+	write_config("clusters:\n  a:\n    hosts: h\n    user: u\n    retry_budget: 11\n");
+	cr_assert_neq(config_load(&cfg, &err), 0);
+	cr_assert_not_null(strstr(err, ":5:19: cluster 'a': field 'retry_budget' must be a number "
+	    "from 0 to 10"), "%s", err);
+	free(err);
+	err = NULL;
+	write_config("clusters:\n  a:\n    hosts: h\n    user: u\n    nccl_ladder: NCCL_P2P_DISABLE=1\n");
+	cr_assert_neq(config_load(&cfg, &err), 0);
+	cr_assert_not_null(strstr(err, "field 'nccl_ladder' is a list of texts"), "%s", err);
+	free(err);
+}

@@ -58,3 +58,41 @@ Test(template, the_shipped_single_node_template_uses_the_seeds_placeholders)
 	}
 	free(names), free(text), free(path);
 }
+
+Test(template, the_multi_node_template_is_a_strict_superset_of_the_single_node_one)
+{
+	const char *share = getenv("TAOTOP_SHARE");
+	char *single_path = NULL, *multi_path = NULL;
+	cr_assert(asprintf(&single_path, "%s/templates/singlenode.sbatch.tmpl", share ? share : ".") > 0);
+	cr_assert(asprintf(&multi_path, "%s/templates/multinode.sbatch.tmpl", share ? share : ".") > 0);
+	char *single = slurp(single_path), *multi = slurp(multi_path);
+	char *copy = strdup(single), *save = NULL;
+	size_t nsingle = 0, nmulti = 0;
+
+	/* Every line of the single-node template, in the same order. */
+	const char *from = multi;
+	for (char *line = strtok_r(copy, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char *want = NULL;
+		cr_assert(asprintf(&want, "\n%s\n", line) > 0);
+		const char *at = strstr(from - (from > multi ? 1 : 0), want);
+		if (at == NULL && strncmp(from, line, strlen(line)) == 0 && from == multi)
+			at = from;
+		cr_expect_not_null(at, "the multi-node template lacks (in order): %s", line);
+		if (at != NULL)
+			from = at + 1 + strlen(line);
+		free(want);
+		nsingle++;
+	}
+	for (const char *p = multi; *p; p++)
+		nmulti += *p == '\n';
+	cr_expect_gt(nmulti, nsingle, "strictly more");
+	/* And what it adds. */
+	const char *adds[] = { "#SBATCH --nodes=@@NUM_NODES@@", "#SBATCH --wait-all-nodes=1",
+	    "export WORLD_SIZE=@@NUM_NODES@@", "export NUM_GPU_PER_NODE=@@NUM_GPUS@@",
+	    "export MASTER_PORT=29500", "NODE_RANK=$SLURM_PROCID", "TAO_NODE_RANK=$SLURM_PROCID",
+	    "export TAO_NODE_COUNT=\"$WORLD_SIZE\"", "export TAO_GPUS_PER_NODE=\"$NUM_GPU_PER_NODE\"",
+	    "scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1" };
+	for (size_t i = 0; i < sizeof(adds) / sizeof(adds[0]); i++)
+		cr_expect_not_null(strstr(multi, adds[i]), "missing: %s", adds[i]);
+	free(copy), free(single), free(multi), free(single_path), free(multi_path);
+}

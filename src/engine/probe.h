@@ -1,0 +1,51 @@
+/*
+ * The NCCL probe (the seed's "NCCL probe first"): before the first job on a
+ * cluster that runs NCCL across GPUs (more than one node, or more than one
+ * GPU on a node: the intra-node P2P hang), a cheap two-node all-reduce runs
+ * under the container's torchrun (templates/nccl_probe.sbatch.tmpl and
+ * templates/nccl_probe.py). It passes when its output says NCCL_PROBE_OK.
+ * When it runs past the timeout the collective hangs: the job is cancelled
+ * and the probe runs again with the next set of NCCL knobs of the ladder
+ * (data: the cluster's nccl_ladder, else templates/nccl-ladder.conf). The
+ * set that passes is the cluster's NCCL env, which the caller caches.
+ */
+#ifndef TAOTOP_ENGINE_PROBE_H
+#define TAOTOP_ENGINE_PROBE_H
+
+#include <stddef.h>
+
+struct conn;
+struct cluster_cfg;
+
+struct probe_opts {
+	const char	*image;		/* the job's converted squashfs, on shared storage */
+	const char	*dir;		/* a shared folder for the probe's files and output */
+	const char	*partition;
+	const char	*template_dir;	/* NULL: taotop's */
+	int		 gpus_per_node;	/* the probe uses min(this, 2) per node */
+	int		 timeout_s;	/* running longer than this: hung */
+	int		 poll_ms;	/* how often to look (0: 2000) */
+};
+
+/* What the probe is doing, as a sentence: "submitted probe job 123 (no NCCL
+ * knobs)", "running", "timed out after 120 s: the all-reduce hangs",
+ * "retrying with NCCL_P2P_DISABLE=1", "passed with NCCL_P2P_DISABLE=1". */
+typedef void probe_progress_fn(const char *what, void *data);
+
+/* The ladder's rungs: "" (no knobs) first, then each set, one per line of
+ * ladder (NULL: the shipped file). Caller frees each and the array. -1 with
+ * *err naming the bad line. */
+int probe_ladder(const char *ladder, const char *template_dir, char ***rungs, size_t *n,
+    char **err);
+
+/* Climb the ladder on c. 0 with *env (caller frees; "" when no knob was
+ * needed); -1 with *err when every rung hung or the probe failed outright
+ * (its output's last lines in the sentence). Nothing is left running. */
+int probe_nccl(struct conn *c, const struct cluster_cfg *cl, const struct probe_opts *o,
+    probe_progress_fn *progress, void *data, char **env, char **err);
+
+/* "export NAME='value'" lines for a knob set ("A=1 B=x"); -1 with *err for
+ * a word that is not NAME=value. */
+int probe_env_lines(const char *set, char **lines, char **err);
+
+#endif

@@ -1,0 +1,197 @@
+/*
+ * Multi-node jobs on the two-node test cluster: the rendezvous each rank
+ * sees, and the NCCL probe's ladder with the rig's torchrun stand-in, which
+ * hangs the all-reduce unless NCCL_P2P_DISABLE=1 is set.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/config.h"
+#include "engine/record.h"
+#include "engine/submit.h"
+#include "integration/helper_rig.h"
+#include "integration/helper_submit.h"
+#include "util/buf.h"
+#include "util/xmalloc.h"
+
+/* Each rank prints one line with what it sees. */
+static const char *rank_bundle =
+	"image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	"network_arch: classification_pyt\n"
+	"action: train\n"
+	"command:\n"
+	"  - sh\n"
+	"  - -c\n"
+	"  - 'echo \"rank-line NODE_RANK=$NODE_RANK WORLD_SIZE=$WORLD_SIZE NUM_GPU_PER_NODE=$NUM_GPU_PER_NODE "
+	"MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT TAO_NODE_COUNT=$TAO_NODE_COUNT "
+	"TAO_GPUS_PER_NODE=$TAO_GPUS_PER_NODE TAO_NODE_RANK=$TAO_NODE_RANK NODE=$SLURMD_NODENAME "
+	"P2P=${NCCL_P2P_DISABLE:-unset}\"; echo {\\\"status\\\": \\\"SUCCESS\\\"} > %B/results/status.json'\n"
+	"datasets: [lustre://%B/data/train]\n"
+	"results_dir: lustre://%B/results\n"
+	"nodes: 2\n"
+	"gpus: 4\n"
+	"cpus_per_task: 2\n"
+	"time_hours: 0.5\n";
+
+/* The lines of main.out that start with "rank-line", sorted by rank. */
+static void rank_lines(struct sub_env *e, const char *id, char **line0, char **line1)
+{
+	struct job_record *r;
+	char *err = NULL, *path, *text, *p;
+
+	cr_assert_eq(store_load(e->store, id, &r, &err), 0, "%s", err);
+	path = xasprintf("%s/%s-%s/main.out", r->log_dir, r->id, r->backend_ref);
+	text = sub_slurp(path);
+	cr_assert_not_null(text, "%s is missing", path);
+	*line0 = *line1 = NULL;
+	for (p = strstr(text, "rank-line"); p != NULL; p = strstr(p + 1, "rank-line")) {
+		char *l = xstrndup(p, strcspn(p, "\n"));
+		if (strstr(l, "NODE_RANK=0 ") != NULL && *line0 == NULL)
+			*line0 = l;
+		else if (strstr(l, "NODE_RANK=1 ") != NULL && *line1 == NULL)
+			*line1 = l;
+		else
+			free(l);
+	}
+	cr_assert(*line0 != NULL && *line1 != NULL, "not one line per rank in %s:\n%s", path, text);
+	free(text), free(path);
+	record_free(r);
+}
+
+static char *field(const char *line, const char *name)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), " %s=", name);
+	p = strstr(line, key);
+	cr_assert_not_null(p, "%s not in: %s", name, line);
+	p += strlen(key);
+	return xstrndup(p, strcspn(p, " "));
+}
+
+Test(multinode, a_two_node_job_runs_a_rank_on_each_node_with_the_rendezvous, .timeout = 240)
+{
+	struct sub_env e;
+	struct submit_result res;
+	char *err = NULL, *l0, *l1;
+	const char *same[] = { "WORLD_SIZE", "NUM_GPU_PER_NODE", "MASTER_ADDR", "MASTER_PORT",
+	    "TAO_NODE_COUNT", "TAO_GPUS_PER_NODE" };
+
+	sub_open(&e, "twonode", NULL);
+	char *spec = sub_bundle(&e, "twonode", rank_bundle);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_assert_eq(sub_wait_final(&e, res.record_id, 180), TAO_DONE);
+	rank_lines(&e, res.record_id, &l0, &l1);
+	/* WORLD_SIZE is the node count (TAO's meaning), not 4 ranks. */
+	cr_expect_not_null(strstr(l0, " WORLD_SIZE=2 "), "%s", l0);
+	cr_expect_not_null(strstr(l0, " NUM_GPU_PER_NODE=2 "), "%s", l0);
+	cr_expect_not_null(strstr(l0, " MASTER_PORT=29500 "), "%s", l0);
+	cr_expect_not_null(strstr(l0, " TAO_NODE_COUNT=2 "), "%s", l0);
+	cr_expect_not_null(strstr(l0, " TAO_GPUS_PER_NODE=2 "), "%s", l0);
+	cr_expect_not_null(strstr(l0, " TAO_NODE_RANK=0 "), "%s", l0);
+	cr_expect_not_null(strstr(l1, " TAO_NODE_RANK=1 "), "%s", l1);
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		char *a = field(l0, same[i]), *b = field(l1, same[i]);
+		cr_expect_str_eq(a, b, "%s differs between the ranks", same[i]);
+		free(a), free(b);
+	}
+	{
+		/* One task on each node, and the master is the first one. */
+		char *n0 = field(l0, "NODE"), *n1 = field(l1, "NODE"), *m = field(l0, "MASTER_ADDR");
+		cr_expect_str_neq(n0, n1, "both ranks ran on %s", n0);
+		cr_expect_str_eq(m, "node01");
+		free(n0), free(n1), free(m);
+	}
+	free(l0), free(l1), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+struct said {
+	struct buf	text;
+};
+
+static void collect(enum submit_step step, int state, const char *detail, void *data)
+{
+	struct said *s = data;
+	if (step == STEP_PROBE && detail != NULL)
+		buf_addf(&s->text, "%d %s\n", state, detail);
+}
+
+Test(multinode, the_probe_climbs_the_ladder_caches_the_knob_and_later_jobs_skip_it, .timeout = 300)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct submit_opts o = { .gpus = -1, .nodes = -1, .time_hours = -1 };
+	struct said said;
+	struct config cfg;
+	char *err = NULL, *cfgpath, *text, *sbatch, *l0, *l1;
+	const struct cluster_cfg *cached;
+
+	sub_open(&e, "probe", NULL);
+	/* Never probed on this cluster; a short timeout for the hung rung. */
+	free(e.cl.nccl_env);
+	e.cl.nccl_env = NULL;
+	e.cl.nccl_probe_timeout_s = 15;
+	cfgpath = xasprintf("%s/config.yaml", e.local);
+	setenv("TAOTOP_CONFIG", cfgpath, 1);
+	buf_init(&said.text);
+	o.spec_path = sub_bundle(&e, "probe", rank_bundle);
+	cr_assert_eq(submit_run(e.conn, e.store, &e.cl, &o, collect, &said, &res, &err), 0, "%s\n%s",
+	    err, said.text.data);
+	/* Progress: submitted, waiting, timed out, retrying with the knob,
+	 * passed. */
+	text = said.text.data;
+	cr_assert_not_null(strstr(text, "submitted probe job"), "%s", text);
+	cr_assert_not_null(strstr(text, "(no NCCL knobs)"), "%s", text);
+	cr_assert_not_null(strstr(text, "running; waiting up to 15 s"), "%s", text);
+	cr_assert_not_null(strstr(text, "timed out after 15 s: the all-reduce hangs"), "%s", text);
+	cr_assert_not_null(strstr(text, "retrying with NCCL_P2P_DISABLE=1"), "%s", text);
+	cr_assert_not_null(strstr(text, "passed with NCCL_P2P_DISABLE=1"), "%s", text);
+	cr_assert_lt(strstr(text, "timed out"), strstr(text, "passed"));
+	/* Cached in the config, for cluster rig. */
+	setenv("SLURM_HOSTNAME", "unused", 1);
+	setenv("SLURM_USER", "unused", 1);
+	cr_assert_eq(config_load(&cfg, &err), 0, "%s", err);
+	cached = config_cluster(&cfg, "rig");
+	cr_assert_not_null(cached);
+	cr_assert_str_eq(cached->nccl_env, "NCCL_P2P_DISABLE=1");
+	/* The job itself carries it, and ran. */
+	cr_assert_eq(sub_wait_final(&e, res.record_id, 180), TAO_DONE);
+	rank_lines(&e, res.record_id, &l0, &l1);
+	cr_expect_not_null(strstr(l0, " P2P=1"), "%s", l0);
+	free(l0), free(l1);
+	submit_result_free(&res);
+
+	/* The next multi-node job: no probe, the knob in its sbatch. */
+	buf_reset(&said.text);
+	free(e.cl.nccl_env);
+	e.cl.nccl_env = xstrdup(cached->nccl_env);
+	cr_assert_eq(submit_run(e.conn, e.store, &e.cl, &o, collect, &said, &res, &err), 0, "%s", err);
+	text = said.text.data ? said.text.data : (char *)"";
+	cr_assert_null(strstr(text, "submitted probe job"), "probed again:\n%s", text);
+	cr_assert_not_null(strstr(text, "1 NCCL_P2P_DISABLE=1"), "%s", text);
+	{
+		struct job_record *r;
+		char *dir, *path;
+		cr_assert_eq(store_load(e.store, res.record_id, &r, &err), 0, "%s", err);
+		dir = xstrndup(r->log_dir, strlen(r->log_dir) - strlen("/slurm-logs"));
+		path = xasprintf("%s/sbatch/job_%s.sbatch", dir, r->id);
+		sbatch = sub_slurp(path);
+		cr_assert_not_null(sbatch, "%s", path);
+		cr_expect_not_null(strstr(sbatch, "export NCCL_P2P_DISABLE=1"), "%s", sbatch);
+		free(dir), free(path), free(sbatch);
+		record_free(r);
+	}
+	cr_assert_eq(sub_wait_final(&e, res.record_id, 180), TAO_DONE);
+	submit_result_free(&res);
+	config_free(&cfg);
+	unsetenv("TAOTOP_CONFIG");
+	buf_free(&said.text);
+	free(cfgpath), free((char *)o.spec_path);
+	sub_close(&e);
+}
