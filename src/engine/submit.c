@@ -351,7 +351,8 @@ static int convert_image(struct job *j, struct submit_result *res, char **err)
 		rc = 0;
 		goto out;
 	}
-	step(j, STEP_IMAGE, 0, "converting");
+	if (!j->o->dry_run)
+		step(j, STEP_IMAGE, 0, "converting on the CPU partition (once per image)");
 	/* The seed's conversion, to a temp name renamed only when whole. */
 	inner = xasprintf("set -Eeuo pipefail; export TMPDIR=/tmp; "
 	    "export ENROOT_TEMP_PATH=/tmp/enroot-tao-${SLURM_JOB_ID}; "

@@ -306,7 +306,8 @@ Test(submit, dry_run_output_matches_the_golden_file, .timeout = 60)
 	free(rig_ssh_ok(cmd));
 	free(cmd);
 	cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s "
-	    "XDG_STATE_HOME=%s SLURM_BASE_RESULTS_DIR=lustre://%s/golden/root "
+	    "XDG_STATE_HOME=%s TAOTOP_CONFIG=/nonexistent/config.yaml "
+	    "SLURM_BASE_RESULTS_DIR=lustre://%s/golden/root "
 	    "TAOTOP_IMAGE_CACHE=%s/golden/images-never LANG=C %s submit --dry-run %s "
 	    "| sed 's|%s|@SHARED@|g'", r->user, r->host, r->port, r->key, r->known_hosts, e.local,
 	    r->shared, r->shared, getenv("TAOTOP_BIN"), spec, r->shared);

@@ -1,0 +1,243 @@
+/*
+ * Retries on the real cluster: a job that ends FAILED with an NCCL timeout
+ * in its log gets exactly one linked retry, run from what was staged (no
+ * image converted again, no file staged again); a Python traceback gets
+ * none; a job that fails that way every time stops at the budget; and the
+ * operator's `taotop retry` does the same on demand.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/record.h"
+#include "engine/retry.h"
+#include "engine/submit.h"
+#include "engine/tracker.h"
+#include "integration/helper_rig.h"
+#include "integration/helper_submit.h"
+#include "util/xmalloc.h"
+
+#define NCCL_TIMEOUT "[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation " \
+	"timeout: WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1, Timeout(ms)=1800000) ran for " \
+	"1800046 milliseconds before timing out."
+
+/* A bundle whose command is `script` (sh -c), one GPU (no probe). */
+static char *bundle_running(struct sub_env *e, const char *name, const char *script)
+{
+	char *text = xasprintf(
+	    "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "network_arch: classification_pyt\n"
+	    "action: train\n"
+	    "command: [sh, -c, '%s']\n"
+	    "datasets: [lustre://%%B/data/train]\n"
+	    "results_dir: lustre://%%B/results\n"
+	    "gpus: 1\n"
+	    "cpus_per_task: 1\n"
+	    "time_hours: 0.5\n", script);
+	char *path = sub_bundle(e, name, text);
+	free(text);
+	return path;
+}
+
+static struct job_record *load(struct sub_env *e, const char *id)
+{
+	struct job_record *r;
+	char *err = NULL;
+	cr_assert_eq(store_load(e->store, id, &r, &err), 0, "%s", err);
+	return r;
+}
+
+static int history_says(const struct job_record *r, const char *text)
+{
+	for (size_t i = 0; i < r->nhist; i++)
+		if (r->hist[i].message != NULL && strstr(r->hist[i].message, text) != NULL)
+			return 1;
+	return 0;
+}
+
+/* Records whose retry_of is id. */
+static size_t retries_of(struct sub_env *e, const char *id, char **first)
+{
+	struct job_record **v;
+	size_t n, i, k = 0;
+
+	cr_assert_eq(store_list(e->store, &v, &n, NULL), 0);
+	for (i = 0; i < n; i++) {
+		if (v[i]->retry_of != NULL && strcmp(v[i]->retry_of, id) == 0) {
+			if (k++ == 0 && first != NULL)
+				*first = xstrdup(v[i]->id);
+		}
+	}
+	store_list_free(v, n);
+	return k;
+}
+
+/* Poll (the engine retries from its polls) until every record is final
+ * and no retry is due; the number of records. */
+static size_t settle(struct sub_env *e, int timeout_s)
+{
+	struct tracker *t = tracker_new(&e->cl);
+	time_t end = time(NULL) + timeout_s;
+	size_t n = 0;
+
+	while (time(NULL) < end) {
+		struct poll_result res;
+		struct job_record **v;
+		char *err = NULL;
+		size_t live = 0, i;
+		cr_assert_eq(tracker_poll(t, e->conn, e->store, &res, &err), 0, "%s", err);
+		poll_result_free(&res);
+		cr_assert_eq(store_list(e->store, &v, &n, NULL), 0);
+		for (i = 0; i < n; i++)
+			live += !tao_state_final(v[i]->state);
+		store_list_free(v, n);
+		if (live == 0 && n > 0)
+			break;
+		sleep(1);
+	}
+	tracker_free(t);
+	return n;
+}
+
+static long mtime_of(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (long)st.st_mtim.tv_sec * 1000000000L + st.st_mtim.tv_nsec : -1;
+}
+
+Test(retry, an_nccl_timeout_gets_exactly_one_retry_from_what_was_staged, .timeout = 300)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *first, *second;
+	char *err = NULL, *spec, *retry_id = NULL, *sqsh, *sbatch, *specyaml, *root;
+	long t_sqsh, t_sbatch, t_spec;
+
+	sub_open(&e, "retry-once", NULL);
+	e.cl.retry_budget = 2;
+	/* Fails with an NCCL timeout the first time, succeeds after. */
+	spec = bundle_running(&e, "once",
+	    "if [ -e %B/ran-once ]; then echo recovered; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
+	    "%B/results/status.json; exit 0; fi; touch %B/ran-once; echo epoch 1; "
+	    "echo \"" NCCL_TIMEOUT "\" >&2; exit 1");
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	first = load(&e, res.record_id);
+	root = xstrndup(first->log_dir, strlen(first->log_dir) - strlen("/slurm-logs"));
+	sqsh = xstrdup(first->image);
+	sbatch = xasprintf("%s/sbatch/job_%s.sbatch", root, first->id);
+	specyaml = xasprintf("%s/specs/spec.yaml", root);
+	t_sqsh = mtime_of(sqsh), t_sbatch = mtime_of(sbatch), t_spec = mtime_of(specyaml);
+	cr_assert(t_sqsh > 0 && t_sbatch > 0, "%s %s", sqsh, sbatch);
+	record_free(first);
+
+	cr_assert_eq(settle(&e, 200), 2, "the job and one retry");
+	cr_assert_eq(retries_of(&e, res.record_id, &retry_id), 1);
+	first = load(&e, res.record_id);
+	second = load(&e, retry_id);
+	cr_expect_eq(first->state, TAO_ERROR);
+	cr_expect_str_eq(first->retried_as, retry_id);
+	cr_expect(history_says(first, "failure: the infrastructure's (nccl-timeout)"),
+	    "the verdict is in the history");
+	cr_expect(history_says(first, "retried as"), "the retry is in the history");
+	cr_expect_str_eq(second->retry_of, res.record_id);
+	cr_expect_eq(second->state, TAO_DONE, "the retry ran to Done: %s",
+	    tao_state_name(second->state));
+	cr_expect(history_says(second, "a retry of"), "linked both ways");
+	cr_expect_neq(strcmp(first->backend_ref, second->backend_ref), 0, "a new SLURM job");
+	/* Nothing staged again: the same image, sbatch and spec files. */
+	cr_expect_eq(mtime_of(sqsh), t_sqsh, "the image was converted again");
+	cr_expect_eq(mtime_of(sbatch), t_sbatch, "the sbatch was staged again");
+	cr_expect_eq(mtime_of(specyaml), t_spec, "the spec was staged again");
+	{
+		/* The retry's own log folder, under its own name. */
+		char *path = xasprintf("%s/%s-%s/main.out", second->log_dir, second->id,
+		    second->backend_ref), *text = sub_slurp(path);
+		cr_expect(text != NULL && strstr(text, "recovered") != NULL, "%s: %s", path, text);
+		free(text), free(path);
+	}
+	record_free(first), record_free(second);
+	free(retry_id), free(sqsh), free(sbatch), free(specyaml), free(root), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+Test(retry, a_python_traceback_is_the_programs_and_never_retried, .timeout = 240)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *r;
+	char *err = NULL, *spec;
+
+	sub_open(&e, "retry-traceback", NULL);
+	e.cl.retry_budget = 2;
+	spec = bundle_running(&e, "tb",
+	    "echo \"Traceback (most recent call last):\" >&2; "
+	    "echo \"  File \\\"/opt/tao/train.py\\\", line 12, in <module>\" >&2; "
+	    "echo \"ValueError: num_epochs must be positive\" >&2; exit 1");
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_assert_eq(settle(&e, 150), 1, "no retry record");
+	r = load(&e, res.record_id);
+	cr_expect_eq(r->state, TAO_ERROR);
+	cr_expect_null(r->retried_as);
+	cr_expect(history_says(r, "failure: the program's (python-traceback)"), "the verdict");
+	cr_expect(history_says(r, "not retried"), "and why");
+	record_free(r);
+	free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+Test(retry, a_job_failing_every_time_stops_at_the_budget_and_the_operator_can_retry, .timeout = 400)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *r;
+	char *err = NULL, *spec, *at, *last = NULL, *nid = NULL, *sid = NULL;
+	int hops = 0;
+
+	sub_open(&e, "retry-budget", NULL);
+	e.cl.retry_budget = 2;
+	spec = bundle_running(&e, "always", "echo \"" NCCL_TIMEOUT "\" >&2; exit 1");
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_assert_eq(settle(&e, 300), 3, "the job and two retries: the budget");
+	/* Follow the chain: first -> retry 1 -> retry 2, which stops. */
+	at = xstrdup(res.record_id);
+	for (;;) {
+		r = load(&e, at);
+		cr_expect_eq(r->state, TAO_ERROR);
+		if (r->retried_as == NULL) {
+			cr_expect(history_says(r, "the retry budget (2) is used up"), "%s says why it "
+			    "stops", r->id);
+			last = xstrdup(r->id);
+			record_free(r);
+			break;
+		}
+		free(at);
+		at = xstrdup(r->retried_as);
+		record_free(r);
+		hops++;
+	}
+	cr_expect_eq(hops, 2);
+
+	/* The operator may still retry it, on demand. */
+	cr_assert_eq(retry_job(e.conn, e.store, &e.cl, last, "asked by the operator", &nid, &sid,
+	    &err), 0, "%s", err);
+	r = load(&e, nid);
+	cr_expect_str_eq(r->retry_of, last);
+	cr_expect_not_null(r->backend_ref);
+	record_free(r);
+	/* And not twice from the same record. */
+	free(nid), free(sid);
+	nid = sid = NULL;
+	cr_expect_neq(retry_job(e.conn, e.store, &e.cl, last, "again", &nid, &sid, &err), 0);
+	cr_expect_not_null(strstr(err ? err : "", "already retried"), "%s", err);
+	free(err);
+	settle(&e, 120);
+	free(at), free(last), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}
