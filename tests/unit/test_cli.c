@@ -56,7 +56,7 @@ Test(cli, version_prints_name_and_version)
 Test(cli, help_lists_every_verb_and_exit_codes)
 {
 	struct buf out, err;
-	const char *verbs[] = { "submit", "status", "logs", "cancel", "jobs", "preflight" };
+	const char *verbs[] = { "submit", "status", "logs", "cancel", "retry", "jobs", "preflight" };
 	cr_assert_eq(taotop((const char *[]){ "--help", NULL }, &out, &err), 0);
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
 		char want[32];
@@ -82,5 +82,24 @@ Test(cli, unknown_option_is_a_usage_error_on_stderr)
 	cr_expect_eq(taotop((const char *[]){ "--frobnicate", NULL }, &out, &err), 2);
 	cr_expect_eq(out.len, 0);
 	cr_expect(strstr(err.data, "frobnicate") != NULL, "%s", err.data);
+	buf_free(&out), buf_free(&err);
+}
+
+Test(cli, retry_without_a_job_is_a_usage_error)
+{
+	struct buf out, err;
+	cr_expect_eq(taotop((const char *[]){ "retry", NULL }, &out, &err), 2);
+	cr_expect(strstr(err.data, "usage: taotop retry JOB") != NULL, "%s", err.data);
+	buf_free(&out), buf_free(&err);
+}
+
+Test(cli, the_monitor_needs_a_terminal)
+{
+	struct buf out, err;
+	cr_expect_eq(taotop((const char *[]){ NULL }, &out, &err), 2);
+	cr_expect(strstr(err.data, "the monitor needs a terminal") != NULL, "%s", err.data);
+	buf_free(&out), buf_free(&err);
+	cr_expect_eq(taotop((const char *[]){ "--log-colors", "rainbow", NULL }, &out, &err), 2);
+	cr_expect(strstr(err.data, "--log-colors takes render or strip") != NULL, "%s", err.data);
 	buf_free(&out), buf_free(&err);
 }
