@@ -463,3 +463,48 @@ Test(screen, themes_no_color_and_an_ascii_locale, .timeout = 120)
 	free(dir);
 	free(env);
 }
+
+Test(screen, log_colours_are_rendered_only_when_asked, .timeout = 120)
+{
+	char *dir = test_dir("colours"), *path, *id, *text, name[64], opts[512], script[512];
+	static const char colored[] = "plain-text \x1b[31mRED-TEXT\x1b[0m \x1b[1;32mGREEN-BOLD\x1b[0m\n";
+	struct screen s;
+	struct screen_opts so = { .cols = 120, .lines = 40 };
+
+	path = xasprintf("%s/colors.txt", dir);
+	write_file(path, colored, sizeof(colored) - 1);
+	snprintf(name, sizeof(name), "scr%d-colours", (int)getpid());
+	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/c.out", name, dir);
+	snprintf(script, sizeof(script), "'cat %s; sleep 120'", path);
+	id = sbatch(opts, script);
+
+	/* Asked: the colour reaches the screen, as a colour. */
+	so.args = "--log-colors render";
+	screen_open(&s, "colours", &so);
+	filter(&s, name);
+	screen_wait(&s, 30, "plain-text RED-TEXT GREEN-BOLD", NULL);
+	text = screen_text_attrs(&s);
+	cr_assert_not_null(strstr(text, "\x1b[31mRED-TEXT"), "no red:\n%s", text);
+	free(text);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+
+	/* By default: stripped, the text alone. */
+	so.args = NULL;
+	screen_open(&s, "colours2", &so);
+	filter(&s, name);
+	screen_wait(&s, 30, "plain-text RED-TEXT GREEN-BOLD", NULL);
+	text = screen_text_attrs(&s);
+	cr_assert_null(strstr(text, "\x1b[31mRED-TEXT"), "red although not asked:\n%s", text);
+	free(text);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	{
+		char *cmd = xasprintf("scancel %s", id);
+		free(rig_ssh_ok(cmd));
+		free(cmd);
+	}
+	free(path), free(id), free(dir);
+}
