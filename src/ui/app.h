@@ -98,6 +98,9 @@ void draw_free_windows(struct app *a);
 void draw(struct app *a);
 /* Rows of the jobs list below its header. */
 int draw_jobs_rows(const struct app *a);
+/* Whether what a cluster shows is stale (its server or scheduler does not
+ * answer): the status bar says how old, its rows are dimmed. */
+int draw_cluster_stale(const struct watched *c, int64_t now_ms);
 /* Colours and attributes of the theme, for the terminal we have. */
 void draw_apply_theme(struct app *a, int use_color);
 

@@ -238,6 +238,7 @@ static void draw_jobs(struct app *a)
 {
 	WINDOW *w = a->win_jobs;
 	int width[C_COUNT], rows = draw_jobs_rows(a), y, c, x, used;
+	int64_t now = watch_now_ms();
 	char info[320];
 	struct jobtable *t = &a->jt;
 	size_t i, njobs = 0;
@@ -272,7 +273,7 @@ static void draw_jobs(struct app *a)
 		const struct jt_line *l = &t->lines[t->top + (size_t)y];
 		const struct jt_entry *e;
 		attr_t at;
-		int selected = t->top + (size_t)y == t->sel, marked;
+		int selected = t->top + (size_t)y == t->sel, marked, stale;
 		wmove(w, y + 1, 0);
 		if (l->header) {
 			const struct watched *cl = watch_cluster(a->watch, l->cluster);
@@ -284,6 +285,8 @@ static void draw_jobs(struct app *a)
 		}
 		e = &t->entries[l->entry];
 		marked = jt_is_marked(t, e);
+		/* Stale rows stay, dimmed: last known, not current. */
+		stale = draw_cluster_stale(watch_cluster(a->watch, e->cluster), now);
 		for (c = 0; c < C_COUNT; c++) {
 			char cell[512];
 			if (width[c] == 0)
@@ -291,6 +294,8 @@ static void draw_jobs(struct app *a)
 			cell_text(e, c, width[c], cell, sizeof(cell));
 			at = c == C_STATE || c == C_PROGRESS ? a->attr[role_of_state(e->row->state)]
 			    : a->attr[ROLE_LOG_STDOUT];
+			if (stale)
+				at |= A_DIM;
 			if (marked)
 				at = a->attr[ROLE_MARKED];
 			if (selected)
@@ -412,21 +417,46 @@ static void clock_of(time_t t, char *buf, size_t len)
 	strftime(buf, len, "%H:%M:%S", &tm);
 }
 
-/* One cluster's part of the status bar, and how alarming it is. */
+/* "12 s ago", "3 min ago", or "never", for the last good poll. */
+static void age_of(time_t t, time_t now, char *buf, size_t len)
+{
+	long d = (long)(now - t);
+
+	if (t == 0)
+		snprintf(buf, len, "never");
+	else if (d < 120)
+		snprintf(buf, len, "%ld s ago", d < 0 ? 0 : d);
+	else if (d < 7200)
+		snprintf(buf, len, "%ld min ago", d / 60);
+	else
+		snprintf(buf, len, "%ld h ago", d / 3600);
+}
+
+int draw_cluster_stale(const struct watched *c, int64_t now_ms)
+{
+	return c->polled && (c->link == LINK_RECONNECTING || c->link == LINK_HOSTKEY_UNKNOWN ||
+	    c->link == LINK_HOSTKEY_CHANGED || c->link == LINK_AUTH_FAILED ||
+	    (c->poll_started_ms != 0 && now_ms - c->poll_started_ms >= NOT_ANSWERING_MS) ||
+	    !c->last.scheduler_ok);
+}
+
+/* One cluster's part of the status bar, and how alarming it is. Stale
+ * data says how old it is; fresh data says when it was polled. */
 static enum role cluster_status(const struct watched *c, int64_t now, char *buf, size_t len)
 {
-	char at[16];
+	char at[16], ago[32];
 	int64_t out_ms = c->poll_started_ms ? now - c->poll_started_ms : 0;
 
 	clock_of(c->last.last_ok, at, sizeof(at));
+	age_of(c->last.last_ok, time(NULL), ago, sizeof(ago));
 	switch (c->link) {
 	case LINK_CONNECTING:
 		snprintf(buf, len, "%s: connecting to %s", c->cfg->name, c->cfg->hosts);
 		return c->polled ? ROLE_STATUS_STALE : ROLE_STATUS_BAR;
 	case LINK_RECONNECTING: {
 		int64_t in = (c->retry_at_ms - now + 999) / 1000;
-		snprintf(buf, len, "%s: reconnecting in %llds (data from %s)", c->cfg->name,
-		    (long long)(in > 0 ? in : 0), at);
+		snprintf(buf, len, "%s: reconnecting in %llds (last good poll %s)", c->cfg->name,
+		    (long long)(in > 0 ? in : 0), ago);
 		return ROLE_STATUS_STALE;
 	}
 	case LINK_HOSTKEY_UNKNOWN:
@@ -444,12 +474,12 @@ static enum role cluster_status(const struct watched *c, int64_t now, char *buf,
 		break;
 	}
 	if (out_ms >= NOT_ANSWERING_MS) {
-		snprintf(buf, len, "%s: not answering for %llds (data from %s)", c->cfg->name,
-		    (long long)(out_ms / 1000), at);
+		snprintf(buf, len, "%s: not answering for %llds (last good poll %s)", c->cfg->name,
+		    (long long)(out_ms / 1000), ago);
 		return ROLE_STATUS_STALE;
 	}
 	if (c->polled && !c->last.scheduler_ok) {
-		snprintf(buf, len, "%s: scheduler not answering (stale, data from %s)", c->cfg->name, at);
+		snprintf(buf, len, "%s: scheduler not answering (last good poll %s)", c->cfg->name, ago);
 		return ROLE_STATUS_STALE;
 	}
 	if (c->polled && !c->last.accounting_ok) {

@@ -661,7 +661,7 @@ static int64_t status_change_at(const struct app *a, int64_t now)
 
 	for (i = 0; i < watch_count(a->watch); i++) {
 		const struct watched *c = watch_cluster(a->watch, i);
-		if (c->link == LINK_RECONNECTING)
+		if (c->link == LINK_RECONNECTING || (c->polled && !c->last.scheduler_ok))
 			t = now + STATUS_TICK_MS;
 		else if (c->poll_started_ms != 0)
 			t = c->poll_started_ms + NOT_ANSWERING_MS > now
@@ -693,7 +693,7 @@ static void loop(struct app *a)
 
 		on_watch(a, watch_tick(a->watch, now, &next));
 		if (status_at >= 0 && now >= status_at)
-			a->dirty |= DIRTY_STATUS;
+			a->dirty |= DIRTY_STATUS | DIRTY_JOBS;	/* stale rows dim */
 		status_at = status_change_at(a, now);
 		if (status_at >= 0 && (next < 0 || status_at < next))
 			next = status_at;
