@@ -90,27 +90,32 @@ int patterns_load(const char *path, struct patterns **out, char **err)
 	return rc;
 }
 
-/* The first line of text a pattern of this kind matches; 1 if one does. */
+/* The first pattern of this kind (patterns are in the file's order, the
+ * more specific first) that some line of text matches; 1 if one does. */
 static int match_kind(const struct patterns *ps, enum failure_kind kind, const char *text,
     struct verdict *v)
 {
-	char *copy = xstrdup(text != NULL ? text : ""), *line, *save = NULL;
-	int found = 0;
+	char *copy, *line, *save;
 	size_t i;
 
-	for (line = strtok_r(copy, "\n", &save); line != NULL && !found;
-	    line = strtok_r(NULL, "\n", &save)) {
-		for (i = 0; i < ps->n && !found; i++) {
-			if (ps->p[i].kind != kind || regexec(&ps->p[i].re, line, 0, NULL, 0) != 0)
+	for (i = 0; i < ps->n; i++) {
+		if (ps->p[i].kind != kind)
+			continue;
+		copy = xstrdup(text != NULL ? text : "");
+		save = NULL;
+		for (line = strtok_r(copy, "\n", &save); line != NULL;
+		    line = strtok_r(NULL, "\n", &save)) {
+			if (regexec(&ps->p[i].re, line, 0, NULL, 0) != 0)
 				continue;
 			v->kind = kind;
 			snprintf(v->reason, sizeof(v->reason), "%s", ps->p[i].name);
 			snprintf(v->evidence, sizeof(v->evidence), "%.255s", line);
-			found = 1;
+			free(copy);
+			return 1;
 		}
+		free(copy);
 	}
-	free(copy);
-	return found;
+	return 0;
 }
 
 void classify_failure(const struct patterns *ps, const char *native, const char *exit_code,

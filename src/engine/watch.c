@@ -7,6 +7,7 @@
 #include "engine/logpath.h"
 #include "engine/logtail.h"
 #include "engine/record.h"
+#include "engine/retry.h"
 #include "engine/schedule.h"
 #include "ssh/conn.h"
 #include "ssh/worker.h"
@@ -20,6 +21,7 @@
 #define LOG_CACHED	8	/* followers kept for switching back */
 #define FOLLOW_MIN_MS	1000	/* follow ticks: 1 s while lines come, */
 #define FOLLOW_MAX_MS	5000	/* backing off to 5 s while none do */
+#define FETCH_MAX	(256u << 10)	/* of one fetched file */
 
 /* A followed log with the reading state its worker task uses. */
 struct follower {
@@ -48,9 +50,14 @@ struct watch {
 	uint64_t		 uses;
 	struct watch_outcome	*outs;
 	size_t			 nouts;
+	struct watch_file	*files;
+	size_t			 nfiles;
+	uint64_t		 fetch_seq;	/* the newest fetch: older answers dropped */
+	struct watch_retry	 retry;
+	int			 have_retry;
 };
 
-enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST };
+enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY };
 
 /* A request on a worker. The worker hands back the worker_task pointer,
  * which is the first member. */
@@ -72,6 +79,10 @@ struct task {
 	struct watch_outcome	*outs;
 	/* T_TRUST */
 	char			*host, *fp;
+	/* T_FETCH (jobs: the paths), T_RETRY (jobs[0]) */
+	struct watch_file	*files;
+	uint64_t		 seq;
+	char			*new_id, *message;
 };
 
 int64_t watch_now_ms(void)
@@ -163,11 +174,50 @@ static void run_trust(struct conn *c, struct worker_task *wt)
 	wt->status = conn_trust_host(c, t->host, t->fp, &wt->err);
 }
 
+static void run_fetch(struct conn *c, struct worker_task *wt)
+{
+	struct task *t = (struct task *)wt;
+	size_t i;
+
+	t->files = xcalloc(t->njobs, sizeof(*t->files));
+	for (i = 0; i < t->njobs; i++) {
+		struct buf b;
+		char *err = NULL;
+		t->files[i].path = xstrdup(t->jobs[i]);
+		buf_init(&b);
+		if (conn_read_at(c, t->jobs[i], 0, FETCH_MAX, &b, &err) == CONN_OK) {
+			if (b.data == NULL)
+				buf_adds(&b, "");
+			t->files[i].text = buf_detach(&b);
+		} else {
+			t->files[i].error = err ? err : xstrdup("could not be read");
+			buf_free(&b);
+		}
+	}
+}
+
+static void run_retry(struct conn *c, struct worker_task *wt)
+{
+	struct task *t = (struct task *)wt;
+	struct cluster *cl = &t->w->cl[t->ci];
+	char *slurm_id = NULL, *err = NULL;
+
+	if (retry_job(c, t->w->store, cl->pub.cfg, t->jobs[0], "asked from the monitor",
+	    &t->new_id, &slurm_id, &err) == 0)
+		t->message = xasprintf("%s retried as %s, SLURM job %s", t->jobs[0], t->new_id,
+		    slurm_id);
+	else
+		t->message = xasprintf("retry of %s: %s", t->jobs[0], err ? err : "failed");
+	free(slurm_id);
+	free(err);
+}
+
 static struct task *task_new(struct watch *w, size_t ci, enum task_kind kind)
 {
 	static worker_run_fn *const run[] = {
 		[T_POLL] = run_poll, [T_FOLLOW] = run_follow,
 		[T_CANCEL] = run_cancel, [T_TRUST] = run_trust,
+		[T_FETCH] = run_fetch, [T_RETRY] = run_retry,
 	};
 	struct task *t = xcalloc(1, sizeof(*t));
 
@@ -196,6 +246,10 @@ static void task_free(struct task *t)
 		watch_outcomes_free(t->outs, t->njobs);
 	free(t->host);
 	free(t->fp);
+	if (t->files != NULL)
+		watch_files_free(t->files, t->njobs);
+	free(t->new_id);
+	free(t->message);
 	free(t->wt.err);
 	free(t);
 }
@@ -266,6 +320,9 @@ void watch_free(struct watch *w)
 	for (i = 0; i < LOG_CACHED; i++)
 		follower_free(w->logs[i]);
 	watch_outcomes_free(w->outs, w->nouts);
+	watch_files_free(w->files, w->nfiles);
+	if (w->have_retry)
+		watch_retry_free(&w->retry);
 	free(w->cl);
 	free(w);
 }
@@ -475,6 +532,37 @@ unsigned watch_dispatch(struct watch *w)
 			case T_TRUST:
 				bits |= trust_done(cl, t);
 				break;
+			case T_FETCH:
+				if (t->seq == w->fetch_seq) {
+					watch_files_free(w->files, w->nfiles);
+					w->files = t->files;
+					w->nfiles = t->njobs;
+					t->files = NULL;
+					if (t->wt.status != CONN_OK) {
+						/* Never ran: say so for each file. */
+						size_t k;
+						w->files = xcalloc(t->njobs, sizeof(*w->files));
+						for (k = 0; k < t->njobs; k++) {
+							w->files[k].path = xstrdup(t->jobs[k]);
+							w->files[k].error = xstrdup(t->wt.err ? t->wt.err
+							    : "not connected");
+						}
+					}
+					bits |= WATCH_FILES;
+				}
+				break;
+			case T_RETRY:
+				if (w->have_retry)
+					watch_retry_free(&w->retry);
+				w->retry.job = xstrdup(t->jobs[0]);
+				w->retry.new_id = t->new_id;
+				w->retry.message = t->message ? t->message : xasprintf("retry of %s: %s",
+				    t->jobs[0], t->wt.err ? t->wt.err : "not connected");
+				t->new_id = t->message = NULL;
+				w->have_retry = 1;
+				cl->pub.next_poll_ms = watch_now_ms();
+				bits |= WATCH_RETRY;
+				break;
 			}
 			task_free(t);
 		}
@@ -646,4 +734,73 @@ void watch_trust(struct watch *w, size_t cluster)
 	t->fp = xstrdup(cl->pub.fingerprint);
 	cl->trusting = 1;
 	worker_submit(cl->worker, &t->wt);
+}
+
+void watch_fetch(struct watch *w, size_t cluster, char *const *paths, size_t n)
+{
+	struct task *t;
+	size_t i;
+
+	if (cluster >= w->n || n == 0)
+		return;
+	t = task_new(w, cluster, T_FETCH);
+	t->jobs = xcalloc(n, sizeof(*t->jobs));
+	for (i = 0; i < n; i++)
+		t->jobs[i] = xstrdup(paths[i]);
+	t->njobs = n;
+	t->seq = ++w->fetch_seq;
+	worker_submit(w->cl[cluster].worker, &t->wt);
+}
+
+size_t watch_take_files(struct watch *w, struct watch_file **out)
+{
+	size_t n = w->nfiles;
+
+	*out = w->files;
+	w->files = NULL;
+	w->nfiles = 0;
+	return n;
+}
+
+void watch_files_free(struct watch_file *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(f[i].path);
+		free(f[i].text);
+		free(f[i].error);
+	}
+	free(f);
+}
+
+void watch_retry(struct watch *w, size_t cluster, const char *job)
+{
+	struct task *t;
+
+	if (cluster >= w->n)
+		return;
+	t = task_new(w, cluster, T_RETRY);
+	t->jobs = xcalloc(1, sizeof(*t->jobs));
+	t->jobs[0] = xstrdup(job);
+	t->njobs = 1;
+	worker_submit(w->cl[cluster].worker, &t->wt);
+}
+
+int watch_take_retry(struct watch *w, struct watch_retry *out)
+{
+	if (!w->have_retry)
+		return 0;
+	*out = w->retry;
+	memset(&w->retry, 0, sizeof(w->retry));
+	w->have_retry = 0;
+	return 1;
+}
+
+void watch_retry_free(struct watch_retry *r)
+{
+	free(r->job);
+	free(r->new_id);
+	free(r->message);
+	memset(r, 0, sizeof(*r));
 }

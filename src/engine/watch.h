@@ -72,12 +72,28 @@ struct watch_outcome {
 	char	*message;	/* "cancelled", "had already ended", or why not */
 };
 
+/* Files fetched for the UI (a job's sbatch, its spec): text or why not. */
+struct watch_file {
+	char	*path;
+	char	*text;		/* at most 256 KiB, raw: sanitise before showing */
+	char	*error;
+};
+
+/* What a retry asked from the monitor did. */
+struct watch_retry {
+	char	*job;
+	char	*new_id;	/* NULL when it failed */
+	char	*message;
+};
+
 enum {
 	WATCH_JOBS	= 1 << 0,	/* rows changed */
 	WATCH_LINK	= 1 << 1,	/* a link changed */
 	WATCH_LOG	= 1 << 2,	/* the followed log changed */
 	WATCH_CANCEL	= 1 << 3,	/* a cancel request finished */
 	WATCH_HOSTKEY	= 1 << 4,	/* a host key waits for the user */
+	WATCH_FILES	= 1 << 5,	/* a fetch finished */
+	WATCH_RETRY	= 1 << 6,	/* a retry finished */
 };
 
 struct watch;
@@ -114,6 +130,18 @@ void watch_outcomes_free(struct watch_outcome *o, size_t n);
 /* Accept the refused host key of a cluster in LINK_HOSTKEY_UNKNOWN: written
  * to known_hosts, then connect. */
 void watch_trust(struct watch *w, size_t cluster);
+
+/* Read files of a cluster (paths: n of them); they come back with
+ * WATCH_FILES, for watch_take_files. A new fetch replaces an unanswered
+ * one's answer. */
+void watch_fetch(struct watch *w, size_t cluster, char *const *paths, size_t n);
+size_t watch_take_files(struct watch *w, struct watch_file **out);
+void watch_files_free(struct watch_file *f, size_t n);
+/* Retry a finished taotop job (engine/retry.h); the answer comes with
+ * WATCH_RETRY, for watch_take_retry (caller frees with watch_retry_free). */
+void watch_retry(struct watch *w, size_t cluster, const char *job);
+int watch_take_retry(struct watch *w, struct watch_retry *out);
+void watch_retry_free(struct watch_retry *r);
 
 /* Monotonic milliseconds, the clock of this interface. */
 int64_t watch_now_ms(void);

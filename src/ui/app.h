@@ -27,6 +27,8 @@ enum mode {
 	MODE_CONFIRM_CANCEL,
 	MODE_OUTCOMES,		/* what each cancel did */
 	MODE_HOSTKEY,		/* an unknown or changed host key */
+	MODE_DETAIL,		/* a job's detail */
+	MODE_CONFIRM_RETRY,
 };
 
 /* What needs drawing at the end of this pass. */
@@ -87,6 +89,16 @@ struct app {
 	size_t			 nouts;
 
 	size_t			 hostkey_cluster;
+
+	char			*detail_key;	/* the job shown in detail (jt key) */
+	size_t			 detail_cluster;
+	char			**detail;	/* its lines */
+	size_t			 ndetail, detail_top;
+	struct watch_file	*files;		/* its staged sbatch and spec */
+	size_t			 nfiles;
+	int			 fetching;
+	char			*retry_job;	/* the job the retry dialog asks about */
+	size_t			 retry_cluster;
 
 	unsigned		 dirty;
 	int			 quit;

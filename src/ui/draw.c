@@ -677,10 +677,9 @@ void draw(struct app *a)
 		doupdate();
 		return;
 	}
-	/* A dialog is drawn over the others: redrawing it means redrawing
-	 * what it covered too. */
-	if (a->mode != MODE_NORMAL && a->mode != MODE_FILTER && a->mode != MODE_SEARCH &&
-	    (d & DIRTY_DIALOG))
+	/* A dialog is drawn over the others: drawing, changing or closing
+	 * one means redrawing what it covers too. */
+	if (d & DIRTY_DIALOG)
 		d = DIRTY_ALL;
 	if (d & DIRTY_JOBS)
 		draw_jobs(a);
@@ -707,6 +706,20 @@ void draw(struct app *a)
 		case MODE_HOSTKEY:
 			draw_hostkey(a);
 			break;
+		case MODE_DETAIL:
+			draw_dialog(a, "Job detail", a->detail, a->ndetail, a->detail_top,
+			    "j/k, PgUp/PgDn, g/G: scroll    P: write the screen    Esc/Enter: close",
+			    ROLE_DIALOG);
+			break;
+		case MODE_CONFIRM_RETRY: {
+			char *v[3];
+			v[0] = xasprintf("%s runs again as a new record linked to it,", a->retry_job);
+			v[1] = xstrdup("from the sbatch it staged: nothing is staged or converted again.");
+			v[2] = xstrdup("");
+			draw_dialog(a, "Retry?", v, 2, 0, "y/Enter: retry    n/Esc: keep it", ROLE_DIALOG);
+			free(v[0]), free(v[1]), free(v[2]);
+			break;
+		}
 		default:
 			break;
 		}

@@ -42,6 +42,10 @@ static const struct key_binding bindings[] = {
 	{ '*', KC_JOBS, ACT_MARK_ALL, "mark every job shown (again: unmark)" },
 	{ 'c', KC_JOBS, ACT_CANCEL, "cancel the marked jobs, else the selected one" },
 	{ 'd', KC_JOBS, ACT_CANCEL_PREFIX, "dd: the same as c" },
+	{ '\r', KC_JOBS, ACT_DETAIL, "the job's detail: record, transitions, sbatch, spec" },
+	{ KEY_ENTER, KC_JOBS, ACT_DETAIL, NULL },
+	{ 'r', KC_JOBS, ACT_RETRY, "retry a finished taotop job from what it staged" },
+	{ 'P', KC_ANY, ACT_DUMP, "write the screen as text to a file" },
 	{ 'v', KC_ANY, ACT_SPLIT, "log panes side by side or stacked" },
 	{ 'z', KC_ANY, ACT_MAXIMIZE, "maximise the focused pane (again: restore)" },
 	{ 'w', KC_ANY, ACT_WRAP, "wrap long log lines" },
@@ -69,7 +73,7 @@ const char *keymap_key_name(int key, char *buf, size_t len)
 		{ KEY_UP, "Up" }, { KEY_DOWN, "Down" }, { KEY_LEFT, "Left" },
 		{ KEY_RIGHT, "Right" }, { KEY_PPAGE, "PgUp" }, { KEY_NPAGE, "PgDn" },
 		{ KEY_HOME, "Home" }, { KEY_END, "End" }, { KEY_BTAB, "S-Tab" },
-		{ '\t', "Tab" }, { ' ', "Space" },
+		{ '\t', "Tab" }, { ' ', "Space" }, { '\r', "Enter" }, { KEY_ENTER, "Enter" },
 	};
 	size_t i;
 
@@ -105,8 +109,11 @@ size_t keymap_help(char ***lines)
 			buf_adds(&keys, keymap_key_name(bindings[i].key, name, sizeof(name)));
 			for (j = i + 1; j < sizeof(bindings) / sizeof(bindings[0]) &&
 			    bindings[j].help == NULL; j++) {
+				const char *kn = keymap_key_name(bindings[j].key, name, sizeof(name));
+				if (strstr(keys.data, kn) != NULL)
+					continue;	/* two codes, one key (Enter) */
 				buf_adds(&keys, " ");
-				buf_adds(&keys, keymap_key_name(bindings[j].key, name, sizeof(name)));
+				buf_adds(&keys, kn);
 			}
 			v = xreallocarray(v, n + 1, sizeof(*v));
 			v[n++] = xasprintf("  %-14s %s", keys.data, bindings[i].help);

@@ -8,6 +8,8 @@
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <wchar.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 
 #include "engine/record.h"
 #include "ui/app.h"
+#include "ui/detail.h"
 #include "ui/keymap.h"
 #include "ui/text.h"
 #include "util/log.h"
@@ -157,6 +160,8 @@ static void rebuild_jobs(struct app *a)
 	a->dirty |= DIRTY_JOBS;
 }
 
+static void build_detail(struct app *a);
+
 /* ---- engine news -------------------------------------------------------------------------- */
 
 static void take_outcomes(struct app *a)
@@ -194,6 +199,21 @@ static void on_watch(struct app *a, unsigned bits)
 		a->dirty |= DIRTY_PANES;
 	if (bits & WATCH_CANCEL)
 		take_outcomes(a);
+	if ((bits & WATCH_FILES) && a->detail_key != NULL) {
+		watch_files_free(a->files, a->nfiles);
+		a->nfiles = watch_take_files(a->watch, &a->files);
+		a->fetching = 0;
+		build_detail(a);
+	}
+	if ((bits & WATCH_JOBS) && a->mode == MODE_DETAIL)
+		build_detail(a);
+	if (bits & WATCH_RETRY) {
+		struct watch_retry r;
+		if (watch_take_retry(a->watch, &r)) {
+			set_message(a, r.new_id == NULL, "%s", r.message);
+			watch_retry_free(&r);
+		}
+	}
 	if ((bits & WATCH_HOSTKEY) && a->mode == MODE_NORMAL) {
 		for (i = 0; i < watch_count(a->watch); i++) {
 			enum link_state l = watch_cluster(a->watch, i)->link;
@@ -205,6 +225,160 @@ static void on_watch(struct app *a, unsigned bits)
 			}
 		}
 	}
+}
+
+/* ---- the detail view ------------------------------------------------------------------------ */
+
+static void free_detail_lines(struct app *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->ndetail; i++)
+		free(a->detail[i]);
+	free(a->detail);
+	a->detail = NULL;
+	a->ndetail = 0;
+}
+
+static void close_detail(struct app *a)
+{
+	free_detail_lines(a);
+	free(a->detail_key);
+	a->detail_key = NULL;
+	watch_files_free(a->files, a->nfiles);
+	a->files = NULL;
+	a->nfiles = 0;
+	a->fetching = 0;
+}
+
+static const struct jt_entry *entry_by_key(const struct app *a, const char *key)
+{
+	size_t i;
+
+	for (i = 0; key != NULL && i < a->jt.n; i++)
+		if (strcmp(a->jt.entries[i].key, key) == 0)
+			return &a->jt.entries[i];
+	return NULL;
+}
+
+/* (Re)build the detail lines from the record (local), the row (the latest
+ * poll) and the fetched files. */
+static void build_detail(struct app *a)
+{
+	const struct jt_entry *e = entry_by_key(a, a->detail_key);
+	struct job_record *r = NULL;
+	char *err = NULL;
+
+	if (e == NULL)
+		return;		/* gone from the list: keep what is shown */
+	free_detail_lines(a);
+	if (e->row->record_id != NULL && store_load(a->store, e->row->record_id, &r, &err) != 0)
+		free(err);
+	a->ndetail = detail_lines(r, e->row, e->cluster_name, a->files, a->nfiles, a->fetching,
+	    text_utf8(), &a->detail);
+	record_free(r);
+	a->dirty |= DIRTY_DIALOG;
+}
+
+static void open_detail(struct app *a)
+{
+	const struct jt_entry *e = jt_selected(&a->jt);
+	struct job_record *r = NULL;
+	char *err = NULL, **paths;
+	size_t n, i;
+
+	if (e == NULL)
+		return;
+	close_detail(a);
+	a->detail_key = xstrdup(e->key);
+	a->detail_cluster = e->cluster;
+	a->detail_top = 0;
+	if (e->row->record_id != NULL && store_load(a->store, e->row->record_id, &r, &err) == 0) {
+		n = detail_paths(r, &paths);
+		if (n > 0) {
+			watch_fetch(a->watch, e->cluster, paths, n);
+			a->fetching = 1;
+		}
+		for (i = 0; i < n; i++)
+			free(paths[i]);
+		free(paths);
+		record_free(r);
+	}
+	free(err);
+	build_detail(a);
+	a->mode = MODE_DETAIL;
+}
+
+/* ---- retry and screen dump ------------------------------------------------------------------- */
+
+static void ask_retry(struct app *a)
+{
+	const struct jt_entry *e = jt_selected(&a->jt);
+
+	if (a->readonly) {
+		set_message(a, 1, "read-only (--readonly): retry is disabled");
+		return;
+	}
+	if (e == NULL || e->row->record_id == NULL) {
+		set_message(a, 1, "only taotop's own jobs can be retried (they have a staged sbatch)");
+		return;
+	}
+	if (!tao_state_final(e->row->state)) {
+		set_message(a, 1, "%s is %s: cancel it first, or wait for it to end", e->row->record_id,
+		    tao_state_name(e->row->state));
+		return;
+	}
+	free(a->retry_job);
+	a->retry_job = xstrdup(e->row->record_id);
+	a->retry_cluster = e->cluster;
+	a->mode = MODE_CONFIRM_RETRY;
+	a->dirty |= DIRTY_DIALOG;
+}
+
+/* The screen as plain text, in the state folder beside the records. */
+static void dump_screen(struct app *a)
+{
+	const char *dir = store_dir(a->store);
+	char stamp[32], *path, *parent;
+	const char *slash = strrchr(dir, '/');
+	time_t now = time(NULL);
+	struct tm tm;
+	FILE *f;
+	int fd, y;
+
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	parent = slash != NULL ? xstrndup(dir, (size_t)(slash - dir)) : xstrdup(".");
+	path = xasprintf("%s/screen-%s.txt", parent, stamp);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (f == NULL) {
+		set_message(a, 1, "cannot write %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(path), free(parent);
+		return;
+	}
+	for (y = 0; y < a->lines; y++) {
+		wchar_t line[1024];
+		char mb[4096];
+		int n = mvwinnwstr(curscr, y, 0, line, a->cols < 1023 ? a->cols : 1023);
+		size_t len;
+		if (n == ERR)
+			line[0] = L'\0';
+		len = wcstombs(mb, line, sizeof(mb) - 1);
+		if (len == (size_t)-1)
+			len = 0;
+		while (len > 0 && mb[len - 1] == ' ')
+			len--;
+		mb[len] = '\0';
+		fprintf(f, "%s\n", mb);
+	}
+	if (fclose(f) != 0)
+		set_message(a, 1, "cannot write %s: %s", path, strerror(errno));
+	else
+		set_message(a, 0, "screen written to %s", path);
+	free(path), free(parent);
 }
 
 /* ---- actions ------------------------------------------------------------------------------ */
@@ -464,6 +638,15 @@ static void act(struct app *a, enum action act)
 		}
 		a->dirty |= DIRTY_PANES;
 		break;
+	case ACT_DETAIL:
+		open_detail(a);
+		break;
+	case ACT_RETRY:
+		ask_retry(a);
+		break;
+	case ACT_DUMP:
+		dump_screen(a);
+		break;
 	case ACT_LEFT:
 	case ACT_RIGHT:
 		p = focused_pane(a, &ring);
@@ -571,6 +754,36 @@ static void dialog_key(struct app *a, wint_t ch, int func)
 		break;
 	case MODE_OUTCOMES:
 		close = close || (!func && (ch == '\n' || ch == '\r'));
+		break;
+	case MODE_DETAIL:
+		if (!func && (ch == '\r' || ch == '\n'))
+			close = 1;
+		else if ((func && ch == KEY_DOWN) || (!func && ch == 'j'))
+			a->detail_top += a->detail_top + 1 < a->ndetail;
+		else if ((func && ch == KEY_UP) || (!func && ch == 'k'))
+			a->detail_top -= a->detail_top > 0;
+		else if ((func && ch == KEY_NPAGE) || (!func && ch == ' '))
+			a->detail_top = a->detail_top + 20 < a->ndetail ? a->detail_top + 20
+			    : (a->ndetail ? a->ndetail - 1 : 0);
+		else if (func && ch == KEY_PPAGE)
+			a->detail_top = a->detail_top > 20 ? a->detail_top - 20 : 0;
+		else if (!func && ch == 'g')
+			a->detail_top = 0;
+		else if (!func && ch == 'G')
+			a->detail_top = a->ndetail > 10 ? a->ndetail - 10 : 0;
+		else if (!func && ch == 'P')
+			dump_screen(a);
+		if (close)
+			close_detail(a);
+		break;
+	case MODE_CONFIRM_RETRY:
+		if (!func && (ch == 'y' || ch == 'Y' || ch == '\n' || ch == '\r')) {
+			watch_retry(a->watch, a->retry_cluster, a->retry_job);
+			set_message(a, 0, "retrying %s from what it staged...", a->retry_job);
+			close = 1;
+		} else if (!func && (ch == 'n' || ch == 'N')) {
+			close = 1;
+		}
 		break;
 	case MODE_HOSTKEY:
 		if (!func && ch == 'a' &&
@@ -860,6 +1073,8 @@ int ui_run(const struct ui_opts *o)
 	free(a.message);
 	free_cancel(&a);
 	watch_outcomes_free(a.outs, a.nouts);
+	close_detail(&a);
+	free(a.retry_job);
 	store_close(a.store);
 	config_free(&a.cfg);
 	close(sig_pipe[0]);

@@ -13,6 +13,7 @@
 
 #include "integration/helper_rig.h"
 #include "integration/helper_screen.h"
+#include "util/file.h"
 #include "util/xmalloc.h"
 
 /* A private sshd a test froze must not stay frozen if the test fails. */
@@ -305,6 +306,7 @@ Test(screen, a_frozen_server_never_freezes_the_keys, .timeout = 180)
 	screen_wait(&s, 3, "taotop keys", NULL);
 	screen_keys(&s, "Escape");
 	screen_wait(&s, 3, "rig: not answering for", NULL);
+	cr_assert_null(screen_line_with(&s, "taotop keys"), "help stays on screen after Esc");
 
 	rig_sshd_signal_sessions(&d, SIGCONT);
 	screen_wait(&s, 40, "rig: 127.0.0.1:2236, polled", NULL);
@@ -507,4 +509,91 @@ Test(screen, log_colours_are_rendered_only_when_asked, .timeout = 120)
 		free(cmd);
 	}
 	free(path), free(id), free(dir);
+}
+
+Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
+{
+	const struct rig *r = rig_get();
+	char *dir = test_dir("detail"), *bundle, *cmd, *out = NULL, *id, *p, *dump, *text, *err = NULL;
+	struct screen s;
+	struct screen_opts so = { .cols = 130, .lines = 45 };
+	FILE *f;
+
+	screen_open(&s, "detail", &so);
+	/* A taotop job that fails with a Python traceback: the program's
+	 * failure, which the engine never retries by itself. */
+	bundle = xasprintf("%s/bundle.yaml", s.dir);
+	f = fopen(bundle, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "network_arch: detail_pyt\naction: train\n"
+	    "command: [sh, -c, 'echo \"Traceback (most recent call last):\" >&2; "
+	    "echo \"ValueError: bad learning rate\" >&2; exit 1']\n"
+	    "datasets: [lustre://%s/data]\nresults_dir: lustre://%s/results\n"
+	    "gpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n", dir, dir);
+	fclose(f);
+	cmd = xasprintf("mkdir -p %s/data", dir);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s "
+	    "TAOTOP_CLUSTER=rig XDG_STATE_HOME=%s/state TAOTOP_CONFIG=/nonexistent/config.yaml "
+	    "SLURM_BASE_RESULTS_DIR=lustre://%s/root %s submit %s", r->user, r->host, r->port, r->key,
+	    r->known_hosts, s.dir, dir, getenv("TAOTOP_BIN"), bundle);
+	{
+		const char *const argv[] = { "sh", "-c", cmd, NULL };
+		cr_assert_eq(rig_run(argv, &out), 0, "%s", out);
+	}
+	p = strstr(out, "submitted tao-");
+	cr_assert_not_null(p, "%s", out);
+	id = xstrndup(p + 10, strcspn(p + 10, " "));
+
+	filter(&s, "detail_pyt");
+	screen_wait_line(&s, 60, id, "Error", NULL);
+	/* Enter: the record, its transitions, the verdict, the staged sbatch. */
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 15, "Job detail", "Transitions:", "-> Error (FAILED)",
+	    "failure: the program's (python-traceback)", NULL);
+	{
+		char *want = xasprintf("#SBATCH --job-name=%s", id);
+		screen_wait(&s, 15, want, NULL);
+		free(want);
+	}
+	/* P: the screen as text, in a file. */
+	screen_keys(&s, "P");
+	screen_wait(&s, 5, "screen written to ", NULL);
+	text = screen_line_with(&s, "screen written to ");
+	dump = xstrndup(strstr(text, "screen written to ") + 18,
+	    strcspn(strstr(text, "screen written to ") + 18, " \n"));
+	free(text);
+	text = file_read_all(dump, NULL, &err);
+	cr_assert_not_null(text, "%s", err);
+	cr_expect_not_null(strstr(text, "Transitions:"), "the dump:\n%s", text);
+	cr_expect_null(strstr(text, "\x1b"), "the dump is plain text");
+	free(text);
+	screen_keys(&s, "Escape");
+
+	/* r: retry it, from what it staged; a new record, linked. */
+	screen_keys(&s, "r");
+	screen_wait(&s, 5, "Retry?", "nothing is staged or converted again", NULL);
+	screen_keys(&s, "y");
+	screen_wait(&s, 30, "retried as tao-", NULL);
+	screen_wait_line(&s, 30, id, "Error", "retried as", NULL);
+	cr_assert_null(screen_line_with(&s, "Retry?"), "the dialog stays on screen after closing");
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+
+	/* --readonly: nothing that changes anything. */
+	so.args = "--readonly";
+	screen_open(&s, "readonly", &so);
+	screen_wait(&s, 15, "READONLY", "polled", NULL);
+	screen_keys(&s, "c");
+	screen_wait(&s, 5, "read-only (--readonly): cancel is disabled", NULL);
+	screen_keys(&s, "r");
+	screen_wait(&s, 5, "read-only (--readonly): retry is disabled", NULL);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	rig_local("rm -f %s", dump);
+	free(dump), free(id), free(out), free(cmd), free(bundle), free(dir);
 }

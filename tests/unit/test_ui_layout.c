@@ -6,6 +6,10 @@
 #include <string.h>
 
 #include "engine/logring.h"
+#include "engine/record.h"
+#include "engine/tracker.h"
+#include "engine/watch.h"
+#include "ui/detail.h"
 #include "ui/keymap.h"
 #include "ui/layout.h"
 #include "ui/logpane.h"
@@ -248,4 +252,63 @@ Test(keymap, the_man_page_lists_every_key_the_help_does)
 	}
 	free(lines);
 	free(man);
+}
+
+Test(detail, the_sparkline_scales_between_the_lowest_and_highest)
+{
+	double v[] = { 0.9, 0.7, 0.5, 0.3, 0.1 };
+	char *s = detail_sparkline(v, 5, 60, 0);
+	cr_assert_str_eq(s, "#+=:_");
+	free(s);
+	s = detail_sparkline(v, 5, 2, 1);	/* the last two, in blocks */
+	cr_assert_str_eq(s, "\xe2\x96\x88\xe2\x96\x81");
+	free(s);
+}
+
+Test(detail, a_records_view_has_its_history_chain_verdict_and_files)
+{
+	struct job_record *r = record_new("tao-20261129-aaaaaa");
+	struct job_row row;
+	struct watch_file f = { (char *)"/x/job.sbatch", (char *)"#!/bin/bash\n\n\x1b]0;t\x07" "echo hi\n", NULL };
+	char **lines, **paths, *all;
+	size_t n, i, len = 0;
+
+	memset(&row, 0, sizeof(row));
+	snprintf(row.slurm_id, sizeof(row.slurm_id), "77");
+	row.state = TAO_ERROR;
+	row.epoch = 3, row.max_epoch = 10;
+	double series[] = { 1, 2, 3 };
+	row.series = series, row.nseries = 3;
+	snprintf(row.metric, sizeof(row.metric), "loss");
+	record_set(&r->log_dir, "/lustre/root/tao-20261129-first/slurm-logs");
+	record_set(&r->retry_of, "tao-20261129-first");
+	record_transition(r, TAO_RUNNING, "RUNNING", NULL, "scheduler", 1000);
+	record_transition(r, TAO_ERROR, "FAILED", "FAILED, exit code 1:0", "scheduler", 2000);
+	record_event(r, "failure: the infrastructure's (nccl-timeout): NCCL watchdog", "taotop", 2001);
+	n = detail_paths(r, &paths);
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(paths[0], "/lustre/root/tao-20261129-first/sbatch/job_tao-20261129-first.sbatch",
+	    "a retry shows the sbatch its chain's first job staged");
+	cr_assert_str_eq(paths[1], "/lustre/root/tao-20261129-first/specs/spec.yaml");
+	free(paths[0]), free(paths[1]), free(paths);
+	n = detail_lines(r, &row, "rig", &f, 1, 0, 0, &lines);
+	for (i = 0; i < n; i++)
+		len += strlen(lines[i]) + 1;
+	all = calloc(1, len + 1);
+	for (i = 0; i < n; i++) {
+		strcat(all, lines[i]);
+		strcat(all, "\n");
+		free(lines[i]);
+	}
+	free(lines);
+	cr_expect_not_null(strstr(all, "retry chain: tao-20261129-first -> tao-20261129-aaaaaa"), "%s", all);
+	cr_expect_not_null(strstr(all, "failure: the infrastructure's (nccl-timeout)"), "%s", all);
+	cr_expect_not_null(strstr(all, "Running -> Error (FAILED)  FAILED, exit code 1:0"), "%s", all);
+	cr_expect_not_null(strstr(all, "progress: epoch 3 of 10"), "%s", all);
+	cr_expect_not_null(strstr(all, "loss per epoch: "), "%s", all);
+	cr_expect_not_null(strstr(all, "    echo hi"), "%s", all);
+	cr_expect_null(strstr(all, "\x1b"), "a fetched file is sanitised");
+	cr_expect_not_null(strstr(all, "    #!/bin/bash\n    \n"), "blank lines kept: %s", all);
+	free(all);
+	record_free(r);
 }

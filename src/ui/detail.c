@@ -1,0 +1,192 @@
+#include "ui/detail.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/record.h"
+#include "engine/state.h"
+#include "engine/tracker.h"
+#include "engine/watch.h"
+#include "util/buf.h"
+#include "util/sanitize.h"
+#include "util/xmalloc.h"
+
+#define FILE_LINES_MAX	400	/* of one file shown */
+
+size_t detail_paths(const struct job_record *r, char ***out)
+{
+	const char *slash;
+	char *job_dir, **v;
+
+	*out = NULL;
+	if (r == NULL || r->log_dir == NULL || (slash = strrchr(r->log_dir, '/')) == NULL ||
+	    strcmp(slash, "/slurm-logs") != 0)
+		return 0;
+	/* A retry runs the sbatch its chain's first job staged. */
+	job_dir = xstrndup(r->log_dir, (size_t)(slash - r->log_dir));
+	v = xcalloc(2, sizeof(*v));
+	v[0] = xasprintf("%s/sbatch/job_%s.sbatch", job_dir, strrchr(job_dir, '/') + 1);
+	v[1] = xasprintf("%s/specs/spec.yaml", job_dir);
+	free(job_dir);
+	*out = v;
+	return 2;
+}
+
+char *detail_sparkline(const double *v, size_t n, size_t width, int utf8)
+{
+	static const char *const blocks[] = { "\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83",
+	    "\xe2\x96\x84", "\xe2\x96\x85", "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88" };
+	static const char ascii[] = "_.:-=+*#";
+	size_t from = n > width ? n - width : 0, i;
+	double lo = 0, hi = 0;
+	struct buf b;
+
+	buf_init(&b);
+	for (i = from; i < n; i++) {
+		if (i == from || v[i] < lo)
+			lo = v[i];
+		if (i == from || v[i] > hi)
+			hi = v[i];
+	}
+	for (i = from; i < n; i++) {
+		int k = hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.0 + 0.5) : 3;
+		if (k < 0)
+			k = 0;
+		if (k > 7)
+			k = 7;
+		if (utf8)
+			buf_adds(&b, blocks[k]);
+		else
+			buf_addc(&b, ascii[k]);
+	}
+	if (b.data == NULL)
+		buf_adds(&b, "");
+	return buf_detach(&b);
+}
+
+struct lines {
+	char	**v;
+	size_t	  n;
+};
+
+static void add(struct lines *l, char *line)
+{
+	l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
+	l->v[l->n++] = line;
+}
+
+static void stamp(time_t t, char *buf, size_t len)
+{
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* The file's lines, sanitised: it comes from the cluster. */
+static void add_file(struct lines *l, const struct watch_file *f)
+{
+	struct buf clean;
+	char *p;
+	size_t shown = 0;
+
+	add(l, xstrdup(""));
+	add(l, xasprintf("--- %s", f->path));
+	if (f->text == NULL) {
+		add(l, xasprintf("    (%s)", f->error ? f->error : "not read"));
+		return;
+	}
+	buf_init(&clean);
+	sanitize_append(&clean, f->text, strlen(f->text));
+	if (clean.data == NULL)
+		buf_adds(&clean, "");
+	/* Line by line, blank lines kept. */
+	for (p = clean.data; *p != '\0' || p == clean.data; ) {
+		size_t len = strcspn(p, "\n");
+		if (shown++ == FILE_LINES_MAX) {
+			add(l, xstrdup("    ... (cut)"));
+			break;
+		}
+		add(l, xasprintf("    %.*s", (int)len, p));
+		if (p[len] == '\0')
+			break;
+		p += len + 1;
+	}
+	buf_free(&clean);
+}
+
+size_t detail_lines(const struct job_record *r, const struct job_row *row, const char *cluster,
+    const struct watch_file *files, size_t nfiles, int fetching, int utf8, char ***out)
+{
+	struct lines l = { NULL, 0 };
+	char when[32];
+	size_t i;
+
+	add(&l, xasprintf("%s   cluster %s   SLURM job %s", r ? r->id : (row->shown_id[0] ?
+	    row->shown_id : row->slurm_id), cluster, row->slurm_id[0] ? row->slurm_id : "-"));
+	add(&l, xasprintf("state: %s%s%s%s", tao_state_name(row->state), row->native ? " (" : "",
+	    row->native ? row->native : "", row->native ? ")" : ""));
+	if (row->name != NULL)
+		add(&l, xasprintf("what: %s", row->name));
+	if (row->partition != NULL || row->nodes > 0)
+		add(&l, xasprintf("resources: %s, %d node%s x %d GPU%s, used %s of %s",
+		    row->partition ? row->partition : "?", row->nodes, row->nodes == 1 ? "" : "s",
+		    row->nodes ? row->gpus / row->nodes : 0, row->nodes && row->gpus / row->nodes == 1
+		    ? "" : "s", row->elapsed[0] ? row->elapsed : "0:00", row->limit[0] ? row->limit : "?"));
+	if (row->message != NULL)
+		add(&l, xasprintf("latest: %s", row->message));
+	if (row->epoch >= 0 && row->max_epoch > 0) {
+		add(&l, xasprintf("progress: epoch %d of %d%s%s", row->epoch, row->max_epoch,
+		    row->eta[0] ? ", ETA " : "", row->eta));
+		if (row->nseries > 0) {
+			char *spark = detail_sparkline(row->series, row->nseries, 60, utf8);
+			add(&l, xasprintf("%s per epoch: %s  (last %g)", row->metric[0] ? row->metric
+			    : "metric", spark, row->series[row->nseries - 1]));
+			free(spark);
+		}
+	}
+	if (r == NULL) {
+		add(&l, xstrdup(""));
+		add(&l, xstrdup("Not a taotop job: no record, no staged files."));
+		*out = l.v;
+		return l.n;
+	}
+	if (r->image != NULL)
+		add(&l, xasprintf("image: %s", r->image));
+	if (r->results_dir != NULL)
+		add(&l, xasprintf("results: %s", r->results_dir));
+	if (r->log_dir != NULL)
+		add(&l, xasprintf("logs: %s/%s-%s/", r->log_dir, r->id, r->backend_ref ?
+		    r->backend_ref : "<id>"));
+	if (r->retry_of != NULL || r->retried_as != NULL)
+		add(&l, xasprintf("retry chain: %s%s%s%s%s", r->retry_of ? r->retry_of : "",
+		    r->retry_of ? " -> " : "", r->id, r->retried_as ? " -> " : "",
+		    r->retried_as ? r->retried_as : ""));
+	/* The failure's verdict, when the engine wrote one. */
+	for (i = r->nhist; i-- > 0;) {
+		const char *m = r->hist[i].message;
+		if (m != NULL && strncmp(m, "failure: ", 9) == 0) {
+			add(&l, xasprintf("failure: %s", m + 9));
+			break;
+		}
+	}
+	add(&l, xstrdup(""));
+	add(&l, xstrdup("Transitions:"));
+	for (i = 0; i < r->nhist; i++) {
+		const struct transition *t = &r->hist[i];
+		stamp(t->at, when, sizeof(when));
+		if (t->from != t->to)
+			add(&l, xasprintf("  %s  %s -> %s%s%s%s  %s", when, tao_state_name(t->from),
+			    tao_state_name(t->to), t->native ? " (" : "", t->native ? t->native : "",
+			    t->native ? ")" : "", t->message ? t->message : ""));
+		else
+			add(&l, xasprintf("  %s  %s", when, t->message ? t->message : ""));
+	}
+	if (fetching)
+		add(&l, xstrdup("\n(reading the staged sbatch and spec from the cluster...)"));
+	for (i = 0; i < nfiles; i++)
+		add_file(&l, &files[i]);
+	*out = l.v;
+	return l.n;
+}
