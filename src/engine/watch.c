@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/actions.h"
 #include "engine/config.h"
 #include "engine/logpath.h"
 #include "engine/logtail.h"
@@ -55,9 +56,11 @@ struct watch {
 	uint64_t		 fetch_seq;	/* the newest fetch: older answers dropped */
 	struct watch_retry	 retry;
 	int			 have_retry;
+	char			*answer;	/* the last action's */
+	int			 answer_ok;
 };
 
-enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY };
+enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY, T_ACTION };
 
 /* A request on a worker. The worker hands back the worker_task pointer,
  * which is the first member. */
@@ -83,6 +86,8 @@ struct task {
 	struct watch_file	*files;
 	uint64_t		 seq;
 	char			*new_id, *message;
+	/* T_ACTION (jobs[0], host: its argument) */
+	int			 action, action_ok;
 };
 
 int64_t watch_now_ms(void)
@@ -212,12 +217,23 @@ static void run_retry(struct conn *c, struct worker_task *wt)
 	free(err);
 }
 
+static void run_action(struct conn *c, struct worker_task *wt)
+{
+	struct task *t = (struct task *)wt;
+	char *answer = NULL, *err = NULL;
+
+	t->action_ok = job_action_run(c, t->w->store, t->jobs[0], (enum job_action)t->action,
+	    t->host, &answer, &err) == 0;
+	t->message = t->action_ok ? answer : err;
+	free(t->action_ok ? err : answer);
+}
+
 static struct task *task_new(struct watch *w, size_t ci, enum task_kind kind)
 {
 	static worker_run_fn *const run[] = {
 		[T_POLL] = run_poll, [T_FOLLOW] = run_follow,
 		[T_CANCEL] = run_cancel, [T_TRUST] = run_trust,
-		[T_FETCH] = run_fetch, [T_RETRY] = run_retry,
+		[T_FETCH] = run_fetch, [T_RETRY] = run_retry, [T_ACTION] = run_action,
 	};
 	struct task *t = xcalloc(1, sizeof(*t));
 
@@ -323,6 +339,7 @@ void watch_free(struct watch *w)
 	watch_files_free(w->files, w->nfiles);
 	if (w->have_retry)
 		watch_retry_free(&w->retry);
+	free(w->answer);
 	free(w->cl);
 	free(w);
 }
@@ -550,6 +567,16 @@ unsigned watch_dispatch(struct watch *w)
 					}
 					bits |= WATCH_FILES;
 				}
+				break;
+			case T_ACTION:
+				free(w->answer);
+				w->answer = t->message ? t->message : xasprintf("%s: %s", t->jobs[0],
+				    t->wt.err ? t->wt.err : "not connected");
+				w->answer_ok = t->message != NULL && t->action_ok;
+				t->message = NULL;
+				schedule_user_action(&cl->sched);
+				cl->pub.next_poll_ms = watch_now_ms();
+				bits |= WATCH_ACTION;
 				break;
 			case T_RETRY:
 				if (w->have_retry)
@@ -803,4 +830,28 @@ void watch_retry_free(struct watch_retry *r)
 	free(r->new_id);
 	free(r->message);
 	memset(r, 0, sizeof(*r));
+}
+
+void watch_action(struct watch *w, size_t cluster, const char *job, int action, const char *arg)
+{
+	struct task *t;
+
+	if (cluster >= w->n)
+		return;
+	t = task_new(w, cluster, T_ACTION);
+	t->jobs = xcalloc(1, sizeof(*t->jobs));
+	t->jobs[0] = xstrdup(job);
+	t->njobs = 1;
+	t->action = action;
+	t->host = arg != NULL ? xstrdup(arg) : NULL;
+	worker_submit(w->cl[cluster].worker, &t->wt);
+}
+
+char *watch_take_answer(struct watch *w, int *ok)
+{
+	char *a = w->answer;
+
+	*ok = w->answer_ok;
+	w->answer = NULL;
+	return a;
 }

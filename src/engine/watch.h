@@ -94,6 +94,7 @@ enum {
 	WATCH_HOSTKEY	= 1 << 4,	/* a host key waits for the user */
 	WATCH_FILES	= 1 << 5,	/* a fetch finished */
 	WATCH_RETRY	= 1 << 6,	/* a retry finished */
+	WATCH_ACTION	= 1 << 7,	/* an action's answer came */
 };
 
 struct watch;
@@ -142,6 +143,12 @@ void watch_files_free(struct watch_file *f, size_t n);
 void watch_retry(struct watch *w, size_t cluster, const char *job);
 int watch_take_retry(struct watch *w, struct watch_retry *out);
 void watch_retry_free(struct watch_retry *r);
+
+/* An action of engine/actions.h on a job (arg: the signal or time limit);
+ * its answer (a sentence) comes with WATCH_ACTION, for watch_take_answer:
+ * caller frees; *ok says whether the scheduler agreed. */
+void watch_action(struct watch *w, size_t cluster, const char *job, int action, const char *arg);
+char *watch_take_answer(struct watch *w, int *ok);
 
 /* Monotonic milliseconds, the clock of this interface. */
 int64_t watch_now_ms(void);

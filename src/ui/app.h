@@ -29,6 +29,10 @@ enum mode {
 	MODE_HOSTKEY,		/* an unknown or changed host key */
 	MODE_DETAIL,		/* a job's detail */
 	MODE_CONFIRM_RETRY,
+	MODE_ACTIONS,		/* the actions menu */
+	MODE_SIGNALS,		/* the signal picker */
+	MODE_TIME,		/* typing a time limit */
+	MODE_CONFIRM_ACTION,	/* an action that destroys something */
 };
 
 /* What needs drawing at the end of this pass. */
@@ -99,6 +103,12 @@ struct app {
 	int			 fetching;
 	char			*retry_job;	/* the job the retry dialog asks about */
 	size_t			 retry_cluster;
+
+	char			*act_job;	/* the job the actions menu acts on */
+	size_t			 act_cluster;
+	int			 act_kind;	/* enum job_action */
+	char			 act_arg[32];	/* its signal or time limit */
+	size_t			 pick;		/* the signal picker's selection */
 
 	unsigned		 dirty;
 	int			 quit;

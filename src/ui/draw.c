@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/actions.h"
 #include "engine/state.h"
 #include "engine/tracker.h"
 #include "ui/text.h"
@@ -529,6 +530,10 @@ static void draw_message(struct app *a)
 	if (a->mode == MODE_FILTER) {
 		snprintf(buf, sizeof(buf), "filter: %s_   (Enter keeps, Esc clears)", a->input);
 		text_draw(w, buf, strlen(buf), 0, a->lay.message.w, a->attr[ROLE_HEADER], 0);
+	} else if (a->mode == MODE_TIME) {
+		snprintf(buf, sizeof(buf), "new time limit for %s (90, 2:00:00, 1-00:00:00): %s_   "
+		    "(Enter sets, Esc stops)", a->act_job, a->input);
+		text_draw(w, buf, strlen(buf), 0, a->lay.message.w, a->attr[ROLE_HEADER], 0);
 	} else if (a->mode == MODE_SEARCH) {
 		snprintf(buf, sizeof(buf), "search %s: %s_   (Enter finds, Esc stops)",
 		    a->focus == FOCUS_ERR ? "main.err" : "main.out", a->input);
@@ -711,6 +716,36 @@ void draw(struct app *a)
 			    "j/k, PgUp/PgDn, g/G: scroll    P: write the screen    Esc/Enter: close",
 			    ROLE_DIALOG);
 			break;
+		case MODE_ACTIONS: {
+			char *v[] = { (char *)"r  requeue (it starts over; asks first)",
+			    (char *)"h  hold (it stays pending)", (char *)"l  release a held job",
+			    (char *)"s  send a signal...", (char *)"t  change the time limit..." };
+			char title[96];
+			snprintf(title, sizeof(title), "Actions on %s", a->act_job);
+			draw_dialog(a, title, v, 5, 0, "a key above    Esc: none", ROLE_DIALOG);
+			break;
+		}
+		case MODE_SIGNALS: {
+			char *v[16] = { NULL };
+			size_t n = 0;
+			for (n = 0; job_signals[n] != NULL && n < 16; n++)
+				v[n] = xasprintf("%s SIG%s", n == a->pick ? ">" : " ", job_signals[n]);
+			draw_dialog(a, "Send a signal (batch shell and every step)", v, n, 0,
+			    "j/k: choose    Enter: send    Esc: none", ROLE_DIALOG);
+			while (n > 0)
+				free(v[--n]);
+			break;
+		}
+		case MODE_CONFIRM_ACTION: {
+			char *v[1];
+			v[0] = a->act_kind == ACTION_REQUEUE
+			    ? xasprintf("Requeue %s? It stops and starts over from the queue.", a->act_job)
+			    : xasprintf("Send SIG%s to %s? It may end the job.", a->act_arg, a->act_job);
+			draw_dialog(a, "Are you sure?", v, 1, 0, "y/Enter: yes    n/Esc: no",
+			    ROLE_DIALOG_WARNING);
+			free(v[0]);
+			break;
+		}
 		case MODE_CONFIRM_RETRY: {
 			char *v[3];
 			v[0] = xasprintf("%s runs again as a new record linked to it,", a->retry_job);

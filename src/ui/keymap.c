@@ -45,6 +45,7 @@ static const struct key_binding bindings[] = {
 	{ '\r', KC_JOBS, ACT_DETAIL, "the job's detail: record, transitions, sbatch, spec" },
 	{ KEY_ENTER, KC_JOBS, ACT_DETAIL, NULL },
 	{ 'r', KC_JOBS, ACT_RETRY, "retry a finished taotop job from what it staged" },
+	{ 'a', KC_JOBS, ACT_ACTIONS, "requeue, hold, release, signal, time limit" },
 	{ 'P', KC_ANY, ACT_DUMP, "write the screen as text to a file" },
 	{ 'v', KC_ANY, ACT_SPLIT, "log panes side by side or stacked" },
 	{ 'z', KC_ANY, ACT_MAXIMIZE, "maximise the focused pane (again: restore)" },

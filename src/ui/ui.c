@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/actions.h"
 #include "engine/record.h"
 #include "ui/app.h"
 #include "ui/detail.h"
@@ -161,6 +162,7 @@ static void rebuild_jobs(struct app *a)
 }
 
 static void build_detail(struct app *a);
+static void edit_input(struct app *a, wint_t ch, int func);
 
 /* ---- engine news -------------------------------------------------------------------------- */
 
@@ -207,6 +209,13 @@ static void on_watch(struct app *a, unsigned bits)
 	}
 	if ((bits & WATCH_JOBS) && a->mode == MODE_DETAIL)
 		build_detail(a);
+	if (bits & WATCH_ACTION) {
+		int ok = 0;
+		char *answer = watch_take_answer(a->watch, &ok);
+		if (answer != NULL)
+			set_message(a, !ok, "%s", answer);
+		free(answer);
+	}
 	if (bits & WATCH_RETRY) {
 		struct watch_retry r;
 		if (watch_take_retry(a->watch, &r)) {
@@ -333,6 +342,122 @@ static void ask_retry(struct app *a)
 	a->retry_cluster = e->cluster;
 	a->mode = MODE_CONFIRM_RETRY;
 	a->dirty |= DIRTY_DIALOG;
+}
+
+/* ---- the scheduler's other actions ---------------------------------------------------------- */
+
+static void open_actions(struct app *a)
+{
+	const struct jt_entry *e = jt_selected(&a->jt);
+
+	if (a->readonly) {
+		set_message(a, 1, "read-only (--readonly): actions are disabled");
+		return;
+	}
+	if (e == NULL)
+		return;
+	if (e->row->slurm_id[0] == '\0') {
+		set_message(a, 1, "%s has no SLURM job to act on", engine_id(e->row));
+		return;
+	}
+	free(a->act_job);
+	a->act_job = xstrdup(engine_id(e->row));
+	a->act_cluster = e->cluster;
+	a->mode = MODE_ACTIONS;
+	a->dirty |= DIRTY_DIALOG;
+}
+
+/* Signals that end or stop the job ask first; the others are sent. */
+static int destroys(int kind, const char *arg)
+{
+	return kind == ACTION_REQUEUE || (kind == ACTION_SIGNAL && (strcmp(arg, "KILL") == 0 ||
+	    strcmp(arg, "TERM") == 0 || strcmp(arg, "INT") == 0 || strcmp(arg, "HUP") == 0 ||
+	    strcmp(arg, "STOP") == 0));
+}
+
+static void do_action(struct app *a, int kind, const char *arg)
+{
+	a->act_kind = kind;
+	snprintf(a->act_arg, sizeof(a->act_arg), "%s", arg ? arg : "");
+	if (destroys(kind, a->act_arg) && a->mode != MODE_CONFIRM_ACTION) {
+		a->mode = MODE_CONFIRM_ACTION;
+		a->dirty |= DIRTY_DIALOG;
+		return;
+	}
+	watch_action(a->watch, a->act_cluster, a->act_job, kind, arg);
+	set_message(a, 0, "%s: %s%s%s...", a->act_job, job_action_name(kind), arg ? " " : "",
+	    arg ? arg : "");
+	a->mode = MODE_NORMAL;
+	a->dirty |= DIRTY_DIALOG;
+}
+
+static void actions_key(struct app *a, wint_t ch, int func)
+{
+	size_t nsig = 0;
+
+	while (job_signals[nsig] != NULL)
+		nsig++;
+	if (!func && (ch == KEY_ESC || ch == 'q')) {
+		a->mode = MODE_NORMAL;
+		a->dirty |= DIRTY_DIALOG;
+		return;
+	}
+	switch (a->mode) {
+	case MODE_ACTIONS:
+		if (ch == 'r')
+			do_action(a, ACTION_REQUEUE, NULL);
+		else if (ch == 'h')
+			do_action(a, ACTION_HOLD, NULL);
+		else if (ch == 'l')
+			do_action(a, ACTION_RELEASE, NULL);
+		else if (ch == 's') {
+			a->pick = 0;
+			a->mode = MODE_SIGNALS;
+		} else if (ch == 't') {
+			a->input[0] = '\0';
+			a->mode = MODE_TIME;
+		}
+		break;
+	case MODE_SIGNALS:
+		if ((func && ch == KEY_DOWN) || (!func && ch == 'j'))
+			a->pick += a->pick + 1 < nsig;
+		else if ((func && ch == KEY_UP) || (!func && ch == 'k'))
+			a->pick -= a->pick > 0;
+		else if (!func && (ch == '\r' || ch == '\n'))
+			do_action(a, ACTION_SIGNAL, job_signals[a->pick]);
+		break;
+	case MODE_CONFIRM_ACTION:
+		if (!func && (ch == 'y' || ch == 'Y' || ch == '\r' || ch == '\n'))
+			do_action(a, a->act_kind, a->act_arg[0] ? a->act_arg : NULL);
+		else if (!func && (ch == 'n' || ch == 'N'))
+			a->mode = MODE_NORMAL;
+		break;
+	default:
+		break;
+	}
+	a->dirty |= DIRTY_DIALOG | DIRTY_MESSAGE;
+}
+
+/* The time limit prompt: Enter checks and sends it. */
+static void time_key(struct app *a, wint_t ch, int func)
+{
+	char limit[32], *err = NULL;
+
+	if (!func && ch == KEY_ESC) {
+		a->mode = MODE_NORMAL;
+	} else if (!func && (ch == '\r' || ch == '\n')) {
+		if (job_time_limit_parse(a->input, limit, sizeof(limit), &err) != 0) {
+			set_message(a, 1, "%s", err);
+			free(err);
+			a->mode = MODE_NORMAL;
+		} else {
+			a->mode = MODE_NORMAL;
+			do_action(a, ACTION_TIME_LIMIT, limit);
+		}
+	} else {
+		edit_input(a, ch, func);
+	}
+	a->dirty |= DIRTY_MESSAGE | DIRTY_DIALOG;
 }
 
 /* The screen as plain text, in the state folder beside the records. */
@@ -647,6 +772,9 @@ static void act(struct app *a, enum action act)
 	case ACT_DUMP:
 		dump_screen(a);
 		break;
+	case ACT_ACTIONS:
+		open_actions(a);
+		break;
 	case ACT_LEFT:
 	case ACT_RIGHT:
 		p = focused_pane(a, &ring);
@@ -842,6 +970,14 @@ static void on_key(struct app *a, wint_t ch, int func)
 	}
 	if (a->mode == MODE_FILTER || a->mode == MODE_SEARCH) {
 		prompt_key(a, ch, func);
+		return;
+	}
+	if (a->mode == MODE_TIME) {
+		time_key(a, ch, func);
+		return;
+	}
+	if (a->mode == MODE_ACTIONS || a->mode == MODE_SIGNALS || a->mode == MODE_CONFIRM_ACTION) {
+		actions_key(a, ch, func);
 		return;
 	}
 	if (a->mode != MODE_NORMAL) {
@@ -1075,6 +1211,7 @@ int ui_run(const struct ui_opts *o)
 	watch_outcomes_free(a.outs, a.nouts);
 	close_detail(&a);
 	free(a.retry_job);
+	free(a.act_job);
 	store_close(a.store);
 	config_free(&a.cfg);
 	close(sig_pipe[0]);

@@ -597,3 +597,77 @@ Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
 	rig_local("rm -f %s", dump);
 	free(dump), free(id), free(out), free(cmd), free(bundle), free(dir);
 }
+
+Test(screen, actions_signal_time_limit_hold_with_the_schedulers_answer, .timeout = 180)
+{
+	char *dir = test_dir("actions"), *id, name[64], opts[512];
+	struct screen s;
+	struct screen_opts so = { .cols = 130, .lines = 40 };
+
+	snprintf(name, sizeof(name), "scr%d-act", (int)getpid());
+	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/act.out", name, dir);
+	id = sbatch(opts, "'trap \"echo got-USR1\" USR1; echo ready; while :; do sleep 1; done'");
+	screen_open(&s, "actions", &so);
+	filter(&s, name);
+	screen_wait_line(&s, 20, name, "Running", NULL);
+	screen_wait(&s, 20, "ready", NULL);
+
+	/* A signal from the picker reaches the job: its log shows the trap. */
+	screen_keys(&s, "a");
+	screen_wait(&s, 5, "Actions on", "s  send a signal...", NULL);
+	screen_keys(&s, "s");
+	screen_wait(&s, 5, "> SIGUSR1", "SIGKILL", NULL);
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 10, "sent SIGUSR1", NULL);
+	screen_wait(&s, 20, "got-USR1", NULL);
+
+	/* KILL asks first; no keeps it running. */
+	screen_keys(&s, "a");
+	screen_keys(&s, "s");
+	for (int i = 0; i < 7; i++)
+		screen_keys(&s, "j");
+	screen_wait(&s, 5, "> SIGKILL", NULL);
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 5, "Are you sure?", "Send SIGKILL to", NULL);
+	screen_keys(&s, "n");
+
+	/* The time limit, typed and checked: a user may lower it, and the
+	 * scheduler's refusal to raise it is shown as it is. */
+	screen_keys(&s, "a");
+	screen_keys(&s, "t");
+	screen_wait(&s, 5, "new time limit for", NULL);
+	screen_type(&s, "7");
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 10, "time limit of ", " refused: ", NULL);
+	screen_keys(&s, "a");
+	screen_keys(&s, "t");
+	screen_type(&s, "3");
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 10, "time limit now 0:03:00", NULL);
+	screen_wait_line(&s, 20, name, "/3:00", NULL);
+	screen_keys(&s, "a");
+	screen_keys(&s, "t");
+	screen_type(&s, "soon");
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 5, "'soon' is not a time limit", NULL);
+
+	/* Hold and release: the scheduler's answer, and its reason in the row
+	 * (SLURM holds a running job for when it is requeued). */
+	screen_keys(&s, "a");
+	screen_keys(&s, "h");
+	screen_wait(&s, 10, ": hold done", NULL);
+	screen_wait_line(&s, 20, name, "JobHeldUser", NULL);
+	screen_keys(&s, "a");
+	screen_keys(&s, "l");
+	screen_wait(&s, 10, ": release done", NULL);
+
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	{
+		char *cmd = xasprintf("scancel %s", id);
+		free(rig_ssh_ok(cmd));
+		free(cmd);
+	}
+	free(id), free(dir);
+}

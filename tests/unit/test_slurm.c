@@ -149,3 +149,28 @@ Test(slurm, scontrol_fields_with_spaces_in_values)
 	free(v);
 	cr_expect_null(slurm_scontrol_field(line, "NoSuch"));
 }
+
+#include "engine/actions.h"
+
+Test(actions, time_limits_as_typed_become_slurms_form)
+{
+	struct { const char *in, *want; } ok[] = {
+		{ "90", "1:30:00" }, { "5:30", "0:05:30" }, { "2:00:00", "2:00:00" },
+		{ "1-00:00:00", "24:00:00" }, { " 7", "0:07:00" },
+	};
+	const char *bad[] = { "", "soon", "0", "-5", "1:2:3:4", "5:75", "90m" };
+	char out[32], *err = NULL;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		cr_assert_eq(job_time_limit_parse(ok[i].in, out, sizeof(out), &err), 0, "%s: %s",
+		    ok[i].in, err);
+		cr_expect_str_eq(out, ok[i].want, "%s", ok[i].in);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err = NULL;
+		cr_expect_neq(job_time_limit_parse(bad[i], out, sizeof(out), &err), 0, "'%s' passed",
+		    bad[i]);
+		cr_expect(err != NULL && strstr(err, "is not a time limit") != NULL, "%s", err);
+		free(err);
+	}
+}
