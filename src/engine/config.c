@@ -158,6 +158,34 @@ static int read_cluster(yaml_document_t *doc, const char *file, const yaml_node_
 	return 0;
 }
 
+/* notify: a list of bell, osc9, osc777 (or none). */
+static int read_notify(yaml_document_t *doc, const char *file, const yaml_node_t *v, unsigned *out,
+    char **err)
+{
+	static const struct { const char *name; unsigned bit; } kinds[] = {
+		{ "bell", NOTIFY_BELL }, { "osc9", NOTIFY_OSC9 }, { "osc777", NOTIFY_OSC777 },
+		{ "none", 0 },
+	};
+	yaml_node_item_t *it;
+	size_t i;
+
+	*out = 0;
+	if (v->type != YAML_SEQUENCE_NODE)
+		return at(err, file, v, "notify is a list: [bell, osc9, osc777], or [none]");
+	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+		const yaml_node_t *e = yaml_document_get_node(doc, *it);
+		const char *s = scalar(e);
+		for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			if (s != NULL && strcmp(s, kinds[i].name) == 0)
+				break;
+		if (i == sizeof(kinds) / sizeof(kinds[0]))
+			return at(err, file, e, "notify: unknown way '%s' (bell, osc9, osc777, none)",
+			    s ? s : "?");
+		*out |= kinds[i].bit;
+	}
+	return 0;
+}
+
 static char *config_path(void)
 {
 	const char *p = getenv("TAOTOP_CONFIG"), *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
@@ -221,6 +249,8 @@ static int load_file(struct config *cfg, char **err)
 			else
 				rc = at(err, path, v, "log_colors is true (render the logs' colours) "
 				    "or false (strip them)");
+		} else if (key != NULL && strcmp(key, "notify") == 0) {
+			rc = read_notify(&doc, path, v, &cfg->notify, err);
 		} else if (key != NULL && strcmp(key, "clusters") == 0 && v->type == YAML_MAPPING_NODE) {
 			yaml_node_pair_t *c;
 			for (c = v->data.mapping.pairs.start; c < v->data.mapping.pairs.top && rc == 0; c++) {
@@ -236,7 +266,7 @@ static int load_file(struct config *cfg, char **err)
 			}
 		} else {
 			rc = at(err, path, k, "unknown top-level field '%s' (clusters, "
-			    "default_cluster, theme, log_colors)",
+			    "default_cluster, theme, log_colors, notify)",
 			    key ? key : "?");
 		}
 	}

@@ -54,6 +54,8 @@ struct cluster_cfg {
 	int	 retry_budget;	/* retries of an infrastructure failure: 2 */
 };
 
+enum { NOTIFY_BELL = 1, NOTIFY_OSC9 = 2, NOTIFY_OSC777 = 4 };
+
 struct config {
 	struct cluster_cfg	*clusters;
 	size_t			 n;
@@ -61,6 +63,8 @@ struct config {
 	char			*theme;		/* the monitor's theme, or NULL */
 	int			 log_colors;	/* 1 render the logs' colours, 0 strip
 						 * them, -1 not set */
+	unsigned		 notify;	/* NOTIFY_* bits: how the monitor tells of
+						 * a state change of taotop's jobs */
 };
 
 /* -1 with a sentence naming the missing input and where to set it. */

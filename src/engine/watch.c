@@ -430,6 +430,7 @@ static unsigned poll_done(struct cluster *cl, struct task *t)
 	p->last = t->res;
 	memset(&t->res, 0, sizeof(t->res));
 	p->polled = 1;
+	p->polls++;
 	next_s = schedule_after_poll(&cl->sched, (unsigned)p->last.changes,
 	    p->last.waiting_for_accounting, !p->last.scheduler_ok);
 	p->next_poll_ms = now + next_s * 1000LL;

@@ -110,6 +110,8 @@ struct app {
 	char			 act_arg[32];	/* its signal or time limit */
 	size_t			 pick;		/* the signal picker's selection */
 
+	unsigned long		*seen_polls;	/* per cluster: events told of */
+
 	unsigned		 dirty;
 	int			 quit;
 };

@@ -22,6 +22,7 @@
 #include "ui/detail.h"
 #include "ui/keymap.h"
 #include "ui/text.h"
+#include "util/buf.h"
 #include "util/log.h"
 #include "util/xmalloc.h"
 
@@ -164,6 +165,71 @@ static void rebuild_jobs(struct app *a)
 static void build_detail(struct app *a);
 static void edit_input(struct app *a, wint_t ch, int func);
 
+/* ---- notifications ---------------------------------------------------------------------------- */
+
+/* An OSC sequence on the terminal, through tmux's passthrough when inside
+ * tmux (which drops unknown OSCs otherwise, or passes them where its
+ * allow-passthrough lets it). */
+static void emit_osc(const char *osc)
+{
+	struct buf b;
+	const char *p;
+
+	buf_init(&b);
+	if (getenv("TMUX") != NULL) {
+		buf_adds(&b, "\x1bPtmux;");
+		for (p = osc; *p != '\0'; p++) {
+			if (*p == '\x1b')
+				buf_addc(&b, '\x1b');
+			buf_addc(&b, *p);
+		}
+		buf_adds(&b, "\x1b\\");
+	} else {
+		buf_adds(&b, osc);
+	}
+	if (write(STDOUT_FILENO, b.data, b.len) < 0) {
+		/* the terminal is gone: nothing to tell */
+	}
+	buf_free(&b);
+}
+
+/* Tell of taotop's jobs that changed state in the clusters' newest polls,
+ * the ways the config asks (notify: [bell, osc9, osc777]). */
+static void notify_changes(struct app *a)
+{
+	size_t i, k;
+
+	for (i = 0; i < watch_count(a->watch); i++) {
+		const struct watched *c = watch_cluster(a->watch, i);
+		if (c->polls == a->seen_polls[i])
+			continue;
+		a->seen_polls[i] = c->polls;
+		for (k = 0; k < c->last.changes && a->cfg.notify != 0; k++) {
+			const struct state_change *ev = &c->last.events[k];
+			char text[200], *osc;
+			size_t j;
+			snprintf(text, sizeof(text), "%s %s is %s (%s)", c->cfg->name, ev->record_id,
+			    tao_state_name(ev->to), ev->native ? ev->native : "?");
+			/* Nothing that could end or split the sequence. */
+			for (j = 0; text[j] != '\0'; j++)
+				if ((unsigned char)text[j] < 0x20 || text[j] == 0x7f || text[j] == ';')
+					text[j] = ' ';
+			if (a->cfg.notify & NOTIFY_BELL)
+				beep();
+			if (a->cfg.notify & NOTIFY_OSC9) {
+				osc = xasprintf("\x1b]9;taotop: %s\x07", text);
+				emit_osc(osc);
+				free(osc);
+			}
+			if (a->cfg.notify & NOTIFY_OSC777) {
+				osc = xasprintf("\x1b]777;notify;taotop;%s\x07", text);
+				emit_osc(osc);
+				free(osc);
+			}
+		}
+	}
+}
+
 /* ---- engine news -------------------------------------------------------------------------- */
 
 static void take_outcomes(struct app *a)
@@ -190,6 +256,7 @@ static void on_watch(struct app *a, unsigned bits)
 	size_t i;
 
 	if (bits & WATCH_JOBS) {
+		notify_changes(a);
 		rebuild_jobs(a);
 		/* A poll frees as much as it allocates (every record parsed
 		 * anew on the worker's arena): give the pages back. */
@@ -1157,6 +1224,7 @@ int ui_run(const struct ui_opts *o)
 	a.readonly = o->readonly;
 	a.sgr = o->log_colors >= 0 ? o->log_colors : a.cfg.log_colors > 0;
 	a.watch = watch_new(&a.cfg, a.store);
+	a.seen_polls = xcalloc(a.cfg.n + 1, sizeof(*a.seen_polls));
 	jt_init(&a.jt);
 	logpane_init(&a.pane[0]);
 	logpane_init(&a.pane[1]);
@@ -1212,6 +1280,7 @@ int ui_run(const struct ui_opts *o)
 	close_detail(&a);
 	free(a.retry_job);
 	free(a.act_job);
+	free(a.seen_polls);
 	store_close(a.store);
 	config_free(&a.cfg);
 	close(sig_pipe[0]);

@@ -77,7 +77,7 @@ void screen_open(struct screen *s, const char *name, const struct screen_opts *o
 {
 	const struct rig *r = rig_get();
 	const char *bin = getenv("TAOTOP_BIN");
-	char tmpl[] = "/tmp/taotop-screen-XXXXXX", *script, *out;
+	char tmpl[] = "/tmp/taotop-screen-XXXXXX", *script, *out, *ts_end;
 	FILE *f;
 
 	cr_assert_not_null(bin, "TAOTOP_BIN is not set (run through tests/run)");
@@ -91,6 +91,7 @@ void screen_open(struct screen *s, const char *name, const struct screen_opts *o
 	script = xasprintf("%s/run.sh", s->dir);
 	f = fopen(script, "w");
 	cr_assert_not_null(f);
+	ts_end = o->typescript ? xasprintf("\" %s/typescript", s->dir) : xstrdup("");
 	{
 		fprintf(f, "#!/bin/sh\n"
 		    "export SLURM_USER=%s SLURM_HOSTNAME=%s SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s\n"
@@ -99,16 +100,18 @@ void screen_open(struct screen *s, const char *name, const struct screen_opts *o
 		    "export LANG=C.UTF-8 TERM=screen-256color %s\n"
 		    "trap '' INT\n"	/* Ctrl-C is for taotop: the shell must live on to report */
 		    "echo $$ > %s/shell.pid\n"
-		    "%s %s 2>%s/stderr\n"
+		    "%s%s %s 2>%s/stderr%s\n"
 		    "rc=$?\n"
 		    "echo \"[taotop exited $rc] $(stty -a | grep -o -- '-\\?icanon') "
 		    "$(stty -a | grep -o -- ' -\\?echo ')\"\n"
 		    "sleep 600\n",
 		    r->user, s->hosts, r->key, o->known_hosts ? o->known_hosts : r->known_hosts,
-		    s->dir, s->dir, s->dir, o->env ? o->env : "", s->dir, bin,
-		    o->args ? o->args : "", s->dir);
+		    s->dir, s->dir, s->dir, o->env ? o->env : "", s->dir,
+		    o->typescript ? "script -q -f -e -c \"exec " : "", bin, o->args ? o->args : "",
+		    s->dir, ts_end);
 		fclose(f);
 	}
+	free(ts_end);
 	cr_assert_eq(rig_local("chmod +x %s", script), 0);
 	out = screen_tmux(s, "-f /dev/null new-session -d -x %d -y %d '%s' \\; "
 	    "set -g set-clipboard on \\; set -g remain-on-exit on",

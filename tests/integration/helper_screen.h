@@ -19,6 +19,8 @@ struct screen_opts {
 	const char	*known_hosts;	/* NULL: the rig's */
 	const char	*args;		/* extra taotop arguments, or NULL */
 	const char	*env;		/* extra VAR=value words, or NULL */
+	int		 typescript;	/* record every byte taotop writes to the
+					 * terminal (script(1)) in DIR/typescript */
 };
 
 /* Start taotop; name makes the tmux socket unique. */

@@ -671,3 +671,67 @@ Test(screen, actions_signal_time_limit_hold_with_the_schedulers_answer, .timeout
 	}
 	free(id), free(dir);
 }
+
+Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout = 180)
+{
+	const struct rig *r = rig_get();
+	char *dir = test_dir("notify"), *cfg, *env, *bundle, *cmd, *out = NULL, *p, *id, *ts, *err = NULL;
+	char *want9, *want777;
+	struct screen s;
+	struct screen_opts so = { .cols = 120, .lines = 40, .typescript = 1 };
+	FILE *f;
+
+	cfg = xasprintf("%s/notify-config-%d.yaml", "/tmp", (int)getpid());
+	f = fopen(cfg, "w");
+	cr_assert_not_null(f);
+	fputs("notify: [bell, osc9, osc777]\n", f);
+	fclose(f);
+	env = xasprintf("TAOTOP_CONFIG=%s", cfg);
+	so.env = env;
+	screen_open(&s, "notify", &so);
+	screen_wait(&s, 15, "polled", NULL);
+
+	bundle = xasprintf("%s/bundle.yaml", s.dir);
+	f = fopen(bundle, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: notify_pyt\n"
+	    "action: train\ncommand: [sh, -c, 'sleep 3; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
+	    "%s/results/status.json']\ndatasets: [lustre://%s/data]\nresults_dir: lustre://%s/results\n"
+	    "gpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n", dir, dir, dir);
+	fclose(f);
+	cmd = xasprintf("mkdir -p %s/data %s/results", dir, dir);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s "
+	    "TAOTOP_CLUSTER=rig XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s "
+	    "SLURM_BASE_RESULTS_DIR=lustre://%s/root %s submit %s", r->user, r->host, r->port, r->key,
+	    r->known_hosts, s.dir, cfg, dir, getenv("TAOTOP_BIN"), bundle);
+	{
+		const char *const argv[] = { "sh", "-c", cmd, NULL };
+		cr_assert_eq(rig_run(argv, &out), 0, "%s", out);
+	}
+	p = strstr(out, "submitted tao-");
+	cr_assert_not_null(p, "%s", out);
+	id = xstrndup(p + 10, strcspn(p + 10, " "));
+	filter(&s, "notify_pyt");
+	screen_wait_line(&s, 60, id, "Done", NULL);
+	sleep(1);
+
+	/* What reached the terminal: both escapes, through tmux's passthrough
+	 * since it runs in tmux. */
+	ts = xasprintf("%s/typescript", s.dir);
+	char *text = file_read_all(ts, NULL, &err);
+	cr_assert_not_null(text, "%s", err);
+	want9 = xasprintf("]9;taotop: rig %s is Done (COMPLETED)\x07", id);
+	want777 = xasprintf("]777;notify;taotop;rig %s is Done (COMPLETED)\x07", id);
+	cr_expect_not_null(strstr(text, want9), "no OSC 9 for Done in what taotop wrote");
+	cr_expect_not_null(strstr(text, want777), "no OSC 777 for Done in what taotop wrote");
+	cr_expect_not_null(strstr(text, "\x1bPtmux;\x1b\x1b]9;"), "not through tmux's passthrough");
+	free(text);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	unlink(cfg);
+	free(want9), free(want777), free(ts), free(id), free(out), free(cmd), free(bundle);
+	free(env), free(cfg), free(dir);
+}
