@@ -1,11 +1,13 @@
 /*
- * The monitor's state, shared by its loop and key handling (ui.c) and its
- * drawing (draw.c): the only two files that include this header.
+ * The monitor's state, shared by its loop and key handling (ui.c), what it
+ * does to jobs (jobs.c) and its drawing (draw.c): the only files that
+ * include this header.
  */
 #ifndef TAOTOP_UI_APP_H
 #define TAOTOP_UI_APP_H
 
 #include <curses.h>
+#include <wchar.h>
 #include <stddef.h>
 
 #include "engine/config.h"
@@ -115,6 +117,27 @@ struct app {
 	unsigned		 dirty;
 	int			 quit;
 };
+
+/* ui.c */
+void ui_message(struct app *a, int error, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The id the engine takes for a row: the record's, else SLURM's own. */
+const char *ui_engine_id(const struct job_row *r);
+/* Typing into the message line's prompt (a->input). */
+void ui_edit_input(struct app *a, wint_t ch, int func);
+
+/* jobs.c: what the monitor does to jobs */
+void jobs_cancel_ask(struct app *a);
+void jobs_cancel_do(struct app *a);
+void jobs_cancel_free(struct app *a);
+void jobs_retry_ask(struct app *a);
+void jobs_actions_open(struct app *a);
+void jobs_actions_key(struct app *a, wint_t ch, int func);
+void jobs_time_key(struct app *a, wint_t ch, int func);
+void jobs_detail_open(struct app *a);
+void jobs_detail_build(struct app *a);
+void jobs_detail_close(struct app *a);
+void jobs_screen_dump(struct app *a);
 
 /* draw.c */
 void draw_make_windows(struct app *a);

@@ -8,18 +8,14 @@
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <wchar.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/actions.h"
 #include "engine/record.h"
 #include "ui/app.h"
-#include "ui/detail.h"
 #include "ui/keymap.h"
 #include "ui/text.h"
 #include "util/buf.h"
@@ -90,10 +86,7 @@ static int signals_init(void)
 
 /* ---- following the selected job ----------------------------------------------------------- */
 
-static void set_message(struct app *a, int error, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_message(struct app *a, int error, const char *fmt, ...)
+void ui_message(struct app *a, int error, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -115,7 +108,7 @@ static void clear_message(struct app *a)
 }
 
 /* The id the engine takes for a row: the record's, else SLURM's own. */
-static const char *engine_id(const struct job_row *r)
+const char *ui_engine_id(const struct job_row *r)
 {
 	return r->record_id != NULL ? r->record_id : r->slurm_id;
 }
@@ -139,7 +132,7 @@ static void follow_selected(struct app *a)
 		return;
 	free(a->log_key);
 	a->log_key = xstrdup(e->key);
-	a->log = watch_follow(a->watch, e->cluster, engine_id(e->row));
+	a->log = watch_follow(a->watch, e->cluster, ui_engine_id(e->row));
 	logpane_init(&a->pane[0]);
 	logpane_init(&a->pane[1]);
 	a->pane[0].wrap = wrap0;
@@ -162,8 +155,6 @@ static void rebuild_jobs(struct app *a)
 	a->dirty |= DIRTY_JOBS;
 }
 
-static void build_detail(struct app *a);
-static void edit_input(struct app *a, wint_t ch, int func);
 
 /* ---- notifications ---------------------------------------------------------------------------- */
 
@@ -247,7 +238,7 @@ static void take_outcomes(struct app *a)
 	for (i = 0; i < a->nouts; i++)
 		ok += a->outs[i].ok;
 	if (a->outcomes_wanted == 0 && a->mode != MODE_OUTCOMES)
-		set_message(a, ok < a->nouts, "cancel: %zu of %zu done", ok, a->nouts);
+		ui_message(a, ok < a->nouts, "cancel: %zu of %zu done", ok, a->nouts);
 	a->dirty |= DIRTY_DIALOG;
 }
 
@@ -272,21 +263,21 @@ static void on_watch(struct app *a, unsigned bits)
 		watch_files_free(a->files, a->nfiles);
 		a->nfiles = watch_take_files(a->watch, &a->files);
 		a->fetching = 0;
-		build_detail(a);
+		jobs_detail_build(a);
 	}
 	if ((bits & WATCH_JOBS) && a->mode == MODE_DETAIL)
-		build_detail(a);
+		jobs_detail_build(a);
 	if (bits & WATCH_ACTION) {
 		int ok = 0;
 		char *answer = watch_take_answer(a->watch, &ok);
 		if (answer != NULL)
-			set_message(a, !ok, "%s", answer);
+			ui_message(a, !ok, "%s", answer);
 		free(answer);
 	}
 	if (bits & WATCH_RETRY) {
 		struct watch_retry r;
 		if (watch_take_retry(a->watch, &r)) {
-			set_message(a, r.new_id == NULL, "%s", r.message);
+			ui_message(a, r.new_id == NULL, "%s", r.message);
 			watch_retry_free(&r);
 		}
 	}
@@ -301,346 +292,6 @@ static void on_watch(struct app *a, unsigned bits)
 			}
 		}
 	}
-}
-
-/* ---- the detail view ------------------------------------------------------------------------ */
-
-static void free_detail_lines(struct app *a)
-{
-	size_t i;
-
-	for (i = 0; i < a->ndetail; i++)
-		free(a->detail[i]);
-	free(a->detail);
-	a->detail = NULL;
-	a->ndetail = 0;
-}
-
-static void close_detail(struct app *a)
-{
-	free_detail_lines(a);
-	free(a->detail_key);
-	a->detail_key = NULL;
-	watch_files_free(a->files, a->nfiles);
-	a->files = NULL;
-	a->nfiles = 0;
-	a->fetching = 0;
-}
-
-static const struct jt_entry *entry_by_key(const struct app *a, const char *key)
-{
-	size_t i;
-
-	for (i = 0; key != NULL && i < a->jt.n; i++)
-		if (strcmp(a->jt.entries[i].key, key) == 0)
-			return &a->jt.entries[i];
-	return NULL;
-}
-
-/* (Re)build the detail lines from the record (local), the row (the latest
- * poll) and the fetched files. */
-static void build_detail(struct app *a)
-{
-	const struct jt_entry *e = entry_by_key(a, a->detail_key);
-	struct job_record *r = NULL;
-	char *err = NULL;
-
-	if (e == NULL)
-		return;		/* gone from the list: keep what is shown */
-	free_detail_lines(a);
-	if (e->row->record_id != NULL && store_load(a->store, e->row->record_id, &r, &err) != 0)
-		free(err);
-	a->ndetail = detail_lines(r, e->row, e->cluster_name, a->files, a->nfiles, a->fetching,
-	    text_utf8(), &a->detail);
-	record_free(r);
-	a->dirty |= DIRTY_DIALOG;
-}
-
-static void open_detail(struct app *a)
-{
-	const struct jt_entry *e = jt_selected(&a->jt);
-	struct job_record *r = NULL;
-	char *err = NULL, **paths;
-	size_t n, i;
-
-	if (e == NULL)
-		return;
-	close_detail(a);
-	a->detail_key = xstrdup(e->key);
-	a->detail_cluster = e->cluster;
-	a->detail_top = 0;
-	if (e->row->record_id != NULL && store_load(a->store, e->row->record_id, &r, &err) == 0) {
-		n = detail_paths(r, &paths);
-		if (n > 0) {
-			watch_fetch(a->watch, e->cluster, paths, n);
-			a->fetching = 1;
-		}
-		for (i = 0; i < n; i++)
-			free(paths[i]);
-		free(paths);
-		record_free(r);
-	}
-	free(err);
-	build_detail(a);
-	a->mode = MODE_DETAIL;
-}
-
-/* ---- retry and screen dump ------------------------------------------------------------------- */
-
-static void ask_retry(struct app *a)
-{
-	const struct jt_entry *e = jt_selected(&a->jt);
-
-	if (a->readonly) {
-		set_message(a, 1, "read-only (--readonly): retry is disabled");
-		return;
-	}
-	if (e == NULL || e->row->record_id == NULL) {
-		set_message(a, 1, "only taotop's own jobs can be retried (they have a staged sbatch)");
-		return;
-	}
-	if (!tao_state_final(e->row->state)) {
-		set_message(a, 1, "%s is %s: cancel it first, or wait for it to end", e->row->record_id,
-		    tao_state_name(e->row->state));
-		return;
-	}
-	free(a->retry_job);
-	a->retry_job = xstrdup(e->row->record_id);
-	a->retry_cluster = e->cluster;
-	a->mode = MODE_CONFIRM_RETRY;
-	a->dirty |= DIRTY_DIALOG;
-}
-
-/* ---- the scheduler's other actions ---------------------------------------------------------- */
-
-static void open_actions(struct app *a)
-{
-	const struct jt_entry *e = jt_selected(&a->jt);
-
-	if (a->readonly) {
-		set_message(a, 1, "read-only (--readonly): actions are disabled");
-		return;
-	}
-	if (e == NULL)
-		return;
-	if (e->row->slurm_id[0] == '\0') {
-		set_message(a, 1, "%s has no SLURM job to act on", engine_id(e->row));
-		return;
-	}
-	free(a->act_job);
-	a->act_job = xstrdup(engine_id(e->row));
-	a->act_cluster = e->cluster;
-	a->mode = MODE_ACTIONS;
-	a->dirty |= DIRTY_DIALOG;
-}
-
-/* Signals that end or stop the job ask first; the others are sent. */
-static int destroys(int kind, const char *arg)
-{
-	return kind == ACTION_REQUEUE || (kind == ACTION_SIGNAL && (strcmp(arg, "KILL") == 0 ||
-	    strcmp(arg, "TERM") == 0 || strcmp(arg, "INT") == 0 || strcmp(arg, "HUP") == 0 ||
-	    strcmp(arg, "STOP") == 0));
-}
-
-static void do_action(struct app *a, int kind, const char *arg)
-{
-	a->act_kind = kind;
-	snprintf(a->act_arg, sizeof(a->act_arg), "%s", arg ? arg : "");
-	if (destroys(kind, a->act_arg) && a->mode != MODE_CONFIRM_ACTION) {
-		a->mode = MODE_CONFIRM_ACTION;
-		a->dirty |= DIRTY_DIALOG;
-		return;
-	}
-	watch_action(a->watch, a->act_cluster, a->act_job, kind, arg);
-	set_message(a, 0, "%s: %s%s%s...", a->act_job, job_action_name(kind), arg ? " " : "",
-	    arg ? arg : "");
-	a->mode = MODE_NORMAL;
-	a->dirty |= DIRTY_DIALOG;
-}
-
-static void actions_key(struct app *a, wint_t ch, int func)
-{
-	size_t nsig = 0;
-
-	while (job_signals[nsig] != NULL)
-		nsig++;
-	if (!func && (ch == KEY_ESC || ch == 'q')) {
-		a->mode = MODE_NORMAL;
-		a->dirty |= DIRTY_DIALOG;
-		return;
-	}
-	switch (a->mode) {
-	case MODE_ACTIONS:
-		if (ch == 'r')
-			do_action(a, ACTION_REQUEUE, NULL);
-		else if (ch == 'h')
-			do_action(a, ACTION_HOLD, NULL);
-		else if (ch == 'l')
-			do_action(a, ACTION_RELEASE, NULL);
-		else if (ch == 's') {
-			a->pick = 0;
-			a->mode = MODE_SIGNALS;
-		} else if (ch == 't') {
-			a->input[0] = '\0';
-			a->mode = MODE_TIME;
-		}
-		break;
-	case MODE_SIGNALS:
-		if ((func && ch == KEY_DOWN) || (!func && ch == 'j'))
-			a->pick += a->pick + 1 < nsig;
-		else if ((func && ch == KEY_UP) || (!func && ch == 'k'))
-			a->pick -= a->pick > 0;
-		else if (!func && (ch == '\r' || ch == '\n'))
-			do_action(a, ACTION_SIGNAL, job_signals[a->pick]);
-		break;
-	case MODE_CONFIRM_ACTION:
-		if (!func && (ch == 'y' || ch == 'Y' || ch == '\r' || ch == '\n'))
-			do_action(a, a->act_kind, a->act_arg[0] ? a->act_arg : NULL);
-		else if (!func && (ch == 'n' || ch == 'N'))
-			a->mode = MODE_NORMAL;
-		break;
-	default:
-		break;
-	}
-	a->dirty |= DIRTY_DIALOG | DIRTY_MESSAGE;
-}
-
-/* The time limit prompt: Enter checks and sends it. */
-static void time_key(struct app *a, wint_t ch, int func)
-{
-	char limit[32], *err = NULL;
-
-	if (!func && ch == KEY_ESC) {
-		a->mode = MODE_NORMAL;
-	} else if (!func && (ch == '\r' || ch == '\n')) {
-		if (job_time_limit_parse(a->input, limit, sizeof(limit), &err) != 0) {
-			set_message(a, 1, "%s", err);
-			free(err);
-			a->mode = MODE_NORMAL;
-		} else {
-			a->mode = MODE_NORMAL;
-			do_action(a, ACTION_TIME_LIMIT, limit);
-		}
-	} else {
-		edit_input(a, ch, func);
-	}
-	a->dirty |= DIRTY_MESSAGE | DIRTY_DIALOG;
-}
-
-/* The screen as plain text, in the state folder beside the records. */
-static void dump_screen(struct app *a)
-{
-	const char *dir = store_dir(a->store);
-	char stamp[32], *path, *parent;
-	const char *slash = strrchr(dir, '/');
-	time_t now = time(NULL);
-	struct tm tm;
-	FILE *f;
-	int fd, y;
-
-	localtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	parent = slash != NULL ? xstrndup(dir, (size_t)(slash - dir)) : xstrdup(".");
-	path = xasprintf("%s/screen-%s.txt", parent, stamp);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (f == NULL) {
-		set_message(a, 1, "cannot write %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		free(path), free(parent);
-		return;
-	}
-	for (y = 0; y < a->lines; y++) {
-		wchar_t line[1024];
-		char mb[4096];
-		int n = mvwinnwstr(curscr, y, 0, line, a->cols < 1023 ? a->cols : 1023);
-		size_t len;
-		if (n == ERR)
-			line[0] = L'\0';
-		len = wcstombs(mb, line, sizeof(mb) - 1);
-		if (len == (size_t)-1)
-			len = 0;
-		while (len > 0 && mb[len - 1] == ' ')
-			len--;
-		mb[len] = '\0';
-		fprintf(f, "%s\n", mb);
-	}
-	if (fclose(f) != 0)
-		set_message(a, 1, "cannot write %s: %s", path, strerror(errno));
-	else
-		set_message(a, 0, "screen written to %s", path);
-	free(path), free(parent);
-}
-
-/* ---- actions ------------------------------------------------------------------------------ */
-
-static void free_cancel(struct app *a)
-{
-	size_t i;
-
-	for (i = 0; i < a->ncancel; i++) {
-		free(a->cancel[i].job);
-		free(a->cancel[i].label);
-	}
-	free(a->cancel);
-	a->cancel = NULL;
-	a->ncancel = 0;
-}
-
-static void ask_cancel(struct app *a)
-{
-	const struct jt_entry **v;
-	size_t n, i;
-
-	if (a->readonly) {
-		set_message(a, 1, "read-only (--readonly): cancel is disabled");
-		return;
-	}
-	n = jt_targets(&a->jt, &v);
-	if (n == 0) {
-		free(v);
-		set_message(a, 1, "no job to cancel");
-		return;
-	}
-	free_cancel(a);
-	a->cancel = xcalloc(n, sizeof(*a->cancel));
-	for (i = 0; i < n; i++) {
-		const struct job_row *r = v[i]->row;
-		a->cancel[i].cluster = v[i]->cluster;
-		a->cancel[i].job = xstrdup(engine_id(r));
-		a->cancel[i].label = xasprintf("%s  %s  %s  %s", v[i]->cluster_name,
-		    r->record_id ? r->record_id : (r->shown_id[0] ? r->shown_id : r->slurm_id),
-		    r->name ? r->name : "", tao_state_name(r->state));
-	}
-	a->ncancel = n;
-	free(v);
-	a->mode = MODE_CONFIRM_CANCEL;
-	a->dirty |= DIRTY_DIALOG;
-}
-
-static void do_cancel(struct app *a)
-{
-	size_t c, i, n;
-	char **jobs = xcalloc(a->ncancel + 1, sizeof(*jobs));
-
-	watch_outcomes_free(a->outs, a->nouts);
-	a->outs = NULL;
-	a->nouts = 0;
-	/* One request per cluster, each cancelling its jobs in turn. */
-	for (c = 0; c < watch_count(a->watch); c++) {
-		for (i = n = 0; i < a->ncancel; i++)
-			if (a->cancel[i].cluster == c)
-				jobs[n++] = a->cancel[i].job;
-		if (n > 0)
-			watch_cancel(a->watch, c, jobs, n);
-	}
-	free(jobs);
-	a->outcomes_wanted = a->ncancel;
-	free_cancel(a);
-	jt_clear_marks(&a->jt);
-	a->mode = MODE_OUTCOMES;
-	a->dirty |= DIRTY_DIALOG | DIRTY_JOBS;
 }
 
 static struct logpane *focused_pane(struct app *a, const struct log_ring **ring)
@@ -704,7 +355,7 @@ static void find(struct app *a, int dir)
 	if (ring == NULL || p->search[0] == '\0')
 		return;
 	if (logpane_find(p, ring, dir) != 0)
-		set_message(a, 1, "'%s' not found %s", p->search, dir > 0 ? "below" : "above");
+		ui_message(a, 1, "'%s' not found %s", p->search, dir > 0 ? "below" : "above");
 	a->dirty |= DIRTY_PANES;
 }
 
@@ -799,12 +450,12 @@ static void act(struct app *a, enum action act)
 		a->dirty |= DIRTY_JOBS;
 		break;
 	case ACT_CANCEL:
-		ask_cancel(a);
+		jobs_cancel_ask(a);
 		break;
 	case ACT_CANCEL_PREFIX:
 		if (a->pending_d) {
 			a->pending_d = 0;
-			ask_cancel(a);
+			jobs_cancel_ask(a);
 		} else {
 			a->pending_d = 1;
 		}
@@ -831,16 +482,16 @@ static void act(struct app *a, enum action act)
 		a->dirty |= DIRTY_PANES;
 		break;
 	case ACT_DETAIL:
-		open_detail(a);
+		jobs_detail_open(a);
 		break;
 	case ACT_RETRY:
-		ask_retry(a);
+		jobs_retry_ask(a);
 		break;
 	case ACT_DUMP:
-		dump_screen(a);
+		jobs_screen_dump(a);
 		break;
 	case ACT_ACTIONS:
-		open_actions(a);
+		jobs_actions_open(a);
 		break;
 	case ACT_LEFT:
 	case ACT_RIGHT:
@@ -857,7 +508,7 @@ static void act(struct app *a, enum action act)
 /* ---- keys --------------------------------------------------------------------------------- */
 
 /* Typing into a prompt (filter or search). 1 while it stays open. */
-static void edit_input(struct app *a, wint_t ch, int func)
+void ui_edit_input(struct app *a, wint_t ch, int func)
 {
 	size_t len = strlen(a->input);
 
@@ -916,7 +567,7 @@ static void prompt_key(struct app *a, wint_t ch, int func)
 	} else if (func && (ch == KEY_UP || ch == KEY_DOWN) && a->mode == MODE_FILTER) {
 		act(a, ch == KEY_UP ? ACT_UP : ACT_DOWN);
 	} else {
-		edit_input(a, ch, func);
+		ui_edit_input(a, ch, func);
 	}
 }
 
@@ -939,13 +590,13 @@ static void dialog_key(struct app *a, wint_t ch, int func)
 		break;
 	case MODE_CONFIRM_CANCEL:
 		if (!func && (ch == 'y' || ch == 'Y' || ch == '\n' || ch == '\r')) {
-			do_cancel(a);
+			jobs_cancel_do(a);
 			return;
 		}
 		if (!func && (ch == 'n' || ch == 'N'))
 			close = 1;
 		if (close)
-			free_cancel(a);
+			jobs_cancel_free(a);
 		break;
 	case MODE_OUTCOMES:
 		close = close || (!func && (ch == '\n' || ch == '\r'));
@@ -967,14 +618,14 @@ static void dialog_key(struct app *a, wint_t ch, int func)
 		else if (!func && ch == 'G')
 			a->detail_top = a->ndetail > 10 ? a->ndetail - 10 : 0;
 		else if (!func && ch == 'P')
-			dump_screen(a);
+			jobs_screen_dump(a);
 		if (close)
-			close_detail(a);
+			jobs_detail_close(a);
 		break;
 	case MODE_CONFIRM_RETRY:
 		if (!func && (ch == 'y' || ch == 'Y' || ch == '\n' || ch == '\r')) {
 			watch_retry(a->watch, a->retry_cluster, a->retry_job);
-			set_message(a, 0, "retrying %s from what it staged...", a->retry_job);
+			ui_message(a, 0, "retrying %s from what it staged...", a->retry_job);
 			close = 1;
 		} else if (!func && (ch == 'n' || ch == 'N')) {
 			close = 1;
@@ -984,7 +635,7 @@ static void dialog_key(struct app *a, wint_t ch, int func)
 		if (!func && ch == 'a' &&
 		    watch_cluster(a->watch, a->hostkey_cluster)->link == LINK_HOSTKEY_UNKNOWN) {
 			watch_trust(a->watch, a->hostkey_cluster);
-			set_message(a, 0, "host key accepted: written to known_hosts; connecting");
+			ui_message(a, 0, "host key accepted: written to known_hosts; connecting");
 			close = 1;
 		} else if (!func && ch == 'r') {
 			close = 1;
@@ -1040,11 +691,11 @@ static void on_key(struct app *a, wint_t ch, int func)
 		return;
 	}
 	if (a->mode == MODE_TIME) {
-		time_key(a, ch, func);
+		jobs_time_key(a, ch, func);
 		return;
 	}
 	if (a->mode == MODE_ACTIONS || a->mode == MODE_SIGNALS || a->mode == MODE_CONFIRM_ACTION) {
-		actions_key(a, ch, func);
+		jobs_actions_key(a, ch, func);
 		return;
 	}
 	if (a->mode != MODE_NORMAL) {
@@ -1257,7 +908,7 @@ int ui_run(const struct ui_opts *o)
 	a.side_by_side = a.cols >= 140;
 	a.dirty = DIRTY_ALL;
 	if (warning != NULL) {
-		set_message(&a, 1, "%s", warning);
+		ui_message(&a, 1, "%s", warning);
 		free(warning);
 	}
 
@@ -1275,9 +926,9 @@ int ui_run(const struct ui_opts *o)
 	free(a.help);
 	free(a.log_key);
 	free(a.message);
-	free_cancel(&a);
+	jobs_cancel_free(&a);
 	watch_outcomes_free(a.outs, a.nouts);
-	close_detail(&a);
+	jobs_detail_close(&a);
 	free(a.retry_job);
 	free(a.act_job);
 	free(a.seen_polls);
