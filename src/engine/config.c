@@ -158,6 +158,35 @@ static int read_cluster(yaml_document_t *doc, const char *file, const yaml_node_
 	return 0;
 }
 
+/* keys: { action: key, ... }, kept with each entry's place for the
+ * monitor, which knows the actions and keys, to check. */
+static int read_keys(yaml_document_t *doc, const char *file, const yaml_node_t *v, char **out,
+    char **err)
+{
+	yaml_node_pair_t *p;
+	struct buf b;
+
+	if (v->type != YAML_MAPPING_NODE)
+		return at(err, file, v, "keys is a mapping of actions to keys: { cancel: x, quit: Q }");
+	buf_init(&b);
+	for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
+		const yaml_node_t *k = yaml_document_get_node(doc, p->key);
+		const yaml_node_t *val = yaml_document_get_node(doc, p->value);
+		const char *action = scalar(k), *key = scalar(val);
+		if (action == NULL || key == NULL || strpbrk(action, " \n") || strpbrk(key, " \n") ||
+		    key[0] == '\0') {
+			buf_free(&b);
+			return at(err, file, val, "keys: each entry is an action and one key, like "
+			    "cancel: x");
+		}
+		buf_addf(&b, "%zu:%zu %s %s\n", val->start_mark.line + 1, val->start_mark.column + 1,
+		    action, key);
+	}
+	free(*out);
+	*out = buf_detach(&b);
+	return 0;
+}
+
 /* notify: a list of bell, osc9, osc777 (or none). */
 static int read_notify(yaml_document_t *doc, const char *file, const yaml_node_t *v, unsigned *out,
     char **err)
@@ -249,6 +278,8 @@ static int load_file(struct config *cfg, char **err)
 			else
 				rc = at(err, path, v, "log_colors is true (render the logs' colours) "
 				    "or false (strip them)");
+		} else if (key != NULL && strcmp(key, "keys") == 0) {
+			rc = read_keys(&doc, path, v, &cfg->keys, err);
 		} else if (key != NULL && strcmp(key, "notify") == 0) {
 			rc = read_notify(&doc, path, v, &cfg->notify, err);
 		} else if (key != NULL && strcmp(key, "clusters") == 0 && v->type == YAML_MAPPING_NODE) {
@@ -266,7 +297,7 @@ static int load_file(struct config *cfg, char **err)
 			}
 		} else {
 			rc = at(err, path, k, "unknown top-level field '%s' (clusters, "
-			    "default_cluster, theme, log_colors, notify)",
+			    "default_cluster, theme, log_colors, notify, keys)",
 			    key ? key : "?");
 		}
 	}
@@ -361,6 +392,7 @@ void config_free(struct config *cfg)
 
 	free(cfg->default_name);
 	free(cfg->theme);
+	free(cfg->keys);
 	for (i = 0; i < cfg->n; i++) {
 		struct cluster_cfg *cl = &cfg->clusters[i];
 		free(cl->name), free(cl->hosts), free(cl->user);

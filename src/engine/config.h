@@ -65,6 +65,9 @@ struct config {
 						 * them, -1 not set */
 	unsigned		 notify;	/* NOTIFY_* bits: how the monitor tells of
 						 * a state change of taotop's jobs */
+	char			*keys;		/* the monitor's own keys, one per line:
+						 * "LINE:COL action key" (the file's place,
+						 * for errors), or NULL */
 };
 
 /* -1 with a sentence naming the missing input and where to set it. */

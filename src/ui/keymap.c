@@ -9,7 +9,8 @@
 
 #define CTRL(c)	((c) & 0x1f)
 
-static const struct key_binding bindings[] = {
+/* Not const: keymap_bind changes keys (the user's config). */
+static struct key_binding bindings[] = {
 	{ 'q', KC_ANY, ACT_QUIT, "quit (also Ctrl-C)" },
 	{ '?', KC_ANY, ACT_HELP, "this help" },
 	{ CTRL('l'), KC_ANY, ACT_REDRAW, "redraw the screen and poll now" },
@@ -52,6 +53,98 @@ static const struct key_binding bindings[] = {
 	{ 'w', KC_ANY, ACT_WRAP, "wrap long log lines" },
 };
 
+#define NBIND	(sizeof(bindings) / sizeof(bindings[0]))
+#define UNBOUND	(-1)
+
+static const char *const action_names[] = {
+	[ACT_NONE] = "none", [ACT_QUIT] = "quit", [ACT_HELP] = "help", [ACT_REDRAW] = "redraw",
+	[ACT_UP] = "up", [ACT_DOWN] = "down", [ACT_PAGE_UP] = "page_up",
+	[ACT_PAGE_DOWN] = "page_down", [ACT_TOP] = "top", [ACT_BOTTOM] = "bottom",
+	[ACT_FOCUS_NEXT] = "focus_next", [ACT_FOCUS_JOBS] = "focus_jobs", [ACT_SEARCH] = "search",
+	[ACT_NEXT_MATCH] = "next_match", [ACT_PREV_MATCH] = "prev_match", [ACT_SORT] = "sort",
+	[ACT_GROUP] = "group", [ACT_FINISHED] = "finished", [ACT_MARK] = "mark",
+	[ACT_MARK_ALL] = "mark_all", [ACT_CANCEL] = "cancel", [ACT_CANCEL_PREFIX] = "dd",
+	[ACT_SPLIT] = "split", [ACT_MAXIMIZE] = "maximize", [ACT_WRAP] = "wrap",
+	[ACT_LEFT] = "left", [ACT_RIGHT] = "right", [ACT_DETAIL] = "detail",
+	[ACT_RETRY] = "retry", [ACT_DUMP] = "dump", [ACT_ACTIONS] = "actions",
+};
+
+const char *keymap_action_name(enum action a)
+{
+	return (unsigned)a < sizeof(action_names) / sizeof(action_names[0]) && action_names[a]
+	    ? action_names[a] : "?";
+}
+
+static const struct { int key; const char *name; } key_names[] = {
+	{ KEY_UP, "Up" }, { KEY_DOWN, "Down" }, { KEY_LEFT, "Left" },
+	{ KEY_RIGHT, "Right" }, { KEY_PPAGE, "PgUp" }, { KEY_NPAGE, "PgDn" },
+	{ KEY_HOME, "Home" }, { KEY_END, "End" }, { KEY_BTAB, "S-Tab" },
+	{ '\t', "Tab" }, { ' ', "Space" }, { '\r', "Enter" }, { KEY_ENTER, "Enter" },
+};
+
+/* "x", "^x", "C-x", or a name of key_names. */
+static int parse_key(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(key_names) / sizeof(key_names[0]); i++)
+		if (strcmp(s, key_names[i].name) == 0)
+			return key_names[i].key;
+	if (s[0] != '\0' && s[1] == '\0' && s[0] > ' ' && s[0] < 0x7f)
+		return (unsigned char)s[0];
+	if ((s[0] == '^' && s[1] != '\0' && s[2] == '\0') ||
+	    (s[0] == 'C' && s[1] == '-' && s[2] != '\0' && s[3] == '\0')) {
+		char c = s[0] == '^' ? s[1] : s[2];
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+			return CTRL(c);
+	}
+	return UNBOUND;
+}
+
+static int overlaps(enum key_context a, enum key_context b)
+{
+	return a == b || a == KC_ANY || b == KC_ANY;
+}
+
+int keymap_bind(const char *action, const char *key, char **err)
+{
+	size_t i, first = NBIND;
+	int k = parse_key(key);
+	enum action act = ACT_NONE;
+
+	for (i = 1; i < sizeof(action_names) / sizeof(action_names[0]); i++)
+		if (action_names[i] != NULL && strcmp(action_names[i], action) == 0)
+			act = (enum action)i;
+	if (act == ACT_NONE || act == ACT_CANCEL_PREFIX) {
+		*err = xasprintf("keys: unknown action '%s' (see taotop(1), Keys: quit, help, up, "
+		    "down, cancel, retry, detail, ...)", action);
+		return -1;
+	}
+	if (k == UNBOUND) {
+		*err = xasprintf("keys: %s: unknown key '%s' (a character, ^X or C-x, or Enter, Tab, "
+		    "Space, Up, Down, Left, Right, PgUp, PgDn, Home, End)", action, key);
+		return -1;
+	}
+	for (i = 0; i < NBIND; i++)
+		if (bindings[i].action == act && first == NBIND)
+			first = i;
+	for (i = 0; i < NBIND; i++) {
+		if (bindings[i].key == k && bindings[i].action != act &&
+		    overlaps(bindings[i].ctx, bindings[first].ctx)) {
+			*err = xasprintf("keys: %s: '%s' is already %s's key; give %s another key first",
+			    action, key, keymap_action_name(bindings[i].action),
+			    keymap_action_name(bindings[i].action));
+			return -1;
+		}
+	}
+	/* The action's first row (the one with its help) takes the key; its
+	 * other keys go. */
+	for (i = 0; i < NBIND; i++)
+		if (bindings[i].action == act)
+			bindings[i].key = i == first ? k : UNBOUND;
+	return 0;
+}
+
 enum action keymap_lookup(enum key_context ctx, int key)
 {
 	enum action any = ACT_NONE;
@@ -70,17 +163,11 @@ enum action keymap_lookup(enum key_context ctx, int key)
 
 const char *keymap_key_name(int key, char *buf, size_t len)
 {
-	static const struct { int key; const char *name; } named[] = {
-		{ KEY_UP, "Up" }, { KEY_DOWN, "Down" }, { KEY_LEFT, "Left" },
-		{ KEY_RIGHT, "Right" }, { KEY_PPAGE, "PgUp" }, { KEY_NPAGE, "PgDn" },
-		{ KEY_HOME, "Home" }, { KEY_END, "End" }, { KEY_BTAB, "S-Tab" },
-		{ '\t', "Tab" }, { ' ', "Space" }, { '\r', "Enter" }, { KEY_ENTER, "Enter" },
-	};
 	size_t i;
 
-	for (i = 0; i < sizeof(named) / sizeof(named[0]); i++)
-		if (named[i].key == key)
-			return named[i].name;
+	for (i = 0; i < sizeof(key_names) / sizeof(key_names[0]); i++)
+		if (key_names[i].key == key)
+			return key_names[i].name;
 	if (key >= 1 && key < 32)
 		snprintf(buf, len, "^%c", key + '@');
 	else
@@ -108,9 +195,13 @@ size_t keymap_help(char ***lines)
 			/* This binding and the help-less ones after it. */
 			buf_init(&keys);
 			buf_adds(&keys, keymap_key_name(bindings[i].key, name, sizeof(name)));
+			/* (a rebound action's other keys are gone: UNBOUND) */
 			for (j = i + 1; j < sizeof(bindings) / sizeof(bindings[0]) &&
 			    bindings[j].help == NULL; j++) {
-				const char *kn = keymap_key_name(bindings[j].key, name, sizeof(name));
+				const char *kn;
+				if (bindings[j].key == UNBOUND)
+					continue;
+				kn = keymap_key_name(bindings[j].key, name, sizeof(name));
 				if (strstr(keys.data, kn) != NULL)
 					continue;	/* two codes, one key (Enter) */
 				buf_adds(&keys, " ");

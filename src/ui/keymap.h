@@ -29,6 +29,13 @@ struct key_binding {
 	const char	*help;		/* NULL: shown with the binding before it */
 };
 
+/* The user's binding (config.yaml's keys: { cancel: x }): action takes key
+ * in place of its keys. -1 with *err for an unknown action or key, or a key
+ * another action has (a conflict). */
+int keymap_bind(const char *action, const char *key, char **err);
+/* "quit", "cancel", ...: the names keys: takes. */
+const char *keymap_action_name(enum action a);
+
 /* What key does in ctx (a context binding wins over an "anywhere" one). */
 enum action keymap_lookup(enum key_context ctx, int key);
 /* The help screen's lines, generated from the table: caller frees each

@@ -810,10 +810,37 @@ static void load_theme(struct app *a, const char *name, int use_color, char **wa
 	if (!use_color)
 		name = "monochrome";
 	if (theme_load(name, &a->theme, &err) != 0) {
-		*warning = xasprintf("using the default theme: %s", err);
+		char *w = xasprintf("using the default theme: %s%s%s", err, *warning ? "; " : "",
+		    *warning ? *warning : "");
+		free(*warning);
+		*warning = w;
 		free(err);
 		theme_builtin(&a->theme);
 	}
+}
+
+/* The config's keys: into the keymap; the first problem, with its place
+ * in the file, goes to *warning (the rest of the keys still apply). */
+static void apply_keys(struct app *a, char **warning)
+{
+	char *text, *line, *save = NULL, *path;
+
+	if (a->cfg.keys == NULL)
+		return;
+	path = config_file_path();
+	text = xstrdup(a->cfg.keys);
+	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char place[32], action[64], key[32], *err = NULL;
+		if (sscanf(line, "%31s %63s %31s", place, action, key) != 3)
+			continue;
+		if (keymap_bind(action, key, &err) != 0) {
+			if (*warning == NULL)
+				*warning = xasprintf("%s:%s: %s", path, place, err);
+			free(err);
+		}
+	}
+	free(text);
+	free(path);
 }
 
 static int open_log(void)
@@ -879,6 +906,7 @@ int ui_run(const struct ui_opts *o)
 	jt_init(&a.jt);
 	logpane_init(&a.pane[0]);
 	logpane_init(&a.pane[1]);
+	apply_keys(&a, &warning);	/* before the help, which shows them */
 	n = keymap_help(&help_lines);
 	a.help = xcalloc(n + 3, sizeof(*a.help));
 	for (i = 0; i < n; i++)

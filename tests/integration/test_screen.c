@@ -735,3 +735,39 @@ Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout =
 	free(want9), free(want777), free(ts), free(id), free(out), free(cmd), free(bundle);
 	free(env), free(cfg), free(dir);
 }
+
+Test(screen, keys_rebound_in_the_config_work_and_the_help_shows_them, .timeout = 120)
+{
+	char *cfg = xasprintf("/tmp/keys-config-%d.yaml", (int)getpid()), *env, *line;
+	struct screen s;
+	struct screen_opts so = { .cols = 120, .lines = 40 };
+	FILE *f = fopen(cfg, "w");
+
+	cr_assert_not_null(f);
+	/* cancel on x; retry on q, which quit has: a conflict, reported. */
+	fputs("keys:\n  cancel: x\n  retry: q\n", f);
+	fclose(f);
+	env = xasprintf("TAOTOP_CONFIG=%s", cfg);
+	so.env = env;
+	free(rig_ssh_ok("sbatch --parsable -J keys-test -t 2 -o /dev/null --wrap 'sleep 60'"));
+	screen_open(&s, "keys", &so);
+	screen_wait(&s, 10, ":3:10: keys: retry: 'q' is already quit's key", NULL);
+	filter(&s, "keys-test");
+	screen_wait_line(&s, 20, "keys-test", "Running", NULL);
+	screen_keys(&s, "x");
+	screen_wait(&s, 5, "Cancel 1 job?", NULL);
+	screen_keys(&s, "n");
+	screen_keys(&s, "?");
+	screen_wait(&s, 5, "taotop keys", NULL);
+	line = screen_line_with(&s, "cancel the marked jobs");
+	cr_assert_not_null(line);
+	cr_expect_not_null(strstr(line, " x "), "the help shows x for cancel: %s", line);
+	free(line);
+	screen_keys(&s, "Escape");
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	free(rig_ssh_ok("scancel --name=keys-test"));
+	unlink(cfg);
+	free(env), free(cfg);
+}

@@ -312,3 +312,37 @@ Test(detail, a_records_view_has_its_history_chain_verdict_and_files)
 	free(all);
 	record_free(r);
 }
+
+Test(keymap, a_rebound_key_works_shows_in_help_and_conflicts_are_refused)
+{
+	char *err = NULL, **lines;
+	size_t n, i;
+	int shown = 0;
+
+	cr_assert_eq(keymap_bind("cancel", "x", &err), 0, "%s", err);
+	cr_expect_eq(keymap_lookup(KC_JOBS, 'x'), ACT_CANCEL);
+	cr_expect_eq(keymap_lookup(KC_JOBS, 'c'), ACT_NONE, "the old key is gone");
+	n = keymap_help(&lines);
+	for (i = 0; i < n; i++) {
+		shown += strncmp(lines[i], "  x ", 4) == 0 && strstr(lines[i], "cancel the marked") != NULL;
+		free(lines[i]);
+	}
+	free(lines);
+	cr_expect_eq(shown, 1, "the help shows the new key");
+	cr_assert_eq(keymap_bind("down", "^N", &err), 0, "%s", err);
+	cr_expect_eq(keymap_lookup(KC_PANE, 0x0e), ACT_DOWN);
+
+	cr_expect_neq(keymap_bind("retry", "q", &err), 0);
+	cr_expect_not_null(strstr(err, "'q' is already quit's key"), "%s", err);
+	free(err);
+	err = NULL;
+	cr_expect_neq(keymap_bind("launch", "L", &err), 0);
+	cr_expect_not_null(strstr(err, "unknown action 'launch'"), "%s", err);
+	free(err);
+	err = NULL;
+	cr_expect_neq(keymap_bind("retry", "F13", &err), 0);
+	cr_expect_not_null(strstr(err, "unknown key 'F13'"), "%s", err);
+	free(err);
+	/* next_match lives in panes and sort in the jobs list: no conflict. */
+	cr_expect_eq(keymap_bind("next_match", "o", &err), 0, "%s", err);
+}
