@@ -187,6 +187,30 @@ static int read_keys(yaml_document_t *doc, const char *file, const yaml_node_t *
 	return 0;
 }
 
+/* columns: [slurm, name, state, ...], kept with each entry's place. */
+static int read_columns(yaml_document_t *doc, const char *file, const yaml_node_t *v, char **out,
+    char **err)
+{
+	yaml_node_item_t *it;
+	struct buf b;
+
+	if (v->type != YAML_SEQUENCE_NODE)
+		return at(err, file, v, "columns is a list, like [slurm, name, state, time, reason]");
+	buf_init(&b);
+	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+		const yaml_node_t *e = yaml_document_get_node(doc, *it);
+		const char *name = scalar(e);
+		if (name == NULL || name[0] == '\0' || strpbrk(name, " \n")) {
+			buf_free(&b);
+			return at(err, file, e, "columns: each entry is one column's name");
+		}
+		buf_addf(&b, "%zu:%zu %s\n", e->start_mark.line + 1, e->start_mark.column + 1, name);
+	}
+	free(*out);
+	*out = buf_detach(&b);
+	return 0;
+}
+
 /* notify: a list of bell, osc9, osc777 (or none). */
 static int read_notify(yaml_document_t *doc, const char *file, const yaml_node_t *v, unsigned *out,
     char **err)
@@ -278,6 +302,8 @@ static int load_file(struct config *cfg, char **err)
 			else
 				rc = at(err, path, v, "log_colors is true (render the logs' colours) "
 				    "or false (strip them)");
+		} else if (key != NULL && strcmp(key, "columns") == 0) {
+			rc = read_columns(&doc, path, v, &cfg->columns, err);
 		} else if (key != NULL && strcmp(key, "keys") == 0) {
 			rc = read_keys(&doc, path, v, &cfg->keys, err);
 		} else if (key != NULL && strcmp(key, "notify") == 0) {
@@ -297,7 +323,7 @@ static int load_file(struct config *cfg, char **err)
 			}
 		} else {
 			rc = at(err, path, k, "unknown top-level field '%s' (clusters, "
-			    "default_cluster, theme, log_colors, notify, keys)",
+			    "default_cluster, theme, log_colors, notify, keys, columns)",
 			    key ? key : "?");
 		}
 	}
@@ -393,6 +419,7 @@ void config_free(struct config *cfg)
 	free(cfg->default_name);
 	free(cfg->theme);
 	free(cfg->keys);
+	free(cfg->columns);
 	for (i = 0; i < cfg->n; i++) {
 		struct cluster_cfg *cl = &cfg->clusters[i];
 		free(cl->name), free(cl->hosts), free(cl->user);

@@ -65,6 +65,8 @@ struct config {
 						 * them, -1 not set */
 	unsigned		 notify;	/* NOTIFY_* bits: how the monitor tells of
 						 * a state change of taotop's jobs */
+	char			*columns;	/* the jobs list's columns in order, one
+						 * per line: "LINE:COL name", or NULL */
 	char			*keys;		/* the monitor's own keys, one per line:
 						 * "LINE:COL action key" (the file's place,
 						 * for errors), or NULL */

@@ -113,6 +113,8 @@ struct app {
 	size_t			 pick;		/* the signal picker's selection */
 
 	unsigned long		*seen_polls;	/* per cluster: events told of */
+	int			 columns[16];	/* the user's columns, in order */
+	int			 ncolumns;	/* 0: taotop's choice for the width */
 
 	unsigned		 dirty;
 	int			 quit;
@@ -143,6 +145,8 @@ void jobs_screen_dump(struct app *a);
 void draw_make_windows(struct app *a);
 void draw_free_windows(struct app *a);
 void draw(struct app *a);
+/* A column's index from its name in config.yaml's columns:, or -1. */
+int draw_column_index(const char *name);
 /* Rows of the jobs list below its header. */
 int draw_jobs_rows(const struct app *a);
 /* Whether what a cluster shows is stale (its server or scheduler does not

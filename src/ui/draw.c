@@ -111,49 +111,85 @@ enum col_id { C_CLUSTER, C_ID, C_SLURM, C_NAME, C_PART, C_SIZE, C_STATE, C_NATIV
 
 static const struct column {
 	const char	*title;
+	const char	*name;		/* in config.yaml's columns: */
 	int		 width;		/* 0: takes what is left */
 	int		 rank;		/* lower: kept first when narrow */
 } columns[C_COUNT] = {
-	[C_CLUSTER] = { "CLUSTER", 8, 10 },
-	[C_ID] = { "ID", 19, 5 },
-	[C_SLURM] = { "SLURM", 9, 2 },
-	[C_NAME] = { "NAME", 0, 0 },
-	[C_PART] = { "PART", 8, 9 },
-	[C_SIZE] = { "NxGPU", 5, 7 },
-	[C_STATE] = { "STATE", 8, 1 },
-	[C_NATIVE] = { "NATIVE", 10, 6 },
-	[C_TIME] = { "USED/LIMIT", 14, 3 },
-	[C_PROGRESS] = { "PROGRESS", 18, 8 },
-	[C_REASON] = { "REASON", 0, 4 },
+	[C_CLUSTER] = { "CLUSTER", "cluster", 8, 10 },
+	[C_ID] = { "ID", "id", 19, 5 },
+	[C_SLURM] = { "SLURM", "slurm", 9, 2 },
+	[C_NAME] = { "NAME", "name", 0, 0 },
+	[C_PART] = { "PART", "partition", 8, 9 },
+	[C_SIZE] = { "NxGPU", "size", 5, 7 },
+	[C_STATE] = { "STATE", "state", 8, 1 },
+	[C_NATIVE] = { "NATIVE", "native", 10, 6 },
+	[C_TIME] = { "USED/LIMIT", "time", 14, 3 },
+	[C_PROGRESS] = { "PROGRESS", "progress", 18, 8 },
+	[C_REASON] = { "REASON", "reason", 0, 4 },
 };
 
-/* Which columns fit, and how wide NAME and REASON get. */
-static void fit_columns(int cols, int clusters, int *width)
+int draw_column_index(const char *name)
 {
-	int used = 0, c, rank, flex_min = 12, grouped = 0;
+	int c;
+
+	for (c = 0; c < C_COUNT; c++)
+		if (strcmp(columns[c].name, name) == 0)
+			return c;
+	return -1;
+}
+
+/* Which columns fit, in which order, and how wide NAME and REASON get.
+ * The user's columns (a->columns) come in their order, as many as fit;
+ * else every column by rank. */
+static int fit_columns(const struct app *a, int cols, int *width, int *order)
+{
+	int used = 0, c, k, rank, flex_min = 12, left, n = 0;
+	int clusters = (int)watch_count(a->watch);
 
 	for (c = 0; c < C_COUNT; c++)
 		width[c] = 0;
-	for (rank = 0; rank <= 10; rank++) {
-		for (c = 0; c < C_COUNT; c++) {
-			int w = columns[c].width ? columns[c].width : flex_min;
-			if (columns[c].rank != rank || (c == C_CLUSTER && clusters < 2))
-				continue;
+	if (a->ncolumns > 0) {
+		for (k = 0; k < a->ncolumns; k++) {
+			int w;
+			c = a->columns[k];
+			w = columns[c].width ? columns[c].width : flex_min;
 			if (used + w + 1 <= cols) {
 				width[c] = w;
 				used += w + 1;
+				order[n++] = c;
 			}
 		}
-	}
-	/* What is left goes to NAME (up to 32 columns), then REASON. */
-	grouped = cols - used;
-	if (width[C_REASON] > 0) {
-		int name = grouped < 20 ? grouped : 20;
-		width[C_NAME] += name;
-		width[C_REASON] += grouped - name;
 	} else {
-		width[C_NAME] += grouped;
+		for (rank = 0; rank <= 10; rank++) {
+			for (c = 0; c < C_COUNT; c++) {
+				int w = columns[c].width ? columns[c].width : flex_min;
+				if (columns[c].rank != rank || (c == C_CLUSTER && clusters < 2))
+					continue;
+				if (used + w + 1 <= cols) {
+					width[c] = w;
+					used += w + 1;
+				}
+			}
+		}
+		for (c = 0; c < C_COUNT; c++)
+			if (width[c] > 0)
+				order[n++] = c;
 	}
+	/* What is left goes to NAME (20 more at most), then REASON, else to
+	 * the last column shown. */
+	left = cols - used;
+	if (width[C_NAME] > 0 && width[C_REASON] > 0) {
+		int name = left < 20 ? left : 20;
+		width[C_NAME] += name;
+		width[C_REASON] += left - name;
+	} else if (width[C_NAME] > 0) {
+		width[C_NAME] += left;
+	} else if (width[C_REASON] > 0) {
+		width[C_REASON] += left;
+	} else if (n > 0) {
+		width[order[n - 1]] += left;
+	}
+	return n;
 }
 
 static enum role role_of_state(enum tao_state s)
@@ -238,19 +274,18 @@ static void cell_text(const struct jt_entry *e, int c, int width, char *buf, siz
 static void draw_jobs(struct app *a)
 {
 	WINDOW *w = a->win_jobs;
-	int width[C_COUNT], rows = draw_jobs_rows(a), y, c, x, used;
+	int width[C_COUNT], order[C_COUNT], ncols, rows = draw_jobs_rows(a), y, c, k, x, used;
 	int64_t now = watch_now_ms();
 	char info[320];
 	struct jobtable *t = &a->jt;
 	size_t i, njobs = 0;
 
 	werase(w);
-	fit_columns(a->lay.jobs.w, (int)watch_count(a->watch), width);
+	ncols = fit_columns(a, a->lay.jobs.w, width, order);
 	wmove(w, 0, 0);
 	wattrset(w, a->attr[ROLE_HEADER]);
-	for (c = 0, used = 0; c < C_COUNT; c++) {
-		if (width[c] == 0)
-			continue;
+	for (k = 0, used = 0; k < ncols; k++) {
+		c = order[k];
 		getyx(w, y, x);
 		used = x + (int)strlen(columns[c].title) + 1;
 		text_draw_fixed(w, columns[c].title, width[c], a->attr[ROLE_HEADER]);
@@ -288,10 +323,9 @@ static void draw_jobs(struct app *a)
 		marked = jt_is_marked(t, e);
 		/* Stale rows stay, dimmed: last known, not current. */
 		stale = draw_cluster_stale(watch_cluster(a->watch, e->cluster), now);
-		for (c = 0; c < C_COUNT; c++) {
+		for (k = 0; k < ncols; k++) {
 			char cell[512];
-			if (width[c] == 0)
-				continue;
+			c = order[k];
 			cell_text(e, c, width[c], cell, sizeof(cell));
 			at = c == C_STATE || c == C_PROGRESS ? a->attr[role_of_state(e->row->state)]
 			    : a->attr[ROLE_LOG_STDOUT];
@@ -301,7 +335,7 @@ static void draw_jobs(struct app *a)
 				at = a->attr[ROLE_MARKED];
 			if (selected)
 				at = a->attr[ROLE_SELECTION] | (a->focus == FOCUS_JOBS ? 0 : A_DIM);
-			if (c == C_CLUSTER && marked && width[c] > 1) {
+			if (k == 0 && marked && width[c] > 1) {
 				/* A visible mark even in monochrome. */
 				char m[520];
 				snprintf(m, sizeof(m), "*%s", cell);
@@ -311,10 +345,7 @@ static void draw_jobs(struct app *a)
 			}
 			text_draw_fixed(w, " ", 1, at);
 		}
-		if (marked && width[C_CLUSTER] == 0) {
-			wmove(w, y + 1, 0);
-			text_draw(w, "*", 1, 0, 1, a->attr[ROLE_MARKED] | A_REVERSE, 0);
-		}
+
 	}
 	if (t->nlines == 0) {
 		const char *empty = t->filter[0] ? "no job matches the filter (Esc clears it)"

@@ -843,6 +843,36 @@ static void apply_keys(struct app *a, char **warning)
 	free(path);
 }
 
+/* The config's columns: in their order; an unknown one is reported. */
+static void apply_columns(struct app *a, char **warning)
+{
+	char *text, *line, *save = NULL;
+
+	if (a->cfg.columns == NULL)
+		return;
+	text = xstrdup(a->cfg.columns);
+	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char place[32], name[64];
+		int c;
+		if (sscanf(line, "%31s %63s", place, name) != 2)
+			continue;
+		c = draw_column_index(name);
+		if (c < 0 && *warning == NULL) {
+			char *path = config_file_path();
+			*warning = xasprintf("%s:%s: columns: unknown column '%s' (cluster, id, slurm, "
+			    "name, partition, size, state, native, time, progress, reason)", path,
+			    place, name);
+			free(path);
+		}
+		for (int k = 0; c >= 0 && k < a->ncolumns; k++)
+			if (a->columns[k] == c)
+				c = -1;		/* once is enough */
+		if (c >= 0 && a->ncolumns < (int)(sizeof(a->columns) / sizeof(a->columns[0])))
+			a->columns[a->ncolumns++] = c;
+	}
+	free(text);
+}
+
 static int open_log(void)
 {
 	const char *path = getenv("TAOTOP_LOG");
@@ -907,6 +937,7 @@ int ui_run(const struct ui_opts *o)
 	logpane_init(&a.pane[0]);
 	logpane_init(&a.pane[1]);
 	apply_keys(&a, &warning);	/* before the help, which shows them */
+	apply_columns(&a, &warning);
 	n = keymap_help(&help_lines);
 	a.help = xcalloc(n + 3, sizeof(*a.help));
 	for (i = 0; i < n; i++)

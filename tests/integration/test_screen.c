@@ -736,7 +736,7 @@ Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout =
 	free(env), free(cfg), free(dir);
 }
 
-Test(screen, keys_rebound_in_the_config_work_and_the_help_shows_them, .timeout = 120)
+Test(screen, keys_and_columns_from_the_config, .timeout = 120)
 {
 	char *cfg = xasprintf("/tmp/keys-config-%d.yaml", (int)getpid()), *env, *line;
 	struct screen s;
@@ -745,7 +745,7 @@ Test(screen, keys_rebound_in_the_config_work_and_the_help_shows_them, .timeout =
 
 	cr_assert_not_null(f);
 	/* cancel on x; retry on q, which quit has: a conflict, reported. */
-	fputs("keys:\n  cancel: x\n  retry: q\n", f);
+	fputs("keys:\n  cancel: x\n  retry: q\ncolumns: [state, name, slurm]\n", f);
 	fclose(f);
 	env = xasprintf("TAOTOP_CONFIG=%s", cfg);
 	so.env = env;
@@ -754,6 +754,13 @@ Test(screen, keys_rebound_in_the_config_work_and_the_help_shows_them, .timeout =
 	screen_wait(&s, 10, ":3:10: keys: retry: 'q' is already quit's key", NULL);
 	filter(&s, "keys-test");
 	screen_wait_line(&s, 20, "keys-test", "Running", NULL);
+	/* The columns asked for, in their order, and no others. */
+	line = screen_line_with(&s, "STATE");
+	cr_assert_not_null(line);
+	cr_expect(strstr(line, "STATE") < strstr(line, "NAME") && strstr(line, "NAME") <
+	    strstr(line, "SLURM"), "columns out of order: %s", line);
+	cr_expect_null(strstr(line, "USED/LIMIT"), "a column not asked for: %s", line);
+	free(line);
 	screen_keys(&s, "x");
 	screen_wait(&s, 5, "Cancel 1 job?", NULL);
 	screen_keys(&s, "n");
