@@ -343,6 +343,7 @@ Test(keymap, a_rebound_key_works_shows_in_help_and_conflicts_are_refused)
 	cr_expect_neq(keymap_bind("retry", "F13", &err), 0);
 	cr_expect_not_null(strstr(err, "unknown key 'F13'"), "%s", err);
 	free(err);
+	err = NULL;
 	/* next_match lives in panes and sort in the jobs list: no conflict. */
 	cr_expect_eq(keymap_bind("next_match", "o", &err), 0, "%s", err);
 }
