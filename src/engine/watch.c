@@ -246,6 +246,20 @@ static struct task *task_new(struct watch *w, size_t ci, enum task_kind kind)
 	return t;
 }
 
+/* A task carrying n strings (job ids, or paths to fetch). */
+static struct task *task_with(struct watch *w, size_t ci, enum task_kind kind,
+    const char *const *strs, size_t n)
+{
+	struct task *t = task_new(w, ci, kind);
+	size_t i;
+
+	t->jobs = xcalloc(n, sizeof(*t->jobs));
+	for (i = 0; i < n; i++)
+		t->jobs[i] = xstrdup(strs[i]);
+	t->njobs = n;
+	return t;
+}
+
 static void task_free(struct task *t)
 {
 	size_t i;
@@ -711,15 +725,10 @@ struct watch_log *watch_follow(struct watch *w, size_t cluster, const char *job)
 void watch_cancel(struct watch *w, size_t cluster, char *const *jobs, size_t n)
 {
 	struct task *t;
-	size_t i;
 
 	if (cluster >= w->n || n == 0)
 		return;
-	t = task_new(w, cluster, T_CANCEL);
-	t->jobs = xcalloc(n, sizeof(*t->jobs));
-	for (i = 0; i < n; i++)
-		t->jobs[i] = xstrdup(jobs[i]);
-	t->njobs = n;
+	t = task_with(w, cluster, T_CANCEL, (const char *const *)jobs, n);
 	worker_submit(w->cl[cluster].worker, &t->wt);
 }
 
@@ -767,15 +776,10 @@ void watch_trust(struct watch *w, size_t cluster)
 void watch_fetch(struct watch *w, size_t cluster, char *const *paths, size_t n)
 {
 	struct task *t;
-	size_t i;
 
 	if (cluster >= w->n || n == 0)
 		return;
-	t = task_new(w, cluster, T_FETCH);
-	t->jobs = xcalloc(n, sizeof(*t->jobs));
-	for (i = 0; i < n; i++)
-		t->jobs[i] = xstrdup(paths[i]);
-	t->njobs = n;
+	t = task_with(w, cluster, T_FETCH, (const char *const *)paths, n);
 	t->seq = ++w->fetch_seq;
 	worker_submit(w->cl[cluster].worker, &t->wt);
 }
@@ -808,10 +812,7 @@ void watch_retry(struct watch *w, size_t cluster, const char *job)
 
 	if (cluster >= w->n)
 		return;
-	t = task_new(w, cluster, T_RETRY);
-	t->jobs = xcalloc(1, sizeof(*t->jobs));
-	t->jobs[0] = xstrdup(job);
-	t->njobs = 1;
+	t = task_with(w, cluster, T_RETRY, &job, 1);
 	worker_submit(w->cl[cluster].worker, &t->wt);
 }
 
@@ -839,10 +840,7 @@ void watch_action(struct watch *w, size_t cluster, const char *job, int action, 
 
 	if (cluster >= w->n)
 		return;
-	t = task_new(w, cluster, T_ACTION);
-	t->jobs = xcalloc(1, sizeof(*t->jobs));
-	t->jobs[0] = xstrdup(job);
-	t->njobs = 1;
+	t = task_with(w, cluster, T_ACTION, &job, 1);
 	t->action = action;
 	t->host = arg != NULL ? xstrdup(arg) : NULL;
 	worker_submit(w->cl[cluster].worker, &t->wt);
