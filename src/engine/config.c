@@ -14,6 +14,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/xmalloc.h"
+#include "util/yamldoc.h"
 
 static char *env(const char *name)
 {
@@ -71,41 +72,21 @@ static char *expand_home(const char *p)
 	return xstrdup(p);
 }
 
-static int at(char **err, const char *file, const yaml_node_t *n, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int at(char **err, const char *file, const yaml_node_t *n, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg;
-
-	va_start(ap, fmt);
-	msg = xvasprintf(fmt, ap);
-	va_end(ap);
-	*err = xasprintf("%s:%zu:%zu: %s", file, n->start_mark.line + 1, n->start_mark.column + 1, msg);
-	free(msg);
-	return -1;
-}
-
-static const char *scalar(const yaml_node_t *n)
-{
-	return n != NULL && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
-}
-
 static int read_cluster(yaml_document_t *doc, const char *file, const yaml_node_t *name,
     const yaml_node_t *body, struct cluster_cfg *cl, char **err)
 {
 	yaml_node_pair_t *p;
 
 	memset(cl, 0, sizeof(*cl));
-	cl->name = xstrdup(scalar(name));
+	cl->name = xstrdup(yamldoc_scalar(name));
 	cl->retry_budget = -1;
 	if (body->type != YAML_MAPPING_NODE)
-		return at(err, file, body, "cluster '%s' must be a mapping of fields (hosts:, user:, ...)",
+		return yamldoc_fail(err, file, body, "cluster '%s' must be a mapping of fields (hosts:, user:, ...)",
 		    cl->name);
 	for (p = body->data.mapping.pairs.start; p < body->data.mapping.pairs.top; p++) {
 		const yaml_node_t *k = yaml_document_get_node(doc, p->key);
 		const yaml_node_t *v = yaml_document_get_node(doc, p->value);
-		const char *key = scalar(k), *val = scalar(v);
+		const char *key = yamldoc_scalar(k), *val = yamldoc_scalar(v);
 		const struct field *f = NULL;
 		size_t i;
 
@@ -114,7 +95,7 @@ static int read_cluster(yaml_document_t *doc, const char *file, const yaml_node_
 				f = &fields[i];
 		if (f == NULL) {
 			char *names = field_names();
-			int rc = at(err, file, k, "cluster '%s': unknown field '%s' (fields: %s)",
+			int rc = yamldoc_fail(err, file, k, "cluster '%s': unknown field '%s' (fields: %s)",
 			    cl->name, key ? key : "?", names);
 			free(names);
 			return rc;
@@ -123,14 +104,14 @@ static int read_cluster(yaml_document_t *doc, const char *file, const yaml_node_
 			struct buf b;
 			yaml_node_item_t *it;
 			if (v->type != YAML_SEQUENCE_NODE)
-				return at(err, file, v, "cluster '%s': field '%s' is a list of texts",
+				return yamldoc_fail(err, file, v, "cluster '%s': field '%s' is a list of texts",
 				    cl->name, key);
 			buf_init(&b);
 			for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
-				const char *e = scalar(yaml_document_get_node(doc, *it));
+				const char *e = yamldoc_scalar(yaml_document_get_node(doc, *it));
 				if (e == NULL || strchr(e, '\n') != NULL) {
 					buf_free(&b);
-					return at(err, file, v, "cluster '%s': each entry of '%s' is one "
+					return yamldoc_fail(err, file, v, "cluster '%s': each entry of '%s' is one "
 					    "line of text", cl->name, key);
 				}
 				buf_addf(&b, "%s\n", e);
@@ -140,13 +121,13 @@ static int read_cluster(yaml_document_t *doc, const char *file, const yaml_node_
 			continue;
 		}
 		if (val == NULL || (val[0] == '\0' && f->kind != F_MAYBE_EMPTY))
-			return at(err, file, v, "cluster '%s': field '%s' must be a non-empty text",
+			return yamldoc_fail(err, file, v, "cluster '%s': field '%s' must be a non-empty text",
 			    cl->name, key);
 		if (f->kind == F_INT) {
 			char *end;
 			long n = strtol(val, &end, 10);
 			if (*end != '\0' || end == val || n < f->min || n > f->max)
-				return at(err, file, v, "cluster '%s': field '%s' must be a number from "
+				return yamldoc_fail(err, file, v, "cluster '%s': field '%s' must be a number from "
 				    "%d to %d", cl->name, key, f->min, f->max);
 			*(int *)((char *)cl + f->off) = (int)n;
 		} else {
@@ -167,16 +148,16 @@ static int read_keys(yaml_document_t *doc, const char *file, const yaml_node_t *
 	struct buf b;
 
 	if (v->type != YAML_MAPPING_NODE)
-		return at(err, file, v, "keys is a mapping of actions to keys: { cancel: x, quit: Q }");
+		return yamldoc_fail(err, file, v, "keys is a mapping of actions to keys: { cancel: x, quit: Q }");
 	buf_init(&b);
 	for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
 		const yaml_node_t *k = yaml_document_get_node(doc, p->key);
 		const yaml_node_t *val = yaml_document_get_node(doc, p->value);
-		const char *action = scalar(k), *key = scalar(val);
+		const char *action = yamldoc_scalar(k), *key = yamldoc_scalar(val);
 		if (action == NULL || key == NULL || strpbrk(action, " \n") || strpbrk(key, " \n") ||
 		    key[0] == '\0') {
 			buf_free(&b);
-			return at(err, file, val, "keys: each entry is an action and one key, like "
+			return yamldoc_fail(err, file, val, "keys: each entry is an action and one key, like "
 			    "cancel: x");
 		}
 		buf_addf(&b, "%zu:%zu %s %s\n", val->start_mark.line + 1, val->start_mark.column + 1,
@@ -195,14 +176,14 @@ static int read_columns(yaml_document_t *doc, const char *file, const yaml_node_
 	struct buf b;
 
 	if (v->type != YAML_SEQUENCE_NODE)
-		return at(err, file, v, "columns is a list, like [slurm, name, state, time, reason]");
+		return yamldoc_fail(err, file, v, "columns is a list, like [slurm, name, state, time, reason]");
 	buf_init(&b);
 	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
 		const yaml_node_t *e = yaml_document_get_node(doc, *it);
-		const char *name = scalar(e);
+		const char *name = yamldoc_scalar(e);
 		if (name == NULL || name[0] == '\0' || strpbrk(name, " \n")) {
 			buf_free(&b);
-			return at(err, file, e, "columns: each entry is one column's name");
+			return yamldoc_fail(err, file, e, "columns: each entry is one column's name");
 		}
 		buf_addf(&b, "%zu:%zu %s\n", e->start_mark.line + 1, e->start_mark.column + 1, name);
 	}
@@ -224,15 +205,15 @@ static int read_notify(yaml_document_t *doc, const char *file, const yaml_node_t
 
 	*out = 0;
 	if (v->type != YAML_SEQUENCE_NODE)
-		return at(err, file, v, "notify is a list: [bell, osc9, osc777], or [none]");
+		return yamldoc_fail(err, file, v, "notify is a list: [bell, osc9, osc777], or [none]");
 	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
 		const yaml_node_t *e = yaml_document_get_node(doc, *it);
-		const char *s = scalar(e);
+		const char *s = yamldoc_scalar(e);
 		for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 			if (s != NULL && strcmp(s, kinds[i].name) == 0)
 				break;
 		if (i == sizeof(kinds) / sizeof(kinds[0]))
-			return at(err, file, e, "notify: unknown way '%s' (bell, osc9, osc777, none)",
+			return yamldoc_fail(err, file, e, "notify: unknown way '%s' (bell, osc9, osc777, none)",
 			    s ? s : "?");
 		*out |= kinds[i].bit;
 	}
@@ -254,7 +235,6 @@ static char *config_path(void)
 static int load_file(struct config *cfg, char **err)
 {
 	char *path = config_path(), *text;
-	yaml_parser_t parser;
 	yaml_document_t doc;
 	yaml_node_t *root;
 	yaml_node_pair_t *p;
@@ -269,38 +249,32 @@ static int load_file(struct config *cfg, char **err)
 		free(path);
 		return -1;
 	}
-	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-	if (!yaml_parser_load(&parser, &doc)) {
-		*err = xasprintf("%s:%zu:%zu: YAML syntax error: %s", path, parser.problem_mark.line + 1,
-		    parser.problem_mark.column + 1, parser.problem ? parser.problem : "?");
-		yaml_parser_delete(&parser);
+	if (yamldoc_load(path, text, strlen(text), &doc, err) != 0) {
 		free(text), free(path);
 		return -1;
 	}
-	yaml_parser_delete(&parser);
 	root = yaml_document_get_root_node(&doc);
 	if (root != NULL && root->type != YAML_MAPPING_NODE)
-		rc = at(err, path, root, "the config is a mapping with clusters: and default_cluster:");
+		rc = yamldoc_fail(err, path, root, "the config is a mapping with clusters: and default_cluster:");
 	for (p = root && rc == 0 ? root->data.mapping.pairs.start : NULL;
 	    p != NULL && p < root->data.mapping.pairs.top && rc == 0; p++) {
 		const yaml_node_t *k = yaml_document_get_node(&doc, p->key);
 		const yaml_node_t *v = yaml_document_get_node(&doc, p->value);
-		const char *key = scalar(k);
-		if (key != NULL && strcmp(key, "default_cluster") == 0 && scalar(v) != NULL) {
+		const char *key = yamldoc_scalar(k);
+		if (key != NULL && strcmp(key, "default_cluster") == 0 && yamldoc_scalar(v) != NULL) {
 			free(cfg->default_name);
-			cfg->default_name = xstrdup(scalar(v));
-		} else if (key != NULL && strcmp(key, "theme") == 0 && scalar(v) != NULL) {
+			cfg->default_name = xstrdup(yamldoc_scalar(v));
+		} else if (key != NULL && strcmp(key, "theme") == 0 && yamldoc_scalar(v) != NULL) {
 			free(cfg->theme);
-			cfg->theme = xstrdup(scalar(v));
+			cfg->theme = xstrdup(yamldoc_scalar(v));
 		} else if (key != NULL && strcmp(key, "log_colors") == 0) {
-			const char *b = scalar(v);
+			const char *b = yamldoc_scalar(v);
 			if (b != NULL && (strcmp(b, "true") == 0 || strcmp(b, "render") == 0))
 				cfg->log_colors = 1;
 			else if (b != NULL && (strcmp(b, "false") == 0 || strcmp(b, "strip") == 0))
 				cfg->log_colors = 0;
 			else
-				rc = at(err, path, v, "log_colors is true (render the logs' colours) "
+				rc = yamldoc_fail(err, path, v, "log_colors is true (render the logs' colours) "
 				    "or false (strip them)");
 		} else if (key != NULL && strcmp(key, "columns") == 0) {
 			rc = read_columns(&doc, path, v, &cfg->columns, err);
@@ -312,8 +286,8 @@ static int load_file(struct config *cfg, char **err)
 			yaml_node_pair_t *c;
 			for (c = v->data.mapping.pairs.start; c < v->data.mapping.pairs.top && rc == 0; c++) {
 				const yaml_node_t *name = yaml_document_get_node(&doc, c->key);
-				if (scalar(name) == NULL) {
-					rc = at(err, path, name, "a cluster's name must be a text");
+				if (yamldoc_scalar(name) == NULL) {
+					rc = yamldoc_fail(err, path, name, "a cluster's name must be a text");
 					break;
 				}
 				cfg->clusters = xreallocarray(cfg->clusters, cfg->n + 1, sizeof(*cfg->clusters));
@@ -322,7 +296,7 @@ static int load_file(struct config *cfg, char **err)
 				cfg->n++;
 			}
 		} else {
-			rc = at(err, path, k, "unknown top-level field '%s' (clusters, "
+			rc = yamldoc_fail(err, path, k, "unknown top-level field '%s' (clusters, "
 			    "default_cluster, theme, log_colors, notify, keys, columns)",
 			    key ? key : "?");
 		}
@@ -530,7 +504,7 @@ static const yaml_node_t *value_of(yaml_document_t *doc, const yaml_node_t *map,
 		return NULL;
 	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
 		const yaml_node_t *k = yaml_document_get_node(doc, p->key);
-		if (scalar(k) != NULL && strcmp(scalar(k), key) == 0) {
+		if (yamldoc_scalar(k) != NULL && strcmp(yamldoc_scalar(k), key) == 0) {
 			if (key_node != NULL)
 				*key_node = k;
 			return yaml_document_get_node(doc, p->value);
@@ -599,7 +573,6 @@ int config_save_nccl_env(const char *name, const char *env, char **err)
 {
 	char *path = config_path(), *text = NULL, *qv = yaml_quoted(env), *qn = yaml_quoted(name);
 	struct lines l = { NULL, 0 };
-	yaml_parser_t parser;
 	yaml_document_t doc;
 	const yaml_node_t *root, *clusters, *cl, *v, *k;
 	int rc = -1, have_doc = 0;
@@ -609,15 +582,13 @@ int config_save_nccl_env(const char *name, const char *env, char **err)
 		text = file_read_all(path, NULL, err);
 		if (text == NULL)
 			goto out;
-		yaml_parser_initialize(&parser);
-		yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-		have_doc = yaml_parser_load(&parser, &doc);
-		yaml_parser_delete(&parser);
-		if (!have_doc) {
-			*err = xasprintf("%s does not parse: fix it, then taotop can remember the NCCL "
-			    "knobs there", path);
+		if (yamldoc_load(path, text, strlen(text), &doc, err) != 0) {
+			char *why = *err;
+			*err = xasprintf("%s; fix it, then taotop can remember the NCCL knobs there", why);
+			free(why);
 			goto out;
 		}
+		have_doc = 1;
 		split_lines(text, &l);
 	} else {
 		char *dir = xstrdup(path), *slash = strrchr(dir, '/');

@@ -10,6 +10,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/xmalloc.h"
+#include "util/yamldoc.h"
 
 struct ctx {
 	const char	*file;
@@ -24,25 +25,17 @@ static int fail_at(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
 static int fail_at(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
+	int rc;
 
 	va_start(ap, fmt);
-	msg = xvasprintf(fmt, ap);
+	rc = yamldoc_vfail(c->err, c->file, n, fmt, ap);
 	va_end(ap);
-	*c->err = xasprintf("%s:%zu:%zu: %s", c->file, n->start_mark.line + 1,
-	    n->start_mark.column + 1, msg);
-	free(msg);
-	return -1;
-}
-
-static const char *scalar(const yaml_node_t *n)
-{
-	return n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+	return rc;
 }
 
 static int get_string(struct ctx *c, const char *field, const yaml_node_t *n, char **out)
 {
-	const char *v = scalar(n);
+	const char *v = yamldoc_scalar(n);
 
 	if (v == NULL || v[0] == '\0')
 		return fail_at(c, n, "field '%s' must be a non-empty text", field);
@@ -54,7 +47,7 @@ static int get_string(struct ctx *c, const char *field, const yaml_node_t *n, ch
 static int get_int(struct ctx *c, const char *field, const yaml_node_t *n, int min, int max,
     int *out)
 {
-	const char *v = scalar(n);
+	const char *v = yamldoc_scalar(n);
 	char *end;
 	long x;
 
@@ -68,7 +61,7 @@ static int get_int(struct ctx *c, const char *field, const yaml_node_t *n, int m
 
 static int get_hours(struct ctx *c, const char *field, const yaml_node_t *n, double *out)
 {
-	const char *v = scalar(n);
+	const char *v = yamldoc_scalar(n);
 	char *end;
 	double x;
 
@@ -82,7 +75,7 @@ static int get_hours(struct ctx *c, const char *field, const yaml_node_t *n, dou
 
 static int get_bool(struct ctx *c, const char *field, const yaml_node_t *n, int *out)
 {
-	const char *v = scalar(n);
+	const char *v = yamldoc_scalar(n);
 
 	if (v != NULL && (strcmp(v, "true") == 0 || strcmp(v, "yes") == 0))
 		*out = 1;
@@ -113,18 +106,18 @@ static int get_list(struct ctx *c, const char *field, const yaml_node_t *n, int 
 
 	if (n->type == YAML_SCALAR_NODE) {
 		const yaml_node_t *only = n;
-		if (names && !env_name_ok(scalar(only)))
+		if (names && !env_name_ok(yamldoc_scalar(only)))
 			return fail_at(c, only, "field '%s': '%s' is not a variable name (A-Z, 0-9, _)",
-			    field, scalar(only));
+			    field, yamldoc_scalar(only));
 		*out = xreallocarray(*out, *count + 1, sizeof(**out));
-		(*out)[(*count)++] = xstrdup(scalar(only));
+		(*out)[(*count)++] = xstrdup(yamldoc_scalar(only));
 		return 0;
 	}
 	if (n->type != YAML_SEQUENCE_NODE)
 		return fail_at(c, n, "field '%s' must be a list", field);
 	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
 		const yaml_node_t *e = yaml_document_get_node(&c->doc, *it);
-		const char *v = scalar(e);
+		const char *v = yamldoc_scalar(e);
 		if (v == NULL || v[0] == '\0')
 			return fail_at(c, e, "field '%s': every entry must be a non-empty text", field);
 		if (names && !env_name_ok(v))
@@ -142,7 +135,7 @@ static int get_command(struct ctx *c, const yaml_node_t *n, struct spec *s)
 	size_t i;
 
 	if (n->type == YAML_SCALAR_NODE) {
-		char *copy = xstrdup(scalar(n)), *w, *save = NULL;
+		char *copy = xstrdup(yamldoc_scalar(n)), *w, *save = NULL;
 		for (w = strtok_r(copy, " \t\n", &save); w != NULL; w = strtok_r(NULL, " \t\n", &save)) {
 			s->argv = xreallocarray(s->argv, s->argc + 1, sizeof(*s->argv));
 			s->argv[s->argc++] = xstrdup(w);
@@ -173,14 +166,14 @@ static int get_env(struct ctx *c, const yaml_node_t *n, struct spec *s)
 	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
 		const yaml_node_t *k = yaml_document_get_node(&c->doc, p->key);
 		const yaml_node_t *v = yaml_document_get_node(&c->doc, p->value);
-		if (!env_name_ok(scalar(k)))
+		if (!env_name_ok(yamldoc_scalar(k)))
 			return fail_at(c, k, "field 'extra_env': '%s' is not a variable name (A-Z, 0-9, _)",
-			    scalar(k) ? scalar(k) : "?");
-		if (scalar(v) == NULL)
-			return fail_at(c, v, "field 'extra_env': the value of %s must be a text", scalar(k));
+			    yamldoc_scalar(k) ? yamldoc_scalar(k) : "?");
+		if (yamldoc_scalar(v) == NULL)
+			return fail_at(c, v, "field 'extra_env': the value of %s must be a text", yamldoc_scalar(k));
 		s->extra_env = xreallocarray(s->extra_env, s->nextra_env + 1, sizeof(*s->extra_env));
-		s->extra_env[s->nextra_env].key = xstrdup(scalar(k));
-		s->extra_env[s->nextra_env++].value = xstrdup(scalar(v));
+		s->extra_env[s->nextra_env].key = xstrdup(yamldoc_scalar(k));
+		s->extra_env[s->nextra_env++].value = xstrdup(yamldoc_scalar(v));
 	}
 	return 0;
 }
@@ -211,16 +204,16 @@ static int get_files(struct ctx *c, const yaml_node_t *n, struct spec *s)
 		for (p = e->data.mapping.pairs.start; p < e->data.mapping.pairs.top; p++) {
 			const yaml_node_t *k = yaml_document_get_node(&c->doc, p->key);
 			const yaml_node_t *v = yaml_document_get_node(&c->doc, p->value);
-			const char *key = scalar(k) ? scalar(k) : "";
+			const char *key = yamldoc_scalar(k) ? yamldoc_scalar(k) : "";
 			char **slot = strcmp(key, "path") == 0 ? &f.path
 			    : strcmp(key, "sha256") == 0 ? &f.sha256 : NULL;
-			if (slot == NULL || scalar(v) == NULL) {
+			if (slot == NULL || yamldoc_scalar(v) == NULL) {
 				free(f.path), free(f.sha256);
 				return fail_at(c, k, "field 'supporting_files': unknown or empty key '%s' "
 				    "(want path and sha256)", key);
 			}
 			free(*slot);
-			*slot = xstrdup(scalar(v));
+			*slot = xstrdup(yamldoc_scalar(v));
 		}
 		if (f.path == NULL || f.sha256 == NULL || !hex64(f.sha256)) {
 			free(f.path), free(f.sha256);
@@ -238,7 +231,6 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 	static const char *const known =
 	    " image network_arch action command datasets results_dir gpus nodes cpus_per_task"
 	    " time_hours partition account requeue extra_env secrets supporting_files spec ";
-	yaml_parser_t parser;
 	yaml_node_t *root;
 	yaml_node_pair_t *p;
 	struct ctx c = { .file = file, .text = text, .err = err };
@@ -247,17 +239,8 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 	memset(s, 0, sizeof(*s));
 	s->gpus = s->nodes = s->cpus_per_task = s->requeue = -1;
 	s->time_hours = -1;
-	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &c.doc)) {
-		*err = xasprintf("%s:%zu:%zu: YAML syntax error: %s%s%s", file,
-		    parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-		    parser.problem ? parser.problem : "unreadable",
-		    parser.context ? " " : "", parser.context ? parser.context : "");
-		yaml_parser_delete(&parser);
+	if (yamldoc_load(file, text, len, &c.doc, err) != 0)
 		return -1;
-	}
-	yaml_parser_delete(&parser);
 	root = yaml_document_get_root_node(&c.doc);
 	if (root == NULL || root->type != YAML_MAPPING_NODE) {
 		*err = xasprintf("%s:1:1: a spec bundle is a mapping of fields (image:, command:, ...); "
@@ -268,7 +251,7 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 	for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top && rc == 0; p++) {
 		const yaml_node_t *k = yaml_document_get_node(&c.doc, p->key);
 		const yaml_node_t *v = yaml_document_get_node(&c.doc, p->value);
-		const char *key = scalar(k);
+		const char *key = yamldoc_scalar(k);
 		char pattern[64];
 		yaml_node_pair_t *q;
 
@@ -281,7 +264,7 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 			break;
 		}
 		for (q = root->data.mapping.pairs.start; q < p; q++) {
-			const char *earlier = scalar(yaml_document_get_node(&c.doc, q->key));
+			const char *earlier = yamldoc_scalar(yaml_document_get_node(&c.doc, q->key));
 			if (earlier != NULL && strcmp(earlier, key) == 0)
 				rc = fail_at(&c, k, "field '%s' is given twice", key);
 		}

@@ -10,6 +10,7 @@
 #include "util/file.h"
 #include "util/share.h"
 #include "util/xmalloc.h"
+#include "util/yamldoc.h"
 
 static const char *const role_names[ROLE_COUNT] = {
 	[ROLE_STATUS_BAR] = "status.bar",
@@ -94,25 +95,17 @@ static int fail_at(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
 static int fail_at(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
+	int rc;
 
 	va_start(ap, fmt);
-	msg = xvasprintf(fmt, ap);
+	rc = yamldoc_vfail(c->err, c->file, n, fmt, ap);
 	va_end(ap);
-	*c->err = xasprintf("%s:%zu:%zu: %s", c->file, n->start_mark.line + 1,
-	    n->start_mark.column + 1, msg);
-	free(msg);
-	return -1;
-}
-
-static const char *scalar(const yaml_node_t *n)
-{
-	return n != NULL && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+	return rc;
 }
 
 static int parse_color(struct ctx *c, const yaml_node_t *n, short *out)
 {
-	const char *s = scalar(n), *name;
+	const char *s = yamldoc_scalar(n), *name;
 	char *end;
 	long v;
 	int i;
@@ -150,7 +143,7 @@ static int parse_attrs(struct ctx *c, const yaml_node_t *n, unsigned *out)
 	*out = 0;
 	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
 		const yaml_node_t *e = yaml_document_get_node(&c->doc, *it);
-		const char *s = scalar(e);
+		const char *s = yamldoc_scalar(e);
 		int found = 0;
 		for (i = 0; s != NULL && i < sizeof(attr_names) / sizeof(attr_names[0]); i++) {
 			if (strcmp(s, attr_names[i].name) == 0) {
@@ -176,7 +169,7 @@ static int parse_role(struct ctx *c, const yaml_node_t *n, struct role_style *st
 	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
 		const yaml_node_t *k = yaml_document_get_node(&c->doc, p->key);
 		const yaml_node_t *v = yaml_document_get_node(&c->doc, p->value);
-		const char *key = scalar(k);
+		const char *key = yamldoc_scalar(k);
 		int rc;
 		if (key != NULL && strcmp(key, "fg") == 0)
 			rc = parse_color(c, v, &st->fg);
@@ -202,7 +195,7 @@ static int parse_roles(struct ctx *c, const yaml_node_t *n, struct theme *t)
 		return fail_at(c, n, "roles is a mapping of role names to styles");
 	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
 		const yaml_node_t *k = yaml_document_get_node(&c->doc, p->key);
-		const char *key = scalar(k);
+		const char *key = yamldoc_scalar(k);
 		for (r = 0; r < ROLE_COUNT; r++)
 			if (key != NULL && strcmp(key, role_names[r]) == 0)
 				break;
@@ -218,21 +211,13 @@ static int parse_roles(struct ctx *c, const yaml_node_t *n, struct theme *t)
 int theme_parse(const char *file, const char *text, struct theme *t, char **err)
 {
 	struct ctx c = { .file = file, .err = err };
-	yaml_parser_t parser;
 	yaml_node_t *root;
 	yaml_node_pair_t *p;
 	int rc = -1;
 
 	theme_builtin(t);
-	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-	if (!yaml_parser_load(&parser, &c.doc)) {
-		*err = xasprintf("%s:%zu:%zu: YAML syntax error: %s", file,
-		    parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-		    parser.problem ? parser.problem : "?");
-		yaml_parser_delete(&parser);
+	if (yamldoc_load(file, text, strlen(text), &c.doc, err) != 0)
 		return -1;
-	}
 	root = yaml_document_get_root_node(&c.doc);
 	if (root == NULL || root->type != YAML_MAPPING_NODE) {
 		*err = xasprintf("%s:1:1: a theme is a mapping with name and roles", file);
@@ -241,10 +226,10 @@ int theme_parse(const char *file, const char *text, struct theme *t, char **err)
 	for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
 		const yaml_node_t *k = yaml_document_get_node(&c.doc, p->key);
 		const yaml_node_t *v = yaml_document_get_node(&c.doc, p->value);
-		const char *key = scalar(k);
-		if (key != NULL && strcmp(key, "name") == 0 && scalar(v) != NULL) {
+		const char *key = yamldoc_scalar(k);
+		if (key != NULL && strcmp(key, "name") == 0 && yamldoc_scalar(v) != NULL) {
 			free(t->name);
-			t->name = xstrdup(scalar(v));
+			t->name = xstrdup(yamldoc_scalar(v));
 		} else if (key != NULL && strcmp(key, "roles") == 0) {
 			if (parse_roles(&c, v, t) != 0)
 				goto out;
@@ -257,7 +242,6 @@ int theme_parse(const char *file, const char *text, struct theme *t, char **err)
 	rc = 0;
 out:
 	yaml_document_delete(&c.doc);
-	yaml_parser_delete(&parser);
 	if (rc != 0)
 		theme_free(t);
 	return rc;
