@@ -72,18 +72,6 @@ static int not_launched(struct job_record *r, void *arg, char **err)
 
 /* ---- the retry ----------------------------------------------------------------------------- */
 
-/* The job folder the chain's first job staged: <root>/<first id>/, of
- * which log_dir is slurm-logs/. */
-static char *job_dir_of(const struct job_record *r)
-{
-	const char *slash;
-
-	if (r->log_dir == NULL || (slash = strrchr(r->log_dir, '/')) == NULL ||
-	    strcmp(slash, "/slurm-logs") != 0)
-		return NULL;
-	return xstrndup(r->log_dir, (size_t)(slash - r->log_dir));
-}
-
 /* Write the secrets' sidecar again (the first run shredded it), 0600 from
  * its first byte, from the environment. */
 static int restage_sidecar(struct conn *c, const struct job_record *r, const char *job_dir,
@@ -135,13 +123,13 @@ int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg 
 		*err = xasprintf("%s ran on cluster %s, not %s", id, old->cluster, cl->name);
 		goto out;
 	}
-	job_dir = job_dir_of(old);
+	job_dir = submit_job_dir(old);
 	if (job_dir == NULL) {
 		*err = xasprintf("%s has no staged job folder to run again (it was never staged)", id);
 		goto out;
 	}
 	first_id = strrchr(job_dir, '/') + 1;
-	sbatch = xasprintf("%s/sbatch/job_%s.sbatch", job_dir, first_id);
+	sbatch = submit_staged_sbatch(old);
 	if (conn_stat(c, sbatch, &cs, err) != CONN_OK) {
 		char *why2 = *err;
 		*err = xasprintf("%s: the staged sbatch is gone (%s): submit the bundle again", id, why2);

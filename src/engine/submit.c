@@ -936,6 +936,27 @@ out:
 	return rc;
 }
 
+char *submit_job_dir(const struct job_record *r)
+{
+	static const char logs[] = "/slurm-logs";
+	size_t len = r->log_dir != NULL ? strlen(r->log_dir) : 0;
+
+	if (len <= sizeof(logs) - 1 || strcmp(r->log_dir + len - (sizeof(logs) - 1), logs) != 0)
+		return NULL;
+	return xstrndup(r->log_dir, len - (sizeof(logs) - 1));
+}
+
+char *submit_staged_sbatch(const struct job_record *r)
+{
+	char *dir = submit_job_dir(r), *path;
+
+	if (dir == NULL)
+		return NULL;
+	path = xasprintf("%s/sbatch/job_%s.sbatch", dir, strrchr(dir, '/') + 1);
+	free(dir);
+	return path;
+}
+
 int submit_launch_staged(struct conn *c, struct record_store *st, const char *id,
     const char *job_dir, const char *sbatch_path, const char *log_dir, char **slurm_id_out,
     int *adopted, char **err)

@@ -31,6 +31,7 @@
 struct conn;
 struct record_store;
 struct cluster_cfg;
+struct job_record;
 
 enum submit_step {
 	STEP_PREFLIGHT, STEP_DATASET, STEP_IMAGE, STEP_PROBE, STEP_RECORD, STEP_SPEC,
@@ -76,6 +77,13 @@ void submit_result_free(struct submit_result *r);
 int submit_launch_staged(struct conn *c, struct record_store *st, const char *id,
     const char *job_dir, const char *sbatch_path, const char *log_dir, char **slurm_id,
     int *adopted, char **err);
+
+/* A staged job's folder on the cluster, from its record: <root>/<id of the
+ * chain's first job>/ (log_dir is its slurm-logs/). NULL for a record that
+ * was never staged. Caller frees. */
+char *submit_job_dir(const struct job_record *r);
+/* The sbatch staged there, which the chain's every retry runs again. */
+char *submit_staged_sbatch(const struct job_record *r);
 
 /* Where templates are: $TAOTOP_SHARE/templates, else next to the binary
  * (../share/taotop/templates, or ../../templates in the source tree), else

@@ -6,6 +6,7 @@
 
 #include "engine/record.h"
 #include "engine/state.h"
+#include "engine/submit.h"
 #include "engine/tracker.h"
 #include "engine/watch.h"
 #include "util/buf.h"
@@ -16,17 +17,14 @@
 
 size_t detail_paths(const struct job_record *r, char ***out)
 {
-	const char *slash;
-	char *job_dir, **v;
+	char *job_dir = r != NULL ? submit_job_dir(r) : NULL, **v;
 
 	*out = NULL;
-	if (r == NULL || r->log_dir == NULL || (slash = strrchr(r->log_dir, '/')) == NULL ||
-	    strcmp(slash, "/slurm-logs") != 0)
+	if (job_dir == NULL)
 		return 0;
 	/* A retry runs the sbatch its chain's first job staged. */
-	job_dir = xstrndup(r->log_dir, (size_t)(slash - r->log_dir));
 	v = xcalloc(2, sizeof(*v));
-	v[0] = xasprintf("%s/sbatch/job_%s.sbatch", job_dir, strrchr(job_dir, '/') + 1);
+	v[0] = submit_staged_sbatch(r);
 	v[1] = xasprintf("%s/specs/spec.yaml", job_dir);
 	free(job_dir);
 	*out = v;

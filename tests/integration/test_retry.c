@@ -131,7 +131,7 @@ Test(retry, an_nccl_timeout_gets_exactly_one_retry_from_what_was_staged, .timeou
 	sbatch = xasprintf("%s/sbatch/job_%s.sbatch", root, first->id);
 	specyaml = xasprintf("%s/specs/spec.yaml", root);
 	t_sqsh = mtime_of(sqsh), t_sbatch = mtime_of(sbatch), t_spec = mtime_of(specyaml);
-	cr_assert(t_sqsh > 0 && t_sbatch > 0, "%s %s", sqsh, sbatch);
+	cr_assert(t_sqsh > 0 && t_sbatch > 0 && t_spec > 0, "%s %s %s", sqsh, sbatch, specyaml);
 	record_free(first);
 
 	cr_assert_eq(settle(&e, 200), 2, "the job and one retry");
