@@ -178,8 +178,9 @@ const char *keymap_key_name(int key, char *buf, size_t len)
 size_t keymap_help(char ***lines)
 {
 	static const char *const ctx_title[] = { "Anywhere", "Jobs list", "Log panes" };
-	size_t n = 0, i, c;
+	size_t n = 0, i, c, j, prev;
 	char **v = NULL;
+
 
 	for (c = KC_ANY; c <= KC_PANE; c++) {
 		v = xreallocarray(v, n + 2, sizeof(*v));
@@ -189,23 +190,23 @@ size_t keymap_help(char ***lines)
 		for (i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++) {
 			struct buf keys;
 			char name[8];
-			size_t j;
 			if (bindings[i].ctx != c || bindings[i].help == NULL)
 				continue;
-			/* This binding and the help-less ones after it. */
 			buf_init(&keys);
 			buf_adds(&keys, keymap_key_name(bindings[i].key, name, sizeof(name)));
-			/* (a rebound action's other keys are gone: UNBOUND) */
-			for (j = i + 1; j < sizeof(bindings) / sizeof(bindings[0]) &&
-			    bindings[j].help == NULL; j++) {
-				const char *kn;
-				if (bindings[j].key == UNBOUND)
+			prev = i;
+			/* The help-less rows after it are its other keys, each
+			 * named once (KEY_ENTER and '\r' are both Enter); a rebound
+			 * action's other keys are gone (UNBOUND). */
+			for (j = i + 1; j < NBIND && bindings[j].help == NULL; j++) {
+				char other[8];
+				if (bindings[j].key == UNBOUND || strcmp(keymap_key_name(bindings[j].key,
+				    other, sizeof(other)), keymap_key_name(bindings[prev].key, name,
+				    sizeof(name))) == 0)
 					continue;
-				kn = keymap_key_name(bindings[j].key, name, sizeof(name));
-				if (strstr(keys.data, kn) != NULL)
-					continue;	/* two codes, one key (Enter) */
 				buf_adds(&keys, " ");
-				buf_adds(&keys, kn);
+				buf_adds(&keys, keymap_key_name(bindings[j].key, name, sizeof(name)));
+				prev = j;
 			}
 			v = xreallocarray(v, n + 1, sizeof(*v));
 			v[n++] = xasprintf("  %-14s %s", keys.data, bindings[i].help);

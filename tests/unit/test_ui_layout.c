@@ -153,18 +153,20 @@ Test(keymap, help_comes_from_the_table)
 {
 	char **lines;
 	size_t n = keymap_help(&lines), i;
-	int quit = 0, cancel = 0, pgdn = 0;
+	int quit = 0, cancel = 0, pgdn = 0, enter = 0;
 
 	for (i = 0; i < n; i++) {
 		quit += strstr(lines[i], "q ") && strstr(lines[i], "quit") != NULL;
 		cancel += strstr(lines[i], "cancel the marked jobs") != NULL;
 		pgdn += strstr(lines[i], "PgDn ^F") != NULL;
+		enter += strncmp(lines[i], "  Enter          ", 17) == 0;
 		free(lines[i]);
 	}
 	free(lines);
 	cr_assert_eq(quit, 1);
 	cr_assert_eq(cancel, 1);
 	cr_assert_eq(pgdn, 1, "a binding's other keys are listed with it");
+	cr_assert_eq(enter, 1, "two codes of one key (Enter) are named once");
 	cr_assert_eq(keymap_lookup(KC_JOBS, 'c'), ACT_CANCEL);
 	cr_assert_eq(keymap_lookup(KC_PANE, 'c'), ACT_NONE, "cancel is the jobs list's");
 	cr_assert_eq(keymap_lookup(KC_PANE, 'j'), ACT_DOWN, "anywhere keys work in panes");
