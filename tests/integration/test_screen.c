@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <locale.h>
+#include <wchar.h>
 
 #include "integration/helper_rig.h"
 #include "integration/helper_screen.h"
@@ -58,19 +60,31 @@ static void filter(struct screen *s, const char *text)
 	screen_keys(s, "Enter");
 }
 
-/* Every line of the screen fits its width: nothing drawn past the edge
- * and nothing left over from a bigger size. */
-static void assert_fits(struct screen *s, int cols, int lines)
+/* The layout is whole at this size: the header on the first row, the two
+ * panes' titles in order below the jobs, the status bar and the message
+ * line (the filter is on) on the last two rows, and every line within the
+ * width (cells, as the capture gives them). Leftovers of another size, or
+ * a part drawn at the wrong place, break one of these. */
+static void assert_layout(struct screen *s, int cols, int lines)
 {
-	char *text = screen_text(s);
-	int n = 0;
+	char *text = screen_text(s), *l;
+	int n = 0, out = screen_row_of(s, " main.out "), err = screen_row_of(s, " main.err ");
 
-	for (char *l = text; *l; n++) {
+	setlocale(LC_ALL, "C.UTF-8");
+	for (l = text; *l; n++) {
 		size_t len = strcspn(l, "\n");
-		cr_assert_leq((int)len, cols * 3, "line %d is longer than the screen", n);
+		char *line = strndup(l, len);
+		size_t cells = mbstowcs(NULL, line, 0);
+		cr_assert_leq((int)cells, cols, "line %d is wider than the screen: %s", n, line);
+		free(line);
 		l += len + (l[len] == '\n');
 	}
 	cr_assert_leq(n, lines, "%d lines on a %d-line screen:\n%s", n, lines, text);
+	cr_assert_eq(screen_row_of(s, "NAME"), 0, "the header is not on the first row:\n%s", text);
+	cr_assert(out > 0 && err > out && err < lines - 2, "pane titles at %d and %d:\n%s", out,
+	    err, text);
+	cr_assert_eq(screen_row_of(s, " rig: "), lines - 2, "the status bar moved:\n%s", text);
+	cr_assert_eq(screen_row_of(s, "filter: "), lines - 1, "the message line moved:\n%s", text);
 	free(text);
 }
 
@@ -159,13 +173,13 @@ Test(screen, jobs_panes_cancel_marks_filter_resize_and_quit, .timeout = 240)
 	/* Resize small, smaller, and back: no garbage at any size. */
 	screen_resize(&s, 60, 15);
 	screen_wait(&s, 5, "NAME", "STATE", "main.out", NULL);
-	assert_fits(&s, 60, 15);
+	assert_layout(&s, 60, 15);
 	screen_resize(&s, 50, 12);
 	screen_wait(&s, 5, "taotop needs 60x15 at least (now 50x12)", NULL);
 	screen_resize(&s, 120, 40);
 	screen_wait(&s, 5, "USED/LIMIT", "main.err", NULL);
 	cr_assert_null(screen_line_with(&s, "taotop needs"));
-	assert_fits(&s, 120, 40);
+	assert_layout(&s, 120, 40);
 
 	/* q gives the terminal back as it was: cooked mode, echo on. */
 	screen_keys(&s, "q");
