@@ -145,6 +145,16 @@ static int word_in(const char *word, size_t len, const char *list)
 	return 0;
 }
 
+char *rig_sbatch(const char *opts, const char *script)
+{
+	char *cmd = xasprintf("sbatch --parsable %s --wrap %s", opts, script);
+	char *id = rig_ssh_ok(cmd);
+
+	free(cmd);
+	cr_assert(atoi(id) > 0, "sbatch said '%s'", id);
+	return id;
+}
+
 char *rig_wait_state(const char *jobid, const char *want, int timeout_s)
 {
 	char *cmd = xasprintf("sacct -j %s -X -n -P -o State", jobid);

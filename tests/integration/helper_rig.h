@@ -33,6 +33,10 @@ int rig_ssh(const char *cmd, char **out);
  * with trailing newlines trimmed (caller frees). */
 char *rig_ssh_ok(const char *cmd);
 
+/* sbatch --parsable OPTS --wrap SCRIPT as the test user (SCRIPT quoted by
+ * the caller for the login shell); the job id, checked (caller frees). */
+char *rig_sbatch(const char *opts, const char *script);
+
 /* Poll `sacct -j ID -X -n -P -o State` until the first word of the state is
  * one of the space-separated words in `want`, or timeout_s passes. Returns the
  * full state line (caller frees); fails the test on timeout. */

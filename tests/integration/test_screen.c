@@ -30,15 +30,6 @@ static void cleanup(void)
 
 TestSuite(screen, .fini = cleanup);
 
-/* sbatch as the test user; returns the job id (caller frees). */
-static char *sbatch(const char *opts, const char *script)
-{
-	char *cmd = xasprintf("sbatch --parsable %s --wrap %s", opts, script);
-	char *id = rig_ssh_ok(cmd);
-	free(cmd);
-	cr_assert(atoi(id) > 0, "sbatch said '%s'", id);
-	return id;
-}
 
 /* A folder of the shared storage for this test's logs. */
 static char *test_dir(const char *name)
@@ -102,14 +93,14 @@ Test(screen, jobs_panes_cancel_marks_filter_resize_and_quit, .timeout = 240)
 	snprintf(name_m, sizeof(name_m), "scr%d-m", (int)getpid());
 	/* a: held (Pending) until released; prints to both logs. */
 	snprintf(opts, sizeof(opts), "--hold -J %s -t 5 -o %s/a.out -e %s/a.err", name_a, dir, dir);
-	a = sbatch(opts, "'for i in 1 2 3 4 5 6; do echo out-line-$i; echo err-line-$i >&2; "
+	a = rig_sbatch(opts, "'for i in 1 2 3 4 5 6; do echo out-line-$i; echo err-line-$i >&2; "
 	    "sleep 1; done'");
 	snprintf(opts, sizeof(opts), "-J %s -t 5 -o /dev/null", name_b);
-	b = sbatch(opts, "'sleep 300'");
+	b = rig_sbatch(opts, "'sleep 300'");
 	snprintf(opts, sizeof(opts), "-J %s1 -t 5 -o /dev/null", name_m);
-	m1 = sbatch(opts, "'sleep 300'");
+	m1 = rig_sbatch(opts, "'sleep 300'");
 	snprintf(opts, sizeof(opts), "-J %s2 -t 5 -o /dev/null", name_m);
-	m2 = sbatch(opts, "'sleep 300'");
+	m2 = rig_sbatch(opts, "'sleep 300'");
 
 	screen_open(&s, "basic", &so);
 	/* The jobs appear with their states. */
@@ -232,7 +223,7 @@ Test(screen, a_hostile_log_cannot_act_on_the_terminal, .timeout = 180)
 	snprintf(name, sizeof(name), "scr%d-hostile", (int)getpid());
 	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/h.out -e %s/h.err", name, dir, dir);
 	snprintf(script, sizeof(script), "'cat %s; sleep 120'", path);
-	id = sbatch(opts, script);
+	id = rig_sbatch(opts, script);
 
 	screen_open(&s, "hostile", &so);
 	title0 = screen_tmux(&s, "display -p -t 0 '#{pane_title}'");
@@ -288,9 +279,9 @@ Test(screen, a_frozen_server_never_freezes_the_keys, .timeout = 180)
 	so.known_hosts = d.known_hosts;
 	snprintf(name, sizeof(name), "scr%d-frz", (int)getpid());
 	snprintf(opts, sizeof(opts), "-J %s-a -t 5 -o /dev/null", name);
-	a = sbatch(opts, "'sleep 300'");
+	a = rig_sbatch(opts, "'sleep 300'");
 	snprintf(opts, sizeof(opts), "-J %s-b -t 5 -o /dev/null", name);
-	b = sbatch(opts, "'sleep 300'");
+	b = rig_sbatch(opts, "'sleep 300'");
 
 	screen_open(&s, "frozen", &so);
 	filter(&s, name);
@@ -485,7 +476,7 @@ Test(screen, themes_no_color_and_an_ascii_locale, .timeout = 120)
 		char name[64], opts[128], *id;
 		snprintf(name, sizeof(name), "scr%d-ascii", (int)getpid());
 		snprintf(opts, sizeof(opts), "-J %s -t 2 -o /dev/null", name);
-		id = sbatch(opts, "'sleep 60'");
+		id = rig_sbatch(opts, "'sleep 60'");
 		screen_open(&s, "ascii", &so);
 		screen_wait(&s, 10, "polled", "USED/LIMIT", NULL);
 		filter(&s, name);
@@ -519,7 +510,7 @@ Test(screen, log_colours_are_rendered_only_when_asked, .timeout = 120)
 	snprintf(name, sizeof(name), "scr%d-colours", (int)getpid());
 	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/c.out", name, dir);
 	snprintf(script, sizeof(script), "'cat %s; sleep 120'", path);
-	id = sbatch(opts, script);
+	id = rig_sbatch(opts, script);
 
 	/* Asked: the colour reaches the screen, as a colour. */
 	so.args = "--log-colors render";
@@ -647,7 +638,7 @@ Test(screen, actions_signal_time_limit_hold_with_the_schedulers_answer, .timeout
 
 	snprintf(name, sizeof(name), "scr%d-act", (int)getpid());
 	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/act.out", name, dir);
-	id = sbatch(opts, "'trap \"echo got-USR1\" USR1; echo ready; while :; do sleep 1; done'");
+	id = rig_sbatch(opts, "'trap \"echo got-USR1\" USR1; echo ready; while :; do sleep 1; done'");
 	screen_open(&s, "actions", &so);
 	filter(&s, name);
 	screen_wait_line(&s, 20, name, "Running", NULL);
