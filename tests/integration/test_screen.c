@@ -543,34 +543,31 @@ Test(screen, log_colours_are_rendered_only_when_asked, .timeout = 120)
 	free(path), free(id), free(dir);
 }
 
-Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
+/* Submit a one-GPU taotop job with `taotop submit` (the CLI, as a user
+ * would), recorded in the screen's own state folder so the monitor sees
+ * it; network_arch names it, command is the bundle's (a YAML list). The
+ * record id (caller frees). */
+static char *cli_submit(struct screen *s, const char *dir, const char *arch, const char *command,
+    const char *config)
 {
 	const struct rig *r = rig_get();
-	char *dir = test_dir("detail"), *bundle, *cmd, *out = NULL, *id, *p, *dump, *text, *err = NULL;
-	struct screen s;
-	struct screen_opts so = { .cols = 130, .lines = 45 };
-	FILE *f;
+	char *bundle = xasprintf("%s/bundle.yaml", s->dir), *cmd, *out = NULL, *p, *id;
+	FILE *f = fopen(bundle, "w");
 
-	screen_open(&s, "detail", &so);
-	/* A taotop job that fails with a Python traceback: the program's
-	 * failure, which the engine never retries by itself. */
-	bundle = xasprintf("%s/bundle.yaml", s.dir);
-	f = fopen(bundle, "w");
 	cr_assert_not_null(f);
-	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
-	    "network_arch: detail_pyt\naction: train\n"
-	    "command: [sh, -c, 'echo \"Traceback (most recent call last):\" >&2; "
-	    "echo \"ValueError: bad learning rate\" >&2; exit 1']\n"
-	    "datasets: [lustre://%s/data]\nresults_dir: lustre://%s/results\n"
-	    "gpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n", dir, dir);
+	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: %s\n"
+	    "action: train\ncommand: %s\ndatasets: [lustre://%s/data]\n"
+	    "results_dir: lustre://%s/results\ngpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n",
+	    arch, command, dir, dir);
 	fclose(f);
-	cmd = xasprintf("mkdir -p %s/data", dir);
+	cmd = xasprintf("mkdir -p %s/data %s/results", dir, dir);
 	free(rig_ssh_ok(cmd));
 	free(cmd);
 	cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s "
-	    "TAOTOP_CLUSTER=rig XDG_STATE_HOME=%s/state TAOTOP_CONFIG=/nonexistent/config.yaml "
+	    "TAOTOP_CLUSTER=rig XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s "
 	    "SLURM_BASE_RESULTS_DIR=lustre://%s/root %s submit %s", r->user, r->host, r->port, r->key,
-	    r->known_hosts, s.dir, dir, getenv("TAOTOP_BIN"), bundle);
+	    r->known_hosts, s->dir, config ? config : "/nonexistent/config.yaml", dir,
+	    getenv("TAOTOP_BIN"), bundle);
 	{
 		const char *const argv[] = { "sh", "-c", cmd, NULL };
 		cr_assert_eq(rig_run(argv, &out), 0, "%s", out);
@@ -578,6 +575,21 @@ Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
 	p = strstr(out, "submitted tao-");
 	cr_assert_not_null(p, "%s", out);
 	id = xstrndup(p + 10, strcspn(p + 10, " "));
+	free(out), free(cmd), free(bundle);
+	return id;
+}
+
+Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
+{
+	char *dir = test_dir("detail"), *id, *dump, *text, *err = NULL;
+	struct screen s;
+	struct screen_opts so = { .cols = 130, .lines = 45 };
+
+	screen_open(&s, "detail", &so);
+	/* A taotop job that fails with a Python traceback: the program's
+	 * failure, which the engine never retries by itself. */
+	id = cli_submit(&s, dir, "detail_pyt", "[sh, -c, 'echo \"Traceback (most recent call "
+	    "last):\" >&2; echo \"ValueError: bad learning rate\" >&2; exit 1']", NULL);
 
 	filter(&s, "detail_pyt");
 	screen_wait_line(&s, 60, id, "Error", NULL);
@@ -627,7 +639,7 @@ Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
 	screen_close(&s);
 	rig_local("rm -f %s", dump);
-	free(dump), free(id), free(out), free(cmd), free(bundle), free(dir);
+	free(dump), free(id), free(dir);
 }
 
 Test(screen, actions_signal_time_limit_hold_with_the_schedulers_answer, .timeout = 180)
@@ -706,8 +718,7 @@ Test(screen, actions_signal_time_limit_hold_with_the_schedulers_answer, .timeout
 
 Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout = 180)
 {
-	const struct rig *r = rig_get();
-	char *dir = test_dir("notify"), *cfg, *env, *bundle, *cmd, *out = NULL, *p, *id, *ts, *err = NULL;
+	char *dir = test_dir("notify"), *cfg, *env, *id, *ts, *err = NULL;
 	char *want9, *want777;
 	struct screen s;
 	struct screen_opts so = { .cols = 120, .lines = 40, .typescript = 1 };
@@ -723,28 +734,12 @@ Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout =
 	screen_open(&s, "notify", &so);
 	screen_wait(&s, 15, "polled", NULL);
 
-	bundle = xasprintf("%s/bundle.yaml", s.dir);
-	f = fopen(bundle, "w");
-	cr_assert_not_null(f);
-	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: notify_pyt\n"
-	    "action: train\ncommand: [sh, -c, 'sleep 3; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
-	    "%s/results/status.json']\ndatasets: [lustre://%s/data]\nresults_dir: lustre://%s/results\n"
-	    "gpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n", dir, dir, dir);
-	fclose(f);
-	cmd = xasprintf("mkdir -p %s/data %s/results", dir, dir);
-	free(rig_ssh_ok(cmd));
-	free(cmd);
-	cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s "
-	    "TAOTOP_CLUSTER=rig XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s "
-	    "SLURM_BASE_RESULTS_DIR=lustre://%s/root %s submit %s", r->user, r->host, r->port, r->key,
-	    r->known_hosts, s.dir, cfg, dir, getenv("TAOTOP_BIN"), bundle);
 	{
-		const char *const argv[] = { "sh", "-c", cmd, NULL };
-		cr_assert_eq(rig_run(argv, &out), 0, "%s", out);
+		char *command = xasprintf("[sh, -c, 'sleep 3; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
+		    "%s/results/status.json']", dir);
+		id = cli_submit(&s, dir, "notify_pyt", command, cfg);
+		free(command);
 	}
-	p = strstr(out, "submitted tao-");
-	cr_assert_not_null(p, "%s", out);
-	id = xstrndup(p + 10, strcspn(p + 10, " "));
 	filter(&s, "notify_pyt");
 	screen_wait_line(&s, 60, id, "Done", NULL);
 	sleep(1);
@@ -764,7 +759,7 @@ Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout =
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
 	screen_close(&s);
 	unlink(cfg);
-	free(want9), free(want777), free(ts), free(id), free(out), free(cmd), free(bundle);
+	free(want9), free(want777), free(ts), free(id);
 	free(env), free(cfg), free(dir);
 }
 
