@@ -421,14 +421,29 @@ static int was_live(const struct tracker *t, const char *id)
 	return 0;
 }
 
-static int known_to_records(struct job_record **recs, size_t nrec, const char *id)
+static int cmp_ref(const void *a, const void *b)
 {
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The SLURM ids records know, sorted once per poll: asked for every job of
+ * the queue and of the history, against possibly thousands of records. */
+static const char **ref_index(struct job_record **recs, size_t nrec, size_t *n)
+{
+	const char **v = xcalloc(nrec + 1, sizeof(*v));
 	size_t i;
 
+	*n = 0;
 	for (i = 0; i < nrec; i++)
-		if (same(recs[i]->backend_ref, id))
-			return 1;
-	return 0;
+		if (recs[i]->backend_ref != NULL)
+			v[(*n)++] = recs[i]->backend_ref;
+	qsort(v, *n, sizeof(*v), cmp_ref);
+	return v;
+}
+
+static int known_to_records(const char **refs, size_t nrefs, const char *id)
+{
+	return nrefs > 0 && bsearch(&id, refs, nrefs, sizeof(*refs), cmp_ref) != NULL;
 }
 
 /* id in the queue's answer (from_sacct 0) or accounting's (1). */
@@ -485,7 +500,8 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 	struct conn_exec x;
 	const char **ids;
 	char *cmd, *warn = NULL;
-	size_t nrec = 0, nids = 0, i, k;
+	size_t nrec = 0, nids = 0, i, k, nrefs;
+	const char **refs;
 	enum conn_status cst;
 
 	memset(res, 0, sizeof(*res));
@@ -567,9 +583,10 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 	prune_progress(t, recs, nrec);
 	/* The user's other jobs: live ones the records do not know, then the
 	 * ones seen earlier that left the queue. */
+	refs = ref_index(recs, nrec, &nrefs);
 	for (k = 0; k < p.n; k++) {
 		struct job_row *row;
-		if (p.jobs[k].from_sacct || known_to_records(recs, nrec, p.jobs[k].id))
+		if (p.jobs[k].from_sacct || known_to_records(refs, nrefs, p.jobs[k].id))
 			continue;
 		row = add_row(res);
 		row_of_foreign(row, &p.jobs[k]);
@@ -577,7 +594,7 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 	}
 	for (i = 0; i < t->nseen; i++) {
 		struct seen_job *sj = &t->seen[i];
-		if (known_to_records(recs, nrec, sj->row.slurm_id))
+		if (known_to_records(refs, nrefs, sj->row.slurm_id))
 			continue;
 		if (res->scheduler_ok && find_job(&p, sj->row.slurm_id, 0) != NULL)
 			continue;	/* live: shown above */
@@ -597,6 +614,7 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 		row_copy(add_row(res), &sj->row);
 	}
 	seen_prune(t);
+	free(refs);
 	slurm_poll_free(&p);
 	store_list_free(recs, nrec);
 	return 0;
