@@ -205,44 +205,42 @@ void screen_wait_line(struct screen *s, int timeout_s, ...)
 	va_end(ap);
 }
 
-char *screen_line_with(struct screen *s, const char *text)
+/* The first line holding text (a copy, caller frees; NULL if none); its
+ * row (0-based) in *row, -1 if none. */
+static char *find_line(struct screen *s, const char *text, int *row)
 {
-	char *all = screen_text(s), *found = NULL;
+	char *all = screen_text(s), *l, *found = NULL;
+	int r = 0;
 
-	for (char *l = all; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+	*row = -1;
+	for (l = all; *l && found == NULL; r++) {
 		size_t len = strcspn(l, "\n");
-		char *copy = xmalloc(len + 1);
-		memcpy(copy, l, len);
-		copy[len] = '\0';
+		char *copy = xstrndup(l, len);
 		if (strstr(copy, text) != NULL) {
 			found = copy;
-			break;
+			*row = r;
+		} else {
+			free(copy);
 		}
-		free(copy);
+		l += len + (l[len] == '\n');
 	}
 	free(all);
 	return found;
 }
 
+char *screen_line_with(struct screen *s, const char *text)
+{
+	int row;
+
+	return find_line(s, text, &row);
+}
+
 int screen_row_of(struct screen *s, const char *text)
 {
-	char *all = screen_text(s);
-	int row = 0, found = -1;
+	int row;
 
-	for (char *l = all; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL, row++) {
-		size_t len = strcspn(l, "\n");
-		char *copy = xmalloc(len + 1);
-		memcpy(copy, l, len);
-		copy[len] = '\0';
-		if (strstr(copy, text) != NULL) {
-			found = row;
-			free(copy);
-			break;
-		}
-		free(copy);
-	}
-	free(all);
-	return found;
+	free(find_line(s, text, &row));
+	return row;
 }
 
 void screen_keys(struct screen *s, const char *keys)
