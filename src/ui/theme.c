@@ -89,19 +89,6 @@ struct ctx {
 	char		**err;
 };
 
-static int fail_at(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail_at(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = yamldoc_vfail(c->err, c->file, n, fmt, ap);
-	va_end(ap);
-	return rc;
-}
 
 static int parse_color(struct ctx *c, const yaml_node_t *n, short *out)
 {
@@ -111,7 +98,7 @@ static int parse_color(struct ctx *c, const yaml_node_t *n, short *out)
 	int i;
 
 	if (s == NULL)
-		return fail_at(c, n, "a colour is a name or a number 0..255");
+		return yamldoc_fail(c->err, c->file, n, "a colour is a name or a number 0..255");
 	if (strcmp(s, "default") == 0) {
 		*out = -1;
 		return 0;
@@ -129,7 +116,8 @@ static int parse_color(struct ctx *c, const yaml_node_t *n, short *out)
 		*out = (short)v;
 		return 0;
 	}
-	return fail_at(c, n, "unknown colour '%s' (use black, red, green, yellow, blue, "
+	return yamldoc_fail(c->err, c->file, n, "unknown colour '%s' (use black, red, green, yellow, "
+	    "blue, "
 	    "magenta, cyan, white, bright-NAME, default or 0..255)", s);
 }
 
@@ -139,7 +127,7 @@ static int parse_attrs(struct ctx *c, const yaml_node_t *n, unsigned *out)
 	size_t i;
 
 	if (n->type != YAML_SEQUENCE_NODE)
-		return fail_at(c, n, "attrs is a list, like [bold, underline]");
+		return yamldoc_fail(c->err, c->file, n, "attrs is a list, like [bold, underline]");
 	*out = 0;
 	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
 		const yaml_node_t *e = yaml_document_get_node(&c->doc, *it);
@@ -152,7 +140,7 @@ static int parse_attrs(struct ctx *c, const yaml_node_t *n, unsigned *out)
 			}
 		}
 		if (!found)
-			return fail_at(c, e, "unknown attribute '%s' (use bold, dim, underline, "
+			return yamldoc_fail(c->err, c->file, e, "unknown attribute '%s' (use bold, dim, underline, "
 			    "reverse, italic or standout)", s ? s : "?");
 	}
 	return 0;
@@ -163,7 +151,7 @@ static int parse_role(struct ctx *c, const yaml_node_t *n, struct role_style *st
 	yaml_node_pair_t *p;
 
 	if (n->type != YAML_MAPPING_NODE)
-		return fail_at(c, n, "a role is a mapping, like { fg: green, attrs: [bold] }");
+		return yamldoc_fail(c->err, c->file, n, "a role is a mapping, like { fg: green, attrs: [bold] }");
 	st->fg = st->bg = -1;
 	st->attrs = 0;
 	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
@@ -178,7 +166,7 @@ static int parse_role(struct ctx *c, const yaml_node_t *n, struct role_style *st
 		else if (key != NULL && strcmp(key, "attrs") == 0)
 			rc = parse_attrs(c, v, &st->attrs);
 		else
-			rc = fail_at(c, k, "unknown field '%s' (a role has fg, bg and attrs)",
+			rc = yamldoc_fail(c->err, c->file, k, "unknown field '%s' (a role has fg, bg and attrs)",
 			    key ? key : "?");
 		if (rc != 0)
 			return -1;
@@ -192,7 +180,7 @@ static int parse_roles(struct ctx *c, const yaml_node_t *n, struct theme *t)
 	int r;
 
 	if (n->type != YAML_MAPPING_NODE)
-		return fail_at(c, n, "roles is a mapping of role names to styles");
+		return yamldoc_fail(c->err, c->file, n, "roles is a mapping of role names to styles");
 	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
 		const yaml_node_t *k = yaml_document_get_node(&c->doc, p->key);
 		const char *key = yamldoc_scalar(k);
@@ -200,7 +188,7 @@ static int parse_roles(struct ctx *c, const yaml_node_t *n, struct theme *t)
 			if (key != NULL && strcmp(key, role_names[r]) == 0)
 				break;
 		if (r == ROLE_COUNT)
-			return fail_at(c, k, "unknown role '%s' (see themes/default.yaml for the "
+			return yamldoc_fail(c->err, c->file, k, "unknown role '%s' (see themes/default.yaml for the "
 			    "roles)", key ? key : "?");
 		if (parse_role(c, yaml_document_get_node(&c->doc, p->value), &t->role[r]) != 0)
 			return -1;
@@ -234,7 +222,7 @@ int theme_parse(const char *file, const char *text, struct theme *t, char **err)
 			if (parse_roles(&c, v, t) != 0)
 				goto out;
 		} else {
-			fail_at(&c, k, "unknown field '%s' (a theme has name and roles)",
+			yamldoc_fail(c.err, c.file, k, "unknown field '%s' (a theme has name and roles)",
 			    key ? key : "?");
 			goto out;
 		}
