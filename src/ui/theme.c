@@ -117,8 +117,7 @@ static int parse_color(struct ctx *c, const yaml_node_t *n, short *out)
 		return 0;
 	}
 	return yamldoc_fail(c->err, c->file, n, "unknown colour '%s' (use black, red, green, yellow, "
-	    "blue, "
-	    "magenta, cyan, white, bright-NAME, default or 0..255)", s);
+	    "blue, magenta, cyan, white, bright-NAME, default or 0..255)", s);
 }
 
 static int parse_attrs(struct ctx *c, const yaml_node_t *n, unsigned *out)
