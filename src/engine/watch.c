@@ -443,7 +443,6 @@ static unsigned poll_done(struct cluster *cl, struct task *t)
 	poll_result_free(&p->last);
 	p->last = t->res;
 	memset(&t->res, 0, sizeof(t->res));
-	p->polled = 1;
 	p->polls++;
 	next_s = schedule_after_poll(&cl->sched, (unsigned)p->last.changes,
 	    p->last.waiting_for_accounting, !p->last.scheduler_ok);

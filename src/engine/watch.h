@@ -48,9 +48,8 @@ struct watched {
 	char		*error;		/* the last connection problem, or NULL */
 	int64_t		 retry_at_ms;	/* LINK_RECONNECTING: monotonic ms */
 	struct poll_result last;	/* the latest poll that ran */
-	int		 polled;	/* a poll has come back */
-	unsigned long	 polls;		/* how many have: last.events are new when
-					 * this moved */
+	unsigned long	 polls;		/* polls come back (0: none yet); last.events
+					 * are new when this moved */
 	int64_t		 poll_started_ms;/* a poll in flight since (monotonic), or 0 */
 	int64_t		 next_poll_ms;	/* 0: none planned (waiting for the user) */
 };

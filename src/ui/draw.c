@@ -466,7 +466,7 @@ static void age_of(time_t t, time_t now, char *buf, size_t len)
 
 int draw_cluster_stale(const struct watched *c, int64_t now_ms)
 {
-	return c->polled && (c->link == LINK_RECONNECTING || c->link == LINK_HOSTKEY_UNKNOWN ||
+	return c->polls && (c->link == LINK_RECONNECTING || c->link == LINK_HOSTKEY_UNKNOWN ||
 	    c->link == LINK_HOSTKEY_CHANGED || c->link == LINK_AUTH_FAILED ||
 	    (c->poll_started_ms != 0 && now_ms - c->poll_started_ms >= NOT_ANSWERING_MS) ||
 	    !c->last.scheduler_ok);
@@ -484,7 +484,7 @@ static enum role cluster_status(const struct watched *c, int64_t now, char *buf,
 	switch (c->link) {
 	case LINK_CONNECTING:
 		snprintf(buf, len, "%s: connecting to %s", c->cfg->name, c->cfg->hosts);
-		return c->polled ? ROLE_STATUS_STALE : ROLE_STATUS_BAR;
+		return c->polls ? ROLE_STATUS_STALE : ROLE_STATUS_BAR;
 	case LINK_RECONNECTING: {
 		int64_t in = (c->retry_at_ms - now + 999) / 1000;
 		snprintf(buf, len, "%s: reconnecting in %llds (last good poll %s)", c->cfg->name,
@@ -510,16 +510,16 @@ static enum role cluster_status(const struct watched *c, int64_t now, char *buf,
 		    (long long)(out_ms / 1000), ago);
 		return ROLE_STATUS_STALE;
 	}
-	if (c->polled && !c->last.scheduler_ok) {
+	if (c->polls && !c->last.scheduler_ok) {
 		snprintf(buf, len, "%s: scheduler not answering (last good poll %s)", c->cfg->name, ago);
 		return ROLE_STATUS_STALE;
 	}
-	if (c->polled && !c->last.accounting_ok) {
+	if (c->polls && !c->last.accounting_ok) {
 		snprintf(buf, len, "%s: accounting not answering; polled %s", c->cfg->name, at);
 		return ROLE_STATUS_STALE;
 	}
 	snprintf(buf, len, "%s: %s, polled %s", c->cfg->name, c->host ? c->host : "connected",
-	    c->polled ? at : "...");
+	    c->polls ? at : "...");
 	return ROLE_STATUS_BAR;
 }
 

@@ -728,7 +728,7 @@ static int64_t status_change_at(const struct app *a, int64_t now)
 
 	for (i = 0; i < watch_count(a->watch); i++) {
 		const struct watched *c = watch_cluster(a->watch, i);
-		if (c->link == LINK_RECONNECTING || (c->polled && !c->last.scheduler_ok))
+		if (c->link == LINK_RECONNECTING || (c->polls && !c->last.scheduler_ok))
 			t = now + STATUS_TICK_MS;
 		else if (c->poll_started_ms != 0)
 			t = c->poll_started_ms + NOT_ANSWERING_MS > now
