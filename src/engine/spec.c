@@ -86,7 +86,7 @@ static int get_bool(struct ctx *c, const char *field, const yaml_node_t *n, int 
 	return 0;
 }
 
-static int env_name_ok(const char *s)
+int spec_env_name_ok(const char *s)
 {
 	size_t i;
 
@@ -106,7 +106,7 @@ static int get_list(struct ctx *c, const char *field, const yaml_node_t *n, int 
 
 	if (n->type == YAML_SCALAR_NODE) {
 		const yaml_node_t *only = n;
-		if (names && !env_name_ok(yamldoc_scalar(only)))
+		if (names && !spec_env_name_ok(yamldoc_scalar(only)))
 			return fail_at(c, only, "field '%s': '%s' is not a variable name (A-Z, 0-9, _)",
 			    field, yamldoc_scalar(only));
 		*out = xreallocarray(*out, *count + 1, sizeof(**out));
@@ -120,7 +120,7 @@ static int get_list(struct ctx *c, const char *field, const yaml_node_t *n, int 
 		const char *v = yamldoc_scalar(e);
 		if (v == NULL || v[0] == '\0')
 			return fail_at(c, e, "field '%s': every entry must be a non-empty text", field);
-		if (names && !env_name_ok(v))
+		if (names && !spec_env_name_ok(v))
 			return fail_at(c, e, "field '%s': '%s' is not a variable name (A-Z, 0-9, _)",
 			    field, v);
 		*out = xreallocarray(*out, *count + 1, sizeof(**out));
@@ -166,7 +166,7 @@ static int get_env(struct ctx *c, const yaml_node_t *n, struct spec *s)
 	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
 		const yaml_node_t *k = yaml_document_get_node(&c->doc, p->key);
 		const yaml_node_t *v = yaml_document_get_node(&c->doc, p->value);
-		if (!env_name_ok(yamldoc_scalar(k)))
+		if (!spec_env_name_ok(yamldoc_scalar(k)))
 			return fail_at(c, k, "field 'extra_env': '%s' is not a variable name (A-Z, 0-9, _)",
 			    yamldoc_scalar(k) ? yamldoc_scalar(k) : "?");
 		if (yamldoc_scalar(v) == NULL)

@@ -59,4 +59,8 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *out,
 int spec_load(const char *path, struct spec *out, char **err);
 void spec_free(struct spec *s);
 
+/* An environment variable's name as the bundle takes it: upper case,
+ * digits and '_', not starting with a digit (extra_env, secrets). */
+int spec_env_name_ok(const char *name);
+
 #endif

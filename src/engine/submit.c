@@ -50,7 +50,8 @@ struct job {
 	void			*data;
 	struct buf		 plan;		/* dry run: what would run */
 
-	struct spec		 spec;
+	struct spec		 spec;		/* a copy of o->spec's top level when */
+	int			 spec_borrowed;	/* borrowed: its pointers are the caller's */
 	struct resources	 res;
 	struct image_ref	 image;
 	const char		*partition;
@@ -95,16 +96,18 @@ static void plan(struct job *j, const char *fmt, ...)
 }
 
 /* Run cmd; 0 when it ran (look at x->exit_status), -1 with *err if not. */
-static int run_on(struct conn *c, struct conn_exec *x, const char *cmd, int timeout_ms, char **err)
+static int run_on(struct conn *c, struct conn_exec *x, const char *cmd, int timeout_ms,
+    atomic_int *cancel, char **err)
 {
 	conn_exec_init(x, cmd);
 	x->timeout_ms = timeout_ms;
+	x->cancel = cancel;
 	return conn_exec(c, x, err) == CONN_OK ? 0 : -1;
 }
 
 static int run(struct job *j, struct conn_exec *x, const char *cmd, int timeout_ms, char **err)
 {
-	return run_on(j->c, x, cmd, timeout_ms, err);
+	return run_on(j->c, x, cmd, timeout_ms, j->o->cancel, err);
 }
 
 /* Parse SLURM's [D-]H:MM:SS / MM:SS / M time into hours; 0 for unknown,
@@ -151,8 +154,12 @@ static int preflight(struct job *j, char **err)
 	size_t i;
 
 	step(j, STEP_PREFLIGHT, 0, NULL);
-	if (spec_load(j->o->spec_path, &j->spec, err) != 0)
+	if (j->o->spec != NULL) {
+		j->spec = *j->o->spec;
+		j->spec_borrowed = 1;
+	} else if (spec_load(j->o->spec_path, &j->spec, err) != 0) {
 		return failed(j, STEP_PREFLIGHT, err);
+	}
 	if (j->o->gpus >= 0)
 		j->spec.gpus = j->o->gpus;
 	if (j->o->nodes > 0)
@@ -492,7 +499,7 @@ static char *sha256_of(const char *path)
 /* A supporting file's local path: relative paths are the bundle's. */
 static char *supporting_path(const struct job *j, const struct spec_file *f)
 {
-	const char *slash = strrchr(j->o->spec_path, '/');
+	const char *slash = j->o->spec_path ? strrchr(j->o->spec_path, '/') : NULL;
 
 	return f->path[0] == '/' || slash == NULL ? xstrdup(f->path)
 	    : xasprintf("%.*s/%s", (int)(slash - j->o->spec_path), j->o->spec_path, f->path);
@@ -646,10 +653,14 @@ static char *secret_value(const struct job *j, const char *name)
 {
 	const char *v = getenv(name), *slash;
 	char *dir, *path, *found;
+	size_t i;
 
+	for (i = 0; i < j->o->nsecrets; i++)
+		if (strcmp(j->o->secrets[i].key, name) == 0 && j->o->secrets[i].value[0] != '\0')
+			return xstrdup(j->o->secrets[i].value);
 	if (v != NULL && v[0] != '\0')
 		return xstrdup(v);
-	slash = strrchr(j->o->spec_path, '/');
+	slash = j->o->spec_path ? strrchr(j->o->spec_path, '/') : NULL;
 	dir = slash ? xstrndup(j->o->spec_path, (size_t)(slash - j->o->spec_path)) : xstrdup(".");
 	path = xasprintf("%s/.env", dir);
 	found = dotenv_value(path, name);
@@ -686,7 +697,8 @@ static int sidecar(struct job *j, char **err)
 		if (v == NULL) {
 			*err = xasprintf("secret %s is named by %s but set neither in your environment "
 			    "nor in a .env file: export it (its value is written only to a mode-600 "
-			    "file on the cluster)", j->spec.secrets[i], j->o->spec_path);
+			    "file on the cluster)", j->spec.secrets[i],
+			    j->o->spec_path ? j->o->spec_path : "the form");
 			memset(text.data ? text.data : (char *)"", 0, text.len);
 			buf_free(&text);
 			return failed(j, STEP_SIDECAR, err);
@@ -888,7 +900,8 @@ static int reconcile(struct conn *c, const char *name, const char *log_dir, char
 
 	cmd = xasprintf("squeue -h --name=%s -o '%%A %%r'; echo @@; "
 	    "sacct -n -X -P --name=%s -S now-7days -o JobIDRaw", qname, qname);
-	for (int attempt = 0; attempt < 3 && run_on(c, &x, cmd, SUBMIT_TIMEOUT_MS, err) != 0; attempt++) {
+	for (int attempt = 0; attempt < 3 && run_on(c, &x, cmd, SUBMIT_TIMEOUT_MS, NULL, err) != 0;
+	    attempt++) {
 		conn_exec_free(&x);
 		free(*err);
 		*err = NULL;
@@ -918,7 +931,7 @@ static int reconcile(struct conn *c, const char *name, const char *log_dir, char
 		char *qlog = sh_quote(log_dir);
 		cmd = xasprintf("mkdir -p %s/%s-%s && scontrol release %s", qlog, name, held, held);
 		free(qlog);
-		if (run_on(c, &x, cmd, SUBMIT_TIMEOUT_MS, err) != 0 || x.exit_status != 0) {
+		if (run_on(c, &x, cmd, SUBMIT_TIMEOUT_MS, NULL, err) != 0 || x.exit_status != 0) {
 			if (*err == NULL)
 				*err = xasprintf("job %s was found held, but releasing it failed: %s", held,
 				    x.err.data ? x.err.data : "");
@@ -1047,7 +1060,8 @@ static void job_free(struct job *j)
 {
 	size_t i;
 
-	spec_free(&j->spec);
+	if (!j->spec_borrowed)
+		spec_free(&j->spec);
 	image_ref_free(&j->image);
 	for (i = 0; i < j->ndatasets; i++)
 		free(j->datasets[i]);

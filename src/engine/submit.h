@@ -28,6 +28,9 @@
 #ifndef TAOTOP_ENGINE_SUBMIT_H
 #define TAOTOP_ENGINE_SUBMIT_H
 
+#include <stdatomic.h>
+#include <stddef.h>
+
 struct conn;
 struct record_store;
 struct cluster_cfg;
@@ -46,14 +49,26 @@ const char *submit_step_name(enum submit_step step);
 typedef void submit_progress_fn(enum submit_step step, int state, const char *detail,
     void *data);
 
+struct spec;
+struct spec_kv;
+
 struct submit_opts {
-	const char	*spec_path;
+	const char	*spec_path;	/* the bundle; with spec set, where its relative
+					 * supporting files and .env are (NULL: none) */
+	const struct spec *spec;	/* the job as given (the monitor's wizard), or
+					 * NULL: read from spec_path */
+	/* Secret values typed by the user (the wizard, masked): taken before
+	 * the environment and .env. Never copied anywhere but the sidecar. */
+	const struct spec_kv *secrets;
+	size_t		 nsecrets;
 	int		 gpus, nodes;	/* -1: from the spec or defaults */
 	double		 time_hours;	/* -1: likewise */
 	const char	*partition;	/* NULL: likewise */
 	int		 dry_run;
 	int		 force_reconvert;	/* reconvert a cached :latest image */
 	const char	*template_dir;	/* NULL: taotop's installed templates */
+	atomic_int	*cancel;	/* set to cut the remote commands short (the
+					 * monitor quitting), or NULL */
 };
 
 struct submit_result {

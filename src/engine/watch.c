@@ -1,5 +1,6 @@
 #include "engine/watch.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,8 @@
 #include "engine/record.h"
 #include "engine/retry.h"
 #include "engine/schedule.h"
+#include "engine/spec.h"
+#include "engine/submit.h"
 #include "ssh/conn.h"
 #include "ssh/worker.h"
 #include "util/buf.h"
@@ -42,6 +45,23 @@ struct cluster {
 	int			 trusting;	/* a trust task runs */
 };
 
+/* A submit handed to a worker: what it takes, the steps it reports (kept
+ * under lock until the UI thread takes them) and its result. */
+struct submit_job {
+	struct spec		 spec;
+	char			*bundle;
+	struct spec_kv		*secrets;
+	size_t			 nsecrets;
+	struct submit_opts	 opts;
+	struct worker		*worker;
+	pthread_mutex_t		 lock;
+	struct watch_step	*steps;
+	size_t			 nsteps;
+	struct submit_result	 res;
+	char			*err;
+	int			 rc;
+};
+
 struct watch {
 	struct cluster		*cl;
 	size_t			 n;
@@ -58,9 +78,16 @@ struct watch {
 	int			 have_retry;
 	char			*answer;	/* the last action's */
 	int			 answer_ok;
+	struct submit_job	*sub;		/* the submit running, or NULL */
+	struct watch_step	*steps;		/* its steps not yet taken */
+	size_t			 nsteps;
+	int			 sub_done;	/* finished: res/err wait to be taken */
+	int			 sub_ok;
+	struct submit_result	 sub_res;
+	char			*sub_err;
 };
 
-enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY, T_ACTION };
+enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY, T_ACTION, T_SUBMIT };
 
 /* A request on a worker. The worker hands back the worker_task pointer,
  * which is the first member. */
@@ -88,6 +115,8 @@ struct task {
 	char			*new_id, *message;
 	/* T_ACTION (jobs[0], host: its argument) */
 	int			 action, action_ok;
+	/* T_SUBMIT */
+	struct submit_job	*sub;
 };
 
 int64_t watch_now_ms(void)
@@ -228,12 +257,61 @@ static void run_action(struct conn *c, struct worker_task *wt)
 	free(t->action_ok ? err : answer);
 }
 
+/* On the worker thread: a step's news, kept for the UI thread. */
+static void submit_progress(enum submit_step step, int state, const char *detail, void *data)
+{
+	struct task *t = data;
+	struct submit_job *sj = t->sub;
+
+	pthread_mutex_lock(&sj->lock);
+	sj->steps = xreallocarray(sj->steps, sj->nsteps + 1, sizeof(*sj->steps));
+	sj->steps[sj->nsteps].step = (int)step;
+	sj->steps[sj->nsteps].state = state;
+	sj->steps[sj->nsteps].detail = detail != NULL ? xstrdup(detail) : NULL;
+	sj->nsteps++;
+	pthread_mutex_unlock(&sj->lock);
+	worker_news(sj->worker, &t->wt);
+}
+
+static void run_submit(struct conn *c, struct worker_task *wt)
+{
+	struct task *t = (struct task *)wt;
+	struct submit_job *sj = t->sub;
+
+	sj->opts.cancel = &wt->cancel;
+	sj->rc = submit_run(c, t->w->store, t->w->cl[t->ci].pub.cfg, &sj->opts, submit_progress, t,
+	    &sj->res, &sj->err);
+}
+
+static void submit_job_free(struct submit_job *sj)
+{
+	size_t i;
+
+	if (sj == NULL)
+		return;
+	spec_free(&sj->spec);
+	free(sj->bundle);
+	for (i = 0; i < sj->nsecrets; i++) {
+		/* The typed values go no further than the sidecar. */
+		memset(sj->secrets[i].value, 0, strlen(sj->secrets[i].value));
+		free(sj->secrets[i].key);
+		free(sj->secrets[i].value);
+	}
+	free(sj->secrets);
+	pthread_mutex_destroy(&sj->lock);
+	watch_steps_free(sj->steps, sj->nsteps);
+	submit_result_free(&sj->res);
+	free(sj->err);
+	free(sj);
+}
+
 static struct task *task_new(struct watch *w, size_t ci, enum task_kind kind)
 {
 	static worker_run_fn *const run[] = {
 		[T_POLL] = run_poll, [T_FOLLOW] = run_follow,
 		[T_CANCEL] = run_cancel, [T_TRUST] = run_trust,
 		[T_FETCH] = run_fetch, [T_RETRY] = run_retry, [T_ACTION] = run_action,
+		[T_SUBMIT] = run_submit,
 	};
 	struct task *t = xcalloc(1, sizeof(*t));
 
@@ -280,6 +358,7 @@ static void task_free(struct task *t)
 		watch_files_free(t->files, t->njobs);
 	free(t->new_id);
 	free(t->message);
+	submit_job_free(t->sub);
 	free(t->wt.err);
 	free(t);
 }
@@ -354,6 +433,9 @@ void watch_free(struct watch *w)
 	if (w->have_retry)
 		watch_retry_free(&w->retry);
 	free(w->answer);
+	watch_steps_free(w->steps, w->nsteps);
+	submit_result_free(&w->sub_res);
+	free(w->sub_err);
 	free(w->cl);
 	free(w);
 }
@@ -534,6 +616,47 @@ static unsigned trust_done(struct cluster *cl, struct task *t)
 	return WATCH_LINK;
 }
 
+/* A submit's steps, moved from its job to what the UI takes. */
+static unsigned take_news(struct watch *w, struct submit_job *sj)
+{
+	size_t n;
+
+	pthread_mutex_lock(&sj->lock);
+	n = sj->nsteps;
+	if (n > 0) {
+		w->steps = xreallocarray(w->steps, w->nsteps + n, sizeof(*w->steps));
+		memcpy(&w->steps[w->nsteps], sj->steps, n * sizeof(*sj->steps));
+		w->nsteps += n;
+		free(sj->steps);
+		sj->steps = NULL;
+		sj->nsteps = 0;
+	}
+	pthread_mutex_unlock(&sj->lock);
+	return n > 0 ? WATCH_SUBMIT : 0;
+}
+
+static unsigned submit_done(struct watch *w, struct cluster *cl, struct task *t)
+{
+	struct submit_job *sj = t->sub;
+
+	take_news(w, sj);
+	w->sub = NULL;
+	cl->pub.submitting = 0;
+	submit_result_free(&w->sub_res);
+	free(w->sub_err);
+	w->sub_done = 1;
+	w->sub_ok = t->wt.status == CONN_OK && sj->rc == 0;
+	w->sub_res = sj->res;
+	memset(&sj->res, 0, sizeof(sj->res));
+	w->sub_err = sj->err != NULL ? sj->err : w->sub_ok ? NULL
+	    : xstrdup(t->wt.err ? t->wt.err : "not connected");
+	sj->err = NULL;
+	/* Show the new job at once; polls waited while it ran. */
+	schedule_user_action(&cl->sched);
+	cl->pub.next_poll_ms = watch_now_ms();
+	return WATCH_SUBMIT | WATCH_LINK;
+}
+
 unsigned watch_dispatch(struct watch *w)
 {
 	unsigned bits = 0;
@@ -550,6 +673,10 @@ unsigned watch_dispatch(struct watch *w)
 				continue;
 			}
 			t = (struct task *)m.task;
+			if (m.type == WMSG_NEWS) {
+				bits |= take_news(w, t->sub);
+				continue;
+			}
 			switch (t->kind) {
 			case T_POLL:
 				bits |= poll_done(cl, t);
@@ -592,6 +719,9 @@ unsigned watch_dispatch(struct watch *w)
 				cl->pub.next_poll_ms = watch_now_ms();
 				bits |= WATCH_ACTION;
 				break;
+			case T_SUBMIT:
+				bits |= submit_done(w, cl, t);
+				break;
 			case T_RETRY:
 				if (w->have_retry)
 					watch_retry_free(&w->retry);
@@ -629,7 +759,8 @@ unsigned watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 	for (i = 0; i < w->n; i++) {
 		struct cluster *cl = &w->cl[i];
 		struct watched *p = &cl->pub;
-		if (p->poll_started_ms == 0 && p->next_poll_ms > 0 && now_ms >= p->next_poll_ms) {
+		if (p->poll_started_ms == 0 && p->next_poll_ms > 0 && now_ms >= p->next_poll_ms &&
+		    !p->submitting) {
 			struct task *t = task_new(w, i, T_POLL);
 			p->poll_started_ms = now_ms;
 			p->next_poll_ms = 0;
@@ -852,4 +983,78 @@ char *watch_take_answer(struct watch *w, int *ok)
 	*ok = w->answer_ok;
 	w->answer = NULL;
 	return a;
+}
+
+int watch_submit(struct watch *w, size_t cluster, struct spec *spec, const char *bundle,
+    struct spec_kv *secrets, size_t nsecrets, int dry_run)
+{
+	struct submit_job *sj;
+	struct task *t;
+
+	if (w->sub != NULL || cluster >= w->n)
+		return -1;
+	sj = xcalloc(1, sizeof(*sj));
+	sj->spec = *spec;
+	memset(spec, 0, sizeof(*spec));
+	sj->bundle = bundle != NULL ? xstrdup(bundle) : NULL;
+	sj->secrets = secrets;
+	sj->nsecrets = nsecrets;
+	sj->worker = w->cl[cluster].worker;
+	pthread_mutex_init(&sj->lock, NULL);
+	sj->opts.spec_path = sj->bundle;
+	sj->opts.spec = &sj->spec;
+	sj->opts.secrets = sj->secrets;
+	sj->opts.nsecrets = sj->nsecrets;
+	sj->opts.gpus = sj->opts.nodes = -1;
+	sj->opts.time_hours = -1;
+	sj->opts.dry_run = dry_run;
+	t = task_new(w, cluster, T_SUBMIT);
+	t->sub = sj;
+	w->sub = sj;
+	w->sub_done = 0;
+	watch_steps_free(w->steps, w->nsteps);
+	w->steps = NULL;
+	w->nsteps = 0;
+	w->cl[cluster].pub.submitting = 1;
+	worker_submit(w->cl[cluster].worker, &t->wt);
+	return 0;
+}
+
+int watch_submit_running(const struct watch *w)
+{
+	return w->sub != NULL;
+}
+
+size_t watch_take_steps(struct watch *w, struct watch_step **out)
+{
+	size_t n = w->nsteps;
+
+	*out = w->steps;
+	w->steps = NULL;
+	w->nsteps = 0;
+	return n;
+}
+
+void watch_steps_free(struct watch_step *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(s[i].detail);
+	free(s);
+}
+
+int watch_take_submit(struct watch *w, struct submit_result *res, char **err)
+{
+	int ok;
+
+	if (!w->sub_done)
+		return -1;
+	w->sub_done = 0;
+	*res = w->sub_res;
+	memset(&w->sub_res, 0, sizeof(w->sub_res));
+	*err = w->sub_err;
+	w->sub_err = NULL;
+	ok = w->sub_ok;
+	return ok;
 }

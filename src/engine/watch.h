@@ -52,6 +52,7 @@ struct watched {
 					 * are new when this moved */
 	int64_t		 poll_started_ms;/* a poll in flight since (monotonic), or 0 */
 	int64_t		 next_poll_ms;	/* 0: none planned (waiting for the user) */
+	int		 submitting;	/* a submit holds the connection: polls wait */
 };
 
 /* One job's followed logs. */
@@ -96,6 +97,14 @@ enum {
 	WATCH_FILES	= 1 << 5,	/* a fetch finished */
 	WATCH_RETRY	= 1 << 6,	/* a retry finished */
 	WATCH_ACTION	= 1 << 7,	/* an action's answer came */
+	WATCH_SUBMIT	= 1 << 8,	/* a submit reported a step, or finished */
+};
+
+/* A submit's step as it happens (engine/submit.h's progress). */
+struct watch_step {
+	int	 step;		/* enum submit_step */
+	int	 state;		/* 0 started (again: progress), 1 done, -1 failed */
+	char	*detail;
 };
 
 struct watch;
@@ -150,6 +159,24 @@ void watch_retry_free(struct watch_retry *r);
  * caller frees; *ok says whether the scheduler agreed. */
 void watch_action(struct watch *w, size_t cluster, const char *job, int action, const char *arg);
 char *watch_take_answer(struct watch *w, int *ok);
+
+/* Submit a job (the wizard's), through the same pipeline as `taotop
+ * submit`, on the cluster's worker: its polls wait until it ends. Takes
+ * spec's contents (left zeroed) and the secrets array (names and typed
+ * values, wiped when done). One at a time: -1 while one runs. Its steps
+ * come with WATCH_SUBMIT, for watch_take_steps; then its end, for
+ * watch_take_submit. */
+struct spec;
+struct spec_kv;
+struct submit_result;
+int watch_submit(struct watch *w, size_t cluster, struct spec *spec, const char *bundle,
+    struct spec_kv *secrets, size_t nsecrets, int dry_run);
+int watch_submit_running(const struct watch *w);
+size_t watch_take_steps(struct watch *w, struct watch_step **out);
+void watch_steps_free(struct watch_step *s, size_t n);
+/* -1 while no submit has ended since the last call; else 1 (submitted, or
+ * the dry run rendered: res) or 0 (failed: *err, caller frees). */
+int watch_take_submit(struct watch *w, struct submit_result *res, char **err);
 
 /* Monotonic milliseconds, the clock of this interface. */
 int64_t watch_now_ms(void);

@@ -114,6 +114,16 @@ static void post_done(struct worker *w, struct worker_task *t)
 	post(w, &m);
 }
 
+void worker_news(struct worker *w, struct worker_task *t)
+{
+	struct worker_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = WMSG_NEWS;
+	m.task = t;
+	post(w, &m);
+}
+
 void worker_event_free(struct worker_event *ev)
 {
 	free(ev->host);
@@ -369,7 +379,7 @@ void worker_stop(struct worker *w, void (*leftover)(struct worker_task *t))
 	while (worker_next(w, &m)) {
 		if (m.type == WMSG_EVENT)
 			worker_event_free(&m.ev);
-		else if (leftover != NULL)
+		else if (m.type == WMSG_DONE && leftover != NULL)
 			leftover(m.task);
 	}
 	conn_free(w->conn);
@@ -404,7 +414,7 @@ void worker_call(struct worker *w, struct worker_task *t,
 				if (on_event != NULL)
 					on_event(&m.ev, data);
 				worker_event_free(&m.ev);
-			} else if (m.task == t) {
+			} else if (m.type == WMSG_DONE && m.task == t) {
 				done = 1;
 			}
 		}

@@ -56,8 +56,9 @@ struct worker_event {
 };
 
 struct worker_msg {
-	enum { WMSG_DONE, WMSG_EVENT } type;
-	struct worker_task	*task;	/* WMSG_DONE */
+	enum { WMSG_DONE, WMSG_EVENT, WMSG_NEWS } type;
+	struct worker_task	*task;	/* WMSG_DONE; WMSG_NEWS: still running, it
+					 * has news for the caller (its own) */
 	struct worker_event	 ev;	/* WMSG_EVENT: free with worker_event_free */
 };
 
@@ -71,6 +72,9 @@ struct worker;
 struct worker *worker_start(const struct conn_target *t, const struct worker_opts *o);
 int worker_fd(const struct worker *w);
 void worker_submit(struct worker *w, struct worker_task *t);
+/* From a task's run, on the worker thread: wake the caller with WMSG_NEWS
+ * for t (progress it keeps under its own lock). */
+void worker_news(struct worker *w, struct worker_task *t);
 /* Ask a queued or running task to stop; it still comes back as WMSG_DONE. */
 void worker_cancel(struct worker *w, struct worker_task *t);
 /* Pop one message; 1 if there was one. Call until it returns 0 each time

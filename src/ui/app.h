@@ -17,6 +17,7 @@
 #include "ui/logpane.h"
 #include "ui/theme.h"
 
+#define KEY_ESC		27	/* curses has no name for it */
 #define NOT_ANSWERING_MS	5000	/* a poll out this long: the status bar says so */
 
 enum focus { FOCUS_JOBS, FOCUS_OUT, FOCUS_ERR };
@@ -35,6 +36,10 @@ enum mode {
 	MODE_SIGNALS,		/* the signal picker */
 	MODE_TIME,		/* typing a time limit */
 	MODE_CONFIRM_ACTION,	/* an action that destroys something */
+	MODE_WIZARD,		/* the submit form */
+	MODE_PICKER,		/* its file picker */
+	MODE_STEPS,		/* a submit's (or preview's) steps */
+	MODE_PREVIEW,		/* the rendered sbatch and remote commands */
 };
 
 /* What needs drawing at the end of this pass. */
@@ -116,6 +121,9 @@ struct app {
 	int			 columns[16];	/* the user's columns, in order */
 	int			 ncolumns;	/* 0: taotop's choice for the width */
 
+	struct submit_view	*sv;		/* the wizard and its submit, once opened */
+	int			 quit_asked;	/* q while a submit runs: again quits */
+
 	unsigned		 dirty;
 	int			 quit;
 };
@@ -141,7 +149,22 @@ void jobs_detail_build(struct app *a);
 void jobs_detail_close(struct app *a);
 void jobs_screen_dump(struct app *a);
 
+/* submit_view.c: the submit wizard */
+void submit_view_open(struct app *a);
+void submit_view_key(struct app *a, wint_t ch, int func);
+/* WATCH_SUBMIT: steps and the end of a submit. */
+void submit_view_news(struct app *a);
+void submit_view_draw(struct app *a);
+/* The step list shows a running step's seconds: redraw each second. */
+int submit_view_ticking(const struct app *a);
+int submit_view_running(const struct app *a);
+void submit_view_free(struct app *a);
+
 /* draw.c */
+/* A box in the middle of the screen with a title, lines from `top` on,
+ * and a footer; drawn last, over everything. */
+void draw_dialog(struct app *a, const char *title, char *const *lines, size_t n, size_t top,
+    const char *footer, enum role role);
 void draw_make_windows(struct app *a);
 void draw_free_windows(struct app *a);
 void draw(struct app *a);

@@ -505,6 +505,11 @@ static enum role cluster_status(const struct watched *c, int64_t now, char *buf,
 	case LINK_UP:
 		break;
 	}
+	if (c->submitting) {
+		snprintf(buf, len, "%s: submitting (polls wait), polled %s", c->cfg->name,
+		    c->polls ? at : "...");
+		return ROLE_STATUS_BAR;
+	}
 	if (out_ms >= NOT_ANSWERING_MS) {
 		snprintf(buf, len, "%s: not answering for %llds (last good poll %s)", c->cfg->name,
 		    (long long)(out_ms / 1000), ago);
@@ -583,9 +588,7 @@ static void draw_message(struct app *a)
 
 /* ---- dialogs ------------------------------------------------------------------------------ */
 
-/* A box in the middle of the screen with a title, lines from `top` on,
- * and a footer; drawn last, over everything. */
-static void draw_dialog(struct app *a, const char *title, char *const *lines, size_t n, size_t top,
+void draw_dialog(struct app *a, const char *title, char *const *lines, size_t n, size_t top,
     const char *footer, enum role role)
 {
 	int maxw = a->cols - 4, maxh = a->lines - 2, w = (int)strlen(title) + 4, h, y, x;
@@ -786,6 +789,12 @@ void draw(struct app *a)
 			free(v[0]), free(v[1]), free(v[2]);
 			break;
 		}
+		case MODE_WIZARD:
+		case MODE_PICKER:
+		case MODE_STEPS:
+		case MODE_PREVIEW:
+			submit_view_draw(a);
+			break;
 		default:
 			break;
 		}

@@ -21,7 +21,6 @@
 #include "ui/text.h"
 #include "util/xmalloc.h"
 
-#define KEY_ESC		27
 
 /* ---- the detail view ------------------------------------------------------------------------ */
 

@@ -47,6 +47,7 @@ static struct key_binding bindings[] = {
 	{ KEY_ENTER, KC_JOBS, ACT_DETAIL, NULL },
 	{ 'r', KC_JOBS, ACT_RETRY, "retry a finished taotop job from what it staged" },
 	{ 'a', KC_JOBS, ACT_ACTIONS, "requeue, hold, release, signal, time limit" },
+	{ 's', KC_ANY, ACT_SUBMIT, "submit a job: the form (from a bundle or empty), its steps" },
 	{ 'P', KC_ANY, ACT_DUMP, "write the screen as text to a file" },
 	{ 'v', KC_ANY, ACT_SPLIT, "log panes side by side or stacked" },
 	{ 'z', KC_ANY, ACT_MAXIMIZE, "maximise the focused pane (again: restore)" },
@@ -67,6 +68,7 @@ static const char *const action_names[] = {
 	[ACT_SPLIT] = "split", [ACT_MAXIMIZE] = "maximize", [ACT_WRAP] = "wrap",
 	[ACT_LEFT] = "left", [ACT_RIGHT] = "right", [ACT_DETAIL] = "detail",
 	[ACT_RETRY] = "retry", [ACT_DUMP] = "dump", [ACT_ACTIONS] = "actions",
+	[ACT_SUBMIT] = "submit",
 };
 
 const char *keymap_action_name(enum action a)

@@ -24,7 +24,6 @@
 
 #define STATUS_TICK_MS	1000	/* while a countdown or "not answering" shows */
 #define MAX_CLUSTERS	64
-#define KEY_ESC		27
 
 static int64_t now_us(void)
 {
@@ -274,6 +273,8 @@ static void on_watch(struct app *a, unsigned bits)
 			ui_message(a, !ok, "%s", answer);
 		free(answer);
 	}
+	if (bits & WATCH_SUBMIT)
+		submit_view_news(a);
 	if (bits & WATCH_RETRY) {
 		struct watch_retry r;
 		if (watch_take_retry(a->watch, &r)) {
@@ -366,11 +367,23 @@ static void act(struct app *a, enum action act)
 
 	if (act != ACT_CANCEL_PREFIX)
 		a->pending_d = 0;
+	if (act != ACT_QUIT)
+		a->quit_asked = 0;
 	switch (act) {
 	case ACT_NONE:
 		break;
 	case ACT_QUIT:
+		if (submit_view_running(a) && !a->quit_asked) {
+			/* Quitting cuts the submit's remote commands short. */
+			a->quit_asked = 1;
+			ui_message(a, 1, "a submit is running: q again quits and cuts it short "
+			    "(s shows its steps)");
+			break;
+		}
 		a->quit = 1;
+		break;
+	case ACT_SUBMIT:
+		submit_view_open(a);
 		break;
 	case ACT_HELP:
 		a->mode = MODE_HELP;
@@ -698,6 +711,11 @@ static void on_key(struct app *a, wint_t ch, int func)
 		jobs_actions_key(a, ch, func);
 		return;
 	}
+	if (a->mode == MODE_WIZARD || a->mode == MODE_PICKER || a->mode == MODE_STEPS ||
+	    a->mode == MODE_PREVIEW) {
+		submit_view_key(a, ch, func);
+		return;
+	}
 	if (a->mode != MODE_NORMAL) {
 		dialog_key(a, ch, func);
 		return;
@@ -738,6 +756,8 @@ static int64_t status_change_at(const struct app *a, int64_t now)
 		if (at < 0 || t < at)
 			at = t;
 	}
+	if (submit_view_ticking(a) && (at < 0 || now + STATUS_TICK_MS < at))
+		at = now + STATUS_TICK_MS;
 	return at;
 }
 
@@ -760,7 +780,8 @@ static void loop(struct app *a)
 
 		on_watch(a, watch_tick(a->watch, now, &next));
 		if (status_at >= 0 && now >= status_at)
-			a->dirty |= DIRTY_STATUS | DIRTY_JOBS;	/* stale rows dim */
+			a->dirty |= DIRTY_STATUS | DIRTY_JOBS |	/* stale rows dim */
+			    (submit_view_ticking(a) ? DIRTY_DIALOG : 0);
 		status_at = status_change_at(a, now);
 		if (status_at >= 0 && (next < 0 || status_at < next))
 			next = status_at;
@@ -974,6 +995,7 @@ int ui_run(const struct ui_opts *o)
 	loop(&a);
 
 	/* The terminal first: whatever follows may take a moment. */
+	submit_view_free(&a);
 	draw_free_windows(&a);
 	delwin(a.win_input);
 	endwin();

@@ -323,3 +323,22 @@ void screen_close(struct screen *s)
 	free(s->sock);
 	free(s->hosts);
 }
+
+char *screen_shared_dir(const char *name)
+{
+	const struct rig *r = rig_get();
+	char *dir = xasprintf("%s/screen-tests/%s-%d", r->shared, name, (int)getpid());
+	char *cmd = xasprintf("rm -rf %s && mkdir -p %s", dir, dir);
+
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	return dir;
+}
+
+void screen_filter(struct screen *s, const char *text)
+{
+	screen_keys(s, "Escape");
+	screen_keys(s, "/");
+	screen_type(s, text);
+	screen_keys(s, "Enter");
+}

@@ -51,6 +51,10 @@ int screen_pid(struct screen *s);
 /* After q: wait for the shell's line saying how taotop exited; returns the
  * exit code. */
 int screen_wait_exit(struct screen *s, int timeout_s);
+/* A fresh folder of the shared storage for a test's files (caller frees). */
+char *screen_shared_dir(const char *name);
+/* Show only the jobs whose row holds text (the jobs filter, typed). */
+void screen_filter(struct screen *s, const char *text);
 /* Kill the server, check taotop's stderr for sanitizer reports, free. */
 void screen_close(struct screen *s);
 /* Kill every server this process opened and did not close (a suite's

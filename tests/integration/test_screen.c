@@ -31,26 +31,6 @@ static void cleanup(void)
 TestSuite(screen, .fini = cleanup);
 
 
-/* A folder of the shared storage for this test's logs. */
-static char *test_dir(const char *name)
-{
-	const struct rig *r = rig_get();
-	char *dir = xasprintf("%s/screen-tests/%s-%d", r->shared, name, (int)getpid());
-	char *cmd = xasprintf("rm -rf %s && mkdir -p %s", dir, dir);
-	free(rig_ssh_ok(cmd));
-	free(cmd);
-	return dir;
-}
-
-/* Show only the jobs whose row holds text. */
-static void filter(struct screen *s, const char *text)
-{
-	screen_keys(s, "Escape");
-	screen_keys(s, "/");
-	screen_type(s, text);
-	screen_keys(s, "Enter");
-}
-
 /* The layout is whole at this size: the header on the first row, the two
  * panes' titles in order below the jobs, the status bar and the message
  * line (the filter is on) on the last two rows, and every line within the
@@ -81,7 +61,7 @@ static void assert_layout(struct screen *s, int cols, int lines)
 
 Test(screen, jobs_panes_cancel_marks_filter_resize_and_quit, .timeout = 240)
 {
-	char *dir = test_dir("basic");
+	char *dir = screen_shared_dir("basic");
 	char opts[512], name_a[64], name_b[64], name_m[64];
 	char *a, *b, *m1, *m2, *line, *cmd;
 	struct screen s;
@@ -109,7 +89,7 @@ Test(screen, jobs_panes_cancel_marks_filter_resize_and_quit, .timeout = 240)
 	screen_wait(&s, 5, "NAME", "STATE", "USED/LIMIT", "main.out", "main.err", NULL);
 
 	/* The filter narrows the list to a. */
-	filter(&s, name_a);
+	screen_filter(&s, name_a);
 	screen_wait(&s, 5, "filter: ", NULL);
 	line = screen_line_with(&s, name_b);
 	cr_assert_null(line, "the filter still shows b: %s", line);
@@ -135,7 +115,7 @@ Test(screen, jobs_panes_cancel_marks_filter_resize_and_quit, .timeout = 240)
 	screen_wait(&s, 5, "out-line-6", "err-line-6", NULL);
 
 	/* Cancel b through the dialog. */
-	filter(&s, name_b);
+	screen_filter(&s, name_b);
 	screen_wait_line(&s, 5, name_b, "Running", NULL);
 	screen_keys(&s, "c");
 	screen_wait(&s, 5, "Cancel 1 job?", "y/Enter: cancel them", NULL);
@@ -145,7 +125,7 @@ Test(screen, jobs_panes_cancel_marks_filter_resize_and_quit, .timeout = 240)
 	screen_wait_line(&s, 20, name_b, "Canceled", NULL);
 
 	/* Mark two and cancel both. */
-	filter(&s, name_m);
+	screen_filter(&s, name_m);
 	screen_wait_line(&s, 5, name_m, "1", "Running", NULL);
 	screen_wait_line(&s, 5, name_m, "2", "Running", NULL);
 	screen_keys(&s, "g");
@@ -204,7 +184,7 @@ Test(screen, a_hostile_log_cannot_act_on_the_terminal, .timeout = 180)
 	    "nul:\0\0:end\n"						/* NULs */
 	    "bad:\xff\xfe\xc3(:utf8\n";					/* invalid UTF-8 */
 	const size_t big = 5 * 1024 * 1024;
-	char *dir = test_dir("hostile"), *data, *path, *id, *title0, *title1, *buffers, name[64];
+	char *dir = screen_shared_dir("hostile"), *data, *path, *id, *title0, *title1, *buffers, name[64];
 	char opts[512], script[512];
 	struct screen s;
 	struct screen_opts so = { .cols = 120, .lines = 40 };
@@ -227,7 +207,7 @@ Test(screen, a_hostile_log_cannot_act_on_the_terminal, .timeout = 180)
 
 	screen_open(&s, "hostile", &so);
 	title0 = screen_tmux(&s, "display -p -t 0 '#{pane_title}'");
-	filter(&s, name);
+	screen_filter(&s, name);
 	screen_wait_line(&s, 20, name, "Running", NULL);
 	screen_wait(&s, 30, "BEFORE-HOSTILE", "AFTER-HOSTILE", NULL);
 	/* Harmless text: what the escapes wrapped is shown, the escapes not. */
@@ -284,7 +264,7 @@ Test(screen, a_frozen_server_never_freezes_the_keys, .timeout = 180)
 	b = rig_sbatch(opts, "'sleep 300'");
 
 	screen_open(&s, "frozen", &so);
-	filter(&s, name);
+	screen_filter(&s, name);
 	screen_wait_line(&s, 20, name, "-a", "Running", NULL);
 	screen_wait_line(&s, 20, name, "-b", "Running", NULL);
 	screen_wait(&s, 10, "polled", NULL);
@@ -479,7 +459,7 @@ Test(screen, themes_no_color_and_an_ascii_locale, .timeout = 120)
 		id = rig_sbatch(opts, "'sleep 60'");
 		screen_open(&s, "ascii", &so);
 		screen_wait(&s, 10, "polled", "USED/LIMIT", NULL);
-		filter(&s, name);
+		screen_filter(&s, name);
 		screen_wait_line(&s, 20, name, "Running", NULL);
 		free(id);
 	}
@@ -500,7 +480,7 @@ Test(screen, themes_no_color_and_an_ascii_locale, .timeout = 120)
 
 Test(screen, log_colours_are_rendered_only_when_asked, .timeout = 120)
 {
-	char *dir = test_dir("colours"), *path, *id, *text, name[64], opts[512], script[512];
+	char *dir = screen_shared_dir("colours"), *path, *id, *text, name[64], opts[512], script[512];
 	static const char colored[] = "plain-text \x1b[31mRED-TEXT\x1b[0m \x1b[1;32mGREEN-BOLD\x1b[0m\n";
 	struct screen s;
 	struct screen_opts so = { .cols = 120, .lines = 40 };
@@ -515,7 +495,7 @@ Test(screen, log_colours_are_rendered_only_when_asked, .timeout = 120)
 	/* Asked: the colour reaches the screen, as a colour. */
 	so.args = "--log-colors render";
 	screen_open(&s, "colours", &so);
-	filter(&s, name);
+	screen_filter(&s, name);
 	screen_wait(&s, 30, "plain-text RED-TEXT GREEN-BOLD", NULL);
 	text = screen_text_attrs(&s);
 	cr_assert_not_null(strstr(text, "\x1b[31mRED-TEXT"), "no red:\n%s", text);
@@ -527,7 +507,7 @@ Test(screen, log_colours_are_rendered_only_when_asked, .timeout = 120)
 	/* By default: stripped, the text alone. */
 	so.args = NULL;
 	screen_open(&s, "colours2", &so);
-	filter(&s, name);
+	screen_filter(&s, name);
 	screen_wait(&s, 30, "plain-text RED-TEXT GREEN-BOLD", NULL);
 	text = screen_text_attrs(&s);
 	cr_assert_null(strstr(text, "\x1b[31mRED-TEXT"), "red although not asked:\n%s", text);
@@ -581,7 +561,7 @@ static char *cli_submit(struct screen *s, const char *dir, const char *arch, con
 
 Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
 {
-	char *dir = test_dir("detail"), *id, *dump, *text, *err = NULL;
+	char *dir = screen_shared_dir("detail"), *id, *dump, *text, *err = NULL;
 	struct screen s;
 	struct screen_opts so = { .cols = 130, .lines = 45 };
 
@@ -591,7 +571,7 @@ Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
 	id = cli_submit(&s, dir, "detail_pyt", "[sh, -c, 'echo \"Traceback (most recent call "
 	    "last):\" >&2; echo \"ValueError: bad learning rate\" >&2; exit 1']", NULL);
 
-	filter(&s, "detail_pyt");
+	screen_filter(&s, "detail_pyt");
 	screen_wait_line(&s, 60, id, "Error", NULL);
 	/* Enter: the record, its transitions, the verdict, the staged sbatch. */
 	screen_keys(&s, "Enter");
@@ -644,7 +624,7 @@ Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
 
 Test(screen, actions_signal_time_limit_hold_with_the_schedulers_answer, .timeout = 180)
 {
-	char *dir = test_dir("actions"), *id, name[64], opts[512];
+	char *dir = screen_shared_dir("actions"), *id, name[64], opts[512];
 	struct screen s;
 	struct screen_opts so = { .cols = 130, .lines = 40 };
 
@@ -652,7 +632,7 @@ Test(screen, actions_signal_time_limit_hold_with_the_schedulers_answer, .timeout
 	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/act.out", name, dir);
 	id = rig_sbatch(opts, "'trap \"echo got-USR1\" USR1; echo ready; while :; do sleep 1; done'");
 	screen_open(&s, "actions", &so);
-	filter(&s, name);
+	screen_filter(&s, name);
 	screen_wait_line(&s, 20, name, "Running", NULL);
 	screen_wait(&s, 20, "ready", NULL);
 
@@ -718,7 +698,7 @@ Test(screen, actions_signal_time_limit_hold_with_the_schedulers_answer, .timeout
 
 Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout = 180)
 {
-	char *dir = test_dir("notify"), *cfg, *env, *id, *ts, *err = NULL;
+	char *dir = screen_shared_dir("notify"), *cfg, *env, *id, *ts, *err = NULL;
 	char *want9, *want777;
 	struct screen s;
 	struct screen_opts so = { .cols = 120, .lines = 40, .typescript = 1 };
@@ -740,7 +720,7 @@ Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout =
 		id = cli_submit(&s, dir, "notify_pyt", command, cfg);
 		free(command);
 	}
-	filter(&s, "notify_pyt");
+	screen_filter(&s, "notify_pyt");
 	screen_wait_line(&s, 60, id, "Done", NULL);
 	sleep(1);
 
@@ -779,7 +759,7 @@ Test(screen, keys_and_columns_from_the_config, .timeout = 120)
 	free(rig_ssh_ok("sbatch --parsable -J keys-test -t 2 -o /dev/null --wrap 'sleep 60'"));
 	screen_open(&s, "keys", &so);
 	screen_wait(&s, 10, ":3:10: keys: retry: 'q' is already quit's key", NULL);
-	filter(&s, "keys-test");
+	screen_filter(&s, "keys-test");
 	screen_wait_line(&s, 20, "keys-test", "Running", NULL);
 	/* The columns asked for, in their order, and no others. */
 	line = screen_line_with(&s, "STATE");
