@@ -569,27 +569,31 @@ static void mkdir_p_dir(char *dir)
 	mkdir(dir, 0700);
 }
 
-int config_save_nccl_env(const char *name, const char *env, char **err)
+/* The config file as lines, and as a YAML document when it exists (else
+ * its folder is made and a first comment line stands for it); `why`
+ * completes the message of a file that does not parse. */
+static int edit_open(const char *path, struct lines *l, yaml_document_t *doc, int *have_doc,
+    const char *why, char **err)
 {
-	char *path = config_path(), *text = NULL, *qv = yaml_quoted(env), *qn = yaml_quoted(name);
-	struct lines l = { NULL, 0 };
-	yaml_document_t doc;
-	const yaml_node_t *root, *clusters, *cl, *v, *k;
-	int rc = -1, have_doc = 0;
-	size_t i;
+	char *text;
 
+	l->v = NULL;
+	l->n = 0;
+	*have_doc = 0;
 	if (access(path, F_OK) == 0) {
 		text = file_read_all(path, NULL, err);
 		if (text == NULL)
-			goto out;
-		if (yamldoc_load(path, text, strlen(text), &doc, err) != 0) {
-			char *why = *err;
-			*err = xasprintf("%s; fix it, then taotop can remember the NCCL knobs there", why);
-			free(why);
-			goto out;
+			return -1;
+		if (yamldoc_load(path, text, strlen(text), doc, err) != 0) {
+			char *e = *err;
+			*err = xasprintf("%s; fix it, then %s", e, why);
+			free(e);
+			free(text);
+			return -1;
 		}
-		have_doc = 1;
-		split_lines(text, &l);
+		*have_doc = 1;
+		split_lines(text, l);
+		free(text);
 	} else {
 		char *dir = xstrdup(path), *slash = strrchr(dir, '/');
 		if (slash != NULL) {
@@ -597,8 +601,34 @@ int config_save_nccl_env(const char *name, const char *env, char **err)
 			mkdir_p_dir(dir);
 		}
 		free(dir);
-		insert_line(&l, 0, xstrdup("# taotop's config; see templates/config.example.yaml.\n"));
+		insert_line(l, 0, xstrdup("# taotop's config; see templates/config.example.yaml.\n"));
 	}
+	return 0;
+}
+
+static void edit_close(struct lines *l, yaml_document_t *doc, int have_doc)
+{
+	size_t i;
+
+	if (have_doc)
+		yaml_document_delete(doc);
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+}
+
+int config_save_nccl_env(const char *name, const char *env, char **err)
+{
+	char *path = config_path(), *qv = yaml_quoted(env), *qn = yaml_quoted(name);
+	struct lines l = { NULL, 0 };
+	yaml_document_t doc;
+	const yaml_node_t *root, *clusters, *cl, *v, *k;
+	int rc = -1, have_doc = 0;
+	size_t i;
+
+	if (edit_open(path, &l, &doc, &have_doc, "taotop can remember the NCCL knobs there",
+	    err) != 0)
+		goto out;
 	root = have_doc ? yaml_document_get_root_node(&doc) : NULL;
 	clusters = value_of(&doc, root, "clusters", NULL);
 	cl = clusters != NULL ? value_of(&doc, clusters, name, NULL) : NULL;
@@ -642,14 +672,61 @@ int config_save_nccl_env(const char *name, const char *env, char **err)
 	}
 	rc = write_atomically(path, &l, err);
 out:
-	if (have_doc)
-		yaml_document_delete(&doc);
-	for (i = 0; i < l.n; i++)
-		free(l.v[i]);
-	free(l.v);
-	free(text);
+	edit_close(&l, &doc, have_doc);
 	free(qv);
 	free(qn);
+	free(path);
+	return rc;
+}
+
+int config_save_columns(const char *const *names, size_t n, char **err)
+{
+	char *path = config_path(), *line;
+	struct lines l = { NULL, 0 };
+	yaml_document_t doc;
+	const yaml_node_t *root, *v, *k = NULL;
+	struct buf b;
+	int rc = -1, have_doc = 0;
+	size_t i, from, to;
+
+	buf_init(&b);
+	buf_adds(&b, "columns: [");
+	for (i = 0; i < n; i++)
+		buf_addf(&b, "%s%s", i ? ", " : "", names[i]);
+	buf_adds(&b, "]\n");
+	line = buf_detach(&b);
+	if (edit_open(path, &l, &doc, &have_doc, "taotop can save the columns there", err) != 0)
+		goto out;
+	root = have_doc ? yaml_document_get_root_node(&doc) : NULL;
+	if (root != NULL && (root->type != YAML_MAPPING_NODE ||
+	    root->data.mapping.style == YAML_FLOW_MAPPING_STYLE)) {
+		*err = xasprintf("%s is not written one field per line; add %.*s to it by hand", path,
+		    (int)strlen(line) - 1, line);
+		goto out;
+	}
+	v = value_of(&doc, root, "columns", &k);
+	if (v != NULL && k->start_mark.column != 0) {
+		*err = xasprintf("%s: columns is not a top-level field", path);
+		goto out;
+	}
+	if (v != NULL) {
+		/* The field's lines, a block list's items included, give way to
+		 * one line (none: back to taotop's choice). */
+		from = k->start_mark.line;
+		to = line_after(&l, v);
+		for (i = from; i < to && i < l.n; i++)
+			free(l.v[i]);
+		memmove(&l.v[from], &l.v[to], (l.n - to) * sizeof(*l.v));
+		l.n -= to - from;
+		if (n > 0)
+			insert_line(&l, from, line), line = NULL;
+	} else if (n > 0) {
+		insert_line(&l, l.n, line), line = NULL;
+	}
+	rc = write_atomically(path, &l, err);
+out:
+	edit_close(&l, &doc, have_doc);
+	free(line);
 	free(path);
 	return rc;
 }

@@ -82,6 +82,11 @@ const struct cluster_cfg *config_cluster(const struct config *cfg, const char *n
  * config file (created if there is none), as its nccl_env field: the rest
  * of the file, comments included, stays as it was; written atomically. */
 int config_save_nccl_env(const char *name, const char *env, char **err);
+/* The jobs list's columns, in order, as config.yaml's top-level columns:
+ * (one line, in place of what was there); none: the field goes, and the
+ * monitor chooses for the width again. The rest of the file stays as it
+ * was; written atomically. */
+int config_save_columns(const char *const *names, size_t n, char **err);
 /* The file config_load reads (caller frees). */
 char *config_file_path(void);
 

@@ -40,6 +40,7 @@ enum mode {
 	MODE_PICKER,		/* its file picker */
 	MODE_STEPS,		/* a submit's (or preview's) steps */
 	MODE_PREVIEW,		/* the rendered sbatch and remote commands */
+	MODE_COLUMNS,		/* the column picker */
 };
 
 /* What needs drawing at the end of this pass. */
@@ -120,6 +121,9 @@ struct app {
 	unsigned long		*seen_polls;	/* per cluster: events told of */
 	int			 columns[16];	/* the user's columns, in order */
 	int			 ncolumns;	/* 0: taotop's choice for the width */
+	int			 pick_col[16];	/* the column picker's order, */
+	int			 pick_on[16];	/* which are shown, */
+	int			 npick;		/* and how many (a->pick: its selection) */
 
 	struct submit_view	*sv;		/* the wizard and its submit, once opened */
 	int			 quit_asked;	/* q while a submit runs: again quits */
@@ -160,6 +164,11 @@ int submit_view_ticking(const struct app *a);
 int submit_view_running(const struct app *a);
 void submit_view_free(struct app *a);
 
+/* colpick.c: the column picker */
+void colpick_open(struct app *a);
+void colpick_key(struct app *a, wint_t ch, int func);
+void colpick_draw(struct app *a);
+
 /* draw.c */
 /* A box in the middle of the screen with a title, lines from `top` on,
  * and a footer; drawn last, over everything. */
@@ -170,6 +179,10 @@ void draw_free_windows(struct app *a);
 void draw(struct app *a);
 /* A column's index from its name in config.yaml's columns:, or -1. */
 int draw_column_index(const char *name);
+int draw_column_count(void);
+/* Its name in config.yaml ("state"), its title in the header ("STATE"). */
+const char *draw_column_name(int c);
+const char *draw_column_title(int c);
 /* Rows of the jobs list below its header. */
 int draw_jobs_rows(const struct app *a);
 /* Whether what a cluster shows is stale (its server or scheduler does not

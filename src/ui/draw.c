@@ -138,6 +138,21 @@ int draw_column_index(const char *name)
 	return -1;
 }
 
+int draw_column_count(void)
+{
+	return C_COUNT;
+}
+
+const char *draw_column_name(int c)
+{
+	return c >= 0 && c < C_COUNT ? columns[c].name : "?";
+}
+
+const char *draw_column_title(int c)
+{
+	return c >= 0 && c < C_COUNT ? columns[c].title : "?";
+}
+
 /* Which columns fit, in which order, and how wide NAME and REASON get.
  * The user's columns (a->columns) come in their order, as many as fit;
  * else every column by rank. */
@@ -794,6 +809,9 @@ void draw(struct app *a)
 		case MODE_STEPS:
 		case MODE_PREVIEW:
 			submit_view_draw(a);
+			break;
+		case MODE_COLUMNS:
+			colpick_draw(a);
 			break;
 		default:
 			break;

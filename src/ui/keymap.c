@@ -38,6 +38,7 @@ static struct key_binding bindings[] = {
 	{ KEY_RIGHT, KC_PANE, ACT_RIGHT, NULL },
 	{ 'o', KC_JOBS, ACT_SORT, "sort by state, age, name, cluster" },
 	{ 'C', KC_JOBS, ACT_GROUP, "group by cluster" },
+	{ 'O', KC_JOBS, ACT_COLUMNS, "choose and order the columns (saved in config.yaml)" },
 	{ 'f', KC_JOBS, ACT_FINISHED, "show or hide finished jobs" },
 	{ ' ', KC_JOBS, ACT_MARK, "mark the job" },
 	{ '*', KC_JOBS, ACT_MARK_ALL, "mark every job shown (again: unmark)" },
@@ -68,7 +69,7 @@ static const char *const action_names[] = {
 	[ACT_SPLIT] = "split", [ACT_MAXIMIZE] = "maximize", [ACT_WRAP] = "wrap",
 	[ACT_LEFT] = "left", [ACT_RIGHT] = "right", [ACT_DETAIL] = "detail",
 	[ACT_RETRY] = "retry", [ACT_DUMP] = "dump", [ACT_ACTIONS] = "actions",
-	[ACT_SUBMIT] = "submit",
+	[ACT_SUBMIT] = "submit", [ACT_COLUMNS] = "columns",
 };
 
 const char *keymap_action_name(enum action a)

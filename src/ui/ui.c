@@ -385,6 +385,9 @@ static void act(struct app *a, enum action act)
 	case ACT_SUBMIT:
 		submit_view_open(a);
 		break;
+	case ACT_COLUMNS:
+		colpick_open(a);
+		break;
 	case ACT_HELP:
 		a->mode = MODE_HELP;
 		a->help_top = 0;
@@ -714,6 +717,10 @@ static void on_key(struct app *a, wint_t ch, int func)
 	if (a->mode == MODE_WIZARD || a->mode == MODE_PICKER || a->mode == MODE_STEPS ||
 	    a->mode == MODE_PREVIEW) {
 		submit_view_key(a, ch, func);
+		return;
+	}
+	if (a->mode == MODE_COLUMNS) {
+		colpick_key(a, ch, func);
 		return;
 	}
 	if (a->mode != MODE_NORMAL) {

@@ -106,31 +106,59 @@ static char *joined(char *const *v, size_t n)
 	return buf_detach(&b);
 }
 
-/* The secret rows follow the names in the secrets field; a typed value
- * stays with its name. */
+/* Take name's typed value out of v (its slot left empty), or NULL. */
+static char *take_value(struct wiz_secret *v, size_t n, const char *name)
+{
+	char *value;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (v[i].value != NULL && v[i].value[0] != '\0' && strcmp(v[i].name, name) == 0) {
+			value = v[i].value;
+			v[i].value = NULL;
+			return value;
+		}
+	}
+	return NULL;
+}
+
+static void secrets_free(struct wiz_secret *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].name);
+		wipe(v[i].value);
+	}
+	free(v);
+}
+
+/* The secret rows follow the names in the secrets field. A typed value
+ * stays with its name, even while the name is being retyped: values of
+ * names gone from the field wait in the stash. */
 static void sync_secrets(struct wizard *w)
 {
 	char **names;
-	size_t n = words(w->value[WZ_SECRETS], &names), i, k;
+	size_t n = words(w->value[WZ_SECRETS], &names), i;
 	struct wiz_secret *sec = xcalloc(n ? n : 1, sizeof(*sec));
 
 	for (i = 0; i < n; i++) {
 		sec[i].name = names[i];
-		sec[i].value = NULL;
-		for (k = 0; k < w->nsec; k++) {
-			if (w->sec[k].value != NULL && strcmp(w->sec[k].name, names[i]) == 0) {
-				sec[i].value = w->sec[k].value;
-				w->sec[k].value = NULL;
-				break;
-			}
-		}
+		sec[i].value = take_value(w->sec, w->nsec, names[i]);
+		if (sec[i].value == NULL)
+			sec[i].value = take_value(w->stash, w->nstash, names[i]);
 		if (sec[i].value == NULL)
 			sec[i].value = xstrdup("");
 	}
 	free(names);
-	for (k = 0; k < w->nsec; k++) {
-		free(w->sec[k].name);
-		wipe(w->sec[k].value);
+	for (i = 0; i < w->nsec; i++) {
+		if (w->sec[i].value != NULL && w->sec[i].value[0] != '\0') {
+			w->stash = xreallocarray(w->stash, w->nstash + 1, sizeof(*w->stash));
+			w->stash[w->nstash++] = w->sec[i];
+		} else {
+			free(w->sec[i].name);
+			wipe(w->sec[i].value);
+		}
 	}
 	free(w->sec);
 	w->sec = sec;
@@ -164,11 +192,8 @@ void wizard_free(struct wizard *w)
 
 	for (i = 0; i < WZ_NFIELDS; i++)
 		free(w->value[i]);
-	for (i = 0; i < w->nsec; i++) {
-		free(w->sec[i].name);
-		wipe(w->sec[i].value);
-	}
-	free(w->sec);
+	secrets_free(w->sec, w->nsec);
+	secrets_free(w->stash, w->nstash);
 	free(w->loaded);
 	free(w->loaded_command);
 	free(w->bundle_error);

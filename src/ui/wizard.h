@@ -38,8 +38,10 @@ struct wizard {
 	size_t			 cluster;	/* index in cfg->clusters */
 	char			*value[WZ_NFIELDS];
 	unsigned		 touched;	/* bit per field: typed into */
-	struct wiz_secret	*sec;
+	struct wiz_secret	*sec;		/* a row per name in the secrets field */
 	size_t			 nsec;
+	struct wiz_secret	*stash;		/* typed values of names edited away: */
+	size_t			 nstash;	/* back if the name comes back */
 	size_t			 row;
 	int			 tried;		/* preview or submit asked: show every problem */
 	char			*loaded;	/* the bundle the fields came from */

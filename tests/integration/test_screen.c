@@ -778,6 +778,33 @@ Test(screen, keys_and_columns_from_the_config, .timeout = 120)
 	cr_expect_not_null(strstr(line, " x "), "the help shows x for cancel: %s", line);
 	free(line);
 	screen_keys(&s, "Escape");
+
+	/* The column picker: NAME moved before STATE, SLURM hidden, saved. */
+	screen_keys(&s, "O");
+	screen_wait(&s, 5, "Columns of the jobs list", "> [x] STATE", "[x] NAME", "[x] SLURM",
+	    "[ ] REASON", NULL);
+	screen_keys(&s, "j");
+	screen_keys(&s, "K");
+	screen_wait_line(&s, 5, "> [x] NAME", NULL);
+	screen_keys(&s, "j");
+	screen_keys(&s, "j");
+	screen_keys(&s, "Space");
+	screen_wait_line(&s, 5, "> [ ] SLURM", NULL);
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 5, "columns saved in ", NULL);
+	line = screen_line_with(&s, "STATE");
+	cr_assert_not_null(line);
+	cr_expect(strstr(line, "NAME") != NULL && strstr(line, "NAME") < strstr(line, "STATE") &&
+	    strstr(line, "SLURM") == NULL, "the header is not NAME STATE: %s", line);
+	free(line);
+	{
+		char *text = file_read_all(cfg, NULL, NULL);
+		cr_assert_not_null(text);
+		cr_expect_not_null(strstr(text, "\ncolumns: [name, state]\n"), "%s", text);
+		cr_expect_not_null(strstr(text, "keys:\n  cancel: x\n"), "the rest was lost: %s",
+		    text);
+		free(text);
+	}
 	screen_keys(&s, "q");
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
 	screen_close(&s);

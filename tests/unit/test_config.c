@@ -216,3 +216,57 @@ Test(config, bad_multi_node_fields_name_their_place)
 	cr_assert_not_null(strstr(err, "field 'nccl_ladder' is a list of texts"), "%s", err);
 	free(err);
 }
+
+Test(config, the_columns_picked_replace_the_field_and_keep_the_rest)
+{
+	const char *const picked[] = { "state", "name", "slurm" };
+	const char *const none[] = { NULL };
+	char *err = NULL, *now;
+
+	clear_env();
+	/* A block list between comments and other fields: its lines give way
+	 * to one. */
+	write_config("# mine\ntheme: light\ncolumns:\n  - id\n  - reason   # why\nnotify: [bell]\n"
+	    "clusters:\n  a:\n    hosts: h\n    user: u\n");
+	cr_assert_eq(config_save_columns(picked, 3, &err), 0, "%s", err);
+	now = read_back(getenv("TAOTOP_CONFIG"));
+	cr_assert_str_eq(now, "# mine\ntheme: light\ncolumns: [state, name, slurm]\nnotify: [bell]\n"
+	    "clusters:\n  a:\n    hosts: h\n    user: u\n");
+	/* Again: replaced, not added twice; the file still loads. */
+	cr_assert_eq(config_save_columns(picked, 2, &err), 0, "%s", err);
+	now = read_back(getenv("TAOTOP_CONFIG"));
+	cr_assert_str_eq(now, "# mine\ntheme: light\ncolumns: [state, name]\nnotify: [bell]\n"
+	    "clusters:\n  a:\n    hosts: h\n    user: u\n");
+	{
+		struct config cfg;
+		cr_assert_eq(config_load(&cfg, &err), 0, "%s", err);
+		cr_assert_not_null(strstr(cfg.columns, "state") && strstr(cfg.columns, "name") ?
+		    cfg.columns : NULL);
+		config_free(&cfg);
+	}
+	/* None: the field goes (taotop chooses for the width again). */
+	cr_assert_eq(config_save_columns(none, 0, &err), 0, "%s", err);
+	now = read_back(getenv("TAOTOP_CONFIG"));
+	cr_assert_str_eq(now, "# mine\ntheme: light\nnotify: [bell]\nclusters:\n  a:\n    hosts: h\n"
+	    "    user: u\n");
+	/* Absent: added at the end. */
+	cr_assert_eq(config_save_columns(picked, 1, &err), 0, "%s", err);
+	now = read_back(getenv("TAOTOP_CONFIG"));
+	cr_assert_str_eq(now, "# mine\ntheme: light\nnotify: [bell]\nclusters:\n  a:\n    hosts: h\n    user: u\n"
+	    "columns: [state]\n");
+}
+
+Test(config, columns_are_not_saved_into_a_file_that_does_not_parse)
+{
+	const char *const picked[] = { "state" };
+	char *err = NULL, *now;
+	const char *bad = "theme: [light\ncolumns: [id]\n";
+
+	clear_env();
+	write_config(bad);
+	cr_assert_neq(config_save_columns(picked, 1, &err), 0);
+	cr_assert_not_null(strstr(err, "fix it, then taotop can save the columns there"), "%s", err);
+	free(err);
+	now = read_back(getenv("TAOTOP_CONFIG"));
+	cr_assert_str_eq(now, bad, "the file was changed");
+}
