@@ -372,6 +372,12 @@ static char **add_wrapped(char **v, size_t *n, const char *text, const char *ind
 		left = strlen(q);
 		do {
 			size_t cut = text_fit(q, left, 0, (size_t)width - (q == b.data ? 0 : strlen(indent)));
+			size_t at = cut;
+			/* At a space when there is one: words stay whole. */
+			while (cut < left && at > 0 && q[at] != ' ')
+				at--;
+			if (cut < left && at > 0)
+				cut = at + 1;
 			v = add(v, n, xasprintf("%s%.*s", q == b.data ? "" : indent, (int)cut, q));
 			q += cut;
 			left -= cut;

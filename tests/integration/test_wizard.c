@@ -195,10 +195,26 @@ Test(wizard, bad_fields_are_refused_in_the_form_and_nothing_is_sent, .timeout = 
 	keys_n(&s, "Up", 12);
 	screen_wait_line(&s, 5, ">  [ Preview", NULL);
 	screen_keys(&s, "Enter");
-	screen_wait(&s, 30, "Preview: nothing was written or submitted", "check: if test -e ",
-	    "#SBATCH --job-name=tao-DRYRUN", NULL);
+	screen_wait(&s, 30, "Preview: nothing was written or submitted", "check: if test -e",
+	    NULL);
 	screen_keys(&s, "NPage");
-	screen_wait(&s, 5, "#SBATCH --time=1:00:00", NULL);
+	screen_wait(&s, 5, "#SBATCH --job-name=tao-DRYRUN", "#SBATCH --time=1:00:00", NULL);
+	screen_keys(&s, "Escape");
+	screen_wait(&s, 5, "Submit a job", NULL);
+
+	/* A dataset the cluster does not have: the step where it fails says
+	 * so and what to do; Esc goes back to the form. */
+	keys_n(&s, "Down", 8);
+	screen_wait_line(&s, 5, ">  Datasets", NULL);
+	screen_keys(&s, "C-u");
+	line = xasprintf("lustre://%s/missing", dir);
+	screen_type(&s, line);
+	free(line);
+	keys_n(&s, "Up", 7);
+	screen_wait_line(&s, 5, ">  [ Submit ]", NULL);
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 30, "\xe2\x9c\x97 dataset", "does not exist on", "stage it on the shared",
+	    "Esc: back to the form", NULL);
 	screen_keys(&s, "Escape");
 	screen_wait(&s, 5, "Submit a job", NULL);
 	/* Esc leaves: nothing on the cluster, nothing queued, no record. */
