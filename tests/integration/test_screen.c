@@ -615,6 +615,9 @@ Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
 	screen_wait(&s, 5, "read-only (--readonly): cancel is disabled", NULL);
 	screen_keys(&s, "r");
 	screen_wait(&s, 5, "read-only (--readonly): retry is disabled", NULL);
+	screen_keys(&s, "s");
+	screen_wait(&s, 5, "read-only (--readonly): submit is disabled", NULL);
+	cr_expect_null(screen_line_with(&s, "Submit a job"), "the wizard opened");
 	screen_keys(&s, "q");
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
 	screen_close(&s);
