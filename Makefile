@@ -5,6 +5,7 @@
 #   make demo            install deps, bring the test cluster up, submit sample jobs, open taotop
 #   make bench           run the benchmarks and print one table
 #   make SANITIZE=1 ...  the same with AddressSanitizer + UndefinedBehaviorSanitizer
+#   make fuzz            build the libFuzzer targets (clang) and run each FUZZ_SECONDS (60)
 #   make install         PREFIX=/usr/local DESTDIR= (binary, man page, templates, themes)
 
 VERSION    = 0.1.0
@@ -25,7 +26,14 @@ CPPFLAGS  += -Isrc -DTAOTOP_VERSION='"$(VERSION)"' -DTAOTOP_DATADIR='"$(DATADIR)
 CPPFLAGS  += $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
 LDLIBS    += $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null) -pthread -lm
 
-ifeq ($(SANITIZE),1)
+ifeq ($(FUZZ),1)
+# libFuzzer's coverage on everything, ASan+UBSan as in the san build.
+CC         = clang
+BUILD      = build/fuzz
+CFLAGS    += -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+             -fno-sanitize-recover=all
+LDFLAGS   += -fsanitize=address,undefined
+else ifeq ($(SANITIZE),1)
 BUILD      = build/san
 CFLAGS    += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS   += -fsanitize=address,undefined
@@ -46,6 +54,9 @@ INTEG_BIN  = $(INTEG_SRC:tests/%.c=$(BUILD)/tests/%)
 INTEG_HELP = $(sort $(wildcard tests/integration/helper_*.c))
 BENCH_SRC  = $(sort $(wildcard tests/bench/bench_*.c))
 BENCH_BIN  = $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
+FUZZ_SRC   = $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN   = $(FUZZ_SRC:tests/%.c=build/fuzz/tests/%)
+FUZZ_SECONDS ?= 60
 TEST_LIBS  = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 # Criterion's macros trip a few of our stricter warnings; tests only.
 TEST_CFLAGS = -Wno-missing-prototypes -Itests
@@ -56,7 +67,7 @@ Q = $(if $(V),,@)
 export TAOTOP_SHARE = $(abspath .)
 export RIG_STATE   ?= /var/tmp/taotop-rig
 
-.PHONY: all taotop deps check check-unit check-integration demo bench install uninstall clean lint-man
+.PHONY: all taotop deps check check-unit check-integration demo bench fuzz install uninstall clean lint-man
 .DELETE_ON_ERROR:
 
 all: taotop
@@ -91,6 +102,12 @@ $(BUILD)/tests/bench/%: tests/bench/%.c $(INTEG_HELP) $(LIB)
 	@echo "CC $<"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(INTEG_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
 
+build/fuzz/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIB)
+	@mkdir -p $(@D)
+	@echo "CC $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes $(LDFLAGS) -fsanitize=fuzzer \
+		-o $@ $< $(LIB) $(LDLIBS)
+
 deps:
 	@scripts/deps
 
@@ -101,7 +118,8 @@ deps:
 check: deps lint-man
 	$(MAKE) --no-print-directory build-tests
 	$(MAKE) --no-print-directory SANITIZE=1 build-tests
-	TAOTOP_BUILDS="build/rel build/san" tests/run all
+	$(MAKE) --no-print-directory FUZZ=1 build-fuzz
+	TAOTOP_BUILDS="build/rel build/san" FUZZ_SECONDS=10 tests/run all
 
 check-unit: deps
 	$(MAKE) --no-print-directory build-tests
@@ -111,8 +129,16 @@ check-integration: deps
 	$(MAKE) --no-print-directory build-tests
 	TAOTOP_BUILDS="$(BUILD)" tests/run integration
 
-.PHONY: build-tests
+.PHONY: build-tests build-fuzz
 build-tests: $(BIN) $(UNIT_BIN) $(INTEG_BIN) $(BENCH_BIN)
+build-fuzz: $(FUZZ_BIN)
+
+# Each fuzz target FUZZ_SECONDS from its seed corpus (tests/fuzz/corpus/),
+# with its dictionary; a crash fails it and leaves the input in
+# build/fuzz/artifacts/.
+fuzz:
+	$(MAKE) --no-print-directory FUZZ=1 build-fuzz
+	TAOTOP_BUILDS=build/fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run fuzz
 
 demo: deps
 	$(MAKE) --no-print-directory SANITIZE= taotop

@@ -231,28 +231,17 @@ static char *config_path(void)
 	return xasprintf("%s/.config/taotop/config.yaml", home != NULL ? home : "");
 }
 
-/* Read the file's clusters, if there is a file. */
-static int load_file(struct config *cfg, char **err)
+/* The file's fields into cfg (named path in messages). */
+static int parse_text(struct config *cfg, const char *path, const char *text, size_t len,
+    char **err)
 {
-	char *path = config_path(), *text;
 	yaml_document_t doc;
 	yaml_node_t *root;
 	yaml_node_pair_t *p;
 	int rc = 0;
 
-	if (access(path, F_OK) != 0) {
-		free(path);
-		return 0;	/* no file: the environment alone */
-	}
-	text = file_read_all(path, NULL, err);
-	if (text == NULL) {
-		free(path);
+	if (yamldoc_load(path, text, len, &doc, err) != 0)
 		return -1;
-	}
-	if (yamldoc_load(path, text, strlen(text), &doc, err) != 0) {
-		free(text), free(path);
-		return -1;
-	}
 	root = yaml_document_get_root_node(&doc);
 	if (root != NULL && root->type != YAML_MAPPING_NODE)
 		rc = yamldoc_fail(err, path, root, "the config is a mapping with clusters: and default_cluster:");
@@ -302,6 +291,37 @@ static int load_file(struct config *cfg, char **err)
 		}
 	}
 	yaml_document_delete(&doc);
+	return rc;
+}
+
+int config_parse(const char *file, const char *text, size_t len, struct config *cfg, char **err)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->log_colors = -1;
+	if (parse_text(cfg, file, text, len, err) != 0) {
+		config_free(cfg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Read the file's clusters, if there is a file. */
+static int load_file(struct config *cfg, char **err)
+{
+	char *path = config_path(), *text;
+	size_t len = 0;
+	int rc;
+
+	if (access(path, F_OK) != 0) {
+		free(path);
+		return 0;	/* no file: the environment alone */
+	}
+	text = file_read_all(path, &len, err);
+	if (text == NULL) {
+		free(path);
+		return -1;
+	}
+	rc = parse_text(cfg, path, text, len, err);
 	free(text);
 	free(path);
 	return rc;

@@ -75,6 +75,9 @@ struct config {
 /* -1 with a sentence naming the missing input and where to set it. */
 int config_load(struct config *cfg, char **err);
 void config_free(struct config *cfg);
+/* The config file's text alone (named file in messages): no environment,
+ * no check that a cluster can be reached. For tests and fuzzing. */
+int config_parse(const char *file, const char *text, size_t len, struct config *cfg, char **err);
 /* The cluster called name; with NULL, $TAOTOP_CLUSTER, else the file's
  * default_cluster, else the first; NULL if none. */
 const struct cluster_cfg *config_cluster(const struct config *cfg, const char *name);

@@ -91,10 +91,21 @@ static const char *na(const char *s)
 	return strcmp(s, "N/A") == 0 || strcmp(s, "(null)") == 0 ? "" : s;
 }
 
+/* A GPU count as SLURM prints it; garbage and absurd sizes stay bounded
+ * (no overflow whatever the text). */
+#define GPU_MAX	1000000
+
+static long gpu_number(const char *s)
+{
+	long v = strtol(s, NULL, 10);
+
+	return v < 0 ? 0 : v > GPU_MAX ? GPU_MAX : v;
+}
+
 int slurm_count_gpus(const char *s, int nodes, int per_node)
 {
 	const char *p = s;
-	int total = 0;
+	long total = 0;
 
 	/* Entries are comma-separated: gres:gpu:4, gres/gpu=8, gpu:a100:2,
 	 * gres/gpu:a100=2 (TRES also lists typed GPUs; count untyped only). */
@@ -102,24 +113,26 @@ int slurm_count_gpus(const char *s, int nodes, int per_node)
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		char item[128];
-		int count = 0;
+		long count = 0;
 
 		copy(item, sizeof(item) < len + 1 ? sizeof(item) : len + 1, p);
 		if (strncmp(item, "gres/gpu=", 9) == 0) {
-			count = atoi(item + 9);
+			count = gpu_number(item + 9);
 		} else if (strncmp(item, "gres:gpu", 8) == 0 || strncmp(item, "gpu", 3) == 0) {
 			const char *last = strrchr(item, ':');
 			if (last != NULL && isdigit((unsigned char)last[1]))
-				count = atoi(last + 1);
+				count = gpu_number(last + 1);
 			else if (strcmp(item, "gpu") == 0 || strcmp(item, "gres:gpu") == 0)
 				count = 1;
 			if (per_node)
 				count *= nodes > 0 ? nodes : 1;
 		}
 		total += count;
+		if (total > GPU_MAX)
+			total = GPU_MAX;
 		p = end ? end + 1 : NULL;
 	}
-	return total;
+	return (int)total;
 }
 
 static int parse_squeue(char *line, struct slurm_job *j)
@@ -261,8 +274,12 @@ char *slurm_expand_pattern(const char *pattern, const struct slurm_pattern_vars 
 			continue;
 		}
 		p++;
-		while (isdigit((unsigned char)*p))
-			width = width * 10 + (*p++ - '0');
+		/* slurmd caps a width at 10; more digits only must not overflow. */
+		while (isdigit((unsigned char)*p)) {
+			if (width < 1000)
+				width = width * 10 + (*p - '0');
+			p++;
+		}
 		switch (*p) {
 		case '%': val = "%"; numeric = 0; break;
 		case 'A': val = v->array_job && v->array_job[0] ? v->array_job : v->job_id; break;
@@ -300,6 +317,8 @@ char *slurm_scontrol_field(const char *line, const char *key)
 	size_t klen = strlen(key);
 	const char *p = line, *v = NULL, *end;
 
+	if (klen == 0)
+		return NULL;	/* no such field (and strstr would never move on) */
 	while ((p = strstr(p, key)) != NULL) {
 		if ((p == line || p[-1] == ' ') && p[klen] == '=') {
 			v = p + klen + 1;

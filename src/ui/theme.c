@@ -203,8 +203,10 @@ int theme_parse(const char *file, const char *text, struct theme *t, char **err)
 	int rc = -1;
 
 	theme_builtin(t);
-	if (yamldoc_load(file, text, strlen(text), &c.doc, err) != 0)
+	if (yamldoc_load(file, text, strlen(text), &c.doc, err) != 0) {
+		theme_free(t);
 		return -1;
+	}
 	root = yaml_document_get_root_node(&c.doc);
 	if (root == NULL || root->type != YAML_MAPPING_NODE) {
 		*err = xasprintf("%s:1:1: a theme is a mapping with name and roles", file);

@@ -1,0 +1,23 @@
+/* squeue/sacct output, as the poll command prints it (stdout, then stderr
+ * after the first 0x01 byte). */
+#include "fuzz.h"
+
+#include "engine/slurm.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = fuzz_text(data, size), *err = strchr(text, '\x01');
+	struct slurm_poll p;
+
+	if (err != NULL)
+		*err++ = '\0';
+	slurm_poll_parse(text, err ? err : "", &p);
+	(void)slurm_poll_find(&p, "123");
+	(void)slurm_poll_find(&p, "123_4");
+	slurm_poll_free(&p);
+	(void)slurm_count_gpus(text, 2, 1);
+	(void)slurm_count_gpus(text, 1, 0);
+	(void)slurm_id_ok(text);
+	free(text);
+	return 0;
+}
