@@ -6,6 +6,7 @@
 #   make bench           run the benchmarks and print one table
 #   make SANITIZE=1 ...  the same with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz            build the libFuzzer targets (clang) and run each FUZZ_SECONDS (60)
+#                        or FUZZ_RUNS executions, whichever comes first
 #   make install         PREFIX=/usr/local DESTDIR= (binary, man page, templates, themes)
 
 VERSION    = 0.1.0
@@ -138,7 +139,7 @@ build-fuzz: $(FUZZ_BIN)
 # build/fuzz/artifacts/.
 fuzz:
 	$(MAKE) --no-print-directory FUZZ=1 build-fuzz
-	TAOTOP_BUILDS=build/fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run fuzz
+	TAOTOP_BUILDS=build/fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) tests/run fuzz
 
 demo: deps
 	$(MAKE) --no-print-directory SANITIZE= taotop
