@@ -593,7 +593,11 @@ static void draw_message(struct app *a)
 		text_draw(w, a->message, strlen(a->message), 0, a->lay.message.w,
 		    a->message_error ? a->attr[ROLE_JOB_ERROR] : a->attr[ROLE_LOG_STDOUT], 0);
 	} else if (a->jt.filter[0] != '\0') {
-		snprintf(buf, sizeof(buf), "filter: %s   (Esc clears)   %s", a->jt.filter, hint);
+		size_t shown = 0, i;
+		for (i = 0; i < a->jt.nlines; i++)
+			shown += !a->jt.lines[i].header;
+		snprintf(buf, sizeof(buf), "filter: %s   %zu of %zu jobs   (Esc clears)   %s",
+		    a->jt.filter, shown, a->jt.n, hint);
 		text_draw(w, buf, strlen(buf), 0, a->lay.message.w, a->attr[ROLE_HEADER], 0);
 	} else {
 		text_draw(w, hint, strlen(hint), 0, a->lay.message.w, a->attr[ROLE_JOB_UNKNOWN], 0);

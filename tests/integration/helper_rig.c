@@ -194,6 +194,25 @@ int rig_local(const char *fmt, ...)
 	return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
 }
 
+int rig_taotop(const char *env, const char *args, char **out)
+{
+	const struct rig *r = rig_get();
+	const char *bin = getenv("TAOTOP_BIN");
+	char *cmd;
+	int rc;
+
+	cr_assert_not_null(bin, "TAOTOP_BIN is not set (run through tests/run)");
+	cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s "
+	    "TAOTOP_CLUSTER=rig TAOTOP_CONFIG=/nonexistent/config.yaml %s %s %s 2>&1", r->user, r->host,
+	    r->port, r->key, r->known_hosts, env ? env : "", bin, args);
+	{
+		const char *const argv[] = { "sh", "-c", cmd, NULL };
+		rc = rig_run(argv, out);
+	}
+	free(cmd);
+	return rc;
+}
+
 void rig_target(struct conn_target *t)
 {
 	const struct rig *r = rig_get();

@@ -66,6 +66,11 @@ void rig_sshd_stop(struct rig_sshd *d);
 void rig_sshd_signal_sessions(struct rig_sshd *d, int sig);
 void rig_sshd_free(struct rig_sshd *d);
 
+/* Run the taotop binary under test (TAOTOP_BIN) as a user would, against
+ * the rig: its coordinates in the environment, no config file, then env
+ * (more VAR=value words, which win) and args, through sh. stdout+stderr
+ * into *out (caller frees). Returns its exit status. */
+int rig_taotop(const char *env, const char *args, char **out);
 /* Run a local shell command line; returns its exit status. */
 int rig_local(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -1,0 +1,512 @@
+/*
+ * Fault drills against the real test cluster: the scheduler, accounting
+ * and the login server go away while taotop works; the login host list
+ * starts with a dead host; the disk under the records fills up; two taotops
+ * work on the same records; 500 jobs arrive at once. taotop must keep
+ * working, say what is wrong, and lose nothing.
+ *
+ * These stop the rig's own daemons, so tests/run runs this binary one test
+ * at a time, and the suite brings whatever a failed test left stopped back
+ * up (tests/cluster/up starts only what is not running).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/record.h"
+#include "integration/helper_rig.h"
+#include "integration/helper_screen.h"
+#include "util/file.h"
+#include "util/xmalloc.h"
+
+static void rig_back_up(void)
+{
+	rig_local("%s/tests/cluster/up >/dev/null 2>&1", getenv("TAOTOP_SHARE"));
+}
+
+static void fini(void)
+{
+	screen_kill_all();
+	rig_back_up();
+	/* A failed disk-full drill leaves its small tmpfs mounted. */
+	rig_local("for m in $(awk '$3 == \"tmpfs\" && $2 ~ /taotop-drill-/ {print $2}' "
+	    "/proc/mounts); do umount $m; done");
+}
+
+TestSuite(drills, .fini = fini);
+
+/* Stop one of the rig's daemons (slurmctld, slurmdbd) as a crash would
+ * leave it: gone, its clients refused. */
+static void daemon_stop(const char *name)
+{
+	const struct rig *r = rig_get();
+
+	cr_assert_eq(rig_local("p=$(cat %s/run/%s.pid) && kill $p && "
+	    "while kill -0 $p 2>/dev/null; do sleep 0.1; done", r->state, name), 0,
+	    "%s did not stop", name);
+}
+
+static void daemons_start(void)
+{
+	cr_assert_eq(rig_local("%s/tests/cluster/up >/dev/null", getenv("TAOTOP_SHARE")), 0,
+	    "tests/cluster/up failed");
+}
+
+/* A one-GPU bundle in local folder `local` whose command is `command` (a
+ * YAML list), with its data and results under `dir` on the cluster. */
+static char *write_bundle(const char *local, const char *dir, const char *arch,
+    const char *command)
+{
+	char *path = xasprintf("%s/%s.yaml", local, arch), *cmd;
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: %s\n"
+	    "action: train\ncommand: %s\ndatasets: [lustre://%s/data]\n"
+	    "results_dir: lustre://%s/results\ngpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n",
+	    arch, command, dir, dir);
+	fclose(f);
+	cmd = xasprintf("mkdir -p %s/data %s/results", dir, dir);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	return path;
+}
+
+/* `taotop submit` with env; the record id (caller frees). */
+static char *submit(const char *env, const char *bundle)
+{
+	char *args = xasprintf("submit %s", bundle), *out = NULL, *p, *id;
+
+	cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
+	p = strstr(out, "submitted tao-");
+	cr_assert_not_null(p, "%s", out);
+	id = xstrndup(p + 10, strcspn(p + 10, " \n"));
+	free(out), free(args);
+	return id;
+}
+
+/* The state a record has on disk, or "" (caller frees). */
+static char *record_state(const char *jobs_dir, const char *id)
+{
+	struct record_store *st;
+	struct job_record *r = NULL;
+	char *err = NULL, *state;
+
+	st = store_open(jobs_dir, &err);
+	cr_assert_not_null(st, "%s", err);
+	cr_assert_eq(store_load(st, id, &r, &err), 0, "%s", err);
+	state = xstrdup(tao_state_name(r->state));
+	record_free(r);
+	store_close(st);
+	return state;
+}
+
+Test(drills, slurmctld_stopped_states_stay_stale_and_it_recovers, .timeout = 300)
+{
+	char *dir = screen_shared_dir("drill-ctld"), name[64], opts[256], *id, *tid, *env, *bundle;
+	char *jobs, *state;
+	struct screen s;
+	struct screen_opts so = { .cols = 130, .lines = 30 };
+
+	snprintf(name, sizeof(name), "drill%d-ctld", (int)getpid());
+	snprintf(opts, sizeof(opts), "-J %s -t 10 -o %s/ctld.out", name, dir);
+	id = rig_sbatch(opts, "'sleep 600'");
+	screen_open(&s, "drill-ctld", &so);
+	/* A taotop job too: its record must not be marked failed. */
+	env = xasprintf("XDG_STATE_HOME=%s/state SLURM_BASE_RESULTS_DIR=lustre://%s/root", s.dir, dir);
+	bundle = write_bundle(s.dir, dir, "drillctld_pyt", "[sleep, '600']");
+	tid = submit(env, bundle);
+	screen_filter(&s, "drill");
+	screen_wait_line(&s, 60, name, "Running", NULL);
+	screen_wait_line(&s, 60, tid, "Running", NULL);
+
+	daemon_stop("slurmctld");
+	screen_wait(&s, 60, "rig: scheduler not answering (last good poll", NULL);
+	/* Several polls later: the last known states, nothing guessed. */
+	sleep(5);
+	screen_wait_line(&s, 5, name, "Running", NULL);
+	screen_wait_line(&s, 5, tid, "Running", NULL);
+	jobs = xasprintf("%s/state/taotop/jobs", s.dir);
+	state = record_state(jobs, tid);
+	cr_expect_str_eq(state, "Running", "the record was changed while the scheduler was away");
+	free(state);
+
+	/* Back: the status bar and the rows recover by themselves. */
+	daemons_start();
+	screen_wait(&s, 90, "rig: 127.0.0.1:", ", polled ", NULL);
+	screen_wait_line(&s, 30, name, "Running", NULL);
+	screen_wait_line(&s, 30, tid, "Running", NULL);
+	state = record_state(jobs, tid);
+	cr_expect_str_eq(state, "Running");
+	free(state);
+	{
+		char *cmd = xasprintf("scancel %s", id), *args = xasprintf("cancel %s", tid), *out;
+		free(rig_ssh_ok(cmd));
+		cr_expect_eq(rig_taotop(env, args, &out), 0, "%s", out);
+		free(out), free(cmd), free(args);
+	}
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	free(jobs), free(bundle), free(env), free(tid), free(id), free(dir);
+}
+
+Test(drills, slurmdbd_stopped_finished_jobs_wait_for_accounting, .timeout = 300)
+{
+	char *dir = screen_shared_dir("drill-dbd"), *tid, *env, *bundle, *jobs, *state, *cmd, *out;
+	struct screen s;
+	struct screen_opts so = { .cols = 130, .lines = 30 };
+	int i, rc;
+
+	screen_open(&s, "drill-dbd", &so);
+	env = xasprintf("XDG_STATE_HOME=%s/state SLURM_BASE_RESULTS_DIR=lustre://%s/root", s.dir, dir);
+	cmd = xasprintf("[sh, -c, 'sleep 15; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
+	    "%s/results/status.json']", dir);
+	bundle = write_bundle(s.dir, dir, "drilldbd_pyt", cmd);
+	free(cmd);
+	tid = submit(env, bundle);
+	screen_filter(&s, tid);
+	screen_wait_line(&s, 60, tid, "Running", NULL);
+
+	daemon_stop("slurmdbd");
+	/* sacct fails, squeue still answers. */
+	rc = rig_ssh("sacct -n -X -S now-1hour -o JobID", &out);
+	cr_expect_neq(rc, 0, "sacct answered without slurmdbd: %s", out);
+	free(out);
+	free(rig_ssh_ok("squeue -h --me"));
+	/* The job ends while accounting is away. */
+	cmd = xasprintf("squeue -h --me -n %s", tid);
+	for (i = 0; i < 60; i++) {
+		out = rig_ssh_ok(cmd);
+		rc = out[0] == '\0';
+		free(out);
+		if (rc)
+			break;
+		sleep(1);
+	}
+	free(cmd);
+	cr_assert(rc, "the job did not leave the queue");
+	sleep(5);
+	/* Not guessed: the last known state, waiting for accounting. */
+	screen_wait(&s, 15, "rig: accounting not answering", NULL);
+	screen_wait_line(&s, 5, tid, "Running", NULL);
+	jobs = xasprintf("%s/state/taotop/jobs", s.dir);
+	state = record_state(jobs, tid);
+	cr_expect_str_eq(state, "Running", "a final state was guessed without accounting");
+	free(state);
+
+	/* Accounting back: the real end, Done. */
+	daemons_start();
+	screen_wait_line(&s, 120, tid, "Done", NULL);
+	state = record_state(jobs, tid);
+	cr_expect_str_eq(state, "Done");
+	free(state);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	free(jobs), free(bundle), free(env), free(tid), free(dir);
+}
+
+Test(drills, sshd_killed_and_restarted_during_a_follow_loses_no_line, .timeout = 180)
+{
+	char *dir = screen_shared_dir("drill-follow"), name[64], opts[256], *id, *env, *args, *out;
+	char tmpl[] = "/tmp/taotop-drill-XXXXXX", *text, *p;
+	struct rig_sshd d;
+	int i, next = 1, lines = 0;
+
+	rig_sshd_start(&d, 2238, 0);
+	cr_assert_not_null(mkdtemp(tmpl));
+	snprintf(name, sizeof(name), "drill%d-follow", (int)getpid());
+	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/follow.out", name, dir);
+	id = rig_sbatch(opts, "'echo line-0; for i in $(seq 1 200); do echo line-$i; sleep 0.1; done'");
+	free(rig_wait_state(id, "RUNNING COMPLETED", 60));
+	/* Follow through the private sshd, from the start of the log. */
+	env = xasprintf("SLURM_HOSTNAME=%s TAOTOP_KNOWN_HOSTS=%s", d.hosts, d.known_hosts);
+	args = xasprintf("logs -f -n 100000 %s >%s/out 2>%s/err & echo $! >%s/pid", id, tmpl, tmpl,
+	    tmpl);
+	cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
+	free(out);
+	sleep(4);
+	/* The server goes away, sessions and all, and comes back. */
+	rig_sshd_stop(&d);
+	sleep(3);
+	rig_sshd_restart(&d);
+	free(rig_wait_state(id, "COMPLETED", 60));
+	for (i = 0; i < 30; i++) {
+		char *path = xasprintf("%s/out", tmpl);
+		text = file_read_all(path, NULL, NULL);
+		free(path);
+		if (text != NULL && strstr(text, "line-200\n") != NULL)
+			break;
+		free(text);
+		text = NULL;
+		sleep(1);
+	}
+	rig_local("kill $(cat %s/pid) 2>/dev/null; pkill -f 'logs -f -n 100000 %s$'", tmpl, id);
+	cr_assert_not_null(text, "the follow did not reach the log's end after the restart");
+	/* Every line once, in order. */
+	for (p = text; *p != '\0'; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n')) {
+		int n;
+		if (sscanf(p, "line-%d", &n) != 1)
+			continue;
+		if (n == 0)
+			continue;
+		cr_expect_eq(n, next, "line-%d where line-%d was due (lost or doubled)", n, next);
+		next = n + 1;
+		lines++;
+	}
+	cr_expect_eq(lines, 200, "%d lines of 200", lines);
+	{
+		char *path = xasprintf("%s/err", tmpl), *err = file_read_all(path, NULL, NULL);
+		cr_expect(err != NULL && strstr(err, "(retrying)") != NULL,
+		    "the follow never saw the server go: %s", err ? err : "");
+		free(err), free(path);
+	}
+	free(text);
+	rig_local("rm -rf %s", tmpl);
+	rig_sshd_free(&d);
+	free(args), free(env), free(id), free(dir);
+}
+
+Test(drills, a_dead_first_login_host_every_verb_goes_through_the_second, .timeout = 180)
+{
+	const struct rig *r = rig_get();
+	char *dir = screen_shared_dir("drill-hosts"), tmpl[] = "/tmp/taotop-drill-XXXXXX";
+	char *env, *bundle, *id, *out, *args;
+	int i;
+
+	cr_assert_not_null(mkdtemp(tmpl));
+	/* Port 1 on this machine: nothing listens, the connection is refused. */
+	env = xasprintf("SLURM_HOSTNAME=127.0.0.1:1,%s:%d XDG_STATE_HOME=%s/state "
+	    "SLURM_BASE_RESULTS_DIR=lustre://%s/root", r->host, r->port, tmpl, dir);
+	cr_assert_eq(rig_taotop(env, "preflight", &out), 0, "%s", out);
+	free(out);
+	bundle = write_bundle(tmpl, dir, "drillhosts_pyt", "[sh, -c, 'echo drill-hello; sleep 60']");
+	id = submit(env, bundle);
+	args = xasprintf("status %s", id);
+	for (i = 0; i < 60; i++) {
+		cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
+		if (strstr(out, "Running") != NULL)
+			break;
+		free(out);
+		out = NULL;
+		sleep(1);
+	}
+	cr_assert_not_null(out, "never Running");
+	free(out), free(args);
+	cr_assert_eq(rig_taotop(env, "jobs", &out), 0, "%s", out);
+	cr_expect_not_null(strstr(out, id), "%s", out);
+	free(out);
+	args = xasprintf("logs %s", id);
+	for (i = 0; i < 20; i++) {
+		cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
+		if (strstr(out, "drill-hello") != NULL)
+			break;
+		free(out);
+		out = NULL;
+		sleep(1);
+	}
+	cr_expect_not_null(out, "the log never showed");
+	free(out), free(args);
+	args = xasprintf("cancel %s", id);
+	cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
+	free(out), free(args);
+	rig_local("rm -rf %s", tmpl);
+	free(id), free(bundle), free(env), free(dir);
+}
+
+static int set_running(struct job_record *r, void *arg, char **err)
+{
+	(void)err;
+	/* 1: changed, to be written. */
+	return record_transition(r, TAO_RUNNING, "RUNNING", arg, "drill", time(NULL));
+}
+
+Test(drills, a_full_disk_fails_a_record_update_and_keeps_the_old_record)
+{
+	char tmpl[] = "/tmp/taotop-drill-XXXXXX", *jobs, *path, *before, *after, *err = NULL;
+	char *message = xmalloc(64 << 10);
+	struct record_store *st;
+	struct job_record *r, *back = NULL;
+
+	cr_assert_not_null(mkdtemp(tmpl));
+	cr_assert_eq(mount("tmpfs", tmpl, "tmpfs", 0, "size=256k"), 0, "mount a small tmpfs: %m");
+	jobs = xasprintf("%s/jobs", tmpl);
+	st = store_open(jobs, &err);
+	cr_assert_not_null(st, "%s", err);
+	{
+		char *id = store_mint_id(st);
+		r = record_new(id);
+		free(id);
+	}
+	record_set(&r->cluster, "rig");
+	cr_assert_eq(store_create(st, r, &err), 0, "%s", err);
+	path = xasprintf("%s/%s.json", jobs, r->id);
+	before = file_read_all(path, NULL, &err);
+	cr_assert_not_null(before, "%s", err);
+
+	/* The disk fills up; then an update that needs room. */
+	rig_local("dd if=/dev/zero of=%s/filler bs=4k 2>/dev/null; true", tmpl);
+	memset(message, 'x', (64 << 10) - 1);
+	message[(64 << 10) - 1] = '\0';
+	cr_expect_neq(store_update(st, r->id, set_running, message, &err), 0,
+	    "an update succeeded on a full disk");
+	cr_assert_not_null(err);
+	cr_expect_not_null(strstr(err, "No space left on device"), "%s", err);
+	cr_expect_not_null(strstr(err, r->id), "the message names the record: %s", err);
+	free(err);
+	err = NULL;
+	after = file_read_all(path, NULL, &err);
+	cr_assert_not_null(after, "%s", err);
+	cr_expect_str_eq(after, before, "the old record was changed");
+	cr_assert_eq(store_load(st, r->id, &back, &err), 0, "%s", err);
+	cr_expect_eq(back->state, r->state);
+	/* Nothing half-written left beside it. */
+	cr_expect_eq(rig_local("test \"$(ls -A %s | grep -v '^\\.lock$' | grep -v '\\.json$')\" = ''",
+	    jobs), 0, "a temporary file was left in %s", jobs);
+	record_free(back);
+	record_free(r);
+	store_close(st);
+	umount(tmpl);
+	rmdir(tmpl);
+	free(message), free(before), free(after), free(path), free(jobs);
+}
+
+Test(drills, two_taotops_submitting_and_cancelling_at_once_lose_no_record, .timeout = 300)
+{
+	const struct rig *r = rig_get();
+	char *dir = screen_shared_dir("drill-two"), tmpl[] = "/tmp/taotop-drill-XXXXXX";
+	char *bundle, *script, *jobs, *warnings = NULL, *err = NULL, *out;
+	struct record_store *st;
+	struct job_record **list;
+	size_t n, i, k;
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(tmpl));
+	bundle = write_bundle(tmpl, dir, "drilltwo_pyt", "[sleep, '120']");
+	/* One shell per taotop: submit, cancel, list, three times over, both
+	 * at once on the same records. */
+	script = xasprintf("%s/two.sh", tmpl);
+	f = fopen(script, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "export SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s\n"
+	    "export TAOTOP_CLUSTER=rig TAOTOP_CONFIG=/nonexistent XDG_STATE_HOME=%s/state\n"
+	    "export SLURM_BASE_RESULTS_DIR=lustre://%s/root\n"
+	    "one() {\n"
+	    "  for i in 1 2 3; do\n"
+	    "    id=$(\"$TAOTOP_BIN\" submit %s | sed -n 's/.*submitted \\(tao-[^ ]*\\).*/\\1/p')\n"
+	    "    [ -n \"$id\" ] || { echo \"submit failed in $1\"; exit 1; }\n"
+	    "    \"$TAOTOP_BIN\" cancel \"$id\" >/dev/null || { echo \"cancel $id failed\"; exit 1; }\n"
+	    "    \"$TAOTOP_BIN\" jobs >/dev/null || exit 1\n"
+	    "  done\n"
+	    "}\n"
+	    "one a & a=$!\none b & b=$!\n"
+	    "wait $a || exit 1\nwait $b || exit 1\n"
+	    "\"$TAOTOP_BIN\" jobs >/dev/null\n",
+	    r->user, r->host, r->port, r->key, r->known_hosts, tmpl, dir, bundle);
+	fclose(f);
+	{
+		const char *const argv[] = { "sh", script, NULL };
+		cr_assert_eq(rig_run(argv, &out), 0, "%s", out);
+		free(out);
+	}
+	/* Six records, each whole and parsed, each with its own id, all
+	 * cancelled; nothing half-written beside them. */
+	jobs = xasprintf("%s/state/taotop/jobs", tmpl);
+	st = store_open(jobs, &err);
+	cr_assert_not_null(st, "%s", err);
+	cr_assert_eq(store_list(st, &list, &n, &warnings), 0);
+	cr_expect_null(warnings, "damaged records: %s", warnings);
+	cr_expect_eq(n, 6, "%zu records of 6", n);
+	for (i = 0; i < n; i++) {
+		cr_expect_eq(list[i]->state, TAO_CANCELED, "%s is %s", list[i]->id,
+		    tao_state_name(list[i]->state));
+		cr_expect_not_null(list[i]->backend_ref, "%s was never submitted", list[i]->id);
+		for (k = 0; k < i; k++)
+			cr_expect_str_neq(list[i]->id, list[k]->id);
+	}
+	cr_expect_eq(rig_local("test \"$(ls -A %s | grep -v '^\\.lock$' | grep -v '\\.json$')\" = ''",
+	    jobs), 0, "a temporary file was left in %s", jobs);
+	store_list_free(list, n);
+	store_close(st);
+	free(warnings);
+	rig_local("rm -rf %s", tmpl);
+	free(jobs), free(script), free(bundle), free(dir);
+}
+
+Test(drills, a_500_job_storm_keeps_the_ui_responsive_and_ends_right, .timeout = 900)
+{
+	char name[64], *cmd, *out, *log, *text, *p;
+	struct screen s;
+	struct screen_opts so = { .cols = 120, .lines = 40, .env = "TAOTOP_DEBUG=1" };
+	int i, done = 0;
+	long worst_us = 0;
+
+	snprintf(name, sizeof(name), "storm%d", (int)getpid());
+	screen_open(&s, "drill-storm", &so);
+	screen_wait(&s, 15, "polled", NULL);
+	screen_filter(&s, name);
+	/* 500 sbatch from a script on the login node, while taotop watches. */
+	cmd = xasprintf("nohup sh -c 'for i in $(seq 1 500); do sbatch -J %s -t 2 -c 1 -o /dev/null "
+	    "--wrap \"sleep 1\" >/dev/null; done' >/dev/null 2>&1 &", name);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	/* Keys are answered at once all along: help opens and closes. */
+	for (i = 0; i < 15; i++) {
+		screen_keys(&s, "?");
+		screen_wait(&s, 3, "taotop keys", NULL);
+		screen_keys(&s, "Escape");
+		screen_keys(&s, "j");
+		sleep(1);
+	}
+	screen_wait(&s, 120, "of 500 jobs", NULL);
+	/* All 500 end, and accounting says how. */
+	cmd = xasprintf("sacct -n -X -P -S now-1hour --name=%s -o State | grep -c '^COMPLETED$' "
+	    "|| true", name);
+	for (i = 0; i < 600 && !done; i += 5) {
+		out = rig_ssh_ok(cmd);
+		done = atoi(out) == 500;
+		free(out);
+		if (!done)
+			sleep(5);
+	}
+	free(cmd);
+	cr_assert(done, "not all 500 jobs COMPLETED in 10 minutes");
+	/* The monitor agrees: sorted by state, both ends of the list are
+	 * Done, so every row is. */
+	screen_wait(&s, 60, "500 of 500 jobs", NULL);
+	screen_keys(&s, "o");
+	for (i = 0; i < 60; i++) {
+		char *first, *last;
+		screen_keys(&s, "g");
+		first = screen_line_with(&s, name);
+		screen_keys(&s, "G");
+		sleep(1);
+		last = screen_line_with(&s, name);
+		done = first && last && strstr(first, "Done") && strstr(last, "Done") &&
+		    !screen_line_with(&s, "Running") && !screen_line_with(&s, "Pending");
+		free(first), free(last);
+		if (done)
+			break;
+		sleep(1);
+	}
+	cr_expect(done, "rows not Done in the monitor:\n%s", screen_text(&s));
+	/* How long keys waited, from taotop's own log. */
+	log = xasprintf("%s/taotop.log", s.dir);
+	text = file_read_all(log, NULL, NULL);
+	for (p = text; p != NULL && (p = strstr(p, "answered in ")) != NULL; p++) {
+		long us = atol(p + 12);
+		if (us > worst_us)
+			worst_us = us;
+	}
+	cr_log_info("storm: slowest key answered in %ld us", worst_us);
+	cr_expect_lt(worst_us, 100000, "a key waited %ld us during the storm", worst_us);
+	free(text), free(log);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+}
