@@ -7,6 +7,7 @@
 #   make SANITIZE=1 ...  the same with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz            build the libFuzzer targets (clang) and run each FUZZ_SECONDS (60)
 #                        or FUZZ_RUNS executions, whichever comes first
+#   make valgrind        every CLI verb and the monitor once under valgrind (by hand)
 #   make install         PREFIX=/usr/local DESTDIR= (binary, man page, templates, themes)
 
 VERSION    = 0.1.0
@@ -68,7 +69,7 @@ Q = $(if $(V),,@)
 export TAOTOP_SHARE = $(abspath .)
 export RIG_STATE   ?= /var/tmp/taotop-rig
 
-.PHONY: all taotop deps check check-unit check-integration demo bench fuzz install uninstall clean lint-man
+.PHONY: all taotop deps check check-unit check-integration demo bench fuzz valgrind install uninstall clean lint-man
 .DELETE_ON_ERROR:
 
 all: taotop
@@ -148,6 +149,10 @@ demo: deps
 bench: deps
 	$(MAKE) --no-print-directory build-tests
 	TAOTOP_BUILDS="$(BUILD)" tests/run bench
+
+valgrind: deps
+	$(MAKE) --no-print-directory SANITIZE= taotop
+	tests/valgrind/run
 
 lint-man:
 	mandoc -Tlint -W warning man/taotop.1
