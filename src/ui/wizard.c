@@ -49,8 +49,11 @@ static const struct {
 
 static void set_value(struct wizard *w, enum wiz_field f, const char *v)
 {
+	/* Copied before the old value goes: v may be it (a typed path). */
+	char *copy = xstrdup(v != NULL ? v : "");
+
 	free(w->value[f]);
-	w->value[f] = xstrdup(v != NULL ? v : "");
+	w->value[f] = copy;
 }
 
 static void set_number(struct wizard *w, enum wiz_field f, double v)
@@ -212,7 +215,11 @@ int wizard_load(struct wizard *w, const char *path, char **err)
 		w->bundle_error = xstrdup(*err);
 		return -1;
 	}
-	set_value(w, WZ_BUNDLE, path);
+	/* path may be the bundle row's own text, which this replaces. */
+	list = xstrdup(path);
+	free(w->loaded);
+	w->loaded = list;
+	set_value(w, WZ_BUNDLE, w->loaded);
 	set_value(w, WZ_IMAGE, s.image);
 	set_value(w, WZ_ARCH, s.network_arch);
 	set_value(w, WZ_ACTION, s.action);
@@ -245,8 +252,6 @@ int wizard_load(struct wizard *w, const char *path, char **err)
 	set_value(w, WZ_SECRETS, list);
 	free(list);
 	sync_secrets(w);
-	free(w->loaded);
-	w->loaded = xstrdup(path);
 	free(w->loaded_command);
 	w->loaded_command = xstrdup(w->value[WZ_COMMAND]);
 	w->touched = 0;

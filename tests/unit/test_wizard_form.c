@@ -168,7 +168,10 @@ Test(wizard_form, a_bundle_fills_the_form_and_the_form_wins)
 	    "lustre:///d/b]\ngpus: 2\ntime_hours: 1.5\ncpus_per_task: 3\nextra_env: {NCCL_DEBUG: WARN}\n"
 	    "secrets: [WZ_TOKEN]\nspec:\n  train:\n    num_epochs: 3\n");
 	wizard_init(&w, &cfg, 0);
-	cr_assert_eq(wizard_load(&w, path, &err), 0, "%s", err);
+	/* The path as typed into the bundle row, read from there. */
+	set(&w, WZ_BUNDLE, path);
+	cr_assert_eq(wizard_load(&w, w.value[WZ_BUNDLE], &err), 0, "%s", err);
+	cr_expect_str_eq(w.value[WZ_BUNDLE], path);
 	cr_expect_str_eq(w.value[WZ_DATASETS], "lustre:///d/a lustre:///d/b");
 	cr_expect_str_eq(w.value[WZ_GPUS], "2");
 	cr_expect_str_eq(w.value[WZ_TIME], "1.5");
