@@ -71,6 +71,12 @@ void rig_sshd_free(struct rig_sshd *d);
  * (more VAR=value words, which win) and args, through sh. stdout+stderr
  * into *out (caller frees). Returns its exit status. */
 int rig_taotop(const char *env, const char *args, char **out);
+/* Write a one-GPU bundle as local_dir/ARCH.yaml: network_arch arch,
+ * command (a YAML list), a dataset and results folder under remote_dir on
+ * the cluster (made there), and extra YAML lines (or NULL). Its path
+ * (caller frees). */
+char *rig_bundle(const char *local_dir, const char *remote_dir, const char *arch,
+    const char *command, const char *extra);
 /* Run a local shell command line; returns its exit status. */
 int rig_local(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

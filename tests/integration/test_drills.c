@@ -56,26 +56,6 @@ static void daemons_start(void)
 	    "tests/cluster/up failed");
 }
 
-/* A one-GPU bundle in local folder `local` whose command is `command` (a
- * YAML list), with its data and results under `dir` on the cluster. */
-static char *write_bundle(const char *local, const char *dir, const char *arch,
-    const char *command)
-{
-	char *path = xasprintf("%s/%s.yaml", local, arch), *cmd;
-	FILE *f = fopen(path, "w");
-
-	cr_assert_not_null(f);
-	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: %s\n"
-	    "action: train\ncommand: %s\ndatasets: [lustre://%s/data]\n"
-	    "results_dir: lustre://%s/results\ngpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n",
-	    arch, command, dir, dir);
-	fclose(f);
-	cmd = xasprintf("mkdir -p %s/data %s/results", dir, dir);
-	free(rig_ssh_ok(cmd));
-	free(cmd);
-	return path;
-}
-
 /* `taotop submit` with env; the record id (caller frees). */
 static char *submit(const char *env, const char *bundle)
 {
@@ -118,7 +98,7 @@ Test(drills, slurmctld_stopped_states_stay_stale_and_it_recovers, .timeout = 300
 	screen_open(&s, "drill-ctld", &so);
 	/* A taotop job too: its record must not be marked failed. */
 	env = xasprintf("XDG_STATE_HOME=%s/state SLURM_BASE_RESULTS_DIR=lustre://%s/root", s.dir, dir);
-	bundle = write_bundle(s.dir, dir, "drillctld_pyt", "[sleep, '600']");
+	bundle = rig_bundle(s.dir, dir, "drillctld_pyt", "[sleep, '600']", NULL);
 	tid = submit(env, bundle);
 	screen_filter(&s, "drill");
 	screen_wait_line(&s, 60, name, "Running", NULL);
@@ -166,7 +146,7 @@ Test(drills, slurmdbd_stopped_finished_jobs_wait_for_accounting, .timeout = 300)
 	env = xasprintf("XDG_STATE_HOME=%s/state SLURM_BASE_RESULTS_DIR=lustre://%s/root", s.dir, dir);
 	cmd = xasprintf("[sh, -c, 'sleep 15; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
 	    "%s/results/status.json']", dir);
-	bundle = write_bundle(s.dir, dir, "drilldbd_pyt", cmd);
+	bundle = rig_bundle(s.dir, dir, "drilldbd_pyt", cmd, NULL);
 	free(cmd);
 	tid = submit(env, bundle);
 	screen_filter(&s, tid);
@@ -285,7 +265,8 @@ Test(drills, a_dead_first_login_host_every_verb_goes_through_the_second, .timeou
 	    "SLURM_BASE_RESULTS_DIR=lustre://%s/root", r->host, r->port, tmpl, dir);
 	cr_assert_eq(rig_taotop(env, "preflight", &out), 0, "%s", out);
 	free(out);
-	bundle = write_bundle(tmpl, dir, "drillhosts_pyt", "[sh, -c, 'echo drill-hello; sleep 60']");
+	bundle = rig_bundle(tmpl, dir, "drillhosts_pyt", "[sh, -c, 'echo drill-hello; sleep 60']",
+	    NULL);
 	id = submit(env, bundle);
 	args = xasprintf("status %s", id);
 	for (i = 0; i < 60; i++) {
@@ -387,7 +368,7 @@ Test(drills, two_taotops_submitting_and_cancelling_at_once_lose_no_record, .time
 	FILE *f;
 
 	cr_assert_not_null(mkdtemp(tmpl));
-	bundle = write_bundle(tmpl, dir, "drilltwo_pyt", "[sleep, '120']");
+	bundle = rig_bundle(tmpl, dir, "drilltwo_pyt", "[sleep, '120']", NULL);
 	/* One shell per taotop: submit, cancel, list, three times over, both
 	 * at once on the same records. */
 	script = xasprintf("%s/two.sh", tmpl);

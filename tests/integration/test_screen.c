@@ -530,32 +530,16 @@ Test(screen, log_colours_are_rendered_only_when_asked, .timeout = 120)
 static char *cli_submit(struct screen *s, const char *dir, const char *arch, const char *command,
     const char *config)
 {
-	const struct rig *r = rig_get();
-	char *bundle = xasprintf("%s/bundle.yaml", s->dir), *cmd, *out = NULL, *p, *id;
-	FILE *f = fopen(bundle, "w");
+	char *bundle = rig_bundle(s->dir, dir, arch, command, NULL), *out = NULL, *p, *id, *env, *args;
 
-	cr_assert_not_null(f);
-	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: %s\n"
-	    "action: train\ncommand: %s\ndatasets: [lustre://%s/data]\n"
-	    "results_dir: lustre://%s/results\ngpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n",
-	    arch, command, dir, dir);
-	fclose(f);
-	cmd = xasprintf("mkdir -p %s/data %s/results", dir, dir);
-	free(rig_ssh_ok(cmd));
-	free(cmd);
-	cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s "
-	    "TAOTOP_CLUSTER=rig XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s "
-	    "SLURM_BASE_RESULTS_DIR=lustre://%s/root %s submit %s", r->user, r->host, r->port, r->key,
-	    r->known_hosts, s->dir, config ? config : "/nonexistent/config.yaml", dir,
-	    getenv("TAOTOP_BIN"), bundle);
-	{
-		const char *const argv[] = { "sh", "-c", cmd, NULL };
-		cr_assert_eq(rig_run(argv, &out), 0, "%s", out);
-	}
+	env = xasprintf("XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s SLURM_BASE_RESULTS_DIR=lustre://%s/root",
+	    s->dir, config ? config : "/nonexistent/config.yaml", dir);
+	args = xasprintf("submit %s", bundle);
+	cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
 	p = strstr(out, "submitted tao-");
 	cr_assert_not_null(p, "%s", out);
 	id = xstrndup(p + 10, strcspn(p + 10, " "));
-	free(out), free(cmd), free(bundle);
+	free(out), free(args), free(env), free(bundle);
 	return id;
 }
 

@@ -48,27 +48,18 @@ Test(wizard, a_bundle_picked_submitted_with_its_steps_reaches_done, .timeout = 2
 	char *dir = screen_shared_dir("wizard"), *bundles, *bundle, *env, *out, *id, *line, *p;
 	struct screen s;
 	struct screen_opts so = { .cols = 120, .lines = 45 };
-	FILE *f;
 
 	unsetenv("WIZ_SECRET");
-	out = xasprintf("mkdir -p %s/data %s/results", dir, dir);
-	free(rig_ssh_ok(out));
-	free(out);
 	env = xasprintf("SLURM_BASE_RESULTS_DIR=lustre://%s/root", dir);
 	so.env = env;
 	screen_open(&s, "wizard", &so);
 	/* A bundle in a folder of its own, found with the picker. */
 	bundles = xasprintf("%s/bundles", s.dir);
 	cr_assert_eq(rig_local("mkdir -p %s/sub", bundles), 0);
-	bundle = xasprintf("%s/wiz.yaml", bundles);
-	f = fopen(bundle, "w");
-	cr_assert_not_null(f);
-	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: wizard_pyt\n"
-	    "action: train\ncommand: [sh, -c, 'echo secret-len=${#WIZ_SECRET}; "
-	    "echo {\\\"status\\\": \\\"SUCCESS\\\"} > %s/results/status.json']\n"
-	    "datasets: [lustre://%s/data]\nresults_dir: lustre://%s/results\ngpus: 1\n"
-	    "cpus_per_task: 1\ntime_hours: 0.5\nsecrets: [WIZ_SECRET]\n", dir, dir, dir);
-	fclose(f);
+	out = xasprintf("[sh, -c, 'echo secret-len=${#WIZ_SECRET}; echo {\\\"status\\\": "
+	    "\\\"SUCCESS\\\"} > %s/results/status.json']", dir);
+	bundle = rig_bundle(bundles, dir, "wizard_pyt", out, "secrets: [WIZ_SECRET]\n");
+	free(out);
 	screen_wait(&s, 15, "polled", NULL);
 
 	screen_keys(&s, "s");
@@ -77,7 +68,7 @@ Test(wizard, a_bundle_picked_submitted_with_its_steps_reaches_done, .timeout = 2
 	screen_type(&s, bundles);
 	screen_type(&s, "/");
 	screen_keys(&s, "Enter");
-	screen_wait(&s, 5, "A spec bundle: ", "../", "sub/", "wiz.yaml", NULL);
+	screen_wait(&s, 5, "A spec bundle: ", "../", "sub/", "wizard_pyt.yaml", NULL);
 	screen_keys(&s, "j");
 	screen_keys(&s, "j");
 	screen_keys(&s, "Enter");
