@@ -369,7 +369,9 @@ static int reemit(const char *text, size_t len, struct buf *out, char **err)
 	int ok;
 
 	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	/* libyaml asserts on a NULL input: an empty text is "". */
+	yaml_parser_set_input_string(&parser, (const unsigned char *)(text ? text : ""),
+	    text ? len : 0);
 	if (!yaml_parser_load(&parser, &doc)) {
 		*err = xasprintf("spec: TAO's spec does not parse: %s", parser.problem ? parser.problem : "?");
 		yaml_parser_delete(&parser);
@@ -401,8 +403,17 @@ int spec_emit_tao(const struct spec *s, char **yaml, char **err)
 	buf_init(&again);
 	/* The slice is indented as it was inside the bundle; libyaml takes
 	 * the first line's indentation as the block's. */
-	if (reemit(s->tao_spec, strlen(s->tao_spec), &first, err) != 0 ||
-	    reemit(first.data, first.len, &again, err) != 0) {
+	if (reemit(s->tao_spec, strlen(s->tao_spec), &first, err) != 0) {
+		buf_free(&first);
+		return -1;
+	}
+	if (first.len == 0) {
+		/* Nothing but blanks or comments: an empty spec. */
+		buf_free(&first);
+		*yaml = xstrdup("{}\n");
+		return 0;
+	}
+	if (reemit(first.data, first.len, &again, err) != 0) {
 		buf_free(&first);
 		buf_free(&again);
 		return -1;

@@ -101,3 +101,24 @@ Test(spec, a_flow_style_tao_spec_is_written_out_too)
 	free(yaml);
 	spec_free(&s);
 }
+
+/* Found by the fuzzer: a spec: whose slice holds nothing a document makes
+ * aborted inside libyaml (a NULL input on the second pass). */
+Test(spec, a_tao_spec_of_blanks_is_an_empty_one_not_a_crash)
+{
+	struct spec s;
+	char *err = NULL, *yaml = NULL;
+	const char *text = "#d\nimage: r.\ncommand: cl\xcf\x9d\xcd\x93\nspec:\n \n  _:";
+
+	if (parse(text, &s, &err) != 0) {
+		free(err);
+		return;		/* refused is fine too; only no crash matters */
+	}
+	if (spec_emit_tao(&s, &yaml, &err) == 0)
+		cr_expect_not_null(yaml);
+	else
+		cr_expect_not_null(err);
+	free(yaml);
+	free(err);
+	spec_free(&s);
+}
