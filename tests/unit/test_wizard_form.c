@@ -72,7 +72,11 @@ Test(wizard_form, each_field_is_checked_with_the_engines_words)
 	set(&w, WZ_RESULTS, "/lustre/results");
 	expect_problem(&w, WZ_RESULTS, "results_dir");
 	set(&w, WZ_IMAGE, "not an image");
-	cr_expect_neq(strcmp(problem(&w, WZ_IMAGE), ""), 0, "a spaced image passed");
+	{
+		char *p = problem(&w, WZ_IMAGE);
+		cr_expect_neq(strcmp(p, ""), 0, "a spaced image passed");
+		free(p);
+	}
 	set(&w, WZ_IMAGE, "nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt");
 	expect_problem(&w, WZ_IMAGE, "");
 	set(&w, WZ_GPUS, "6");
