@@ -352,39 +352,16 @@ static char **add(char **v, size_t *n, char *line)
 	return v;
 }
 
-/* text's lines, sanitised, cut to width columns (continuations indented)
- * and added to v. */
+/* text sanitised, then wrapped to width columns, added to v. */
 static char **add_wrapped(char **v, size_t *n, const char *text, const char *indent, int width)
 {
-	const char *p = text, *nl;
+	struct buf b;
 
-	if (width < 20)
-		width = 20;
-	while (p != NULL && *p != '\0') {
-		struct buf b;
-		const char *q;
-		size_t left;
-		nl = strchr(p, '\n');
-		buf_init(&b);
-		sanitize_append(&b, p, nl ? (size_t)(nl - p) : strlen(p));
-		buf_adds(&b, "");
-		q = b.data;
-		left = strlen(q);
-		do {
-			size_t cut = text_fit(q, left, 0, (size_t)width - (q == b.data ? 0 : strlen(indent)));
-			size_t at = cut;
-			/* At a space when there is one: words stay whole. */
-			while (cut < left && at > 0 && q[at] != ' ')
-				at--;
-			if (cut < left && at > 0)
-				cut = at + 1;
-			v = add(v, n, xasprintf("%s%.*s", q == b.data ? "" : indent, (int)cut, q));
-			q += cut;
-			left -= cut;
-		} while (left > 0);
-		buf_free(&b);
-		p = nl ? nl + 1 : NULL;
-	}
+	buf_init(&b);
+	sanitize_append(&b, text, strlen(text));
+	buf_adds(&b, "");
+	text_wrap(&v, n, b.data, indent, width);
+	buf_free(&b);
 	return v;
 }
 

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "util/xmalloc.h"
+
 #define TAB	8
 
 static int utf8_term;
@@ -271,4 +273,35 @@ void text_draw_fixed(WINDOW *w, const char *s, int width, attr_t attr)
 
 	while (drawn++ < width)
 		waddch(w, ' ');
+}
+
+static void add_line(char ***lines, size_t *n, char *line)
+{
+	*lines = xreallocarray(*lines, *n + 1, sizeof(**lines));
+	(*lines)[(*n)++] = line;
+}
+
+void text_wrap(char ***lines, size_t *n, const char *text, const char *indent, int width)
+{
+	size_t ilen = strlen(indent);
+	const char *p = text;
+
+	if (width < (int)ilen + 10)
+		width = (int)ilen + 10;
+	while (p != NULL && *p != '\0') {
+		const char *nl = strchr(p, '\n'), *q = p;
+		size_t left = nl ? (size_t)(nl - p) : strlen(p);
+		do {
+			size_t room = (size_t)width - (q == p ? 0 : ilen);
+			size_t cut = text_fit(q, left, 0, room), at = cut;
+			while (cut < left && at > 0 && q[at] != ' ')
+				at--;
+			if (cut < left && at > 0)
+				cut = at + 1;
+			add_line(lines, n, xasprintf("%s%.*s", q == p ? "" : indent, (int)cut, q));
+			q += cut;
+			left -= cut;
+		} while (left > 0);
+		p = nl ? nl + 1 : NULL;
+	}
 }

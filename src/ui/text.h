@@ -21,6 +21,11 @@ size_t text_width(const char *s, size_t len);
  * (for wrapping); at least one character when width > 0. */
 size_t text_fit(const char *s, size_t len, size_t col, size_t width);
 
+/* Add text's lines to *lines (n of them, caller frees each and the
+ * array), each cut to at most width columns at a space when there is one
+ * (words stay whole), continuations after indent. text is sanitised. */
+void text_wrap(char ***lines, size_t *n, const char *text, const char *indent, int width);
+
 /* Draw s at the window's cursor: columns before `skip` are not shown, at
  * most `width` are. attr is the base; with sgr, colour sequences in s
  * change it. Returns the columns drawn. */

@@ -10,6 +10,7 @@
 #include "engine/policy.h"
 #include "engine/spec.h"
 #include "engine/storage.h"
+#include "ui/text.h"
 #include "util/buf.h"
 #include "util/xmalloc.h"
 
@@ -605,27 +606,6 @@ static void add_line(char ***lines, size_t *n, char *line)
 	(*lines)[(*n)++] = line;
 }
 
-/* text wrapped at spaces into lines of at most width bytes, each after
- * indent. */
-static void add_wrapped(char ***lines, size_t *n, const char *indent, const char *text, int width)
-{
-	size_t room = width > (int)strlen(indent) + 10 ? (size_t)width - strlen(indent) : 10;
-
-	while (*text != '\0') {
-		size_t len = strlen(text), cut = len;
-		if (len > room) {
-			cut = room;
-			while (cut > 0 && text[cut] != ' ')
-				cut--;
-			if (cut == 0)
-				cut = room;
-		}
-		add_line(lines, n, xasprintf("%s%.*s", indent, (int)cut, text));
-		text += cut;
-		text += strspn(text, " ");
-	}
-}
-
 static char *masked(const char *v)
 {
 	size_t n = 0;
@@ -692,13 +672,13 @@ size_t wizard_lines(const struct wizard *w, int width, char ***lines, size_t *fo
 	add_line(lines, &n, xasprintf("%*s", width > 0 ? width : 0, ""));
 	if (problem != NULL) {
 		char *msg = xasprintf("! %s", problem);
-		add_wrapped(lines, &n, "", msg, width);
+		text_wrap(lines, &n, msg, "", width);
 		free(msg);
 		free(problem);
 	} else {
 		enum wiz_row_kind k = wizard_row_kind(w, w->row);
-		add_wrapped(lines, &n, "", k == WR_FIELD ? fields[w->row].hint : k == WR_SECRET
-		    ? SECRET_HINT : k == WR_PREVIEW ? PREVIEW_HINT : SUBMIT_HINT, width);
+		text_wrap(lines, &n, k == WR_FIELD ? fields[w->row].hint : k == WR_SECRET
+		    ? SECRET_HINT : k == WR_PREVIEW ? PREVIEW_HINT : SUBMIT_HINT, "", width);
 	}
 	return n;
 }

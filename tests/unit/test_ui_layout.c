@@ -349,3 +349,26 @@ Test(keymap, a_rebound_key_works_shows_in_help_and_conflicts_are_refused)
 	/* next_match lives in panes and sort in the jobs list: no conflict. */
 	cr_expect_eq(keymap_bind("next_match", "o", &err), 0, "%s", err);
 }
+
+Test(text, wrap_keeps_words_whole_and_indents_continuations)
+{
+	char **lines = NULL;
+	size_t n = 0, i;
+
+	text_init(1);
+	text_wrap(&lines, &n, "one two three four\nfive", "  ", 12);
+	cr_assert_eq(n, 3);
+	cr_expect_str_eq(lines[0], "one two ");
+	cr_expect_str_eq(lines[1], "  three four");
+	cr_expect_str_eq(lines[2], "five");
+	for (i = 0; i < n; i++)
+		cr_expect_leq(text_width(lines[i], strlen(lines[i])), 12, "%s", lines[i]);
+	/* A word longer than the width is cut, not lost. */
+	text_wrap(&lines, &n, "abcdefghijklmnopqrstuvwxyz", "", 10);
+	cr_expect_eq(n, 6);
+	cr_expect_str_eq(lines[3], "abcdefghij");
+	cr_expect_str_eq(lines[5], "uvwxyz");
+	for (i = 0; i < n; i++)
+		free(lines[i]);
+	free(lines);
+}
