@@ -137,6 +137,10 @@ void ui_message(struct app *a, int error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The id the engine takes for a row: the record's, else SLURM's own. */
 const char *ui_engine_id(const struct job_row *r);
+/* Scrolling a dialog's lines (help, detail, preview) from its first shown
+ * line `top` of n: j/k, arrows, PgUp/PgDn/Space, g/G. 1 if ch was one. */
+#define SCROLL_PAGE	20
+int ui_scroll_key(size_t *top, size_t n, wint_t ch, int func);
 /* Typing into the message line's prompt (a->input). */
 void ui_edit_input(struct app *a, wint_t ch, int func);
 

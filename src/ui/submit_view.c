@@ -310,15 +310,8 @@ static void preview_key(struct app *a, wint_t ch, int func)
 	if (!func && (ch == KEY_ESC || ch == 'q' || ch == '\r' || ch == '\n')) {
 		preview_free(v);
 		a->mode = MODE_WIZARD;
-	} else if ((func && ch == KEY_DOWN) || (!func && ch == 'j')) {
-		v->preview_top += v->preview_top + 1 < v->npreview;
-	} else if ((func && ch == KEY_UP) || (!func && ch == 'k')) {
-		v->preview_top -= v->preview_top > 0;
-	} else if ((func && ch == KEY_NPAGE) || (!func && ch == ' ')) {
-		v->preview_top = v->preview_top + 20 < v->npreview ? v->preview_top + 20
-		    : (v->npreview ? v->npreview - 1 : 0);
-	} else if (func && ch == KEY_PPAGE) {
-		v->preview_top = v->preview_top > 20 ? v->preview_top - 20 : 0;
+	} else {
+		ui_scroll_key(&v->preview_top, v->npreview, ch, func);
 	}
 }
 
@@ -523,7 +516,7 @@ void submit_view_draw(struct app *a)
 		break;
 	case MODE_PREVIEW:
 		draw_dialog(a, "Preview: nothing was written or submitted", v->preview, v->npreview,
-		    v->preview_top, "j/k, PgUp/PgDn: scroll    Esc: back to the form", ROLE_DIALOG);
+		    v->preview_top, "j/k, PgUp/PgDn, g/G: scroll    Esc: back to the form", ROLE_DIALOG);
 		break;
 	default:
 		break;

@@ -587,6 +587,27 @@ static void prompt_key(struct app *a, wint_t ch, int func)
 	}
 }
 
+int ui_scroll_key(size_t *top, size_t n, wint_t ch, int func)
+{
+	size_t last = n > 0 ? n - 1 : 0;
+
+	if ((func && ch == KEY_DOWN) || (!func && ch == 'j'))
+		*top += *top < last;
+	else if ((func && ch == KEY_UP) || (!func && ch == 'k'))
+		*top -= *top > 0;
+	else if ((func && ch == KEY_NPAGE) || (!func && ch == ' '))
+		*top = *top + SCROLL_PAGE < last ? *top + SCROLL_PAGE : last;
+	else if (func && ch == KEY_PPAGE)
+		*top = *top > SCROLL_PAGE ? *top - SCROLL_PAGE : 0;
+	else if ((func && ch == KEY_HOME) || (!func && ch == 'g'))
+		*top = 0;
+	else if ((func && ch == KEY_END) || (!func && ch == 'G'))
+		*top = n > 10 ? n - 10 : 0;	/* the last lines, not the last alone */
+	else
+		return 0;
+	return 1;
+}
+
 static void dialog_key(struct app *a, wint_t ch, int func)
 {
 	int close = !func && (ch == KEY_ESC || ch == 'q');
@@ -595,14 +616,8 @@ static void dialog_key(struct app *a, wint_t ch, int func)
 	case MODE_HELP:
 		if (!func && ch == '?')
 			close = 1;
-		else if ((func && ch == KEY_DOWN) || (!func && ch == 'j'))
-			a->help_top += a->help_top + 1 < a->nhelp;
-		else if ((func && ch == KEY_UP) || (!func && ch == 'k'))
-			a->help_top -= a->help_top > 0;
-		else if (func && ch == KEY_NPAGE)
-			a->help_top = a->help_top + 10 < a->nhelp ? a->help_top + 10 : a->nhelp - 1;
-		else if (func && ch == KEY_PPAGE)
-			a->help_top = a->help_top > 10 ? a->help_top - 10 : 0;
+		else
+			ui_scroll_key(&a->help_top, a->nhelp, ch, func);
 		break;
 	case MODE_CONFIRM_CANCEL:
 		if (!func && (ch == 'y' || ch == 'Y' || ch == '\n' || ch == '\r')) {
@@ -620,19 +635,8 @@ static void dialog_key(struct app *a, wint_t ch, int func)
 	case MODE_DETAIL:
 		if (!func && (ch == '\r' || ch == '\n'))
 			close = 1;
-		else if ((func && ch == KEY_DOWN) || (!func && ch == 'j'))
-			a->detail_top += a->detail_top + 1 < a->ndetail;
-		else if ((func && ch == KEY_UP) || (!func && ch == 'k'))
-			a->detail_top -= a->detail_top > 0;
-		else if ((func && ch == KEY_NPAGE) || (!func && ch == ' '))
-			a->detail_top = a->detail_top + 20 < a->ndetail ? a->detail_top + 20
-			    : (a->ndetail ? a->ndetail - 1 : 0);
-		else if (func && ch == KEY_PPAGE)
-			a->detail_top = a->detail_top > 20 ? a->detail_top - 20 : 0;
-		else if (!func && ch == 'g')
-			a->detail_top = 0;
-		else if (!func && ch == 'G')
-			a->detail_top = a->ndetail > 10 ? a->ndetail - 10 : 0;
+		else if (ui_scroll_key(&a->detail_top, a->ndetail, ch, func))
+			;
 		else if (!func && ch == 'P')
 			jobs_screen_dump(a);
 		if (close)

@@ -216,10 +216,13 @@ int wizard_load(struct wizard *w, const char *path, char **err)
 		w->bundle_error = xstrdup(*err);
 		return -1;
 	}
-	/* path may be the bundle row's own text, which this replaces. */
-	list = xstrdup(path);
-	free(w->loaded);
-	w->loaded = list;
+	/* path may be the bundle row's own text, which this replaces: copied
+	 * before anything is freed. */
+	{
+		char *copy = xstrdup(path);
+		free(w->loaded);
+		w->loaded = copy;
+	}
 	set_value(w, WZ_BUNDLE, w->loaded);
 	set_value(w, WZ_IMAGE, s.image);
 	set_value(w, WZ_ARCH, s.network_arch);
