@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/command.h"
 #include "engine/config.h"
 #include "engine/lint.h"
 #include "engine/policy.h"
@@ -62,6 +63,13 @@ struct job {
 	char			*id;
 	char			*job_dir, *results_dir, *log_dir, *sidecar, *sbatch_path;
 	char			*nccl_env;	/* the cluster's NCCL knobs, or NULL */
+	const char		*image_how;	/* "reused", "cached", "converted" */
+	/* The command's words, placeholders unexpanded: the bundle's, or
+	 * TAO's own when it gives none (then owned here). */
+	char *const		*argv;
+	size_t			 argc;
+	char			**default_argv;
+	size_t			 default_argc;
 };
 
 /* A script that went through the lint and bash -n: launch takes only this,
@@ -207,6 +215,17 @@ static int preflight(struct job *j, char **err)
 		if (j->results_dir == NULL || sbatch_safe("results_dir", j->results_dir, err) != 0)
 			return failed(j, STEP_PREFLIGHT, err);
 	}
+	if (j->spec.argc > 0) {
+		j->argv = j->spec.argv, j->argc = j->spec.argc;
+	} else if (command_default(j->spec.network_arch, j->spec.action, &j->default_argv,
+	    &j->default_argc, err) == 0) {
+		j->argv = j->default_argv, j->argc = j->default_argc;
+	} else {
+		return failed(j, STEP_PREFLIGHT, err);
+	}
+	for (i = 0; i < j->argc; i++)
+		if (command_check_word(j->argv[i], err) != 0)
+			return failed(j, STEP_PREFLIGHT, err);
 	if (image_parse(j->spec.image, j->cache, &j->image, err) != 0 ||
 	    sbatch_safe("image", j->image.sqsh, err) != 0 || verify_supporting(j, err) != 0)
 		return failed(j, STEP_PREFLIGHT, err);
@@ -348,16 +367,19 @@ static int nccl_knobs(struct job *j, char **err)
 
 static int convert_image(struct job *j, struct submit_result *res, char **err)
 {
-	char *inner, *qinner, *qsqsh = sh_quote(j->image.sqsh), *qdocker = sh_quote(j->image.docker_uri);
-	char *qcache = sh_quote(j->cache), *qcpu = sh_quote(j->cl->cpu_partition), *cmd;
+	char *inner, *qinner, *qsqsh, *qdocker, *qcache, *qcpu, *cmd;
 	struct conn_exec x;
 	int rc = -1;
 
 	if (j->image.is_sqsh) {
-		step(j, STEP_IMAGE, 1, j->image.docker_uri ? "cached" : "a .sqsh file");
-		rc = 0;
-		goto out;
+		/* A .sqsh given as such (reused: never converted), or the
+		 * registry image's file converted by an earlier submit. */
+		j->image_how = j->image.docker_uri ? "cached" : "reused";
+		step(j, STEP_IMAGE, 1, j->image_how);
+		return 0;
 	}
+	qsqsh = sh_quote(j->image.sqsh), qdocker = sh_quote(j->image.docker_uri);
+	qcache = sh_quote(j->cache), qcpu = sh_quote(j->cl->cpu_partition);
 	if (!j->o->dry_run)
 		step(j, STEP_IMAGE, 0, "converting on the CPU partition (once per image)");
 	/* The seed's conversion, to a temp name renamed only when whole. */
@@ -373,6 +395,7 @@ static int convert_image(struct job *j, struct submit_result *res, char **err)
 	free(qinner);
 	if (j->o->dry_run) {
 		plan(j, "convert: %s", cmd);
+		j->image_how = "converted";
 		step(j, STEP_IMAGE, 1, "would convert");
 		free(cmd);
 		rc = 0;
@@ -403,6 +426,7 @@ static int convert_image(struct job *j, struct submit_result *res, char **err)
 	}
 	conn_exec_free(&x);
 	res->converted = 1;
+	j->image_how = "converted";
 	step(j, STEP_IMAGE, 1, "converted");
 	rc = 0;
 out:
@@ -446,6 +470,11 @@ static int open_record(struct job *j, char **err)
 		buf_free(&names);
 	}
 	record_event(r, "opened: staging", "taotop", time(NULL));
+	{
+		char *how = xasprintf("image: %s %s", j->image_how, j->image.sqsh);
+		record_event(r, how, "taotop", time(NULL));
+		free(how);
+	}
 	rc = store_create(j->st, r, err);
 	record_free(r);
 	if (rc != 0)
@@ -775,7 +804,7 @@ static int bash_syntax(const char *text, char **err)
 
 static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 {
-	struct buf mounts, command, extra, env;
+	struct buf mounts, command, extra, env, jobenv;
 	char *dir = j->o->template_dir ? xstrdup(j->o->template_dir) : submit_template_dir();
 	char *tpath = xasprintf("%s/%s.sbatch.tmpl", dir, j->res.nodes > 1 ? "multinode" : "singlenode");
 	char ngpus[16], ncpus[16], nnodes[16], *qimage, *qmounts, *qenv, *tmpl, *text = NULL, *report;
@@ -796,12 +825,35 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	buf_addf(&mounts, "%s:%s", j->job_dir, j->job_dir);
 	if (strncmp(j->results_dir, j->job_dir, strlen(j->job_dir)) != 0)
 		buf_addf(&mounts, ",%s:%s", j->results_dir, j->results_dir);
-	/* The command's words, each one quoted: no shell reads them as code. */
+	/* The command's words, placeholders filled, each word then quoted:
+	 * a value stays one word, and no shell reads it as code. */
 	buf_init(&command);
-	for (i = 0; i < j->spec.argc; i++) {
-		if (i > 0)
-			buf_addc(&command, ' ');
-		sh_quote_buf(&command, j->spec.argv[i], strlen(j->spec.argv[i]));
+	buf_init(&jobenv);
+	{
+		char *spec_path = xasprintf("%s/specs/spec.yaml", j->job_dir);
+		const struct command_vars cv = { spec_path, j->results_dir, j->job_dir, j->id };
+		const char *const exports[][2] = { { "TAOTOP_JOB_ID", j->id },
+		    { "TAOTOP_JOB_DIR", j->job_dir }, { "TAOTOP_SPEC", spec_path },
+		    { "TAOTOP_RESULTS_DIR", j->results_dir } };
+		for (i = 0; i < j->argc; i++) {
+			char *w = command_expand_word(j->argv[i], &cv, err);
+			if (w == NULL) {
+				free(spec_path);
+				buf_free(&mounts), buf_free(&command), buf_free(&jobenv);
+				free(tmpl), free(tpath);
+				return failed(j, STEP_LINT, err);
+			}
+			if (i > 0)
+				buf_addc(&command, ' ');
+			sh_quote_buf(&command, w, strlen(w));
+			free(w);
+		}
+		/* The same, for scripts the command runs. */
+		for (i = 0; i < sizeof(exports) / sizeof(exports[0]); i++) {
+			buf_addf(&jobenv, "%sexport %s=", i ? "\n" : "", exports[i][0]);
+			sh_quote_buf(&jobenv, exports[i][1], strlen(exports[i][1]));
+		}
+		free(spec_path);
 	}
 	buf_init(&extra);
 	/* The multi-node template has its own --nodes line. */
@@ -822,7 +874,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 		char *lines = NULL;
 		if (probe_env_lines(j->nccl_env, &lines, err) != 0) {
 			buf_free(&mounts), buf_free(&command), buf_free(&extra), buf_free(&env);
-			free(tmpl), free(tpath);
+			buf_free(&jobenv), free(tmpl), free(tpath);
 			return failed(j, STEP_LINT, err);
 		}
 		buf_addf(&env, "%s# the cluster's NCCL knobs (its probe's answer)\n%s",
@@ -844,6 +896,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 			{ "CONTAINER_MOUNTS", qmounts }, { "COMMAND", command.data },
 			{ "SBATCH_EXTRA", extra.data }, { "ENV_FILE", qenv }, { "EXTRA_ENV", env.data },
 			{ "CHILD_TIMEOUT", j->res.child_timeout }, { "NUM_NODES", nnodes },
+			{ "JOB_ENV", jobenv.data },
 		};
 		if (template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), &text, err) != 0)
 			goto out;
@@ -860,7 +913,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	rc = 0;
 out:
 	free(text), free(tmpl), free(tpath), free(qimage), free(qmounts), free(qenv);
-	buf_free(&mounts), buf_free(&command), buf_free(&extra), buf_free(&env);
+	buf_free(&mounts), buf_free(&command), buf_free(&extra), buf_free(&env), buf_free(&jobenv);
 	if (rc != 0)
 		return failed(j, STEP_LINT, err);
 	step(j, STEP_LINT, 1, NULL);
@@ -1068,6 +1121,9 @@ static void job_free(struct job *j)
 	free(j->datasets);
 	free(j->root), free(j->cache), free(j->id), free(j->job_dir), free(j->results_dir);
 	free(j->log_dir), free(j->sidecar), free(j->sbatch_path), free(j->nccl_env);
+	for (i = 0; i < j->default_argc; i++)
+		free(j->default_argv[i]);
+	free(j->default_argv);
 	buf_free(&j->plan);
 }
 
