@@ -320,27 +320,56 @@ static void probe_said(const char *what, void *data)
 	step(data, STEP_PROBE, 0, what);
 }
 
-/* NCCL runs across GPUs here: the cluster's knobs, cached or probed. */
+/* "NxG" for a probe of n nodes with g GPUs each. */
+static void shape_text(int nodes, int gpus_per_node, char *out, size_t size)
+{
+	snprintf(out, size, "%dx%d", nodes, gpus_per_node);
+}
+
+/* Whether knobs cached from a probe of shape `cached` ("NxG") hold for a
+ * job of this shape: a multi-node job needs a multi-node probe (the
+ * network between nodes), a job with several GPUs on a node needs a probe
+ * that had several (the intra-node P2P hang). No shape: set by hand. */
+static int cache_covers(const char *cached, int nodes, int gpus_per_node)
+{
+	int cn = 0, cg = 0;
+
+	if (cached == NULL || sscanf(cached, "%dx%d", &cn, &cg) != 2)
+		return 1;
+	return (nodes <= 1 || cn > 1) && (gpus_per_node <= 1 || cg > 1);
+}
+
+/* NCCL runs across GPUs here: the cluster's knobs, cached or probed. The
+ * probe takes the job's shape: one node with its GPUs, or two nodes. */
 static int nccl_knobs(struct job *j, char **err)
 {
 	struct probe_opts po;
-	char *env = NULL, *dir, *warn = NULL;
+	char *env = NULL, *dir, *warn = NULL, shape[32], *said;
+	int pnodes = j->res.nodes > 1 ? 2 : 1;
 
 	if (j->res.nodes <= 1 && j->res.gpus_per_node <= 1)
-		return 0;
+		return 0;	/* one GPU: no collective to hang */
 	step(j, STEP_PROBE, 0, NULL);
-	if (j->cl->nccl_env != NULL) {
+	shape_text(pnodes, j->res.gpus_per_node, shape, sizeof(shape));
+	if (j->cl->nccl_env != NULL && cache_covers(j->cl->nccl_env_shape, j->res.nodes,
+	    j->res.gpus_per_node)) {
 		j->nccl_env = xstrdup(j->cl->nccl_env);
-		step(j, STEP_PROBE, 1, j->nccl_env[0] ? j->nccl_env : "cached: no NCCL knobs needed");
+		said = xasprintf("cached%s%s: %s", j->cl->nccl_env_shape ? " from a probe on " : "",
+		    j->cl->nccl_env_shape ? j->cl->nccl_env_shape : "",
+		    j->nccl_env[0] ? j->nccl_env : "no NCCL knobs needed");
+		step(j, STEP_PROBE, 1, said);
+		free(said);
 		return 0;
 	}
 	dir = xasprintf("%s/probes", j->root);
 	if (j->o->dry_run) {
-		plan(j, "sbatch %s/taotop-nccl-probe-*.sbatch   # the NCCL probe: 2 nodes, each "
-		    "rung of the ladder until one passes (%d s each), then cached", dir,
-		    j->cl->nccl_probe_timeout_s);
+		plan(j, "sbatch %s/taotop-nccl-probe-*.sbatch   # the NCCL probe on %d node%s x %d "
+		    "GPUs, each rung of the ladder until one passes (%d s each), then cached", dir,
+		    pnodes, pnodes > 1 ? "s" : "", j->res.gpus_per_node, j->cl->nccl_probe_timeout_s);
 		free(dir);
-		step(j, STEP_PROBE, 1, "would run the NCCL probe (not cached for this cluster)");
+		said = xasprintf("would run the NCCL probe on %s (not cached for this shape)", shape);
+		step(j, STEP_PROBE, 1, said);
+		free(said);
 		return 0;
 	}
 	memset(&po, 0, sizeof(po));
@@ -348,6 +377,7 @@ static int nccl_knobs(struct job *j, char **err)
 	po.dir = dir;
 	po.partition = j->partition;
 	po.template_dir = j->o->template_dir;
+	po.nodes = pnodes;
 	po.gpus_per_node = j->res.gpus_per_node;
 	po.timeout_s = j->cl->nccl_probe_timeout_s > 0 ? j->cl->nccl_probe_timeout_s : 120;
 	if (probe_nccl(j->c, j->cl, &po, probe_said, j, &env, err) != 0) {
@@ -355,13 +385,15 @@ static int nccl_knobs(struct job *j, char **err)
 		return failed(j, STEP_PROBE, err);
 	}
 	free(dir);
-	/* Later jobs skip the probe: the answer goes into the config. */
-	if (config_save_nccl_env(j->cl->name, env, &warn) != 0) {
+	/* Later jobs of a shape it covers skip the probe: into the config. */
+	if (config_save_nccl_env(j->cl->name, env, shape, &warn) != 0) {
 		log_msg(LOG_WARN, "submit: the NCCL knobs passed but were not cached: %s", warn);
 		free(warn);
 	}
 	j->nccl_env = env;
-	step(j, STEP_PROBE, 1, env[0] ? env : "passed with no NCCL knobs");
+	said = xasprintf("passed on %s with %s", shape, env[0] ? env : "no NCCL knobs");
+	step(j, STEP_PROBE, 1, said);
+	free(said);
 	return 0;
 }
 
