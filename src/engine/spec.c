@@ -328,6 +328,7 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 			free(why);
 		} else {
 			s->command = spec_join_words(s->argv, s->argc);
+			s->command_is_taos = 1;
 		}
 	}
 	yaml_document_delete(&c.doc);

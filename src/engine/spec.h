@@ -34,6 +34,7 @@ struct spec {
 	 * (network_arch action -e {spec} results_dir={results_dir}). */
 	char		**argv;
 	size_t		 argc;
+	int		 command_is_taos;	/* argv is TAO's own: no command: field */
 	char		**datasets;	/* lustre:/// or slurm:// URIs */
 	size_t		 ndatasets;
 	char		*results_dir;

@@ -1,6 +1,7 @@
 #include "engine/submit.h"
 
 #include <cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -55,7 +56,10 @@ struct job {
 	int			 spec_borrowed;	/* borrowed: its pointers are the caller's */
 	struct resources	 res;
 	struct image_ref	 image;
-	const char		*partition;
+	const char		*partition, *partition_from;
+	const char		*account, *account_from;	/* account NULL: none */
+	const char		*requeue_from, *gpus_from, *nodes_from, *time_from;
+	char			 first_partition[128];
 	char			*root;		/* results root on the cluster */
 	char			*cache;		/* image cache folder */
 	char			**datasets;	/* paths on the cluster */
@@ -156,6 +160,87 @@ static int verify_supporting(const struct job *j, char **err);
 
 /* ---- preflight: spec, policy, paths ------------------------------------------------------ */
 
+/* A value that goes on an #SBATCH line must be the one SLURM word it
+ * stands for: a comma makes a list, a newline or '#' another line. */
+static int slurm_word(const char *field, const char *value, const char *from, char **err)
+{
+	size_t i;
+
+	for (i = 0; value[i] != '\0'; i++)
+		if (!isalnum((unsigned char)value[i]) && strchr("_.-", value[i]) == NULL)
+			break;
+	if (i > 0 && value[i] == '\0')
+		return 0;
+	*err = value[0] == '\0'
+	    ? xasprintf("%s (from %s) is empty: name one", field, from)
+	    : xasprintf("%s '%.60s' (from %s) is not one SLURM name: letters, digits, _ . and - "
+		"only (a comma would ask for a list, a newline or # would write another line of "
+		"the script); nothing was written on the cluster", field, value, from);
+	return -1;
+}
+
+static const char *env_value(const char *name)
+{
+	const char *v = getenv(name);
+	return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+/* What the submit asks for, each value with where it came from: flags >
+ * the seed's environment > the bundle > the cluster's config > defaults. */
+static int resolve(struct job *j, char **err)
+{
+	const char *v;
+
+	if (j->o->partition != NULL) {
+		j->partition = j->o->partition, j->partition_from = "--partition";
+	} else if ((v = env_value("SLURM_PARTITION")) != NULL) {
+		snprintf(j->first_partition, sizeof(j->first_partition), "%.*s",
+		    (int)strcspn(v, ","), v);
+		j->partition = j->first_partition;
+		j->partition_from = "SLURM_PARTITION (its first)";
+	} else if (j->spec.partition != NULL) {
+		j->partition = j->spec.partition, j->partition_from = "the bundle";
+	} else {
+		const char *list = j->cl->partitions ? j->cl->partitions : seed_defaults.partitions;
+		snprintf(j->first_partition, sizeof(j->first_partition), "%.*s",
+		    (int)strcspn(list, ","), list);
+		j->partition = j->first_partition;
+		j->partition_from = j->cl->partitions ? "the cluster's partitions (its first)"
+		    : "the seed's default";
+	}
+	if (j->o->account != NULL)
+		j->account = j->o->account, j->account_from = "--account";
+	else if ((v = env_value("SLURM_ACCOUNT")) != NULL)
+		j->account = v, j->account_from = "SLURM_ACCOUNT";
+	else if (j->spec.account != NULL)
+		j->account = j->spec.account, j->account_from = "the bundle";
+	else if (j->cl->account != NULL)
+		j->account = j->cl->account, j->account_from = "the cluster's config";
+	else
+		j->account = NULL, j->account_from = "none asked";
+	if (j->o->requeue != REQUEUE_UNSAID) {
+		j->spec.requeue = j->o->requeue == REQUEUE_YES;
+		j->requeue_from = j->spec.requeue ? "--requeue" : "--no-requeue";
+	} else if ((v = env_value("SLURM_USE_REQUEUE")) != NULL) {
+		if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0)
+			j->spec.requeue = 1;
+		else if (strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcasecmp(v, "no") == 0)
+			j->spec.requeue = 0;
+		else {
+			*err = xasprintf("SLURM_USE_REQUEUE is '%.40s': write true or false", v);
+			return -1;
+		}
+		j->requeue_from = "SLURM_USE_REQUEUE";
+	} else {
+		j->requeue_from = j->spec.requeue >= 0 ? "the bundle" : "the seed's default";
+	}
+	if (slurm_word("partition", j->partition, j->partition_from, err) != 0)
+		return -1;
+	if (j->account != NULL && slurm_word("account", j->account, j->account_from, err) != 0)
+		return -1;
+	return 0;
+}
+
 static int preflight(struct job *j, char **err)
 {
 	char *note = NULL;
@@ -168,21 +253,20 @@ static int preflight(struct job *j, char **err)
 	} else if (spec_load(j->o->spec_path, &j->spec, err) != 0) {
 		return failed(j, STEP_PREFLIGHT, err);
 	}
+	j->gpus_from = j->o->gpus >= 0 ? "--gpus" : j->spec.gpus >= 0 ? "the bundle"
+	    : "the seed's default";
+	j->nodes_from = j->o->nodes > 0 ? "--nodes" : j->spec.nodes > 0 ? "the bundle"
+	    : "the seed's default";
+	j->time_from = j->o->time_hours > 0 ? "--time" : j->spec.time_hours > 0 ? "the bundle"
+	    : "the seed's default";
 	if (j->o->gpus >= 0)
 		j->spec.gpus = j->o->gpus;
 	if (j->o->nodes > 0)
 		j->spec.nodes = j->o->nodes;
 	if (j->o->time_hours > 0)
 		j->spec.time_hours = j->o->time_hours;
-	j->partition = j->o->partition ? j->o->partition
-	    : j->spec.partition ? j->spec.partition : NULL;
-	if (j->partition == NULL) {
-		/* The first of SLURM_PARTITION's list. */
-		static char first[128];
-		snprintf(first, sizeof(first), "%.*s", (int)strcspn(j->cl->partitions, ","),
-		    j->cl->partitions);
-		j->partition = first;
-	}
+	if (resolve(j, err) != 0)
+		return failed(j, STEP_PREFLIGHT, err);
 	if (j->cl->results_root == NULL) {
 		*err = xstrdup("SLURM_BASE_RESULTS_DIR is not set: export the shared-storage folder "
 		    "for job folders (lustre:///path)");
@@ -892,8 +976,8 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	if (j->res.nodes <= 1)
 		buf_adds(&extra, "#SBATCH --nodes=1\n");
 	buf_addf(&extra, "#SBATCH --partition=%s\n", j->partition);
-	if (j->cl->account != NULL)
-		buf_addf(&extra, "#SBATCH --account=%s\n", j->cl->account);
+	if (j->account != NULL)
+		buf_addf(&extra, "#SBATCH --account=%s\n", j->account);
 	buf_addf(&extra, "#SBATCH %s", j->res.requeue ? "--requeue" : "--no-requeue");
 	if (j->res.exclusive)
 		buf_adds(&extra, "\n#SBATCH --exclusive");
@@ -1141,6 +1225,30 @@ static int launch(struct job *j, const struct linted_script *script, struct subm
 
 /* ---- the pipeline ------------------------------------------------------------------------------------ */
 
+/* The resolved request, one value a line with its origin (--dry-run and
+ * the wizard's preview). */
+static char *resolved_text(const struct job *j)
+{
+	struct buf b;
+
+	buf_init(&b);
+	buf_addf(&b, "  partition   %-24s (%s)\n", j->partition, j->partition_from);
+	buf_addf(&b, "  account     %-24s (%s)\n", j->account ? j->account : "-", j->account_from);
+	buf_addf(&b, "  gpus        %-24d (%s)\n", j->res.gpus_total, j->gpus_from);
+	buf_addf(&b, "  shape       %d node%s x %d GPUs%s (%s)\n", j->res.nodes,
+	    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, j->res.exclusive ? ", exclusive" : "",
+	    j->nodes_from);
+	buf_addf(&b, "  time        %-24s (%s)\n", j->res.time, j->time_from);
+	buf_addf(&b, "  requeue     %-24s (%s)\n", j->res.requeue ? "yes" : "no", j->requeue_from);
+	buf_addf(&b, "  image       %s (%s)\n", j->image.sqsh, j->image_how ? j->image_how : "-");
+	buf_addf(&b, "  command     ");
+	for (size_t i = 0; i < j->argc; i++)
+		buf_addf(&b, "%s%s", i ? " " : "", j->argv[i]);
+	buf_addf(&b, " (%s)\n", j->spec.argc > 0 && !j->spec.command_is_taos ? "the bundle"
+	    : "TAO's own: the bundle gives none");
+	return buf_detach(&b);
+}
+
 static void job_free(struct job *j)
 {
 	size_t i;
@@ -1186,9 +1294,13 @@ int submit_run(struct conn *c, struct record_store *st, const struct cluster_cfg
 		}
 		goto out;
 	}
-	if (o->dry_run)
-		res->dry_run = xasprintf("# remote commands and writes, in order\n%s\n# %s\n%s",
+	if (o->dry_run) {
+		char *asked = resolved_text(&j);
+		res->dry_run = xasprintf("# what was asked, and where each value came from\n%s\n"
+		    "# remote commands and writes, in order\n%s\n# %s\n%s", asked,
 		    j.plan.data ? j.plan.data : "", j.sbatch_path, script.text);
+		free(asked);
+	}
 	rc = 0;
 out:
 	free(script.text);
