@@ -329,7 +329,7 @@ static int check_remote(struct job *j, char **err)
 	struct buf cmd;
 	struct conn_exec x;
 	char *q, *line, *save = NULL;
-	int image_state = -2, rc = 0;
+	int image_state = -2, rc = 0, part_nodes = -1, part_gpus = -1;
 	double max_h = 0;
 	size_t i;
 
@@ -346,7 +346,9 @@ static int check_remote(struct job *j, char **err)
 	    "elif test -e %s; then echo '@@image bad'; else echo '@@image missing'; fi; ", q, q);
 	free(q);
 	q = sh_quote(j->partition);
-	buf_addf(&cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"", q);
+	buf_addf(&cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"; ", q);
+	/* The partition's nodes and their GPUs, for the shape: "2 gpu:8". */
+	buf_addf(&cmd, "echo \"@@nodes $(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1)\"", q);
 	free(q);
 	if (j->o->dry_run)
 		plan(j, "check: %s", cmd.data);
@@ -371,6 +373,20 @@ static int check_remote(struct job *j, char **err)
 			image_state = 0;
 		} else if (strncmp(line, "@@maxtime ", 10) == 0) {
 			max_h = slurm_hours(line + 10);
+		} else if (strncmp(line, "@@nodes ", 8) == 0) {
+			/* "2 gpu:8" or "2 gpu:a100:8(S:0-1)": the count after the
+			 * last colon of the gres; no gres: no GPUs. */
+			const char *g = strchr(line + 8, ' ');
+			part_nodes = atoi(line + 8);
+			if (g != NULL && strncmp(g + 1, "gpu", 3) == 0) {
+				const char *end = g + 1 + strcspn(g + 1, "(,"), *colon = NULL, *p;
+				for (p = g + 1; p < end; p++)
+					if (*p == ':')
+						colon = p;
+				part_gpus = colon != NULL ? atoi(colon + 1) : -1;
+			} else if (g != NULL) {
+				part_gpus = 0;
+			}
 		}
 	}
 	conn_exec_free(&x);
@@ -382,6 +398,20 @@ static int check_remote(struct job *j, char **err)
 	if (rc == 0 && policy_resources(&j->spec, &seed_defaults, j->partition, max_h, &j->res,
 	    NULL, err) != 0)
 		rc = -1;
+	/* The shape against what the partition has (unknown: let sbatch say). */
+	if (rc == 0 && part_nodes > 0 && j->res.nodes > part_nodes) {
+		*err = xasprintf("%d GPUs as %d node%s x %d: partition %s has %d node%s; ask for at "
+		    "most %d GPUs there, or another partition", j->res.gpus_total, j->res.nodes,
+		    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, j->partition, part_nodes,
+		    part_nodes == 1 ? "" : "s", part_nodes * (part_gpus > 0 ? part_gpus : 1));
+		rc = -1;
+	}
+	if (rc == 0 && part_gpus >= 0 && j->res.gpus_per_node > part_gpus) {
+		*err = xasprintf("%d GPUs on a node: the nodes of partition %s have %d; split the job "
+		    "over more nodes (nodes: %d)", j->res.gpus_per_node, j->partition, part_gpus,
+		    part_gpus > 0 ? (j->res.gpus_total + part_gpus - 1) / part_gpus : 0);
+		rc = -1;
+	}
 	if (rc == 0 && j->image.is_sqsh && image_state != 1) {
 		*err = xasprintf("image %s %s", j->image.sqsh, image_state == 0 ? "does not exist"
 		    : "is not a squashfs file (no hsqs magic): a truncated conversion? convert it again");
