@@ -39,12 +39,18 @@ static void set_field(const char *key, const char *val)
 
 const struct rig *rig_get(void)
 {
-	const char *path = getenv("RIG_ENV");
-	char line[4096];
+	const char *path = getenv("RIG_ENV"), *state = getenv("RIG_STATE");
+	char line[4096], state_env[4096];
 	FILE *f;
 
 	if (rig_loaded)
 		return &rig;
+	/* RIG_ENV, else the env file of the rig in RIG_STATE (a second rig
+	 * beside the default one), else the default rig's. */
+	if (path == NULL && state != NULL && state[0] != '\0') {
+		snprintf(state_env, sizeof(state_env), "%s/rig.env", state);
+		path = state_env;
+	}
 	if (path == NULL)
 		path = "/var/tmp/taotop-rig/rig.env";
 	f = fopen(path, "r");
@@ -261,12 +267,17 @@ void rig_sshd_start(struct rig_sshd *d, int port, int new_key)
 	char *cmd;
 
 	memset(d, 0, sizeof(*d));
+	/* Tests name ports for the default rig (sshd on 2222); a second rig
+	 * beside it shifts them by as much as its own sshd port, so the two
+	 * rigs' private servers never meet. */
+	port += r->port - 2222;
 	d->port = port;
 	/* A listener a failed test left behind on this port (with sessions it
-	 * may have left stopped) would answer in place of ours. */
-	rig_local("for m in $(pgrep -f 'sshd-%d/sshd_config'); do for p in $(pgrep -P $m); do "
+	 * may have left stopped) would answer in place of ours. Only this
+	 * rig's: the pattern holds its state folder. */
+	rig_local("for m in $(pgrep -f '%s/sshd-%d/sshd_config'); do for p in $(pgrep -P $m); do "
 	    "pkill -CONT -P $p; kill -CONT $p; pkill -KILL -P $p; kill -KILL $p; done; kill $m; "
-	    "done 2>/dev/null; true", port);
+	    "done 2>/dev/null; true", r->state, port);
 	d->dir = xasprintf("%s/sshd-%d", r->state, port);
 	d->hosts = xasprintf("127.0.0.1:%d", port);
 	d->known_hosts = xasprintf("%s/known_hosts", d->dir);

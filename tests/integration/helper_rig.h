@@ -56,7 +56,8 @@ struct rig_sshd {
 	char	*known_hosts;	/* a known_hosts holding its key */
 	char	*fingerprint;	/* "SHA256:..." of its host key */
 };
-/* Start one on port; new_key: generate a fresh host key instead of the
+/* Start one on port (shifted by the rig's sshd port minus 2222, so a
+ * second rig's tests use their own; d->port is the real one); new_key: generate a fresh host key instead of the
  * rig's. Fails the test if it does not come up. */
 void rig_sshd_start(struct rig_sshd *d, int port, int new_key);
 /* (Re)start after rig_sshd_stop, with the same key and port. */

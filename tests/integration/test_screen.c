@@ -251,9 +251,10 @@ Test(screen, a_frozen_server_never_freezes_the_keys, .timeout = 180)
 	static struct rig_sshd d;	/* the suite's fini may need it */
 	struct screen s;
 	struct screen_opts so = { .cols = 120, .lines = 40 };
-	char name[64], opts[256], *a, *b, *cmd, *title;
+	char name[64], opts[256], *a, *b, *cmd, *title, polled_msg[96];
 
 	rig_sshd_start(&d, 2236, 0);
+	snprintf(polled_msg, sizeof(polled_msg), "rig: %s, polled", d.hosts);
 	private_sshd = &d;
 	so.hosts = d.hosts;
 	so.known_hosts = d.known_hosts;
@@ -294,7 +295,7 @@ Test(screen, a_frozen_server_never_freezes_the_keys, .timeout = 180)
 	cr_assert_null(screen_line_with(&s, "taotop keys"), "help stays on screen after Esc");
 
 	rig_sshd_signal_sessions(&d, SIGCONT);
-	screen_wait(&s, 40, "rig: 127.0.0.1:2236, polled", NULL);
+	screen_wait(&s, 40, polled_msg, NULL);
 	screen_keys(&s, "q");
 	cr_assert_eq(screen_wait_exit(&s, 15), 0);
 	screen_close(&s);
@@ -312,9 +313,11 @@ Test(screen, an_unknown_host_key_is_asked_about_and_a_changed_one_refused, .time
 	static struct rig_sshd d;	/* the suite's fini may need it */
 	struct screen s;
 	struct screen_opts so = { .cols = 120, .lines = 40 };
-	char *kh, *text;
+	char *kh, *text, polled_msg[96], changed_msg[96];
 
 	rig_sshd_start(&d, 2237, 1);
+	snprintf(polled_msg, sizeof(polled_msg), "rig: %s, polled", d.hosts);
+	snprintf(changed_msg, sizeof(changed_msg), "host key of %s CHANGED: refused", d.hosts);
 	private_sshd = &d;
 	/* An empty known_hosts: the key is unknown. */
 	kh = xasprintf("%s/empty_known_hosts", d.dir);
@@ -324,8 +327,8 @@ Test(screen, an_unknown_host_key_is_asked_about_and_a_changed_one_refused, .time
 	screen_open(&s, "hostkey", &so);
 	screen_wait(&s, 15, "Unknown host key", d.fingerprint, "a: accept", NULL);
 	screen_keys(&s, "a");
-	screen_wait(&s, 15, "rig: 127.0.0.1:2237, polled", NULL);
-	cr_assert_eq(rig_local("grep -q '2237' %s", kh), 0, "known_hosts does not hold the key");
+	screen_wait(&s, 15, polled_msg, NULL);
+	cr_assert_eq(rig_local("grep -q ':%d' %s", d.port, kh), 0, "known_hosts does not hold the key");
 	screen_keys(&s, "q");
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
 	screen_close(&s);
@@ -342,7 +345,7 @@ Test(screen, an_unknown_host_key_is_asked_about_and_a_changed_one_refused, .time
 	free(text);
 	screen_keys(&s, "a");
 	screen_keys(&s, "Escape");
-	screen_wait(&s, 5, "host key of 127.0.0.1:2237 CHANGED: refused", NULL);
+	screen_wait(&s, 5, changed_msg, NULL);
 	screen_keys(&s, "q");
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
 	screen_close(&s);
