@@ -243,6 +243,8 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 			ev->at = time(NULL);
 			changed = 1;
 			/* The same change in memory, for the row built from r. */
+			if (progress != NULL)
+				record_set(&r->progress, progress);
 			record_transition(r, to, ns.word, message, "scheduler", ev->at);
 			/* A failure that may be the cluster's: classify, and retry
 			 * within the budget (engine/retry.h). Once: on the poll that
