@@ -54,6 +54,8 @@ UNIT_BIN   = $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 INTEG_SRC  = $(sort $(wildcard tests/integration/test_*.c))
 INTEG_BIN  = $(INTEG_SRC:tests/%.c=$(BUILD)/tests/%)
 INTEG_HELP = $(sort $(wildcard tests/integration/helper_*.c))
+# In every Criterion test binary: the leak check runs in the test workers.
+CRIT_HELP  = tests/criterion_lsan.c
 BENCH_SRC  = $(sort $(wildcard tests/bench/bench_*.c))
 BENCH_BIN  = $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
 FUZZ_SRC   = $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -89,15 +91,15 @@ $(BUILD)/%.o: %.c
 	@echo "CC $<"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(CRIT_HELP) $(LIB)
 	@mkdir -p $(@D)
 	@echo "CC $<"
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(TEST_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(CRIT_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
 
-$(BUILD)/tests/integration/%: tests/integration/%.c $(INTEG_HELP) $(LIB)
+$(BUILD)/tests/integration/%: tests/integration/%.c $(INTEG_HELP) $(CRIT_HELP) $(LIB)
 	@mkdir -p $(@D)
 	@echo "CC $<"
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(INTEG_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(INTEG_HELP) $(CRIT_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/bench/%: tests/bench/%.c $(INTEG_HELP) $(LIB)
 	@mkdir -p $(@D)
