@@ -56,6 +56,8 @@ INTEG_BIN  = $(INTEG_SRC:tests/%.c=$(BUILD)/tests/%)
 INTEG_HELP = $(sort $(wildcard tests/integration/helper_*.c))
 # In every Criterion test binary: the leak check runs in the test workers.
 CRIT_HELP  = tests/criterion_lsan.c
+# A test that leaks on purpose, for the runner's own test (an ASan build only).
+RUNNER_BIN = $(if $(filter 1,$(SANITIZE)),$(BUILD)/tests/runner/leaky)
 BENCH_SRC  = $(sort $(wildcard tests/bench/bench_*.c))
 BENCH_BIN  = $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
 FUZZ_SRC   = $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -92,6 +94,11 @@ $(BUILD)/%.o: %.c
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(CRIT_HELP) $(LIB)
+	@mkdir -p $(@D)
+	@echo "CC $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(CRIT_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/runner/%: tests/runner/%.c $(CRIT_HELP) $(LIB)
 	@mkdir -p $(@D)
 	@echo "CC $<"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(CRIT_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
@@ -134,7 +141,7 @@ check-integration: deps
 	TAOTOP_BUILDS="$(BUILD)" tests/run integration
 
 .PHONY: build-tests build-fuzz
-build-tests: $(BIN) $(UNIT_BIN) $(INTEG_BIN) $(BENCH_BIN)
+build-tests: $(BIN) $(UNIT_BIN) $(INTEG_BIN) $(BENCH_BIN) $(RUNNER_BIN)
 build-fuzz: $(FUZZ_BIN)
 
 # Each fuzz target FUZZ_SECONDS from its seed corpus (tests/fuzz/corpus/),
