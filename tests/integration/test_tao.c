@@ -300,3 +300,44 @@ Test(tao, a_command_reaches_what_taotop_staged_through_placeholders, .timeout = 
 	free(id), free(bundle);
 	user_close(&u);
 }
+
+/* A single-node job with several GPUs probes NCCL on one node with its
+ * GPUs (the P2P hang is inside a node), the cache says which shape passed,
+ * and a one-GPU job never probes. The rig's torchrun hangs without
+ * NCCL_P2P_DISABLE=1, so the first rung fails and the second passes. */
+Test(tao, a_single_node_job_probes_on_one_node_and_a_one_gpu_job_never, .timeout = 300)
+{
+	static const char *const four[][2] = {
+		{ "gpus: 8 ", "gpus: 4 " }, { "    num_epochs: 80\n", "    num_epochs: 2\n" },
+	};
+	static const char *const one[][2] = {
+		{ "gpus: 8 ", "gpus: 1 " }, { "    num_epochs: 80\n", "    num_epochs: 2\n" },
+	};
+	struct user u;
+	char *out = NULL, *id, *bundle, *cmd, *text, *cfg, *err = NULL;
+
+	user_open(&u, "probe", "clusters:\n  rig:\n    nccl_probe_timeout_s: 10\n");
+	bundle = example_bundle(&u, four, 2);
+	id = submit(&u, bundle, &out);
+	cr_expect(strstr(out, "submitted probe job") != NULL || strstr(out, "probe") != NULL,
+	    "%s", out);
+	free(out), free(id), free(bundle);
+	cmd = xasprintf("grep -h -e '^#SBATCH --nodes=' -e '^#SBATCH --gres=' %s/jobs/probes/*.sbatch "
+	    "| sort -u", u.remote);
+	text = rig_ssh_ok(cmd);
+	cr_expect_str_eq(text, "#SBATCH --gres=gpu:4\n#SBATCH --nodes=1", "the probe's shape");
+	free(text), free(cmd);
+	cfg = xasprintf("%s/config.yaml", u.local);
+	text = file_read_all(cfg, NULL, &err);
+	cr_assert_not_null(text, "%s", err);
+	cr_expect(strstr(text, "nccl_env: \"NCCL_P2P_DISABLE=1\"") != NULL, "%s", text);
+	cr_expect(strstr(text, "nccl_env_shape: \"1x4\"") != NULL, "the cache says the shape:\n%s",
+	    text);
+	free(text);
+	/* The cache holds it: the same shape again does not probe. */
+	bundle = example_bundle(&u, one, 2);
+	id = submit(&u, bundle, &out);
+	cr_expect(strstr(out, "probe") == NULL, "a one-GPU job probed:\n%s", out);
+	free(out), free(id), free(bundle), free(cfg);
+	user_close(&u);
+}
