@@ -301,6 +301,7 @@ static enum verdict one_rung(struct conn *c, const struct cluster_cfg *cl,
 			/* Ended FAILED by the collective's timeout: the hang,
 			 * seen through PyTorch's watchdog before ours. */
 			v = PROBE_HUNG;
+			*why = xstrdup("ended by the collective's own timeout");
 			free(out);
 			break;
 		}
@@ -353,7 +354,13 @@ int probe_nccl(struct conn *c, const struct cluster_cfg *cl, const struct probe_
 			goto out;
 		}
 		if (v == PROBE_HUNG) {
-			say(progress, data, "the all-reduce hangs (it timed out): this rung failed");
+			if (why != NULL)
+				say(progress, data, "%s: the all-reduce hangs", why);
+			else
+				say(progress, data, "timed out after %d s: the all-reduce hangs",
+				    o->timeout_s);
+			free(why);
+			why = NULL;
 			continue;
 		}
 		*err = xasprintf("the NCCL probe %s: %s", v == PROBE_FAILED ? "failed" : "could not run",
