@@ -891,6 +891,7 @@ static enum conn_status sftp_ready(struct conn *c, char **err)
 	if (c->sftp != NULL)
 		return CONN_OK;
 	c->sftp = sftp_new(c->s);
+	c->counters.sftp_requests++;	/* the version exchange */
 	if (c->sftp == NULL || sftp_init(c->sftp) != SSH_OK) {
 		st = ssh_is_connected(c->s) ? CONN_REMOTE : CONN_DISCONNECTED;
 		fail(err, st, "%s: the server's SFTP subsystem did not start: %s",
@@ -939,6 +940,19 @@ static enum conn_status sftp_fail(struct conn *c, const char *what, const char *
 		return st_;						\
 	} while (0)
 
+/* Closing a file is one more request to the server: counted like the others. */
+static int counted_close(struct conn *c, sftp_file f)
+{
+	c->counters.sftp_requests++;
+	return sftp_close(f);
+}
+
+static int counted_unlink(struct conn *c, const char *path)
+{
+	c->counters.sftp_requests++;
+	return sftp_unlink(c->sftp, path);
+}
+
 static enum conn_status stat_once(struct conn *c, const char *path, struct conn_stat *st,
     char **err)
 {
@@ -948,6 +962,7 @@ static enum conn_status stat_once(struct conn *c, const char *path, struct conn_
 	if (rc != CONN_OK)
 		return rc;
 	c->counters.sftp_ops++;
+	c->counters.sftp_requests++;
 	a = sftp_stat(c->sftp, path);
 	if (a == NULL)
 		return sftp_fail(c, "stat", path, err);
@@ -975,11 +990,12 @@ static enum conn_status read_once(struct conn *c, const char *path, uint64_t off
 	if (rc != CONN_OK)
 		return rc;
 	c->counters.sftp_ops++;
+	c->counters.sftp_requests++;
 	f = sftp_open(c->sftp, path, O_RDONLY, 0);
 	if (f == NULL)
 		return sftp_fail(c, "open", path, err);
 	if (sftp_seek64(f, offset) != 0) {
-		sftp_close(f);
+		counted_close(c, f);
 		return sftp_fail(c, "seek", path, err);
 	}
 	while (got < max) {
@@ -987,11 +1003,12 @@ static enum conn_status read_once(struct conn *c, const char *path, uint64_t off
 		ssize_t n;
 
 		buf_reserve(out, want);
+		c->counters.sftp_requests++;
 		n = sftp_read(f, out->data + out->len, want);
 		if (n < 0) {
 			out->len = start;
 			out->data[out->len] = '\0';
-			sftp_close(f);
+			counted_close(c, f);
 			return sftp_fail(c, "read", path, err);
 		}
 		if (n == 0)
@@ -1001,7 +1018,7 @@ static enum conn_status read_once(struct conn *c, const char *path, uint64_t off
 		got += (size_t)n;
 	}
 	c->counters.sftp_bytes_read += got;
-	sftp_close(f);
+	counted_close(c, f);
 	return CONN_OK;
 }
 
@@ -1020,6 +1037,7 @@ static enum conn_status create_and_write(struct conn *c, const char *path, const
 	sftp_file f;
 
 	c->counters.sftp_ops++;
+	c->counters.sftp_requests++;
 	f = sftp_open(c->sftp, path, O_WRONLY | O_CREAT | O_EXCL, mode);
 	if (f == NULL) {
 		struct conn_stat st;
@@ -1034,21 +1052,24 @@ static enum conn_status create_and_write(struct conn *c, const char *path, const
 		ssize_t w;
 
 		if (c->cut_needle != NULL && strstr(path, c->cut_needle) != NULL && off >= len / 2) {
-			sftp_close(f);
+			counted_close(c, f);
 			drop_session(c);
 			return fail(err, CONN_DISCONNECTED, "connection cut halfway through "
 			    "writing %s (test hook)", path);
 		}
+		c->counters.sftp_requests++;
 		w = sftp_write(f, (const char *)data + off, n);
 		if (w <= 0) {
-			sftp_close(f);
+			counted_close(c, f);
 			return sftp_fail(c, "write", path, err);
 		}
 		off += (size_t)w;
 	}
-	if (sftp_extension_supported(c->sftp, "fsync@openssh.com", "1"))
+	if (sftp_extension_supported(c->sftp, "fsync@openssh.com", "1")) {
+		c->counters.sftp_requests++;
 		sftp_fsync(f);
-	if (sftp_close(f) != 0)
+	}
+	if (counted_close(c, f) != 0)
 		return sftp_fail(c, "close", path, err);
 	return CONN_OK;
 }
@@ -1096,7 +1117,7 @@ enum conn_status conn_write_file(struct conn *c, const char *path, const void *d
 	st = create_and_write(c, tmp, data, len, mode, err);
 	if (st != CONN_OK) {
 		if (st != CONN_DISCONNECTED && c->sftp != NULL)
-			sftp_unlink(c->sftp, tmp);
+			counted_unlink(c, tmp);
 		free(tmp);
 		return st;
 	}
@@ -1110,7 +1131,7 @@ enum conn_status conn_write_file(struct conn *c, const char *path, const void *d
 		st = fail(err, CONN_REMOTE, "%s: cannot move %s into place: %s", c->at->display,
 		    path, mv.err.len ? mv.err.data : "mv failed");
 		if (c->sftp != NULL)
-			sftp_unlink(c->sftp, tmp);
+			counted_unlink(c, tmp);
 	}
 	conn_exec_free(&mv);
 	free(cmd);
@@ -1141,6 +1162,7 @@ static enum conn_status mkdir_once(struct conn *c, const char *path, mode_t mode
 		rc = stat_once(c, p, &st, NULL);
 		if (rc == CONN_NOTFOUND) {
 			c->counters.sftp_ops++;
+			c->counters.sftp_requests++;
 			if (sftp_mkdir(c->sftp, p, mode) != 0) {
 				/* Someone else may have made it meanwhile. */
 				if (stat_once(c, p, &st, NULL) != CONN_OK || !st.is_dir) {
@@ -1181,7 +1203,7 @@ enum conn_status conn_unlink(struct conn *c, const char *path, char **err)
 	if (st != CONN_OK)
 		return st;
 	c->counters.sftp_ops++;
-	if (sftp_unlink(c->sftp, path) != 0)
+	if (counted_unlink(c, path) != 0)
 		return sftp_fail(c, "remove", path, err);
 	return CONN_OK;
 }

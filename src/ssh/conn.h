@@ -132,7 +132,11 @@ enum conn_status conn_unlink(struct conn *c, const char *path, char **err);
 struct conn_counters {
 	unsigned long	connects;	/* successful connects */
 	unsigned long	execs;		/* commands sent to the server */
-	unsigned long	sftp_ops;	/* SFTP requests made */
+	unsigned long	sftp_ops;	/* SFTP operations: a stat, a whole read,
+					 * a whole write, a mkdir, a remove */
+	unsigned long	sftp_requests;	/* SFTP requests, each a round trip to the
+					 * server: a read is an open, each read
+					 * of up to a chunk, and a close */
 	uint64_t	sftp_bytes_read;
 };
 const struct conn_counters *conn_counters(const struct conn *c);

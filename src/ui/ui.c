@@ -151,7 +151,8 @@ static void rebuild_jobs(struct app *a)
 	}
 	jt_rebuild(&a->jt);
 	follow_selected(a);
-	a->dirty |= DIRTY_JOBS;
+	/* The filter's "N of M jobs" is on the message line: it changes too. */
+	a->dirty |= DIRTY_JOBS | (a->jt.filter[0] != '\0' ? DIRTY_MESSAGE : 0);
 }
 
 

@@ -1,8 +1,9 @@
 /*
  * The engine against the real cluster: jobs driven through every state the
  * rig can produce, each record ending in the seed's mapped state with the
- * native state in its history; one remote command per poll for 200 jobs;
- * cancel of live and of finished jobs.
+ * native state in its history; one remote command per poll for 200 held
+ * jobs, and what a poll of running jobs costs (SFTP requests too); cancel
+ * of live and of finished jobs.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -252,10 +253,13 @@ Test(engine, two_hundred_jobs_one_remote_command_per_poll, .timeout = 240)
 	cr_assert_eq(n, N);
 
 	unsigned long before = conn_counters(e.conn)->execs;
+	unsigned long sftp_before = conn_counters(e.conn)->sftp_requests;
 	struct poll_result res;
 	char *err = NULL;
 	cr_assert_eq(tracker_poll(e.tracker, e.conn, e.store, &res, &err), 0, "%s", err);
 	cr_expect_eq(conn_counters(e.conn)->execs - before, 1, "one poll, one remote command");
+	cr_expect_eq(conn_counters(e.conn)->sftp_requests - sftp_before, 0,
+	    "held jobs, yet %lu SFTP requests", conn_counters(e.conn)->sftp_requests - sftp_before);
 	cr_expect(res.scheduler_ok);
 	cr_expect_eq(res.changes, N, "every record saw its first native state");
 	for (size_t i = 0; i < res.changes; i++) {
@@ -293,6 +297,63 @@ Test(engine, two_hundred_jobs_one_remote_command_per_poll, .timeout = 240)
 	for (size_t i = 0; i < N; i++)
 		free((char *)ids[i]);
 	free(ids_text);
+	env_close(&e);
+}
+
+/*
+ * "One remote command per poll" holds for held jobs; a running job's
+ * status.json is followed too, by SFTP: a stat each poll, and an open, a
+ * read and a close when it grew. Measured with jobs that append a line to
+ * it every second; the numbers are logged.
+ */
+Test(engine, a_poll_of_running_jobs_costs_one_command_and_a_few_sftp_requests_each, .timeout = 240)
+{
+	enum { N = 8, POLLS = 5 };
+	struct env e;
+	const char *ids[N];
+	char *jobs[N];
+	enum tao_state want[N];
+	unsigned long execs = 0, reqs = 0, most = 0;
+	size_t i;
+
+	env_open(&e, "runcost");
+	for (i = 0; i < N; i++) {
+		char *dir = xasprintf("%s/r%zu", e.dir, i);
+		char *script = xasprintf("'mkdir -p %s && i=0 && while :; do i=$((i+1)); "
+		    "echo \"{\\\"epoch\\\": $i, \\\"status\\\": \\\"RUNNING\\\"}\" >> %s/status.json; "
+		    "sleep 1; done'", dir, dir);
+		jobs[i] = submit("-t 5 -c 1 -J runcost", script);
+		ids[i] = track(&e, jobs[i], dir);
+		want[i] = TAO_RUNNING;
+		free(script), free(dir);
+	}
+	/* All running, and a first poll (+sacct) behind us. */
+	poll_until(&e, ids, want, N, 90);
+	for (int k = 0; k < POLLS; k++) {
+		const struct conn_counters *cc = conn_counters(e.conn);
+		unsigned long x0 = cc->execs, r0 = cc->sftp_requests, r;
+		struct poll_result res;
+		char *err = NULL;
+
+		sleep(1);
+		cr_assert_eq(tracker_poll(e.tracker, e.conn, e.store, &res, &err), 0, "%s", err);
+		poll_result_free(&res);
+		cr_expect_eq(cc->execs - x0, 1, "poll %d: %lu remote commands", k, cc->execs - x0);
+		r = cc->sftp_requests - r0;
+		/* Each running job: its stat, and open, read, close if it grew. */
+		cr_expect(r >= N && r <= 4 * N, "poll %d: %lu SFTP requests for %d running jobs", k,
+		    r, N);
+		execs += cc->execs - x0;
+		reqs += r;
+		if (r > most)
+			most = r;
+	}
+	cr_log_info("poll cost, %d running jobs: %.1f remote commands and %.1f SFTP requests per "
+	    "poll (at most %lu), over %d polls", N, (double)execs / POLLS, (double)reqs / POLLS, most,
+	    POLLS);
+	free(rig_ssh_ok("scancel --name=runcost"));
+	for (i = 0; i < N; i++)
+		free((char *)ids[i]), free(jobs[i]);
 	env_close(&e);
 }
 

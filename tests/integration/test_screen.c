@@ -802,3 +802,32 @@ Test(screen, keys_and_columns_from_the_config, .timeout = 120)
 	unlink(cfg);
 	free(env), free(cfg);
 }
+
+/* The filter's "N of M jobs" follows the polls, not only the keys: typed
+ * before its jobs exist, it counts them as they come (it stayed at 0 of 0). */
+Test(screen, the_filter_count_follows_the_polls, .timeout = 120)
+{
+	char name[64], opts[128], *id, *want, *cmd;
+	struct screen s;
+	struct screen_opts so = { .cols = 120, .lines = 40 };
+
+	snprintf(name, sizeof(name), "scr%d-cnt", (int)getpid());
+	screen_open(&s, "filter-count", &so);
+	screen_wait(&s, 15, "polled", NULL);
+	screen_filter(&s, name);
+	want = xasprintf("filter: %s   0 of ", name);
+	screen_wait(&s, 5, want, NULL);
+	free(want);
+	snprintf(opts, sizeof(opts), "--hold -J %s -t 2 -o /dev/null", name);
+	id = rig_sbatch(opts, "true");
+	screen_wait_line(&s, 30, name, "Pending", NULL);
+	want = xasprintf("filter: %s   1 of ", name);
+	screen_wait(&s, 5, want, NULL);
+	free(want);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	cmd = xasprintf("scancel %s", id);
+	free(rig_ssh_ok(cmd));
+	free(cmd), free(id);
+}

@@ -561,12 +561,20 @@ Test(sftp, read_at_offset_returns_the_exact_bytes, .timeout = 60)
 	cr_assert_eq(conn_read_at(c, path, 6, 6, &b, &err), CONN_OK, "%s", err);
 	cr_expect_str_eq(b.data, "line2\n");
 	buf_reset(&b);
+	/* Each round trip to the server is counted (the poll's cost is
+	 * measured with these): open, a read, the read that finds the end,
+	 * close; a stat is one. */
+	unsigned long req = conn_counters(c)->sftp_requests;
 	cr_assert_eq(conn_read_at(c, path, 12, 100, &b, &err), CONN_OK, "%s", err);
 	cr_expect_str_eq(b.data, "line3\n", "a short read at the end");
+	cr_expect_eq(conn_counters(c)->sftp_requests - req, 4, "%lu requests for a short read",
+	    conn_counters(c)->sftp_requests - req);
 	buf_reset(&b);
 	cr_assert_eq(conn_read_at(c, path, 18, 100, &b, &err), CONN_OK, "%s", err);
 	cr_expect_eq(b.len, 0, "nothing past the end");
+	req = conn_counters(c)->sftp_requests;
 	cr_assert_eq(conn_stat(c, path, &st, &err), CONN_OK);
+	cr_expect_eq(conn_counters(c)->sftp_requests - req, 1);
 	cr_expect_eq(st.size, 18);
 	cr_expect_eq(st.is_dir, 0);
 	char *missing = xasprintf("%s/nope", dir);
