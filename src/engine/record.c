@@ -103,7 +103,7 @@ void record_free(struct job_record *r)
 	free(r->network_arch), free(r->action), free(r->storage_tier);
 	free(r->results_dir), free(r->log_dir), free(r->backend_ref);
 	free(r->retry_of), free(r->retried_as), free(r->secrets), free(r->native);
-	free(r->progress);
+	free(r->progress), free(r->bundle);
 	free(r);
 }
 
@@ -113,7 +113,7 @@ void record_free(struct job_record *r)
 #define STRING_FIELDS(X)						\
 	X(id) X(platform) X(cluster) X(image) X(network_arch) X(action)	\
 	X(storage_tier) X(results_dir) X(log_dir) X(backend_ref)	\
-	X(retry_of) X(retried_as) X(secrets)
+	X(retry_of) X(retried_as) X(secrets) X(bundle)
 
 static void add_time(cJSON *o, const char *name, time_t t)
 {

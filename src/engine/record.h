@@ -41,6 +41,8 @@ struct job_record {
 	char		*retried_as;	/* the retry that followed this, or NULL */
 	char		*secrets;	/* names of the secrets its sidecar held,
 					 * comma-separated (a retry writes it again) */
+	char		*bundle;	/* the bundle's local path (a retry reads the
+					 * .env beside it again), or NULL */
 	enum tao_state	 state;
 	char		*native;	/* last native state word */
 	/* TAO's progress when the job ended, read once from its status.json

@@ -10,6 +10,7 @@
 #include "engine/config.h"
 #include "engine/logtail.h"
 #include "engine/record.h"
+#include "engine/secrets.h"
 #include "engine/submit.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
@@ -72,39 +73,30 @@ static int not_launched(struct job_record *r, void *arg, char **err)
 
 /* ---- the retry ----------------------------------------------------------------------------- */
 
-/* Write the secrets' sidecar again (the first run shredded it), 0600 from
- * its first byte, from the environment. */
+/* Write the secrets' sidecar again (its job's end removed it), 0600 from
+ * its first byte, from the same sources as the first submit: the
+ * environment, then the .env beside the bundle (engine/secrets.h). */
 static int restage_sidecar(struct conn *c, const struct job_record *r, const char *job_dir,
     const char *first_id, char **err)
 {
-	char *names, *name, *save = NULL, *path;
 	struct buf text;
-	int rc = -1;
+	char *path, *why = NULL;
+	int rc;
 
 	if (r->secrets == NULL || r->secrets[0] == '\0')
 		return 0;
-	names = xstrdup(r->secrets);
 	buf_init(&text);
-	for (name = strtok_r(names, ",", &save); name != NULL; name = strtok_r(NULL, ",", &save)) {
-		const char *v = getenv(name);
-		if (v == NULL || v[0] == '\0') {
-			*err = xasprintf("secret %s is not in the environment: the retry needs it for the "
-			    "job's sidecar; export it and run taotop retry %s", name, r->id);
-			goto out;
-		}
-		buf_addf(&text, "export %s=", name);
-		sh_quote_buf(&text, v, strlen(v));
-		buf_addc(&text, '\n');
+	if (secrets_sidecar_text(r->secrets, NULL, 0, r->bundle, &text, &why) != 0) {
+		*err = xasprintf("%s: the retry needs it for the job's sidecar; then run taotop "
+		    "retry %s", why, r->id);
+		free(why);
+		return -1;
 	}
-	path = xasprintf("%s/job_%s.env", job_dir, first_id);
+	path = secrets_sidecar_path(job_dir, first_id);
 	rc = conn_write_file(c, path, text.data, text.len, 0600, CONN_WRITE_ATOMIC, err) == CONN_OK
 	    ? 0 : -1;
 	free(path);
-out:
-	if (text.data != NULL)
-		memset(text.data, 0, text.len);
-	buf_free(&text);
-	free(names);
+	secrets_wipe(&text);
 	return rc;
 }
 
@@ -150,6 +142,7 @@ int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg 
 	record_set(&r->results_dir, old->results_dir);
 	record_set(&r->log_dir, old->log_dir);
 	record_set(&r->secrets, old->secrets);
+	record_set(&r->bundle, old->bundle);
 	record_set(&r->retry_of, id);
 	msg = xasprintf("opened: a retry of %s (%s), running its staged %s", id, why, sbatch);
 	record_event(r, msg, "taotop", time(NULL));

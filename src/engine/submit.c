@@ -19,6 +19,7 @@
 #include "engine/policy.h"
 #include "engine/probe.h"
 #include "engine/record.h"
+#include "engine/secrets.h"
 #include "engine/slurm.h"
 #include "engine/spec.h"
 #include "engine/storage.h"
@@ -67,6 +68,7 @@ struct job {
 	char			*id;
 	char			*job_dir, *results_dir, *log_dir, *sidecar, *sbatch_path;
 	char			*nccl_env;	/* the cluster's NCCL knobs, or NULL */
+	int			 sidecar_written;	/* removed again if the launch fails */
 	const char		*image_how;	/* "reused", "cached", "converted" */
 	/* The command's words, placeholders unexpanded: the bundle's, or
 	 * TAO's own when it gives none (then owned here). */
@@ -594,6 +596,8 @@ static int open_record(struct job *j, char **err)
 		j->results_dir = xasprintf("%s/results", j->job_dir);
 	j->log_dir = xasprintf("%s/slurm-logs", j->job_dir);
 	j->sbatch_path = xasprintf("%s/sbatch/job_%s.sbatch", j->job_dir, j->id);
+	if (j->spec.nsecrets > 0)
+		j->sidecar = secrets_sidecar_path(j->job_dir, j->id);
 	if (j->o->dry_run) {
 		step(j, STEP_RECORD, 1, j->id);
 		return 0;
@@ -605,6 +609,12 @@ static int open_record(struct job *j, char **err)
 	record_set(&r->action, j->spec.action);
 	record_set(&r->results_dir, j->results_dir);
 	record_set(&r->log_dir, j->log_dir);
+	if (j->o->spec_path != NULL) {
+		/* Where a retry finds the bundle's .env again. */
+		char *abs = realpath(j->o->spec_path, NULL);
+		record_set(&r->bundle, abs ? abs : j->o->spec_path);
+		free(abs);
+	}
 	if (j->spec.nsecrets > 0) {
 		/* Names only: a retry writes the sidecar again from them. */
 		struct buf names;
@@ -790,73 +800,12 @@ static int stage(struct job *j, char **err)
 	return 0;
 }
 
-/* The value of name in a .env file (NAME=value lines, "export " and quotes
- * allowed), or NULL. The caller frees it. */
-static char *dotenv_value(const char *path, const char *name)
-{
-	FILE *f = fopen(path, "r");
-	char line[4096], *found = NULL;
-	size_t n = strlen(name);
-
-	if (f == NULL)
-		return NULL;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		char *p = line, *v;
-		size_t len;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (strncmp(p, "export ", 7) == 0)
-			p += 7;
-		if (strncmp(p, name, n) != 0 || p[n] != '=')
-			continue;
-		v = p + n + 1;
-		len = strcspn(v, "\r\n");
-		if (len >= 2 && (v[0] == '"' || v[0] == '\'') && v[len - 1] == v[0]) {
-			v++;
-			len -= 2;
-		}
-		free(found);
-		found = xstrndup(v, len);
-	}
-	fclose(f);
-	return found;
-}
-
-/* A secret's value: the environment first, then .env beside the bundle,
- * then .env in the current folder. */
-static char *secret_value(const struct job *j, const char *name)
-{
-	const char *v = getenv(name), *slash;
-	char *dir, *path, *found;
-	size_t i;
-
-	for (i = 0; i < j->o->nsecrets; i++)
-		if (strcmp(j->o->secrets[i].key, name) == 0 && j->o->secrets[i].value[0] != '\0')
-			return xstrdup(j->o->secrets[i].value);
-	if (v != NULL && v[0] != '\0')
-		return xstrdup(v);
-	slash = j->o->spec_path ? strrchr(j->o->spec_path, '/') : NULL;
-	dir = slash ? xstrndup(j->o->spec_path, (size_t)(slash - j->o->spec_path)) : xstrdup(".");
-	path = xasprintf("%s/.env", dir);
-	found = dotenv_value(path, name);
-	free(path);
-	free(dir);
-	if (found == NULL || found[0] == '\0') {
-		free(found);
-		found = dotenv_value(".env", name);
-	}
-	if (found != NULL && found[0] == '\0') {
-		free(found);
-		found = NULL;
-	}
-	return found;
-}
-
-/* Secrets named by the bundle: values from the environment or a .env file,
- * into a file created 0600 from its first byte. They appear nowhere else. */
+/* Secrets named by the bundle: values typed, from the environment or a
+ * .env file, into a file created 0600 from its first byte, written last
+ * before sbatch (engine/secrets.h). They appear nowhere else. */
 static int sidecar(struct job *j, char **err)
 {
-	struct buf text;
+	struct buf text, names;
 	size_t i;
 	int rc;
 
@@ -865,36 +814,25 @@ static int sidecar(struct job *j, char **err)
 		step(j, STEP_SIDECAR, 1, "no secrets");
 		return 0;
 	}
-	j->sidecar = xasprintf("%s/job_%s.env", j->job_dir, j->id);
+	buf_init(&names);
+	for (i = 0; i < j->spec.nsecrets; i++)
+		buf_addf(&names, "%s%s", i ? "," : "", j->spec.secrets[i]);
 	buf_init(&text);
-	for (i = 0; i < j->spec.nsecrets; i++) {
-		char *v = secret_value(j, j->spec.secrets[i]);
-		if (v == NULL) {
-			*err = xasprintf("secret %s is named by %s but set neither in your environment "
-			    "nor in a .env file: export it (its value is written only to a mode-600 "
-			    "file on the cluster)", j->spec.secrets[i],
-			    j->o->spec_path ? j->o->spec_path : "the form");
-			memset(text.data ? text.data : (char *)"", 0, text.len);
-			buf_free(&text);
-			return failed(j, STEP_SIDECAR, err);
-		}
-		buf_addf(&text, "export %s=", j->spec.secrets[i]);
-		sh_quote_buf(&text, v, strlen(v));
-		buf_addc(&text, '\n');
-		memset(v, 0, strlen(v));
-		free(v);
-	}
+	rc = secrets_sidecar_text(names.data, j->o->secrets, j->o->nsecrets, j->o->spec_path,
+	    &text, err);
+	buf_free(&names);
+	if (rc != 0)
+		return failed(j, STEP_SIDECAR, err);
 	if (j->o->dry_run) {
 		plan(j, "write %s, mode 0600 from its first byte: %zu secret(s) from your environment",
 		    j->sidecar, j->spec.nsecrets);
-		rc = 0;
 	} else {
 		rc = conn_write_file(j->c, j->sidecar, text.data, text.len, 0600, CONN_WRITE_EXCL, err)
 		    == CONN_OK ? 0 : -1;
+		j->sidecar_written = rc == 0;
 	}
 	/* Leave no copy of the values in memory we give back. */
-	memset(text.data, 0, text.len);
-	buf_free(&text);
+	secrets_wipe(&text);
 	if (rc != 0)
 		return failed(j, STEP_SIDECAR, err);
 	step(j, STEP_SIDECAR, 1, NULL);
@@ -1314,11 +1252,18 @@ int submit_run(struct conn *c, struct record_store *st, const struct cluster_cfg
 		goto out;
 	res->record_id = xstrdup(j.id);
 	/* From here a failure leaves the record saying why. */
-	if (stage(&j, err) != 0 || sidecar(&j, err) != 0 || render_and_lint(&j, &script, err) != 0 ||
+	/* The sidecar last before sbatch: a failed render or lint leaves none. */
+	if (stage(&j, err) != 0 || render_and_lint(&j, &script, err) != 0 || sidecar(&j, err) != 0 ||
 	    launch(&j, &script, res, err) != 0) {
 		if (!o->dry_run && !res->adopted && res->slurm_id == NULL) {
 			char *e2 = NULL;
 			log_msg(LOG_WARN, "submit: %s: not launched: %s", j.id, *err);
+			if (j.sidecar_written && conn_unlink(c, j.sidecar, &e2) != CONN_OK) {
+				log_msg(LOG_WARN, "submit: %s: the sidecar %s could not be removed: %s",
+				    j.id, j.sidecar, e2 ? e2 : "?");
+			}
+			free(e2);
+			e2 = NULL;
 			if (store_update(st, j.id, mark_not_launched, *err, &e2) != 0)
 				free(e2);
 		}

@@ -9,6 +9,7 @@
 #include "engine/logtail.h"
 #include "engine/record.h"
 #include "engine/retry.h"
+#include "engine/secrets.h"
 #include "engine/slurm.h"
 #include "engine/taostatus.h"
 #include "ssh/conn.h"
@@ -246,6 +247,16 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 			if (progress != NULL)
 				record_set(&r->progress, progress);
 			record_transition(r, to, ns.word, message, "scheduler", ev->at);
+			/* The backstop of the sidecar's life: a job that ended
+			 * without its own cleanup (cancelled pending, killed)
+			 * leaves no secret behind; before any retry writes it
+			 * again. */
+			if (tao_state_final(to)) {
+				char *serr = NULL;
+				if (secrets_remove_sidecar(c, r, &serr) != 0)
+					log_msg(LOG_WARN, "poll: %s: sidecar: %s", r->id, serr);
+				free(serr);
+			}
 			/* A failure that may be the cluster's: classify, and retry
 			 * within the budget (engine/retry.h). Once: on the poll that
 			 * saw it end. */
@@ -795,6 +806,13 @@ int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster
 		const char *e = x.err.data ? x.err.data : "";
 		*err = xasprintf("%s: scancel refused: %.*s", job, (int)strcspn(e, "\n"), e);
 		goto out;
+	}
+	/* A pending job never ran its cleanup: its secrets go now. */
+	if (r != NULL) {
+		char *serr = NULL;
+		if (secrets_remove_sidecar(c, r, &serr) != 0)
+			log_msg(LOG_WARN, "cancel: %s: sidecar: %s", r->id, serr);
+		free(serr);
 	}
 	if (r != NULL && store_update(st, r->id, mark_canceled, NULL, err) != 0)
 		rc = -1;
