@@ -245,17 +245,19 @@ static int mkdir_p(const char *path, mode_t mode)
 }
 
 /*
- * The image's root file system, extracted once per image file (its path,
- * size and mtime name the folder) under the cache; a lock makes concurrent
- * tasks of one job wait for the first to finish. Enroot likewise unpacks the
- * squashfs (`enroot create`) before it starts a container.
+ * The image's root file system, extracted once per image content (a hash of
+ * the file's bytes names the folder: the rig's images differ only in a small
+ * file, and tests import many copies of few images) under the cache; a lock
+ * makes concurrent tasks wait for the first to finish. Enroot likewise
+ * unpacks the squashfs (`enroot create`) before it starts a container.
  */
 static int image_root(const char *img, char *out, size_t outlen)
 {
-	struct stat st;
 	uint64_t h = 1469598103934665603ULL;
-	char lock[4096], tmp[4096], done[4096], stamp[64];
-	const char *p;
+	unsigned char chunk[65536];
+	char lock[4096], tmp[4096], done[4096];
+	long long size = 0;
+	size_t n, i;
 	int fd, rc = -1;
 	FILE *f;
 
@@ -263,17 +265,17 @@ static int image_root(const char *img, char *out, size_t outlen)
 		slurm_error("pyxis: stand-in has no cache= folder in plugstack.conf");
 		return -1;
 	}
-	if (stat(img, &st) != 0) {
+	if ((f = fopen(img, "rb")) == NULL) {
 		slurm_error("pyxis: image %s: %s", img, strerror(errno));
 		return -1;
 	}
-	snprintf(stamp, sizeof(stamp), "%lld:%lld", (long long)st.st_size,
-	    (long long)st.st_mtime);
-	for (p = img; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	for (p = stamp; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	pathf(out, outlen, "%s/%016llx", cache_dir, (unsigned long long)h);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		for (i = 0; i < n; i++)
+			h = (h ^ chunk[i]) * 1099511628211ULL;
+		size += (long long)n;
+	}
+	fclose(f);
+	pathf(out, outlen, "%s/%016llx-%lld", cache_dir, (unsigned long long)h, size);
 	pathf(lock, sizeof(lock), "%s.lock", out);
 	pathf(tmp, sizeof(tmp), "%s.part", out);
 	pathf(done, sizeof(done), "%s.source", out);
@@ -296,9 +298,8 @@ static int image_root(const char *img, char *out, size_t outlen)
 		} else if (rename(tmp, out) != 0) {
 			slurm_error("pyxis: %s: %s", out, strerror(errno));
 		} else if ((f = fopen(done, "w")) != NULL) {
-			/* For the rig's up, which prunes roots whose image
-			 * is gone or changed. */
-			fprintf(f, "%s\n%s\n", img, stamp);
+			/* Which file it came from first, for whoever looks. */
+			fprintf(f, "%s\n", img);
 			fclose(f);
 			rc = 0;
 		}
