@@ -54,6 +54,10 @@ UNIT_BIN   = $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 INTEG_SRC  = $(sort $(wildcard tests/integration/test_*.c))
 INTEG_BIN  = $(INTEG_SRC:tests/%.c=$(BUILD)/tests/%)
 INTEG_HELP = $(sort $(wildcard tests/integration/helper_*.c))
+# In every Criterion test binary: the leak check runs in the test workers.
+CRIT_HELP  = tests/criterion_lsan.c
+# A test that leaks on purpose, for the runner's own test (an ASan build only).
+RUNNER_BIN = $(if $(filter 1,$(SANITIZE)),$(BUILD)/tests/runner/leaky)
 BENCH_SRC  = $(sort $(wildcard tests/bench/bench_*.c))
 BENCH_BIN  = $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
 FUZZ_SRC   = $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -89,15 +93,20 @@ $(BUILD)/%.o: %.c
 	@echo "CC $<"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(CRIT_HELP) $(LIB)
 	@mkdir -p $(@D)
 	@echo "CC $<"
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(TEST_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(CRIT_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
 
-$(BUILD)/tests/integration/%: tests/integration/%.c $(INTEG_HELP) $(LIB)
+$(BUILD)/tests/runner/%: tests/runner/%.c $(CRIT_HELP) $(LIB)
 	@mkdir -p $(@D)
 	@echo "CC $<"
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(INTEG_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(CRIT_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/integration/%: tests/integration/%.c $(INTEG_HELP) $(CRIT_HELP) $(LIB)
+	@mkdir -p $(@D)
+	@echo "CC $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(INTEG_HELP) $(CRIT_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/bench/%: tests/bench/%.c $(INTEG_HELP) $(LIB)
 	@mkdir -p $(@D)
@@ -132,7 +141,7 @@ check-integration: deps
 	TAOTOP_BUILDS="$(BUILD)" tests/run integration
 
 .PHONY: build-tests build-fuzz
-build-tests: $(BIN) $(UNIT_BIN) $(INTEG_BIN) $(BENCH_BIN)
+build-tests: $(BIN) $(UNIT_BIN) $(INTEG_BIN) $(BENCH_BIN) $(RUNNER_BIN)
 build-fuzz: $(FUZZ_BIN)
 
 # Each fuzz target FUZZ_SECONDS from its seed corpus (tests/fuzz/corpus/),

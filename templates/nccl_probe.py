@@ -1,8 +1,10 @@
-"""taotop's NCCL probe: one all-reduce across every GPU of a two-node
-allocation, run under the container's torchrun before the first multi-node
-job on a cluster. It prints NCCL_PROBE_OK from rank 0 when the sum is right;
-a hung collective never prints it, and taotop cancels the job after its
-timeout and tries the next NCCL knobs of its ladder."""
+"""taotop's NCCL probe: one all-reduce across every GPU of its allocation
+(one node with the job's GPUs, or two nodes), run under the container's
+torchrun before the first job of that shape on a cluster. It prints
+NCCL_PROBE_OK from rank 0 when the sum is right; a hung collective never
+prints it, and either ends by its own timeout (the process group's, below)
+or is cancelled by taotop, which then tries the next NCCL knobs of its
+ladder."""
 import datetime
 import os
 import sys

@@ -539,6 +539,9 @@ int cli_submit(int argc, char **argv)
 		{ "gpus", required_argument, NULL, 'g' },
 		{ "time", required_argument, NULL, 't' },
 		{ "partition", required_argument, NULL, 'p' },
+		{ "account", required_argument, NULL, 'A' },
+		{ "requeue", no_argument, NULL, 'R' },
+		{ "no-requeue", no_argument, NULL, 'Q' },
 		{ "dry-run", no_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "force-reconvert", no_argument, NULL, 'F' },
@@ -551,13 +554,16 @@ int cli_submit(int argc, char **argv)
 	char *err = NULL, *end;
 	int c, rc, json = 0, utf8;
 
-	while ((c = getopt_long(argc, argv, "c:N:g:t:p:djF", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:N:g:t:p:A:RQdjF", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': cluster = optarg; break;
 		case 'N': o.nodes = (int)strtol(optarg, &end, 10); if (*end || o.nodes < 1) goto usage; break;
 		case 'g': o.gpus = (int)strtol(optarg, &end, 10); if (*end || o.gpus < 0) goto usage; break;
 		case 't': o.time_hours = strtod(optarg, &end); if (*end || !(o.time_hours > 0)) goto usage; break;
 		case 'p': o.partition = optarg; break;
+		case 'A': o.account = optarg; break;
+		case 'R': o.requeue = REQUEUE_YES; break;
+		case 'Q': o.requeue = REQUEUE_NO; break;
 		case 'd': o.dry_run = 1; break;
 		case 'j': json = 1; break;
 		case 'F': o.force_reconvert = 1; break;
@@ -613,7 +619,8 @@ int cli_submit(int argc, char **argv)
 	return EXIT_OK;
 usage:
 	fprintf(stderr, "usage: taotop submit SPEC [--cluster C] [--nodes N] [--gpus N] [--time H] "
-	    "[--partition P] [--dry-run] [--json] [--force-reconvert]\n");
+	    "[--partition P] [--account A] [--requeue|--no-requeue] [--dry-run] [--json] "
+	    "[--force-reconvert]\n");
 	return EXIT_USAGE;
 }
 

@@ -47,6 +47,7 @@ static const struct field {
 	{ "cpu_partition", F_TEXT, offsetof(struct cluster_cfg, cpu_partition), 0, 0 },
 	{ "poll_seconds", F_INT, offsetof(struct cluster_cfg, poll_s), 1, 3600 },
 	{ "nccl_env", F_MAYBE_EMPTY, offsetof(struct cluster_cfg, nccl_env), 0, 0 },
+	{ "nccl_env_shape", F_TEXT, offsetof(struct cluster_cfg, nccl_env_shape), 0, 0 },
 	{ "nccl_ladder", F_LIST, offsetof(struct cluster_cfg, nccl_ladder), 0, 0 },
 	{ "nccl_probe_timeout_s", F_INT, offsetof(struct cluster_cfg, nccl_probe_timeout_s), 5, 3600 },
 	{ "retry_budget", F_INT, offsetof(struct cluster_cfg, retry_budget), 0, 10 },
@@ -419,7 +420,7 @@ void config_free(struct config *cfg)
 		free(cl->name), free(cl->hosts), free(cl->user);
 		free(cl->key_path), free(cl->known_hosts);
 		free(cl->partitions), free(cl->account), free(cl->results_root);
-		free(cl->nccl_env), free(cl->nccl_ladder);
+		free(cl->nccl_env), free(cl->nccl_env_shape), free(cl->nccl_ladder);
 		free(cl->image_cache), free(cl->cpu_partition);
 	}
 	free(cfg->clusters);
@@ -637,9 +638,11 @@ static void edit_close(struct lines *l, yaml_document_t *doc, int have_doc)
 	free(l->v);
 }
 
-int config_save_nccl_env(const char *name, const char *env, char **err)
+/* Set one field of cluster `name` to value, one line, in place or added. */
+static int save_cluster_field(const char *name, const char *field, const char *value,
+    char **err)
 {
-	char *path = config_path(), *qv = yaml_quoted(env), *qn = yaml_quoted(name);
+	char *path = config_path(), *qv = yaml_quoted(value), *qn = yaml_quoted(name);
 	struct lines l = { NULL, 0 };
 	yaml_document_t doc;
 	const yaml_node_t *root, *clusters, *cl, *v, *k;
@@ -654,8 +657,8 @@ int config_save_nccl_env(const char *name, const char *env, char **err)
 	cl = clusters != NULL ? value_of(&doc, clusters, name, NULL) : NULL;
 	if (root != NULL && root->type == YAML_MAPPING_NODE && root->data.mapping.style ==
 	    YAML_FLOW_MAPPING_STYLE) {
-		*err = xasprintf("%s is written as one flow mapping; add nccl_env: %s to cluster "
-		    "'%s' by hand", path, qv, name);
+		*err = xasprintf("%s is written as one flow mapping; add %s: %s to cluster "
+		    "'%s' by hand", path, field, qv, name);
 		goto out;
 	}
 	if (clusters == NULL) {
@@ -663,14 +666,14 @@ int config_save_nccl_env(const char *name, const char *env, char **err)
 			insert_line(&l, l.n, xstrdup("\n"));
 		insert_line(&l, l.n, xstrdup("clusters:\n"));
 		insert_line(&l, l.n, xasprintf("  %s:\n", qn));
-		insert_line(&l, l.n, xasprintf("    nccl_env: %s\n", qv));
+		insert_line(&l, l.n, xasprintf("    %s: %s\n", field, qv));
 	} else if (clusters->type != YAML_MAPPING_NODE || clusters->data.mapping.style ==
 	    YAML_FLOW_MAPPING_STYLE || clusters->data.mapping.pairs.top ==
 	    clusters->data.mapping.pairs.start || (cl != NULL && (cl->type != YAML_MAPPING_NODE ||
 	    cl->data.mapping.style == YAML_FLOW_MAPPING_STYLE ||
 	    cl->data.mapping.pairs.top == cl->data.mapping.pairs.start))) {
-		*err = xasprintf("%s: clusters are not written one field per line; add nccl_env: %s "
-		    "to cluster '%s' by hand", path, qv, name);
+		*err = xasprintf("%s: clusters are not written one field per line; add %s: %s "
+		    "to cluster '%s' by hand", path, field, qv, name);
 		goto out;
 	} else if (cl == NULL) {
 		const yaml_node_t *first = yaml_document_get_node(&doc,
@@ -678,17 +681,17 @@ int config_save_nccl_env(const char *name, const char *env, char **err)
 		size_t at = line_after(&l, last_value(&doc, clusters));
 		int ind = (int)first->start_mark.column;
 		insert_line(&l, at, xasprintf("%*s%s:\n", ind, "", qn));
-		insert_line(&l, at + 1, xasprintf("%*snccl_env: %s\n", ind + 2, "", qv));
-	} else if ((v = value_of(&doc, cl, "nccl_env", &k)) != NULL && k->start_mark.line < l.n &&
+		insert_line(&l, at + 1, xasprintf("%*s%s: %s\n", ind + 2, "", field, qv));
+	} else if ((v = value_of(&doc, cl, field, &k)) != NULL && k->start_mark.line < l.n &&
 	    v->start_mark.line == k->start_mark.line) {
 		/* Replace the field's line: one line, the way taotop writes it. */
 		i = k->start_mark.line;
 		free(l.v[i]);
-		l.v[i] = xasprintf("%*snccl_env: %s\n", (int)k->start_mark.column, "", qv);
+		l.v[i] = xasprintf("%*s%s: %s\n", (int)k->start_mark.column, "", field, qv);
 	} else {
 		const yaml_node_t *first = yaml_document_get_node(&doc, cl->data.mapping.pairs.start->key);
-		insert_line(&l, line_after(&l, last_value(&doc, cl)), xasprintf("%*snccl_env: %s\n",
-		    (int)first->start_mark.column, "", qv));
+		insert_line(&l, line_after(&l, last_value(&doc, cl)), xasprintf("%*s%s: %s\n",
+		    (int)first->start_mark.column, "", field, qv));
 	}
 	rc = write_atomically(path, &l, err);
 out:
@@ -697,6 +700,13 @@ out:
 	free(qn);
 	free(path);
 	return rc;
+}
+
+int config_save_nccl_env(const char *name, const char *env, const char *shape, char **err)
+{
+	if (save_cluster_field(name, "nccl_env", env, err) != 0)
+		return -1;
+	return shape != NULL ? save_cluster_field(name, "nccl_env_shape", shape, err) : 0;
 }
 
 int config_save_columns(const char *const *names, size_t n, char **err)

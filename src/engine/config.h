@@ -48,6 +48,9 @@ struct cluster_cfg {
 	/* multi-node: the NCCL probe and retries */
 	char	*nccl_env;	/* knobs that passed the probe, cached by taotop
 				 * ("" passed without any); NULL: never probed */
+	char	*nccl_env_shape; /* the probe's shape that passed with them, "NxG"
+				 * (nodes x GPUs per node); NULL: set by hand,
+				 * trusted for every shape */
 	char	*nccl_ladder;	/* knob sets to try, one per line; NULL: the
 				 * shipped templates/nccl-ladder.conf */
 	int	 nccl_probe_timeout_s;	/* a probe that runs longer hangs: 120 */
@@ -82,9 +85,11 @@ int config_parse(const char *file, const char *text, size_t len, struct config *
  * default_cluster, else the first; NULL if none. */
 const struct cluster_cfg *config_cluster(const struct config *cfg, const char *name);
 /* Remember the NCCL knobs that passed the probe on cluster `name` in the
- * config file (created if there is none), as its nccl_env field: the rest
- * of the file, comments included, stays as it was; written atomically. */
-int config_save_nccl_env(const char *name, const char *env, char **err);
+ * config file (created if there is none), as its nccl_env field, and the
+ * probe's shape ("1x4": one node, 4 GPUs) as nccl_env_shape unless NULL:
+ * the rest of the file, comments included, stays as it was; written
+ * atomically. */
+int config_save_nccl_env(const char *name, const char *env, const char *shape, char **err);
 /* The jobs list's columns, in order, as config.yaml's top-level columns:
  * (one line, in place of what was there); none: the field goes, and the
  * monitor chooses for the width again. The rest of the file stays as it

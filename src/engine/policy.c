@@ -75,11 +75,24 @@ int policy_resources(const struct spec *s, const struct defaults *d, const char 
 
 	/* GPUs: a total; at or above a node's worth, whole nodes. */
 	if (gpus >= d->max_num_gpus_per_node) {
-		int n = (gpus + d->max_num_gpus_per_node - 1) / d->max_num_gpus_per_node;
+		int max = d->max_num_gpus_per_node;
+		int least = (gpus + max - 1) / max, n = least;
 		if (s->nodes > 0 && s->nodes > n)
 			n = s->nodes;
-		while (gpus % n != 0)
-			n++;	/* the fewest nodes that split the total evenly */
+		/* The fewest nodes that split the total evenly, each still at
+		 * least half full: 20 -> 4 x 5; 11 is no shape at all, and must
+		 * not become 11 exclusive nodes of one GPU each. */
+		while (gpus % n != 0 && gpus / (n + 1) >= max / 2)
+			n++;
+		if (gpus % n != 0) {
+			int below = gpus / max * max, above = below + max;
+			*err = xasprintf("%d GPUs do not split evenly over whole nodes of at most %d: "
+			    "ask for %d or %d (%d or %d node%s x %d), or say the shape with nodes: "
+			    "and fewer GPUs each (e.g. gpus: %d, nodes: %d)", gpus, max, below, above,
+			    below / max, above / max, above / max == 1 ? "" : "s", max,
+			    least * (gpus / least), least);
+			return -1;
+		}
 		r->nodes = n;
 		r->gpus_per_node = gpus / n;
 		r->exclusive = 1;

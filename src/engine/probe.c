@@ -21,6 +21,10 @@
 #define MARK_OK		"NCCL_PROBE_OK"
 #define PENDING_MAX_S	900	/* a probe that cannot start in 15 min: say so */
 #define CMD_TIMEOUT_MS	30000
+/* How a hung collective ends by itself: PyTorch's NCCL watchdog
+ * ("Watchdog caught collective operation timeout: WorkNCCL(...) ran for N
+ * milliseconds before timing out") and the older ProcessGroupNCCL wording. */
+#define COLLECTIVE_TIMEOUT_RE	"'collective operation timeout|Watchdog caught collective|NCCL (communicator|operation).*timed? ?out'"
 
 static char *template_dir_of(const struct probe_opts *o)
 {
@@ -167,14 +171,15 @@ static char *stage(struct conn *c, const struct cluster_cfg *cl, const struct pr
 	char *dir = template_dir_of(o), *tpath = xasprintf("%s/nccl_probe.sbatch.tmpl", dir);
 	char *tmpl = file_read_all(tpath, NULL, err), *env = NULL, *text = NULL, *path = NULL;
 	char *name = xasprintf("taotop-nccl-probe-%s-%d", cl->name, n), *qimage, *qmount, *qscript;
-	char *script = xasprintf("%s/nccl_probe.py", o->dir), ngpus[16];
+	char *script = xasprintf("%s/nccl_probe.py", o->dir), ngpus[16], nnodes[16];
 	struct buf extra;
 
 	buf_init(&extra);
 	buf_addf(&extra, "#SBATCH --partition=%s", o->partition);
 	if (cl->account != NULL)
 		buf_addf(&extra, "\n#SBATCH --account=%s", cl->account);
-	snprintf(ngpus, sizeof(ngpus), "%d", o->gpus_per_node >= 2 ? 2 : 1);
+	snprintf(ngpus, sizeof(ngpus), "%d", o->gpus_per_node >= 1 ? o->gpus_per_node : 1);
+	snprintf(nnodes, sizeof(nnodes), "%d", o->nodes > 1 ? 2 : 1);
 	qimage = sh_quote(o->image);
 	{
 		char *m = xasprintf("%s:%s", o->dir, o->dir);
@@ -186,7 +191,7 @@ static char *stage(struct conn *c, const struct cluster_cfg *cl, const struct pr
 		const struct tmpl_value v[] = {
 			{ "JOB_NAME", name }, { "NUM_GPUS", ngpus }, { "PROBE_DIR", o->dir },
 			{ "SBATCH_EXTRA", extra.data }, { "EXTRA_ENV", env }, { "IMAGE", qimage },
-			{ "PROBE_MOUNT", qmount }, { "PROBE_SCRIPT", qscript },
+			{ "PROBE_MOUNT", qmount }, { "PROBE_SCRIPT", qscript }, { "NUM_NODES", nnodes },
 		};
 		if (template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), &text, err) == 0) {
 			path = xasprintf("%s/%s.sbatch", o->dir, name);
@@ -229,7 +234,7 @@ static enum verdict one_rung(struct conn *c, const struct cluster_cfg *cl,
 	char *sbatch = stage(c, cl, o, rung, n, why), *q, *cmd, *out, *id, *log, *qlog;
 	time_t submitted = time(NULL), started = 0;
 	enum verdict v = PROBE_ERROR;
-	int st = 0;
+	int st = 0, timed_out = 0;
 
 	if (sbatch == NULL)
 		return PROBE_ERROR;
@@ -254,9 +259,11 @@ static enum verdict one_rung(struct conn *c, const struct cluster_cfg *cl,
 	log = xasprintf("%s/taotop-nccl-probe-%s-%d-%s.out", o->dir, cl->name, n, id);
 	qlog = sh_quote(log);
 	q = sh_quote(id);
-	/* One command per look: the job's state, the marker, the output's end. */
+	/* One command per look: the job's state, the marker (or the sign of
+	 * a collective that timed out by itself), the output's end. */
 	cmd = xasprintf("squeue -h -j %s -o %%T 2>/dev/null; echo '@@'; grep -c %s %s 2>/dev/null; "
-	    "echo '@@'; tail -n 5 %s 2>/dev/null", q, MARK_OK, qlog, qlog);
+	    "grep -c -E %s %s 2>/dev/null; echo '@@'; tail -n 5 %s 2>/dev/null", q, MARK_OK, qlog,
+	    COLLECTIVE_TIMEOUT_RE, qlog, qlog);
 	for (;;) {
 		char *state, *count, *tail;
 		usleep((useconds_t)(o->poll_ms > 0 ? o->poll_ms : 2000) * 1000);
@@ -280,10 +287,23 @@ static enum verdict one_rung(struct conn *c, const struct cluster_cfg *cl,
 			free(out);
 			break;
 		}
+		{
+			/* grep -c's second count: the collective's own timeout. */
+			const char *nl = strchr(count, '\n');
+			timed_out = nl != NULL && atoi(nl + 1) > 0;
+		}
 		if (strncmp(state, "RUNNING", 7) == 0 && started == 0) {
 			started = time(NULL);
 			say(progress, data, "probe job %s running; waiting up to %d s for the all-reduce",
 			    id, o->timeout_s);
+		}
+		if ((state[0] == '\0' || state[0] == '\n') && timed_out) {
+			/* Ended FAILED by the collective's timeout: the hang,
+			 * seen through PyTorch's watchdog before ours. */
+			v = PROBE_HUNG;
+			*why = xstrdup("ended by the collective's own timeout");
+			free(out);
+			break;
 		}
 		if (state[0] == '\0' || state[0] == '\n') {
 			/* Gone from the queue without the marker. */
@@ -334,7 +354,13 @@ int probe_nccl(struct conn *c, const struct cluster_cfg *cl, const struct probe_
 			goto out;
 		}
 		if (v == PROBE_HUNG) {
-			say(progress, data, "timed out after %d s: the all-reduce hangs", o->timeout_s);
+			if (why != NULL)
+				say(progress, data, "%s: the all-reduce hangs", why);
+			else
+				say(progress, data, "timed out after %d s: the all-reduce hangs",
+				    o->timeout_s);
+			free(why);
+			why = NULL;
 			continue;
 		}
 		*err = xasprintf("the NCCL probe %s: %s", v == PROBE_FAILED ? "failed" : "could not run",

@@ -1,13 +1,18 @@
 /*
  * The NCCL probe (the seed's "NCCL probe first"): before the first job on a
  * cluster that runs NCCL across GPUs (more than one node, or more than one
- * GPU on a node: the intra-node P2P hang), a cheap two-node all-reduce runs
- * under the container's torchrun (templates/nccl_probe.sbatch.tmpl and
- * templates/nccl_probe.py). It passes when its output says NCCL_PROBE_OK.
- * When it runs past the timeout the collective hangs: the job is cancelled
- * and the probe runs again with the next set of NCCL knobs of the ladder
- * (data: the cluster's nccl_ladder, else templates/nccl-ladder.conf). The
- * set that passes is the cluster's NCCL env, which the caller caches.
+ * GPU on a node: the intra-node P2P hang), a cheap all-reduce runs under the
+ * container's torchrun (templates/nccl_probe.sbatch.tmpl and
+ * templates/nccl_probe.py), in the job's shape: on one node with the job's
+ * GPUs for a single-node job (the hang is inside a node, and a user who
+ * cannot get two nodes must not wait for them), on two nodes for a
+ * multi-node one. It passes when its output says NCCL_PROBE_OK. A rung
+ * fails when the collective hangs: the job runs past the timeout (taotop
+ * cancels it), or ends by the collective's own timeout (PyTorch's watchdog
+ * error). Then the probe runs again with the next set of NCCL knobs of the
+ * ladder (data: the cluster's nccl_ladder, else templates/nccl-ladder.conf).
+ * The set that passes is the cluster's NCCL env, which the caller caches
+ * with the shape that passed.
  */
 #ifndef TAOTOP_ENGINE_PROBE_H
 #define TAOTOP_ENGINE_PROBE_H
@@ -22,7 +27,8 @@ struct probe_opts {
 	const char	*dir;		/* a shared folder for the probe's files and output */
 	const char	*partition;
 	const char	*template_dir;	/* NULL: taotop's */
-	int		 gpus_per_node;	/* the probe uses min(this, 2) per node */
+	int		 nodes;		/* 1, or 2 for a multi-node job */
+	int		 gpus_per_node;	/* the job's, on each node */
 	int		 timeout_s;	/* running longer than this: hung */
 	int		 poll_ms;	/* how often to look (0: 2000) */
 };

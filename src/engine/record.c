@@ -103,6 +103,7 @@ void record_free(struct job_record *r)
 	free(r->network_arch), free(r->action), free(r->storage_tier);
 	free(r->results_dir), free(r->log_dir), free(r->backend_ref);
 	free(r->retry_of), free(r->retried_as), free(r->secrets), free(r->native);
+	free(r->progress);
 	free(r);
 }
 
@@ -161,6 +162,13 @@ char *record_to_json(const struct job_record *r)
 	add_opt_string(o, "native_state", r->native);
 	add_time(o, "created", r->created);
 	add_time(o, "updated", r->updated);
+	if (r->progress != NULL) {
+		cJSON *p = cJSON_Parse(r->progress);
+		if (cJSON_IsObject(p))
+			cJSON_AddItemToObject(o, "progress", p);
+		else
+			cJSON_Delete(p);
+	}
 	hist = cJSON_AddArrayToObject(o, "transitions");
 	for (i = 0; i < r->nhist; i++) {
 		const struct transition *t = &r->hist[i];
@@ -245,6 +253,14 @@ struct job_record *record_from_json(const char *json, char **err)
 		free(*err);
 		*err = xstrdup("field \"created\" or \"updated\" is not a UTC time");
 		goto bad;
+	}
+	{
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "progress");
+		if (cJSON_IsObject(p)) {
+			char *text = cJSON_PrintUnformatted(p);
+			r->progress = xstrdup(text);
+			cJSON_free(text);
+		}
 	}
 	hist = cJSON_GetObjectItemCaseSensitive(o, "transitions");
 	if (hist != NULL && !cJSON_IsArray(hist)) {

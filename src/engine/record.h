@@ -43,6 +43,10 @@ struct job_record {
 					 * comma-separated (a retry writes it again) */
 	enum tao_state	 state;
 	char		*native;	/* last native state word */
+	/* TAO's progress when the job ended, read once from its status.json
+	 * (compact JSON: epoch, max_epoch, eta, metric, series), so a finished
+	 * job keeps what it was; NULL until then. Stored as an object. */
+	char		*progress;
 	time_t		 created, updated;
 	struct transition *hist;
 	size_t		 nhist;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "engine/command.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/xmalloc.h"
@@ -129,9 +130,20 @@ static int get_list(struct ctx *c, const char *field, const yaml_node_t *n, int 
 	return 0;
 }
 
-static int get_command(struct ctx *c, const yaml_node_t *n, struct spec *s)
+char *spec_join_words(char *const *argv, size_t argc)
 {
 	struct buf shown;
+	size_t i;
+
+	buf_init(&shown);
+	buf_adds(&shown, "");
+	for (i = 0; i < argc; i++)
+		buf_addf(&shown, "%s%s", i ? " " : "", argv[i]);
+	return buf_detach(&shown);
+}
+
+static int get_command(struct ctx *c, const yaml_node_t *n, struct spec *s)
+{
 	size_t i;
 
 	if (n->type == YAML_SCALAR_NODE) {
@@ -149,11 +161,16 @@ static int get_command(struct ctx *c, const yaml_node_t *n, struct spec *s)
 	}
 	if (s->argc == 0)
 		return fail_at(c, n, "field 'command' is empty");
-	buf_init(&shown);
-	for (i = 0; i < s->argc; i++)
-		buf_addf(&shown, "%s%s", i ? " " : "", s->argv[i]);
+	for (i = 0; i < s->argc; i++) {
+		char *why = NULL;
+		if (command_check_word(s->argv[i], &why) != 0) {
+			int rc = fail_at(c, n, "%s", why);
+			free(why);
+			return rc;
+		}
+	}
 	free(s->command);
-	s->command = buf_detach(&shown);
+	s->command = spec_join_words(s->argv, s->argc);
 	return 0;
 }
 
@@ -300,10 +317,19 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 			}
 		}
 	}
-	if (rc == 0 && (s->image == NULL || s->command == NULL)) {
-		rc = fail_at(&c, root, "field '%s' is missing: %s", s->image == NULL ? "image" : "command",
-		    s->image == NULL ? "the container image (a .sqsh path or a registry image)"
-		    : "the command to run in the container");
+	if (rc == 0 && s->image == NULL)
+		rc = fail_at(&c, root, "field 'image' is missing: the container image (a .sqsh path "
+		    "or a registry image)");
+	if (rc == 0 && s->command == NULL) {
+		/* No command: TAO's own entry point, from network_arch and action. */
+		char *why = NULL;
+		if (command_default(s->network_arch, s->action, &s->argv, &s->argc, &why) != 0) {
+			rc = fail_at(&c, root, "%s", why);
+			free(why);
+		} else {
+			s->command = spec_join_words(s->argv, s->argc);
+			s->command_is_taos = 1;
+		}
 	}
 	yaml_document_delete(&c.doc);
 	if (rc != 0)

@@ -28,9 +28,13 @@ struct spec {
 	char		*command;	/* for display: the words joined by spaces */
 	/* Run in the container as these words, with no shell between: a list
 	 * gives them exactly, a text is split at white space. So "$(...)" or
-	 * backticks in a command are text, never run by taotop's doing. */
+	 * backticks in a command are text, never run by taotop's doing. The
+	 * words may name {spec}, {results_dir}, {job_dir} and {job_id}
+	 * (engine/command.h); with no command: field, they are TAO's own
+	 * (network_arch action -e {spec} results_dir={results_dir}). */
 	char		**argv;
 	size_t		 argc;
+	int		 command_is_taos;	/* argv is TAO's own: no command: field */
 	char		**datasets;	/* lustre:/// or slurm:// URIs */
 	size_t		 ndatasets;
 	char		*results_dir;
@@ -58,6 +62,9 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *out,
 /* Read and parse a file. */
 int spec_load(const char *path, struct spec *out, char **err);
 void spec_free(struct spec *s);
+
+/* argv joined by single spaces, for display (caller frees). */
+char *spec_join_words(char *const *argv, size_t argc);
 
 /* An environment variable's name as the bundle takes it: upper case,
  * digits and '_', not starting with a digit (extra_env, secrets). */

@@ -59,14 +59,21 @@ int image_parse(const char *image, const char *cache_dir, struct image_ref *out,
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
-	if (image[0] == '/') {
-		size_t n = strlen(image);
-		if (n < 6 || strcmp(image + n - 5, ".sqsh") != 0 || !path_ok(image)) {
-			*err = xasprintf("image: %s is a path but not a .sqsh file", image);
+	if (image[0] == '/' || strncmp(image, "lustre://", 9) == 0 ||
+	    strncmp(image, "slurm://", 8) == 0) {
+		/* A squashfs already on shared storage, as a path or a URI. */
+		char *path = image[0] == '/' ? xstrdup(image) : storage_path("image", image, err);
+		size_t n = path != NULL ? strlen(path) : 0;
+		if (path == NULL)
+			return -1;
+		if (n < 6 || strcmp(path + n - 5, ".sqsh") != 0 || !path_ok(path)) {
+			*err = xasprintf("image: %s is a path on shared storage but not a .sqsh file "
+			    "(a registry image is written REGISTRY/IMAGE:TAG)", image);
+			free(path);
 			return -1;
 		}
 		out->is_sqsh = 1;
-		out->sqsh = xstrdup(image);
+		out->sqsh = path;
 		return 0;
 	}
 	if (strncmp(ref, "docker://", 9) == 0)
@@ -89,12 +96,32 @@ int image_parse(const char *image, const char *cache_dir, struct image_ref *out,
 		registry = xstrdup("registry-1.docker.io");
 		name = xstrdup(ref);
 	}
+	/* Docker Hub as Enroot names it: one host, and official images under
+	 * library/ (ubuntu:22.04 is registry-1.docker.io#library/ubuntu). */
+	if (strcmp(registry, "docker.io") == 0 || strcmp(registry, "index.docker.io") == 0) {
+		free(registry);
+		registry = xstrdup("registry-1.docker.io");
+	}
+	if (strcmp(registry, "registry-1.docker.io") == 0 && strchr(name, '/') == NULL) {
+		char *full = xasprintf("library/%s", name);
+		free(name);
+		name = full;
+	}
 	colon = strrchr(name, ':');
 	if (colon != NULL && strchr(colon, '/') == NULL) {
 		tag = xstrdup(colon + 1);
 		*colon = '\0';
 	} else {
 		tag = xstrdup("latest");
+	}
+	for (i = 0; name[i] != '\0'; i++) {
+		if (isupper((unsigned char)name[i])) {
+			/* Registries (and Enroot) take lower-case repository names only. */
+			*err = xasprintf("image: '%s': an image name is lower case ('%s' has an "
+			    "upper-case letter; tags may have them)", image, name);
+			free(registry), free(name), free(tag);
+			return -1;
+		}
 	}
 	if (registry[0] == '\0' || name[0] == '\0' || tag[0] == '\0') {
 		*err = xasprintf("image: '%s' is not REGISTRY/IMAGE:TAG, REGISTRY#IMAGE:TAG, "

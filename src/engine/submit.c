@@ -1,6 +1,7 @@
 #include "engine/submit.h"
 
 #include <cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/command.h"
 #include "engine/config.h"
 #include "engine/lint.h"
 #include "engine/policy.h"
@@ -54,7 +56,10 @@ struct job {
 	int			 spec_borrowed;	/* borrowed: its pointers are the caller's */
 	struct resources	 res;
 	struct image_ref	 image;
-	const char		*partition;
+	const char		*partition, *partition_from;
+	const char		*account, *account_from;	/* account NULL: none */
+	const char		*requeue_from, *gpus_from, *nodes_from, *time_from;
+	char			 first_partition[128];
 	char			*root;		/* results root on the cluster */
 	char			*cache;		/* image cache folder */
 	char			**datasets;	/* paths on the cluster */
@@ -62,6 +67,13 @@ struct job {
 	char			*id;
 	char			*job_dir, *results_dir, *log_dir, *sidecar, *sbatch_path;
 	char			*nccl_env;	/* the cluster's NCCL knobs, or NULL */
+	const char		*image_how;	/* "reused", "cached", "converted" */
+	/* The command's words, placeholders unexpanded: the bundle's, or
+	 * TAO's own when it gives none (then owned here). */
+	char *const		*argv;
+	size_t			 argc;
+	char			**default_argv;
+	size_t			 default_argc;
 };
 
 /* A script that went through the lint and bash -n: launch takes only this,
@@ -148,6 +160,87 @@ static int verify_supporting(const struct job *j, char **err);
 
 /* ---- preflight: spec, policy, paths ------------------------------------------------------ */
 
+/* A value that goes on an #SBATCH line must be the one SLURM word it
+ * stands for: a comma makes a list, a newline or '#' another line. */
+static int slurm_word(const char *field, const char *value, const char *from, char **err)
+{
+	size_t i;
+
+	for (i = 0; value[i] != '\0'; i++)
+		if (!isalnum((unsigned char)value[i]) && strchr("_.-", value[i]) == NULL)
+			break;
+	if (i > 0 && value[i] == '\0')
+		return 0;
+	*err = value[0] == '\0'
+	    ? xasprintf("%s (from %s) is empty: name one", field, from)
+	    : xasprintf("%s '%.60s' (from %s) is not one SLURM name: letters, digits, _ . and - "
+		"only (a comma would ask for a list, a newline or # would write another line of "
+		"the script); nothing was written on the cluster", field, value, from);
+	return -1;
+}
+
+static const char *env_value(const char *name)
+{
+	const char *v = getenv(name);
+	return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+/* What the submit asks for, each value with where it came from: flags >
+ * the seed's environment > the bundle > the cluster's config > defaults. */
+static int resolve(struct job *j, char **err)
+{
+	const char *v;
+
+	if (j->o->partition != NULL) {
+		j->partition = j->o->partition, j->partition_from = "--partition";
+	} else if ((v = env_value("SLURM_PARTITION")) != NULL) {
+		snprintf(j->first_partition, sizeof(j->first_partition), "%.*s",
+		    (int)strcspn(v, ","), v);
+		j->partition = j->first_partition;
+		j->partition_from = "SLURM_PARTITION (its first)";
+	} else if (j->spec.partition != NULL) {
+		j->partition = j->spec.partition, j->partition_from = "the bundle";
+	} else {
+		const char *list = j->cl->partitions ? j->cl->partitions : seed_defaults.partitions;
+		snprintf(j->first_partition, sizeof(j->first_partition), "%.*s",
+		    (int)strcspn(list, ","), list);
+		j->partition = j->first_partition;
+		j->partition_from = j->cl->partitions ? "the cluster's partitions (its first)"
+		    : "the seed's default";
+	}
+	if (j->o->account != NULL)
+		j->account = j->o->account, j->account_from = "--account";
+	else if ((v = env_value("SLURM_ACCOUNT")) != NULL)
+		j->account = v, j->account_from = "SLURM_ACCOUNT";
+	else if (j->spec.account != NULL)
+		j->account = j->spec.account, j->account_from = "the bundle";
+	else if (j->cl->account != NULL)
+		j->account = j->cl->account, j->account_from = "the cluster's config";
+	else
+		j->account = NULL, j->account_from = "none asked";
+	if (j->o->requeue != REQUEUE_UNSAID) {
+		j->spec.requeue = j->o->requeue == REQUEUE_YES;
+		j->requeue_from = j->spec.requeue ? "--requeue" : "--no-requeue";
+	} else if ((v = env_value("SLURM_USE_REQUEUE")) != NULL) {
+		if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0)
+			j->spec.requeue = 1;
+		else if (strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcasecmp(v, "no") == 0)
+			j->spec.requeue = 0;
+		else {
+			*err = xasprintf("SLURM_USE_REQUEUE is '%.40s': write true or false", v);
+			return -1;
+		}
+		j->requeue_from = "SLURM_USE_REQUEUE";
+	} else {
+		j->requeue_from = j->spec.requeue >= 0 ? "the bundle" : "the seed's default";
+	}
+	if (slurm_word("partition", j->partition, j->partition_from, err) != 0)
+		return -1;
+	if (j->account != NULL && slurm_word("account", j->account, j->account_from, err) != 0)
+		return -1;
+	return 0;
+}
+
 static int preflight(struct job *j, char **err)
 {
 	char *note = NULL;
@@ -160,21 +253,20 @@ static int preflight(struct job *j, char **err)
 	} else if (spec_load(j->o->spec_path, &j->spec, err) != 0) {
 		return failed(j, STEP_PREFLIGHT, err);
 	}
+	j->gpus_from = j->o->gpus >= 0 ? "--gpus" : j->spec.gpus >= 0 ? "the bundle"
+	    : "the seed's default";
+	j->nodes_from = j->o->nodes > 0 ? "--nodes" : j->spec.nodes > 0 ? "the bundle"
+	    : "the seed's default";
+	j->time_from = j->o->time_hours > 0 ? "--time" : j->spec.time_hours > 0 ? "the bundle"
+	    : "the seed's default";
 	if (j->o->gpus >= 0)
 		j->spec.gpus = j->o->gpus;
 	if (j->o->nodes > 0)
 		j->spec.nodes = j->o->nodes;
 	if (j->o->time_hours > 0)
 		j->spec.time_hours = j->o->time_hours;
-	j->partition = j->o->partition ? j->o->partition
-	    : j->spec.partition ? j->spec.partition : NULL;
-	if (j->partition == NULL) {
-		/* The first of SLURM_PARTITION's list. */
-		static char first[128];
-		snprintf(first, sizeof(first), "%.*s", (int)strcspn(j->cl->partitions, ","),
-		    j->cl->partitions);
-		j->partition = first;
-	}
+	if (resolve(j, err) != 0)
+		return failed(j, STEP_PREFLIGHT, err);
 	if (j->cl->results_root == NULL) {
 		*err = xstrdup("SLURM_BASE_RESULTS_DIR is not set: export the shared-storage folder "
 		    "for job folders (lustre:///path)");
@@ -207,6 +299,17 @@ static int preflight(struct job *j, char **err)
 		if (j->results_dir == NULL || sbatch_safe("results_dir", j->results_dir, err) != 0)
 			return failed(j, STEP_PREFLIGHT, err);
 	}
+	if (j->spec.argc > 0) {
+		j->argv = j->spec.argv, j->argc = j->spec.argc;
+	} else if (command_default(j->spec.network_arch, j->spec.action, &j->default_argv,
+	    &j->default_argc, err) == 0) {
+		j->argv = j->default_argv, j->argc = j->default_argc;
+	} else {
+		return failed(j, STEP_PREFLIGHT, err);
+	}
+	for (i = 0; i < j->argc; i++)
+		if (command_check_word(j->argv[i], err) != 0)
+			return failed(j, STEP_PREFLIGHT, err);
 	if (image_parse(j->spec.image, j->cache, &j->image, err) != 0 ||
 	    sbatch_safe("image", j->image.sqsh, err) != 0 || verify_supporting(j, err) != 0)
 		return failed(j, STEP_PREFLIGHT, err);
@@ -226,7 +329,7 @@ static int check_remote(struct job *j, char **err)
 	struct buf cmd;
 	struct conn_exec x;
 	char *q, *line, *save = NULL;
-	int image_state = -2, rc = 0;
+	int image_state = -2, rc = 0, part_nodes = -1, part_gpus = -1;
 	double max_h = 0;
 	size_t i;
 
@@ -243,7 +346,9 @@ static int check_remote(struct job *j, char **err)
 	    "elif test -e %s; then echo '@@image bad'; else echo '@@image missing'; fi; ", q, q);
 	free(q);
 	q = sh_quote(j->partition);
-	buf_addf(&cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"", q);
+	buf_addf(&cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"; ", q);
+	/* The partition's nodes and their GPUs, for the shape: "2 gpu:8". */
+	buf_addf(&cmd, "echo \"@@nodes $(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1)\"", q);
 	free(q);
 	if (j->o->dry_run)
 		plan(j, "check: %s", cmd.data);
@@ -268,6 +373,20 @@ static int check_remote(struct job *j, char **err)
 			image_state = 0;
 		} else if (strncmp(line, "@@maxtime ", 10) == 0) {
 			max_h = slurm_hours(line + 10);
+		} else if (strncmp(line, "@@nodes ", 8) == 0) {
+			/* "2 gpu:8" or "2 gpu:a100:8(S:0-1)": the count after the
+			 * last colon of the gres; no gres: no GPUs. */
+			const char *g = strchr(line + 8, ' ');
+			part_nodes = atoi(line + 8);
+			if (g != NULL && strncmp(g + 1, "gpu", 3) == 0) {
+				const char *end = g + 1 + strcspn(g + 1, "(,"), *colon = NULL, *p;
+				for (p = g + 1; p < end; p++)
+					if (*p == ':')
+						colon = p;
+				part_gpus = colon != NULL ? atoi(colon + 1) : -1;
+			} else if (g != NULL) {
+				part_gpus = 0;
+			}
 		}
 	}
 	conn_exec_free(&x);
@@ -279,6 +398,20 @@ static int check_remote(struct job *j, char **err)
 	if (rc == 0 && policy_resources(&j->spec, &seed_defaults, j->partition, max_h, &j->res,
 	    NULL, err) != 0)
 		rc = -1;
+	/* The shape against what the partition has (unknown: let sbatch say). */
+	if (rc == 0 && part_nodes > 0 && j->res.nodes > part_nodes) {
+		*err = xasprintf("%d GPUs as %d node%s x %d: partition %s has %d node%s; ask for at "
+		    "most %d GPUs there, or another partition", j->res.gpus_total, j->res.nodes,
+		    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, j->partition, part_nodes,
+		    part_nodes == 1 ? "" : "s", part_nodes * (part_gpus > 0 ? part_gpus : 1));
+		rc = -1;
+	}
+	if (rc == 0 && part_gpus >= 0 && j->res.gpus_per_node > part_gpus) {
+		*err = xasprintf("%d GPUs on a node: the nodes of partition %s have %d; split the job "
+		    "over more nodes (nodes: %d)", j->res.gpus_per_node, j->partition, part_gpus,
+		    part_gpus > 0 ? (j->res.gpus_total + part_gpus - 1) / part_gpus : 0);
+		rc = -1;
+	}
 	if (rc == 0 && j->image.is_sqsh && image_state != 1) {
 		*err = xasprintf("image %s %s", j->image.sqsh, image_state == 0 ? "does not exist"
 		    : "is not a squashfs file (no hsqs magic): a truncated conversion? convert it again");
@@ -301,27 +434,56 @@ static void probe_said(const char *what, void *data)
 	step(data, STEP_PROBE, 0, what);
 }
 
-/* NCCL runs across GPUs here: the cluster's knobs, cached or probed. */
+/* "NxG" for a probe of n nodes with g GPUs each. */
+static void shape_text(int nodes, int gpus_per_node, char *out, size_t size)
+{
+	snprintf(out, size, "%dx%d", nodes, gpus_per_node);
+}
+
+/* Whether knobs cached from a probe of shape `cached` ("NxG") hold for a
+ * job of this shape: a multi-node job needs a multi-node probe (the
+ * network between nodes), a job with several GPUs on a node needs a probe
+ * that had several (the intra-node P2P hang). No shape: set by hand. */
+static int cache_covers(const char *cached, int nodes, int gpus_per_node)
+{
+	int cn = 0, cg = 0;
+
+	if (cached == NULL || sscanf(cached, "%dx%d", &cn, &cg) != 2)
+		return 1;
+	return (nodes <= 1 || cn > 1) && (gpus_per_node <= 1 || cg > 1);
+}
+
+/* NCCL runs across GPUs here: the cluster's knobs, cached or probed. The
+ * probe takes the job's shape: one node with its GPUs, or two nodes. */
 static int nccl_knobs(struct job *j, char **err)
 {
 	struct probe_opts po;
-	char *env = NULL, *dir, *warn = NULL;
+	char *env = NULL, *dir, *warn = NULL, shape[32], *said;
+	int pnodes = j->res.nodes > 1 ? 2 : 1;
 
 	if (j->res.nodes <= 1 && j->res.gpus_per_node <= 1)
-		return 0;
+		return 0;	/* one GPU: no collective to hang */
 	step(j, STEP_PROBE, 0, NULL);
-	if (j->cl->nccl_env != NULL) {
+	shape_text(pnodes, j->res.gpus_per_node, shape, sizeof(shape));
+	if (j->cl->nccl_env != NULL && cache_covers(j->cl->nccl_env_shape, j->res.nodes,
+	    j->res.gpus_per_node)) {
 		j->nccl_env = xstrdup(j->cl->nccl_env);
-		step(j, STEP_PROBE, 1, j->nccl_env[0] ? j->nccl_env : "cached: no NCCL knobs needed");
+		said = xasprintf("cached%s%s: %s", j->cl->nccl_env_shape ? " from a probe on " : "",
+		    j->cl->nccl_env_shape ? j->cl->nccl_env_shape : "",
+		    j->nccl_env[0] ? j->nccl_env : "no NCCL knobs needed");
+		step(j, STEP_PROBE, 1, said);
+		free(said);
 		return 0;
 	}
 	dir = xasprintf("%s/probes", j->root);
 	if (j->o->dry_run) {
-		plan(j, "sbatch %s/taotop-nccl-probe-*.sbatch   # the NCCL probe: 2 nodes, each "
-		    "rung of the ladder until one passes (%d s each), then cached", dir,
-		    j->cl->nccl_probe_timeout_s);
+		plan(j, "sbatch %s/taotop-nccl-probe-*.sbatch   # the NCCL probe on %d node%s x %d "
+		    "GPUs, each rung of the ladder until one passes (%d s each), then cached", dir,
+		    pnodes, pnodes > 1 ? "s" : "", j->res.gpus_per_node, j->cl->nccl_probe_timeout_s);
 		free(dir);
-		step(j, STEP_PROBE, 1, "would run the NCCL probe (not cached for this cluster)");
+		said = xasprintf("would run the NCCL probe on %s (not cached for this shape)", shape);
+		step(j, STEP_PROBE, 1, said);
+		free(said);
 		return 0;
 	}
 	memset(&po, 0, sizeof(po));
@@ -329,6 +491,7 @@ static int nccl_knobs(struct job *j, char **err)
 	po.dir = dir;
 	po.partition = j->partition;
 	po.template_dir = j->o->template_dir;
+	po.nodes = pnodes;
 	po.gpus_per_node = j->res.gpus_per_node;
 	po.timeout_s = j->cl->nccl_probe_timeout_s > 0 ? j->cl->nccl_probe_timeout_s : 120;
 	if (probe_nccl(j->c, j->cl, &po, probe_said, j, &env, err) != 0) {
@@ -336,28 +499,33 @@ static int nccl_knobs(struct job *j, char **err)
 		return failed(j, STEP_PROBE, err);
 	}
 	free(dir);
-	/* Later jobs skip the probe: the answer goes into the config. */
-	if (config_save_nccl_env(j->cl->name, env, &warn) != 0) {
+	/* Later jobs of a shape it covers skip the probe: into the config. */
+	if (config_save_nccl_env(j->cl->name, env, shape, &warn) != 0) {
 		log_msg(LOG_WARN, "submit: the NCCL knobs passed but were not cached: %s", warn);
 		free(warn);
 	}
 	j->nccl_env = env;
-	step(j, STEP_PROBE, 1, env[0] ? env : "passed with no NCCL knobs");
+	said = xasprintf("passed on %s with %s", shape, env[0] ? env : "no NCCL knobs");
+	step(j, STEP_PROBE, 1, said);
+	free(said);
 	return 0;
 }
 
 static int convert_image(struct job *j, struct submit_result *res, char **err)
 {
-	char *inner, *qinner, *qsqsh = sh_quote(j->image.sqsh), *qdocker = sh_quote(j->image.docker_uri);
-	char *qcache = sh_quote(j->cache), *qcpu = sh_quote(j->cl->cpu_partition), *cmd;
+	char *inner, *qinner, *qsqsh, *qdocker, *qcache, *qcpu, *cmd;
 	struct conn_exec x;
 	int rc = -1;
 
 	if (j->image.is_sqsh) {
-		step(j, STEP_IMAGE, 1, j->image.docker_uri ? "cached" : "a .sqsh file");
-		rc = 0;
-		goto out;
+		/* A .sqsh given as such (reused: never converted), or the
+		 * registry image's file converted by an earlier submit. */
+		j->image_how = j->image.docker_uri ? "cached" : "reused";
+		step(j, STEP_IMAGE, 1, j->image_how);
+		return 0;
 	}
+	qsqsh = sh_quote(j->image.sqsh), qdocker = sh_quote(j->image.docker_uri);
+	qcache = sh_quote(j->cache), qcpu = sh_quote(j->cl->cpu_partition);
 	if (!j->o->dry_run)
 		step(j, STEP_IMAGE, 0, "converting on the CPU partition (once per image)");
 	/* The seed's conversion, to a temp name renamed only when whole. */
@@ -373,6 +541,7 @@ static int convert_image(struct job *j, struct submit_result *res, char **err)
 	free(qinner);
 	if (j->o->dry_run) {
 		plan(j, "convert: %s", cmd);
+		j->image_how = "converted";
 		step(j, STEP_IMAGE, 1, "would convert");
 		free(cmd);
 		rc = 0;
@@ -403,6 +572,7 @@ static int convert_image(struct job *j, struct submit_result *res, char **err)
 	}
 	conn_exec_free(&x);
 	res->converted = 1;
+	j->image_how = "converted";
 	step(j, STEP_IMAGE, 1, "converted");
 	rc = 0;
 out:
@@ -446,6 +616,11 @@ static int open_record(struct job *j, char **err)
 		buf_free(&names);
 	}
 	record_event(r, "opened: staging", "taotop", time(NULL));
+	{
+		char *how = xasprintf("image: %s %s", j->image_how, j->image.sqsh);
+		record_event(r, how, "taotop", time(NULL));
+		free(how);
+	}
 	rc = store_create(j->st, r, err);
 	record_free(r);
 	if (rc != 0)
@@ -775,7 +950,7 @@ static int bash_syntax(const char *text, char **err)
 
 static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 {
-	struct buf mounts, command, extra, env;
+	struct buf mounts, command, extra, env, jobenv;
 	char *dir = j->o->template_dir ? xstrdup(j->o->template_dir) : submit_template_dir();
 	char *tpath = xasprintf("%s/%s.sbatch.tmpl", dir, j->res.nodes > 1 ? "multinode" : "singlenode");
 	char ngpus[16], ncpus[16], nnodes[16], *qimage, *qmounts, *qenv, *tmpl, *text = NULL, *report;
@@ -796,20 +971,43 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	buf_addf(&mounts, "%s:%s", j->job_dir, j->job_dir);
 	if (strncmp(j->results_dir, j->job_dir, strlen(j->job_dir)) != 0)
 		buf_addf(&mounts, ",%s:%s", j->results_dir, j->results_dir);
-	/* The command's words, each one quoted: no shell reads them as code. */
+	/* The command's words, placeholders filled, each word then quoted:
+	 * a value stays one word, and no shell reads it as code. */
 	buf_init(&command);
-	for (i = 0; i < j->spec.argc; i++) {
-		if (i > 0)
-			buf_addc(&command, ' ');
-		sh_quote_buf(&command, j->spec.argv[i], strlen(j->spec.argv[i]));
+	buf_init(&jobenv);
+	{
+		char *spec_path = xasprintf("%s/specs/spec.yaml", j->job_dir);
+		const struct command_vars cv = { spec_path, j->results_dir, j->job_dir, j->id };
+		const char *const exports[][2] = { { "TAOTOP_JOB_ID", j->id },
+		    { "TAOTOP_JOB_DIR", j->job_dir }, { "TAOTOP_SPEC", spec_path },
+		    { "TAOTOP_RESULTS_DIR", j->results_dir } };
+		for (i = 0; i < j->argc; i++) {
+			char *w = command_expand_word(j->argv[i], &cv, err);
+			if (w == NULL) {
+				free(spec_path);
+				buf_free(&mounts), buf_free(&command), buf_free(&jobenv);
+				free(tmpl), free(tpath);
+				return failed(j, STEP_LINT, err);
+			}
+			if (i > 0)
+				buf_addc(&command, ' ');
+			sh_quote_buf(&command, w, strlen(w));
+			free(w);
+		}
+		/* The same, for scripts the command runs. */
+		for (i = 0; i < sizeof(exports) / sizeof(exports[0]); i++) {
+			buf_addf(&jobenv, "%sexport %s=", i ? "\n" : "", exports[i][0]);
+			sh_quote_buf(&jobenv, exports[i][1], strlen(exports[i][1]));
+		}
+		free(spec_path);
 	}
 	buf_init(&extra);
 	/* The multi-node template has its own --nodes line. */
 	if (j->res.nodes <= 1)
 		buf_adds(&extra, "#SBATCH --nodes=1\n");
 	buf_addf(&extra, "#SBATCH --partition=%s\n", j->partition);
-	if (j->cl->account != NULL)
-		buf_addf(&extra, "#SBATCH --account=%s\n", j->cl->account);
+	if (j->account != NULL)
+		buf_addf(&extra, "#SBATCH --account=%s\n", j->account);
 	buf_addf(&extra, "#SBATCH %s", j->res.requeue ? "--requeue" : "--no-requeue");
 	if (j->res.exclusive)
 		buf_adds(&extra, "\n#SBATCH --exclusive");
@@ -822,7 +1020,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 		char *lines = NULL;
 		if (probe_env_lines(j->nccl_env, &lines, err) != 0) {
 			buf_free(&mounts), buf_free(&command), buf_free(&extra), buf_free(&env);
-			free(tmpl), free(tpath);
+			buf_free(&jobenv), free(tmpl), free(tpath);
 			return failed(j, STEP_LINT, err);
 		}
 		buf_addf(&env, "%s# the cluster's NCCL knobs (its probe's answer)\n%s",
@@ -844,6 +1042,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 			{ "CONTAINER_MOUNTS", qmounts }, { "COMMAND", command.data },
 			{ "SBATCH_EXTRA", extra.data }, { "ENV_FILE", qenv }, { "EXTRA_ENV", env.data },
 			{ "CHILD_TIMEOUT", j->res.child_timeout }, { "NUM_NODES", nnodes },
+			{ "JOB_ENV", jobenv.data },
 		};
 		if (template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), &text, err) != 0)
 			goto out;
@@ -860,7 +1059,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	rc = 0;
 out:
 	free(text), free(tmpl), free(tpath), free(qimage), free(qmounts), free(qenv);
-	buf_free(&mounts), buf_free(&command), buf_free(&extra), buf_free(&env);
+	buf_free(&mounts), buf_free(&command), buf_free(&extra), buf_free(&env), buf_free(&jobenv);
 	if (rc != 0)
 		return failed(j, STEP_LINT, err);
 	step(j, STEP_LINT, 1, NULL);
@@ -1056,6 +1255,30 @@ static int launch(struct job *j, const struct linted_script *script, struct subm
 
 /* ---- the pipeline ------------------------------------------------------------------------------------ */
 
+/* The resolved request, one value a line with its origin (--dry-run and
+ * the wizard's preview). */
+static char *resolved_text(const struct job *j)
+{
+	struct buf b;
+
+	buf_init(&b);
+	buf_addf(&b, "  partition   %-24s (%s)\n", j->partition, j->partition_from);
+	buf_addf(&b, "  account     %-24s (%s)\n", j->account ? j->account : "-", j->account_from);
+	buf_addf(&b, "  gpus        %-24d (%s)\n", j->res.gpus_total, j->gpus_from);
+	buf_addf(&b, "  shape       %d node%s x %d GPUs%s (%s)\n", j->res.nodes,
+	    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, j->res.exclusive ? ", exclusive" : "",
+	    j->nodes_from);
+	buf_addf(&b, "  time        %-24s (%s)\n", j->res.time, j->time_from);
+	buf_addf(&b, "  requeue     %-24s (%s)\n", j->res.requeue ? "yes" : "no", j->requeue_from);
+	buf_addf(&b, "  image       %s (%s)\n", j->image.sqsh, j->image_how ? j->image_how : "-");
+	buf_addf(&b, "  command     ");
+	for (size_t i = 0; i < j->argc; i++)
+		buf_addf(&b, "%s%s", i ? " " : "", j->argv[i]);
+	buf_addf(&b, " (%s)\n", j->spec.argc > 0 && !j->spec.command_is_taos ? "the bundle"
+	    : "TAO's own: the bundle gives none");
+	return buf_detach(&b);
+}
+
 static void job_free(struct job *j)
 {
 	size_t i;
@@ -1068,6 +1291,9 @@ static void job_free(struct job *j)
 	free(j->datasets);
 	free(j->root), free(j->cache), free(j->id), free(j->job_dir), free(j->results_dir);
 	free(j->log_dir), free(j->sidecar), free(j->sbatch_path), free(j->nccl_env);
+	for (i = 0; i < j->default_argc; i++)
+		free(j->default_argv[i]);
+	free(j->default_argv);
 	buf_free(&j->plan);
 }
 
@@ -1098,9 +1324,13 @@ int submit_run(struct conn *c, struct record_store *st, const struct cluster_cfg
 		}
 		goto out;
 	}
-	if (o->dry_run)
-		res->dry_run = xasprintf("# remote commands and writes, in order\n%s\n# %s\n%s",
+	if (o->dry_run) {
+		char *asked = resolved_text(&j);
+		res->dry_run = xasprintf("# what was asked, and where each value came from\n%s\n"
+		    "# remote commands and writes, in order\n%s\n# %s\n%s", asked,
 		    j.plan.data ? j.plan.data : "", j.sbatch_path, script.text);
+		free(asked);
+	}
 	rc = 0;
 out:
 	free(script.text);

@@ -64,6 +64,8 @@ struct submit_opts {
 	int		 gpus, nodes;	/* -1: from the spec or defaults */
 	double		 time_hours;	/* -1: likewise */
 	const char	*partition;	/* NULL: likewise */
+	const char	*account;	/* NULL: likewise */
+	enum { REQUEUE_UNSAID, REQUEUE_YES, REQUEUE_NO } requeue;	/* --[no-]requeue */
 	int		 dry_run;
 	int		 force_reconvert;	/* reconvert a cached :latest image */
 	const char	*template_dir;	/* NULL: taotop's installed templates */

@@ -1,5 +1,6 @@
 #include "engine/tracker.h"
 
+#include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +30,66 @@ static int same(const char *a, const char *b)
 
 /* ---- COMPLETED: TAO's status.json decides ------------------------------------- */
 
-/* Returns 0 with the verdict, or -1 when the file could not be read for a
- * reason that may pass (the connection): decide on a later poll. */
+/* TAO's progress as the record keeps it (compact JSON), or NULL when
+ * status.json reported none. */
+static char *progress_json(const struct tao_status *ts)
+{
+	cJSON *o;
+	char *text, *out;
+
+	if (ts->epoch < 0 && ts->nseries == 0)
+		return NULL;
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "epoch", ts->epoch);
+	cJSON_AddNumberToObject(o, "max_epoch", ts->max_epoch);
+	cJSON_AddStringToObject(o, "eta", ts->eta);
+	if (ts->nseries > 0) {
+		cJSON_AddStringToObject(o, "metric", ts->metric);
+		cJSON_AddItemToObject(o, "series", cJSON_CreateDoubleArray(ts->series,
+		    (int)ts->nseries));
+	}
+	text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	out = xstrdup(text);
+	cJSON_free(text);
+	return out;
+}
+
+/* A finished job's row from the progress its record kept. */
+static void row_progress_from_record(struct job_row *row, const char *json)
+{
+	cJSON *o = cJSON_Parse(json), *v;
+	int n, i;
+
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		return;
+	}
+	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "epoch")))
+		row->epoch = v->valueint;
+	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "max_epoch")))
+		row->max_epoch = v->valueint;
+	if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "eta")))
+		snprintf(row->eta, sizeof(row->eta), "%s", v->valuestring);
+	if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "metric")))
+		snprintf(row->metric, sizeof(row->metric), "%s", v->valuestring);
+	v = cJSON_GetObjectItemCaseSensitive(o, "series");
+	if (cJSON_IsArray(v) && (n = cJSON_GetArraySize(v)) > 0) {
+		row->series = xcalloc((size_t)n, sizeof(*row->series));
+		for (i = 0; i < n; i++) {
+			const cJSON *e = cJSON_GetArrayItem(v, i);
+			row->series[i] = cJSON_IsNumber(e) ? e->valuedouble : 0;
+		}
+		row->nseries = (size_t)n;
+	}
+	cJSON_Delete(o);
+}
+
+/* Returns 0 with the verdict (and the progress status.json reported, or
+ * NULL), or -1 when the file could not be read for a reason that may pass
+ * (the connection): decide on a later poll. */
 static int judge_completed(struct conn *c, const struct job_record *r, enum tao_state *to,
-    char **message)
+    char **message, char **progress)
 {
 	struct conn_stat st;
 	struct tao_status ts;
@@ -80,6 +137,7 @@ static int judge_completed(struct conn *c, const struct job_record *r, enum tao_
 			start = b.data + b.len;
 		tao_status_feed(&ts, start, b.len - (size_t)(start - b.data));
 	}
+	*progress = progress_json(&ts);
 	if (strcmp(ts.status, "SUCCESS") == 0 || strcmp(ts.status, "SKIPPED") == 0) {
 		*to = TAO_DONE;
 		*message = xasprintf("status.json: %s", ts.status);
@@ -105,12 +163,15 @@ struct change {
 	enum tao_state	 to;
 	const char	*native;
 	const char	*message;
+	const char	*progress;	/* TAO's, at the end; NULL: none read */
 };
 
 static int apply_change(struct job_record *r, void *arg, char **err)
 {
 	const struct change *ch = arg;
 	(void)err;
+	if (ch->progress != NULL)
+		record_set(&r->progress, ch->progress);
 	return record_transition(r, ch->to, ch->native, ch->message, "scheduler", time(NULL));
 }
 
@@ -134,7 +195,7 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 {
 	struct native_state ns;
 	struct change ch;
-	char *message, *err = NULL;
+	char *message, *err = NULL, *progress = NULL;
 	enum tao_state to;
 	int changed = 0;
 
@@ -150,13 +211,26 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 	if (ns.check_status_json) {
 		free(message);
 		message = NULL;
-		if (judge_completed(c, r, &to, &message) != 0)
+		if (judge_completed(c, r, &to, &message, &progress) != 0)
 			return 0;
+	} else if (to == TAO_ERROR && ns.final && r->state != TAO_ERROR && r->results_dir != NULL) {
+		/* A job that failed: when TAO said why in status.json, that
+		 * is what the user needs next to SLURM's exit code. */
+		enum tao_state said;
+		char *why = NULL;
+		if (judge_completed(c, r, &said, &why, &progress) == 0 && why != NULL &&
+		    strncmp(why, "status.json: FAILURE", 20) == 0) {
+			char *both = xasprintf("%s; %s", message ? message : ns.word, why);
+			free(message);
+			message = both;
+		}
+		free(why);
 	}
 	if (to != r->state || !same(ns.word, r->native)) {
 		ch.to = to;
 		ch.native = ns.word;
 		ch.message = message;
+		ch.progress = progress;
 		if (store_update(st, r->id, apply_change, &ch, &err) == 0) {
 			struct state_change *ev;
 			res->events = xreallocarray(res->events, res->changes + 1, sizeof(*res->events));
@@ -169,6 +243,8 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 			ev->at = time(NULL);
 			changed = 1;
 			/* The same change in memory, for the row built from r. */
+			if (progress != NULL)
+				record_set(&r->progress, progress);
 			record_transition(r, to, ns.word, message, "scheduler", ev->at);
 			/* A failure that may be the cluster's: classify, and retry
 			 * within the budget (engine/retry.h). Once: on the poll that
@@ -188,6 +264,7 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 		}
 	}
 	free(message);
+	free(progress);
 	free(err);
 	return changed;
 }
@@ -229,6 +306,8 @@ static void row_of_record(struct poll_result *res, const struct job_record *r,
 			row->nseries = ts->nseries;
 		}
 	}
+	if (ts == NULL && r->progress != NULL)
+		row_progress_from_record(row, r->progress);
 	row->record_id = xstrdup(r->id);
 	/* What it is ("classification_pyt train"): the id has its own column. */
 	if (r->network_arch != NULL && r->action != NULL)

@@ -1007,6 +1007,10 @@ int watch_submit(struct watch *w, size_t cluster, struct spec *spec, const char 
 	sj->opts.nsecrets = sj->nsecrets;
 	sj->opts.gpus = sj->opts.nodes = -1;
 	sj->opts.time_hours = -1;
+	/* What the form shows is what the user asked for, as flags are: the
+	 * environment does not override a value typed there. */
+	sj->opts.partition = sj->spec.partition;
+	sj->opts.account = sj->spec.account;
 	sj->opts.dry_run = dry_run;
 	t = task_new(w, cluster, T_SUBMIT);
 	t->sub = sj;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/command.h"
 #include "engine/config.h"
 #include "engine/lint.h"
 #include "engine/policy.h"
@@ -26,7 +27,9 @@ static const struct {
 	    "on the CPU partition, never on the GPUs)", 1 },
 	[WZ_ARCH] = { "Network arch", "TAO's network arch, e.g. classification_pyt", 0 },
 	[WZ_ACTION] = { "Action", "train, evaluate, export, ...", 0 },
-	[WZ_COMMAND] = { "Command", "what runs in the container, its words split at spaces", 1 },
+	[WZ_COMMAND] = { "Command", "what runs in the container, its words split at spaces; "
+	    "{spec} {results_dir} {job_dir} {job_id} are filled in (empty: TAO's own, "
+	    "ARCH ACTION -e {spec} results_dir={results_dir})", 0 },
 	[WZ_DATASETS] = { "Datasets", "lustre:///path URIs on the shared storage, separated by "
 	    "spaces", 0 },
 	[WZ_RESULTS] = { "Results dir", "lustre:///path (empty: the job's own folder)", 0 },
@@ -460,6 +463,17 @@ static char *field_problem(const struct wizard *w, enum wiz_field f)
 	case WZ_ACTION:
 		return plain_word(v, "_.-") ? NULL : xasprintf("%s: letters, digits, _ . and - only",
 		    fields[f].label);
+	case WZ_COMMAND: {
+		char **argv;
+		size_t n = words(v, &argv), i;
+		if (n == 0 && command_default(w->value[WZ_ARCH],
+		    w->value[WZ_ACTION], &argv, &n, &err) != 0)
+			return err;
+		for (i = 0; i < n && err == NULL; i++)
+			command_check_word(argv[i], &err);
+		words_free(argv, n);
+		return err;
+	}
 	case WZ_DATASETS:
 		return uri_problem("datasets", v);
 	case WZ_RESULTS:

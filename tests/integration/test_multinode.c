@@ -174,7 +174,7 @@ Test(multinode, the_probe_climbs_the_ladder_caches_the_knob_and_later_jobs_skip_
 	cr_assert_eq(submit_run(e.conn, e.store, &e.cl, &o, collect, &said, &res, &err), 0, "%s", err);
 	text = said.text.data ? said.text.data : (char *)"";
 	cr_assert_null(strstr(text, "submitted probe job"), "probed again:\n%s", text);
-	cr_assert_not_null(strstr(text, "1 NCCL_P2P_DISABLE=1"), "%s", text);
+	cr_assert_not_null(strstr(text, "1 cached: NCCL_P2P_DISABLE=1"), "%s", text);
 	{
 		struct job_record *r;
 		char *dir, *path;

@@ -150,9 +150,9 @@ Test(config, the_probe_answer_is_remembered_in_the_file_with_its_comments)
 
 	clear_env();
 	write_config(text);
-	cr_assert_eq(config_save_nccl_env("ord", "NCCL_P2P_DISABLE=1", &err), 0, "%s", err);
-	cr_assert_eq(config_save_nccl_env("lab", "", &err), 0, "%s", err);
-	cr_assert_eq(config_save_nccl_env("new", "NCCL_IB_DISABLE=1", &err), 0, "%s", err);
+	cr_assert_eq(config_save_nccl_env("ord", "NCCL_P2P_DISABLE=1", NULL, &err), 0, "%s", err);
+	cr_assert_eq(config_save_nccl_env("lab", "", NULL, &err), 0, "%s", err);
+	cr_assert_eq(config_save_nccl_env("new", "NCCL_IB_DISABLE=1", NULL, &err), 0, "%s", err);
 	now = read_back(getenv("TAOTOP_CONFIG"));
 	cr_assert_str_eq(now,
 	    "# my clusters\n"
@@ -171,7 +171,7 @@ Test(config, the_probe_answer_is_remembered_in_the_file_with_its_comments)
 	    "    nccl_env: \"NCCL_IB_DISABLE=1\"\n"
 	    "theme: light\n");
 	/* Again: the field's line is replaced, not added twice. */
-	cr_assert_eq(config_save_nccl_env("ord", "NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1", &err), 0,
+	cr_assert_eq(config_save_nccl_env("ord", "NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1", NULL, &err), 0,
 	    "%s", err);
 	c = reload(&cfg, "ord");
 	cr_assert_str_eq(c->nccl_env, "NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1");
@@ -193,7 +193,7 @@ Test(config, without_a_file_the_probe_answer_makes_one)
 	snprintf(path, sizeof(path), "%s/sub/config.yaml", dir);
 	setenv("TAOTOP_CONFIG", path, 1);
 	setenv("TAOTOP_CLUSTER", "rig", 1);
-	cr_assert_eq(config_save_nccl_env("rig", "NCCL_P2P_DISABLE=1", &err), 0, "%s", err);
+	cr_assert_eq(config_save_nccl_env("rig", "NCCL_P2P_DISABLE=1", NULL, &err), 0, "%s", err);
 	cr_assert_str_eq(reload(&cfg, "rig")->nccl_env, "NCCL_P2P_DISABLE=1");
 	cr_assert_str_eq(config_cluster(&cfg, "rig")->hosts, "login1", "the environment still counts");
 	config_free(&cfg);

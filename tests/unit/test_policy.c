@@ -1,4 +1,5 @@
 /* The seed's defaults and rules, decided before anything is staged. */
+#include <stdio.h>
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,4 +80,24 @@ Test(policy, times_format_as_slurm_wants)
 	cr_expect_str_eq(t, "0:30:00");
 	policy_format_time(30, t, sizeof(t));
 	cr_expect_str_eq(t, "1-6:00:00");
+}
+
+/* An uneven total is refused with the shapes that would work, never spread
+ * over as many exclusive one-GPU nodes as it has GPUs. */
+Test(policy, an_uneven_total_is_refused_naming_the_shapes_that_work)
+{
+	int totals[] = { 11, 13, 17, 19 };
+	for (size_t i = 0; i < sizeof(totals) / sizeof(totals[0]); i++) {
+		struct spec s = blank();
+		struct resources r;
+		char *err = NULL;
+		s.gpus = totals[i];
+		cr_expect_eq(policy_resources(&s, &seed_defaults, "polar", 4, &r, NULL, &err), -1,
+		    "%d GPUs gave %d x %d", totals[i], r.nodes, r.gpus_per_node);
+		cr_assert_not_null(err);
+		char want[32];
+		snprintf(want, sizeof(want), "%d or %d", totals[i] / 8 * 8, totals[i] / 8 * 8 + 8);
+		cr_expect(strstr(err, want) != NULL, "%d: %s", totals[i], err);
+		free(err);
+	}
 }

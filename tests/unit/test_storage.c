@@ -34,8 +34,17 @@ Test(storage, the_four_image_forms)
 		  "/c/nvcr.io+nvidia+tao+tao-toolkit+5.5.0-pyt.sqsh", 0 },
 		{ "docker://nvcr.io#nvidia/pytorch:24.01-py3", "docker://nvcr.io#nvidia/pytorch:24.01-py3",
 		  "/c/nvcr.io+nvidia+pytorch+24.01-py3.sqsh", 0 },
-		{ "ubuntu", "docker://registry-1.docker.io#ubuntu:latest",
-		  "/c/registry-1.docker.io+ubuntu+latest.sqsh", 1 },
+		{ "ubuntu", "docker://registry-1.docker.io#library/ubuntu:latest",
+		  "/c/registry-1.docker.io+library+ubuntu+latest.sqsh", 1 },
+		/* Docker Hub as Enroot names it: library/ for official images. */
+		{ "ubuntu:22.04", "docker://registry-1.docker.io#library/ubuntu:22.04",
+		  "/c/registry-1.docker.io+library+ubuntu+22.04.sqsh", 0 },
+		{ "docker.io/nvidia/cuda:12.4.0-base", "docker://registry-1.docker.io#nvidia/cuda:12.4.0-base",
+		  "/c/registry-1.docker.io+nvidia+cuda+12.4.0-base.sqsh", 0 },
+		{ "docker://registry-1.docker.io#alpine:3.19", "docker://registry-1.docker.io#library/alpine:3.19",
+		  "/c/registry-1.docker.io+library+alpine+3.19.sqsh", 0 },
+		{ "nvcr.io/nvidia/tao/tao-toolkit:5.5.0-PYT", "docker://nvcr.io#nvidia/tao/tao-toolkit:5.5.0-PYT",
+		  "/c/nvcr.io+nvidia+tao+tao-toolkit+5.5.0-PYT.sqsh", 0 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct image_ref r;
@@ -56,5 +65,34 @@ Test(storage, the_four_image_forms)
 	cr_expect_eq(image_parse("/lustre/images/tao.tar", "/c", &r, &err), -1);
 	free(err), err = NULL;
 	cr_expect_eq(image_parse("nvcr.io/x:1; rm -rf ~", "/c", &r, &err), -1);
+	free(err), err = NULL;
+	/* Repository names are lower case for registries and Enroot alike. */
+	cr_expect_eq(image_parse("nvcr.io/nvidia/TAO/tao-toolkit:5.5.0", "/c", &r, &err), -1);
+	cr_expect(err != NULL && strstr(err, "lower case") != NULL, "%s", err);
+	free(err);
+}
+
+/* The procedure's first choice, a squashfs already on Lustre, in each
+ * spelling a user writes it: reused as that path, never a registry name. */
+Test(storage, sqsh_on_shared_storage_in_each_spelling)
+{
+	const char *forms[] = { "/lustre/images/tao.sqsh", "lustre:///lustre/images/tao.sqsh",
+	    "slurm:///lustre/images/tao.sqsh" };
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		struct image_ref r;
+		char *err = NULL;
+		cr_assert_eq(image_parse(forms[i], "/c", &r, &err), 0, "%s: %s", forms[i], err);
+		cr_expect(r.is_sqsh, "%s", forms[i]);
+		cr_expect_str_eq(r.sqsh, "/lustre/images/tao.sqsh", "%s", forms[i]);
+		cr_expect_null(r.docker_uri, "%s", forms[i]);
+		image_ref_free(&r);
+	}
+	struct image_ref r;
+	char *err = NULL;
+	cr_expect_eq(image_parse("lustre:///lustre/images/tao.tar", "/c", &r, &err), -1);
+	cr_expect(err != NULL && strstr(err, "not a .sqsh") != NULL, "%s", err);
+	free(err), err = NULL;
+	cr_expect_eq(image_parse("lustre://images/tao.sqsh", "/c", &r, &err), -1);
+	cr_expect(err != NULL && strstr(err, "absolute") != NULL, "%s", err);
 	free(err);
 }

@@ -1,0 +1,345 @@
+/*
+ * A TAO job as its user writes it, from the user's side: the example bundle
+ * that templates/example.spec.yaml and the README show, with its paths
+ * pointed at the local cluster and nothing else changed, submitted with
+ * `taotop submit` and followed with `taotop status --json`, trains through
+ * the TAO stand-in (tests/cluster/) to Done; a spec that makes TAO fail ends
+ * in Error with TAO's words; a command that names the staged files through
+ * placeholders; every image form; the NCCL probe in the job's shape.
+ */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "integration/helper_rig.h"
+#include "util/buf.h"
+#include "util/file.h"
+#include "util/xmalloc.h"
+
+#define TOKEN	"hf_exampleTokenForTheTaoTests0123456789"
+#define NGC_KEY	"nvapi-taotop-test-key-0123456789"
+
+/* One user: a local folder (records, config, bundle), a remote one standing
+ * for their Lustre project folder, and the environment taotop runs with. */
+struct user {
+	char	*local;
+	char	*remote;
+	char	*env;
+};
+
+static void user_open(struct user *u, const char *name, const char *config)
+{
+	const struct rig *r = rig_get();
+	char tmpl[] = "/tmp/taotop-tao-XXXXXX", *cmd, *path, *out = NULL;
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(tmpl));
+	u->local = xstrdup(tmpl);
+	u->remote = xasprintf("%s/tao-tests/%s-%d", r->shared, name, (int)getpid());
+	cmd = xasprintf("rm -rf %s && mkdir -p %s/datasets/imagenet/train %s/datasets/imagenet/val "
+	    "%s/jobs", u->remote, u->remote, u->remote, u->remote);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	path = xasprintf("%s/config.yaml", u->local);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(config ? config : "# no clusters: the environment names the cluster\n", f);
+	fclose(f);
+	u->env = xasprintf("HF_TOKEN=%s NGC_KEY=%s SLURM_BASE_RESULTS_DIR=lustre://%s/jobs "
+	    "XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s", TOKEN, NGC_KEY, u->remote, u->local, path);
+	free(path);
+	/* What the README says to do once per cluster for nvcr.io images
+	 * (once: a second time taotop leaves the file as it is). */
+	if (rig_taotop(u->env, "preflight --install-ngc-credentials", &out) != 0)
+		cr_assert(strstr(out, "already exists") != NULL, "%s", out);
+	free(out);
+}
+
+static void user_close(struct user *u)
+{
+	rig_local("rm -rf %s", u->local);
+	free(u->local), free(u->remote), free(u->env);
+}
+
+/* templates/example.spec.yaml as a user copies it: its /lustre/ paths
+ * pointed at their folder on the local cluster, and each (from, to) of
+ * edits applied; labels.txt beside it with the content its sha256 names. */
+static char *example_bundle(struct user *u, const char *const edits[][2], size_t nedits)
+{
+	const char *share = getenv("TAOTOP_SHARE");
+	char *src, *text, *err = NULL, *path, *to;
+	struct buf b;
+	size_t i;
+	FILE *f;
+
+	cr_assert_not_null(share, "TAOTOP_SHARE is not set (run through tests/run)");
+	src = xasprintf("%s/templates/example.spec.yaml", share);
+	text = file_read_all(src, NULL, &err);
+	cr_assert_not_null(text, "%s", err);
+	free(src);
+	to = xasprintf("lustre://%s/", u->remote);
+	buf_init(&b);
+	buf_adds(&b, text);
+	{
+		/* Every lustre:///lustre/ path of the example into the user's folder. */
+		char *p, *rest = xstrdup(b.data);
+		buf_free(&b);
+		buf_init(&b);
+		for (p = rest; *p != '\0';) {
+			if (strncmp(p, "lustre:///lustre/", 17) == 0) {
+				buf_adds(&b, to);
+				p += 17;
+			} else {
+				buf_addc(&b, *p++);
+			}
+		}
+		free(rest);
+	}
+	for (i = 0; i < nedits; i++) {
+		char *at = strstr(b.data, edits[i][0]), *next;
+		cr_assert_not_null(at, "the example bundle no longer has '%s'", edits[i][0]);
+		next = xasprintf("%.*s%s%s", (int)(at - b.data), b.data, edits[i][1],
+		    at + strlen(edits[i][0]));
+		buf_free(&b);
+		buf_init(&b);
+		buf_adds(&b, next);
+		free(next);
+	}
+	path = xasprintf("%s/example.spec.yaml", u->local);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(b.data, f);
+	fclose(f);
+	free(text), free(to);
+	buf_free(&b);
+	/* sha256("test"), as the example states. */
+	rig_local("printf test > %s/labels.txt", u->local);
+	return path;
+}
+
+/* `taotop submit BUNDLE --json`: the record id (caller frees). */
+static char *submit(struct user *u, const char *bundle, char **out)
+{
+	char *args = xasprintf("submit %s --json", bundle), *id;
+	cJSON *o;
+	int rc = rig_taotop(u->env, args, out);
+
+	free(args);
+	cr_assert_eq(rc, 0, "taotop submit failed:\n%s", *out);
+	o = cJSON_Parse(strchr(*out, '{'));
+	cr_assert(cJSON_IsObject(o), "not JSON:\n%s", *out);
+	id = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItem(o, "id")));
+	cJSON_Delete(o);
+	return id;
+}
+
+/* `taotop status ID --json` every 2 s until the job is final. */
+static cJSON *wait_final(struct user *u, const char *id, int timeout_s)
+{
+	char *args = xasprintf("status %s --json", id);
+	cJSON *o = NULL;
+
+	for (int waited = 0; waited < timeout_s; waited += 2) {
+		char *out = NULL;
+		const char *state;
+		cJSON_Delete(o);
+		o = NULL;
+		if (rig_taotop(u->env, args, &out) == 0 && strchr(out, '{') != NULL)
+			o = cJSON_Parse(strchr(out, '{'));
+		free(out);
+		state = cJSON_GetStringValue(cJSON_GetObjectItem(o, "state"));
+		if (state != NULL && (strcmp(state, "Done") == 0 || strcmp(state, "Error") == 0 ||
+		    strcmp(state, "Canceled") == 0))
+			break;
+		sleep(2);
+	}
+	free(args);
+	cr_assert_not_null(o, "no status for %s", id);
+	return o;
+}
+
+static const char *str(const cJSON *o, const char *name)
+{
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(o, name));
+	return v ? v : "";
+}
+
+/* Whether any transition of the status's record says `what`. */
+static int history_says(const cJSON *status, const char *what)
+{
+	const cJSON *t, *hist = cJSON_GetObjectItem(cJSON_GetObjectItem(status, "record"),
+	    "transitions");
+
+	cJSON_ArrayForEach(t, hist) {
+		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(t, "message"));
+		if (m != NULL && strstr(m, what) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
+/* A cached NCCL answer for the example's 8-GPU node: the probe has its own
+ * test below. */
+static const char *probed_config =
+	"clusters:\n"
+	"  rig:\n"
+	"    nccl_env: \"NCCL_P2P_DISABLE=1\"\n"
+	"    nccl_env_shape: \"1x8\"\n";
+
+Test(tao, the_example_bundle_trains_to_done_with_taos_own_command, .timeout = 420)
+{
+	struct user u;
+	char *out = NULL, *id, *bundle, *printed;
+	cJSON *st, *prog;
+
+	user_open(&u, "example", probed_config);
+	bundle = example_bundle(&u, NULL, 0);
+	/* The example bundle gives no command: TAO's own is what runs. */
+	id = submit(&u, bundle, &out);
+	free(out);
+	st = wait_final(&u, id, 360);
+	printed = cJSON_Print(st);
+	cr_expect_str_eq(str(st, "state"), "Done", "%s", printed);
+	cr_expect_str_eq(str(st, "message"), "status.json: SUCCESS", "%s", printed);
+	prog = cJSON_GetObjectItem(st, "progress");
+	cr_assert_not_null(prog, "no progress for a finished TAO job:\n%s", printed);
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "max_epoch")), 80, "%s", printed);
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "epoch")), 80, "%s", printed);
+	cr_expect_str_eq(str(prog, "metric"), "loss", "%s", printed);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(prog, "series")), 80, "%s", printed);
+	/* TAO read the spec taotop staged and wrote where taotop looks. */
+	{
+		char *cmd = xasprintf("cat %s/results/classification-run1/status.json | head -n 1",
+		    u.remote);
+		char *first = rig_ssh_ok(cmd);
+		cr_expect(strstr(first, "\"STARTED\"") != NULL, "%s", first);
+		free(first), free(cmd);
+		cmd = xasprintf("grep -c . %s/jobs/%s/slurm-logs/*/main.out", u.remote, id);
+		first = rig_ssh_ok(cmd);
+		cr_expect(atoi(first) >= 80, "main.out has %s lines", first);
+		free(first), free(cmd);
+	}
+	free(printed);
+	cJSON_Delete(st);
+	free(id), free(bundle);
+	user_close(&u);
+}
+
+Test(tao, a_spec_that_makes_tao_fail_ends_in_error_with_taos_words_not_retried, .timeout = 300)
+{
+	static const char *const edits[][2] = {
+		{ "    num_epochs: 80\n", "    num_epochs: 80\n    fail_at_epoch: 3\n" },
+	};
+	struct user u;
+	char *out = NULL, *id, *bundle, *printed;
+	cJSON *st;
+
+	user_open(&u, "fails", probed_config);
+	bundle = example_bundle(&u, edits, 1);
+	id = submit(&u, bundle, &out);
+	free(out);
+	st = wait_final(&u, id, 240);
+	printed = cJSON_Print(st);
+	cr_expect_str_eq(str(st, "state"), "Error", "%s", printed);
+	cr_expect(strstr(str(st, "message"), "status.json: FAILURE") != NULL, "TAO's words: %s",
+	    printed);
+	cr_expect(history_says(st, "the program's"), "classified as the program's:\n%s", printed);
+	cr_expect(!history_says(st, "retry 1 of"), "retried:\n%s", printed);
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "record"), "retried_as")),
+	    "%s", printed);
+	free(printed);
+	cJSON_Delete(st);
+	free(id), free(bundle);
+	user_close(&u);
+}
+
+/* The bundle's command names the staged spec and results through
+ * placeholders, and a script reads the same from the environment. */
+Test(tao, a_command_reaches_what_taotop_staged_through_placeholders, .timeout = 300)
+{
+	static const char *const edits[][2] = {
+		{ "action: train\n", "action: train\ncommand:\n  - sh\n  - -c\n"
+		  "  - 'echo \"job $TAOTOP_JOB_ID spec $TAOTOP_SPEC\"; exec \"$@\"'\n  - taotop-test\n"
+		  "  - classification_pyt\n  - train\n  - -e\n  - '{spec}'\n"
+		  "  - 'results_dir={results_dir}'\n  - 'train.note={job_id} in {job_dir}'\n" },
+		{ "results_dir: lustre://", "# results_dir: lustre://" },
+		{ "    num_epochs: 80\n", "    num_epochs: 4\n" },
+	};
+	struct user u;
+	char *out = NULL, *id, *bundle, *printed, *cmd, *text;
+	cJSON *st;
+
+	user_open(&u, "placeholders", probed_config);
+	bundle = example_bundle(&u, edits, sizeof(edits) / sizeof(edits[0]));
+	id = submit(&u, bundle, &out);
+	free(out);
+	st = wait_final(&u, id, 240);
+	printed = cJSON_Print(st);
+	/* No results_dir: the job's own <job_dir>/results, where TAO wrote. */
+	cr_expect_str_eq(str(st, "state"), "Done", "%s", printed);
+	cr_expect_str_eq(str(st, "message"), "status.json: SUCCESS", "%s", printed);
+	cmd = xasprintf("cat %s/jobs/%s/slurm-logs/*/main.out", u.remote, id);
+	text = rig_ssh_ok(cmd);
+	{
+		char *want = xasprintf("job %s spec %s/jobs/%s/specs/spec.yaml", id, u.remote, id);
+		cr_expect(strstr(text, want) != NULL, "wanted '%s' in main.out:\n%s", want, text);
+		free(want);
+	}
+	free(text), free(cmd);
+	/* The word with a space stayed one word: TAO saw one override. */
+	cmd = xasprintf("grep -c 'train.note=%s in %s/jobs/%s' %s/jobs/%s/sbatch/job_%s.sbatch",
+	    id, u.remote, id, u.remote, id, id);
+	text = rig_ssh_ok(cmd);
+	cr_expect_eq(atoi(text), 1, "%s", text);
+	free(text), free(cmd);
+	free(printed);
+	cJSON_Delete(st);
+	free(id), free(bundle);
+	user_close(&u);
+}
+
+/* A single-node job with several GPUs probes NCCL on one node with its
+ * GPUs (the P2P hang is inside a node), the cache says which shape passed,
+ * and a one-GPU job never probes. The rig's torchrun hangs without
+ * NCCL_P2P_DISABLE=1, so the first rung fails and the second passes. */
+Test(tao, a_single_node_job_probes_on_one_node_and_a_one_gpu_job_never, .timeout = 300)
+{
+	static const char *const four[][2] = {
+		{ "gpus: 8 ", "gpus: 4 " }, { "    num_epochs: 80\n", "    num_epochs: 2\n" },
+	};
+	static const char *const one[][2] = {
+		{ "gpus: 8 ", "gpus: 1 " }, { "    num_epochs: 80\n", "    num_epochs: 2\n" },
+	};
+	struct user u;
+	char *out = NULL, *id, *bundle, *cmd, *text, *cfg, *err = NULL;
+
+	user_open(&u, "probe", "clusters:\n  rig:\n    nccl_probe_timeout_s: 10\n");
+	bundle = example_bundle(&u, four, 2);
+	id = submit(&u, bundle, &out);
+	free(out), free(id), free(bundle);
+	cmd = xasprintf("grep -h -e '^#SBATCH --nodes=' -e '^#SBATCH --gres=' %s/jobs/probes/*.sbatch "
+	    "| sort -u", u.remote);
+	text = rig_ssh_ok(cmd);
+	cr_expect_str_eq(text, "#SBATCH --gres=gpu:4\n#SBATCH --nodes=1", "the probe's shape");
+	free(text), free(cmd);
+	cfg = xasprintf("%s/config.yaml", u.local);
+	text = file_read_all(cfg, NULL, &err);
+	cr_assert_not_null(text, "%s", err);
+	cr_expect(strstr(text, "nccl_env: \"NCCL_P2P_DISABLE=1\"") != NULL, "%s", text);
+	cr_expect(strstr(text, "nccl_env_shape: \"1x4\"") != NULL, "the cache says the shape:\n%s",
+	    text);
+	free(text);
+	/* One GPU: no collective to hang, no probe sbatch written. */
+	cmd = xasprintf("ls %s/jobs/probes/*.sbatch | wc -l", u.remote);
+	char *before = rig_ssh_ok(cmd);
+	bundle = example_bundle(&u, one, 2);
+	id = submit(&u, bundle, &out);
+	free(out), free(id), free(bundle), free(cfg);
+	text = rig_ssh_ok(cmd);
+	cr_expect_str_eq(text, before, "a one-GPU job probed");
+	free(text), free(before), free(cmd);
+	user_close(&u);
+}

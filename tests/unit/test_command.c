@@ -1,0 +1,128 @@
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/command.h"
+#include "engine/spec.h"
+#include "ssh/quote.h"
+#include "util/buf.h"
+
+static const struct command_vars vars = {
+	"/lustre/jobs/tao-1/specs/spec.yaml", "/lustre/jobs/tao-1/results", "/lustre/jobs/tao-1",
+	"tao-1",
+};
+
+static char *expand(const char *word, const struct command_vars *v)
+{
+	char *err = NULL, *out = command_expand_word(word, v, &err);
+	cr_assert_not_null(out, "%s: %s", word, err);
+	return out;
+}
+
+Test(command, fills_each_placeholder_inside_its_word)
+{
+	char *s = expand("-e", &vars);
+	cr_expect_str_eq(s, "-e");
+	free(s);
+	s = expand("{spec}", &vars);
+	cr_expect_str_eq(s, "/lustre/jobs/tao-1/specs/spec.yaml");
+	free(s);
+	s = expand("results_dir={results_dir}", &vars);
+	cr_expect_str_eq(s, "results_dir=/lustre/jobs/tao-1/results");
+	free(s);
+	s = expand("{job_dir}/x-{job_id}.log", &vars);
+	cr_expect_str_eq(s, "/lustre/jobs/tao-1/x-tao-1.log");
+	free(s);
+}
+
+Test(command, braces_that_are_not_names_stay_and_doubled_ones_escape)
+{
+	char *s = expand("model.x={a: 1}", &vars);
+	cr_expect_str_eq(s, "model.x={a: 1}", "Hydra's own braces are left alone");
+	free(s);
+	s = expand("{{spec}}", &vars);
+	cr_expect_str_eq(s, "{spec}");
+	free(s);
+	s = expand("{}", &vars);
+	cr_expect_str_eq(s, "{}");
+	free(s);
+	s = expand("{Spec}", &vars);
+	cr_expect_str_eq(s, "{Spec}", "not a placeholder name: literal");
+	free(s);
+}
+
+Test(command, an_unknown_placeholder_is_named)
+{
+	char *err = NULL;
+	cr_expect_null(command_expand_word("results_dir={results}", &vars, &err));
+	cr_assert_not_null(err);
+	cr_expect(strstr(err, "{results}") != NULL && strstr(err, "{results_dir}") != NULL, "%s", err);
+	free(err), err = NULL;
+	cr_expect_eq(command_check_word("{specs}", &err), -1);
+	free(err), err = NULL;
+	cr_expect_eq(command_check_word("{spec}", &err), 0);
+}
+
+/* A value with a space, a quote or $(...) stays one inert word once quoted:
+ * the shell reads back exactly the bytes. */
+Test(command, a_hostile_value_stays_one_inert_word)
+{
+	const char *values[] = { "/lustre/my results", "/lustre/it's", "/lustre/$(touch /tmp/pwned)",
+	    "/lustre/`id`;rm -rf ~" };
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		struct command_vars v = vars;
+		v.results_dir = values[i];
+		char *w = expand("results_dir={results_dir}", &v), *q = sh_quote(w);
+		char *cmd, line[512] = "";
+		FILE *f;
+		cmd = NULL;
+		cr_assert(asprintf(&cmd, "printf '%%s|' %s", q) > 0);
+		f = popen(cmd, "r");
+		cr_assert_not_null(f);
+		cr_assert_not_null(fgets(line, sizeof(line), f));
+		pclose(f);
+		char *want = NULL;
+		cr_assert(asprintf(&want, "results_dir=%s|", values[i]) > 0);
+		cr_expect_str_eq(line, want, "one word, exactly its bytes");
+		free(want), free(cmd), free(q), free(w);
+	}
+	cr_expect(access("/tmp/pwned", F_OK) != 0, "nothing ran");
+}
+
+Test(command, taos_own_when_the_bundle_gives_none)
+{
+	char **argv = NULL, *err = NULL;
+	size_t argc = 0;
+	cr_assert_eq(command_default("classification_pyt", "train", &argv, &argc, &err), 0);
+	cr_assert_eq(argc, 5);
+	const char *want[] = { "classification_pyt", "train", "-e", "{spec}", "results_dir={results_dir}" };
+	for (size_t i = 0; i < argc; i++) {
+		cr_expect_str_eq(argv[i], want[i]);
+		free(argv[i]);
+	}
+	free(argv);
+	cr_expect_eq(command_default("classification_pyt", NULL, &argv, &argc, &err), -1);
+	cr_expect(strstr(err, "'action'") != NULL, "%s", err);
+	free(err);
+}
+
+Test(command, a_bundle_without_command_parses_to_taos_own)
+{
+	const char *text = "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "network_arch: classification_pyt\naction: train\n";
+	struct spec s;
+	char *err = NULL;
+	cr_assert_eq(spec_parse("b.yaml", text, strlen(text), &s, &err), 0, "%s", err);
+	cr_expect_str_eq(s.command, "classification_pyt train -e {spec} results_dir={results_dir}");
+	spec_free(&s);
+	const char *noarch = "image: x/y:1\naction: train\n";
+	cr_expect_eq(spec_parse("b.yaml", noarch, strlen(noarch), &s, &err), -1);
+	cr_expect(strstr(err, "b.yaml:") == err && strstr(err, "network_arch") != NULL, "%s", err);
+	free(err), err = NULL;
+	const char *bad = "image: x/y:1\ncommand: [tao, -e, '{spec_path}']\n";
+	cr_expect_eq(spec_parse("b.yaml", bad, strlen(bad), &s, &err), -1);
+	cr_expect(strstr(err, "{spec_path}") != NULL, "%s", err);
+	free(err);
+}
