@@ -132,7 +132,7 @@ static char *tao_job(const char *dir, const char *name, const char *spec, char *
 		{ "SBATCH_EXTRA", "#SBATCH --nodes=1\n#SBATCH --partition=polar" },
 		{ "ENV_FILE", "" }, { "EXTRA_ENV", ": none" }, { "IMAGE", sqsh },
 		{ "CONTAINER_MOUNTS", mounts }, { "CHILD_TIMEOUT", "300s" },
-		{ "COMMAND", command },
+		{ "COMMAND", command }, { "JOB_ENV", ": none" },
 	};
 	char *sbatch, *id;
 
@@ -369,7 +369,7 @@ static char *probe(const char *dir, const char *name, const char *knobs, char **
 	/* The probe's 100 s timeout, waited 5 s. */
 	env = xasprintf("export TAOTOP_STANDIN_TIMEOUT_SCALE=0.05\n%s", knobs);
 	const struct tmpl_value v[] = {
-		{ "JOB_NAME", name }, { "NUM_GPUS", "2" }, { "PROBE_DIR", dir },
+		{ "JOB_NAME", name }, { "NUM_NODES", "2" }, { "NUM_GPUS", "2" }, { "PROBE_DIR", dir },
 		{ "SBATCH_EXTRA", "#SBATCH --partition=polar" }, { "EXTRA_ENV", env },
 		{ "IMAGE", sqsh }, { "PROBE_MOUNT", mount }, { "PROBE_SCRIPT", script },
 	};
