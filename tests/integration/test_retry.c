@@ -119,10 +119,12 @@ Test(retry, an_nccl_timeout_gets_exactly_one_retry_from_what_was_staged, .timeou
 
 	sub_open(&e, "retry-once", NULL);
 	e.cl.retry_budget = 2;
-	/* Fails with an NCCL timeout the first time, succeeds after. */
+	/* Fails with an NCCL timeout the first time, succeeds after. Its mark
+	 * is in the results folder: the job runs in the image and sees only
+	 * its mounts. */
 	spec = bundle_running(&e, "once",
-	    "if [ -e %B/ran-once ]; then echo recovered; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
-	    "%B/results/status.json; exit 0; fi; touch %B/ran-once; echo epoch 1; "
+	    "if [ -e %B/results/ran-once ]; then echo recovered; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
+	    "%B/results/status.json; exit 0; fi; touch %B/results/ran-once; echo epoch 1; "
 	    "echo \"" NCCL_TIMEOUT "\" >&2; exit 1");
 	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
 	first = load(&e, res.record_id);

@@ -35,7 +35,8 @@ static const char *full_bundle =
 	"command:\n"
 	"  - sh\n"
 	"  - -c\n"
-	"  - 'stat -c %a %B/root/*/job_*.env > %B/seen-mode; printf %s \"$HF_TOKEN\" | wc -c > %B/seen-len; "
+	"  - 'stat -c %a %B/root/*/job_*.env > %B/results/seen-mode; "
+	"printf %s \"$HF_TOKEN\" | wc -c > %B/results/seen-len; "
 	"echo training; echo {\\\"status\\\": \\\"SUCCESS\\\"} > %B/results/status.json'\n"
 	"datasets: [lustre://%B/data/train, 'slurm://%B/data/val']\n"
 	"results_dir: lustre://%B/results\n"
@@ -60,11 +61,13 @@ Test(submit, a_full_submit_runs_to_done_with_the_image_converted_once, .timeout 
 	cr_assert_not_null(res.slurm_id);
 	cr_expect_eq(sub_wait_final(&e, res.record_id, 120), TAO_DONE);
 
-	/* The sidecar was 0600 while the job ran, and is gone now. */
-	char *path = xasprintf("%s/seen-mode", e.base), *text = sub_slurp(path);
+	/* The sidecar was 0600 while the job ran, and is gone now. The job
+	 * runs in the image, which sees only its mounts: its evidence is in the
+	 * results folder. */
+	char *path = xasprintf("%s/results/seen-mode", e.base), *text = sub_slurp(path);
 	cr_expect(text && strcmp(text, "600\n") == 0, "sidecar mode: %s", text);
 	free(path), free(text);
-	path = xasprintf("%s/seen-len", e.base);
+	path = xasprintf("%s/results/seen-len", e.base);
 	text = sub_slurp(path);
 	cr_expect(text && atoi(text) == (int)strlen(TOKEN), "the job got the secret: %s", text);
 	free(path), free(text);
@@ -294,7 +297,9 @@ Test(submit, dry_run_output_matches_the_golden_file, .timeout = 60)
 	struct sub_env e;
 	sub_open(&e, "golden", NULL);
 	/* A fixed bundle, paths under the rig's shared folder, written as @SHARED@
-	 * in the golden file; a fresh image cache, so "would convert". */
+	 * in the golden file; a fresh image cache, so "would convert". meta.json
+	 * holds those paths, so its size depends on the rig's folder (a second
+	 * rig's is longer): @N@. */
 	char *spec = xasprintf("%s/golden.yaml", e.local);
 	FILE *f = fopen(spec, "w");
 	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
@@ -309,7 +314,8 @@ Test(submit, dry_run_output_matches_the_golden_file, .timeout = 60)
 	    "XDG_STATE_HOME=%s TAOTOP_CONFIG=/nonexistent/config.yaml "
 	    "SLURM_BASE_RESULTS_DIR=lustre://%s/golden/root "
 	    "TAOTOP_IMAGE_CACHE=%s/golden/images-never LANG=C %s submit --dry-run %s "
-	    "| sed 's|%s|@SHARED@|g'", r->user, r->host, r->port, r->key, r->known_hosts, e.local,
+	    "| sed -e 's|%s|@SHARED@|g' -e 's|meta.json ([0-9]* bytes)|meta.json (@N@ bytes)|'",
+	    r->user, r->host, r->port, r->key, r->known_hosts, e.local,
 	    r->shared, r->shared, getenv("TAOTOP_BIN"), spec, r->shared);
 	const char *const argv[] = { "sh", "-c", cmd, NULL };
 	char *out = NULL;
@@ -381,11 +387,14 @@ Test(submit, a_secret_may_come_from_a_dotenv_file_beside_the_bundle, .timeout = 
 	fprintf(f, "# a comment\nexport HF_TOKEN=\"%s\"\n", TOKEN);
 	fclose(f);
 	char *spec = sub_bundle(&e, "dotenv", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
-	    "command: [sh, -c, 'printf %s \"$HF_TOKEN\" | wc -c > %B/seen-len']\n"
+	    "command: [sh, -c, 'cd %B/root/*/results && printf %s \"$HF_TOKEN\" | wc -c > seen-len']\n"
 	    "time_hours: 0.2\nsecrets: [HF_TOKEN]\n");
 	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
 	sub_wait_final(&e, res.record_id, 90);
-	char *path = xasprintf("%s/seen-len", e.base), *text = sub_slurp(path);
+	/* In the job's results folder (under its job folder, which the job
+	 * mounts; nothing else of the shared storage is in its container). */
+	char *path = xasprintf("%s/root/%s/results/seen-len", e.base, res.record_id);
+	char *text = sub_slurp(path);
 	cr_expect(text && atoi(text) == (int)strlen(TOKEN), "the job got %s bytes", text);
 	free(text), free(path), free(spec), free(dotenv);
 	submit_result_free(&res);
