@@ -543,7 +543,7 @@ static int convert_image(struct job *j, struct submit_result *res, char **err)
 	free(qinner);
 	if (j->o->dry_run) {
 		plan(j, "convert: %s", cmd);
-		j->image_how = "converted";
+		j->image_how = "to be converted";
 		step(j, STEP_IMAGE, 1, "would convert");
 		free(cmd);
 		rc = 0;
@@ -907,7 +907,9 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	for (i = 0; i < j->ndatasets; i++)
 		buf_addf(&mounts, "%s:%s,", j->datasets[i], j->datasets[i]);
 	buf_addf(&mounts, "%s:%s", j->job_dir, j->job_dir);
-	if (strncmp(j->results_dir, j->job_dir, strlen(j->job_dir)) != 0)
+	/* Inside the job folder only at a '/': /x/job10 is not in /x/job1. */
+	if (strncmp(j->results_dir, j->job_dir, strlen(j->job_dir)) != 0 ||
+	    (j->results_dir[strlen(j->job_dir)] != '/' && j->results_dir[strlen(j->job_dir)] != '\0'))
 		buf_addf(&mounts, ",%s:%s", j->results_dir, j->results_dir);
 	/* The command's words, placeholders filled, each word then quoted:
 	 * a value stays one word, and no shell reads it as code. */

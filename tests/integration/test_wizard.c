@@ -188,7 +188,19 @@ Test(wizard, bad_fields_are_refused_in_the_form_and_nothing_is_sent, .timeout = 
 	screen_keys(&s, "Enter");
 	screen_wait(&s, 30, "Preview: nothing was written or submitted", "check: if test -e",
 	    NULL);
-	screen_keys(&s, "NPage");
+	/* The resolved values and the plan come first: page down to the
+	 * script's head, a page at a time, as a user would. */
+	for (int page = 0; page < 6; page++) {
+		char *shown;
+		screen_keys(&s, page == 0 ? "NPage" : "Down Down Down Down Down");
+		usleep(300 * 1000);
+		shown = screen_text(&s);
+		int there = strstr(shown, "#SBATCH --job-name=tao-DRYRUN") != NULL &&
+		    strstr(shown, "#SBATCH --time=1:00:00") != NULL;
+		free(shown);
+		if (there)
+			break;
+	}
 	screen_wait(&s, 5, "#SBATCH --job-name=tao-DRYRUN", "#SBATCH --time=1:00:00", NULL);
 	screen_keys(&s, "Escape");
 	screen_wait(&s, 5, "Submit a job", NULL);
