@@ -15,54 +15,10 @@
 #include <unistd.h>
 
 #include "integration/helper_rig.h"
+#include "integration/helper_user.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/xmalloc.h"
-
-#define TOKEN	"hf_exampleTokenForTheTaoTests0123456789"
-#define NGC_KEY	"nvapi-taotop-test-key-0123456789"
-
-/* One user: a local folder (records, config, bundle), a remote one standing
- * for their Lustre project folder, and the environment taotop runs with. */
-struct user {
-	char	*local;
-	char	*remote;
-	char	*env;
-};
-
-static void user_open(struct user *u, const char *name, const char *config)
-{
-	const struct rig *r = rig_get();
-	char tmpl[] = "/tmp/taotop-tao-XXXXXX", *cmd, *path, *out = NULL;
-	FILE *f;
-
-	cr_assert_not_null(mkdtemp(tmpl));
-	u->local = xstrdup(tmpl);
-	u->remote = xasprintf("%s/tao-tests/%s-%d", r->shared, name, (int)getpid());
-	cmd = xasprintf("rm -rf %s && mkdir -p %s/datasets/imagenet/train %s/datasets/imagenet/val "
-	    "%s/jobs", u->remote, u->remote, u->remote, u->remote);
-	free(rig_ssh_ok(cmd));
-	free(cmd);
-	path = xasprintf("%s/config.yaml", u->local);
-	f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs(config ? config : "# no clusters: the environment names the cluster\n", f);
-	fclose(f);
-	u->env = xasprintf("HF_TOKEN=%s NGC_KEY=%s SLURM_BASE_RESULTS_DIR=lustre://%s/jobs "
-	    "XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s", TOKEN, NGC_KEY, u->remote, u->local, path);
-	free(path);
-	/* What the README says to do once per cluster for nvcr.io images
-	 * (once: a second time taotop leaves the file as it is). */
-	if (rig_taotop(u->env, "preflight --install-ngc-credentials", &out) != 0)
-		cr_assert(strstr(out, "already exists") != NULL, "%s", out);
-	free(out);
-}
-
-static void user_close(struct user *u)
-{
-	rig_local("rm -rf %s", u->local);
-	free(u->local), free(u->remote), free(u->env);
-}
 
 /* templates/example.spec.yaml as a user copies it: its /lustre/ paths
  * pointed at their folder on the local cluster, and each (from, to) of
@@ -120,67 +76,6 @@ static char *example_bundle(struct user *u, const char *const edits[][2], size_t
 	return path;
 }
 
-/* `taotop submit BUNDLE --json`: the record id (caller frees). */
-static char *submit(struct user *u, const char *bundle, char **out)
-{
-	char *args = xasprintf("submit %s --json", bundle), *id;
-	cJSON *o;
-	int rc = rig_taotop(u->env, args, out);
-
-	free(args);
-	cr_assert_eq(rc, 0, "taotop submit failed:\n%s", *out);
-	o = cJSON_Parse(strchr(*out, '{'));
-	cr_assert(cJSON_IsObject(o), "not JSON:\n%s", *out);
-	id = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItem(o, "id")));
-	cJSON_Delete(o);
-	return id;
-}
-
-/* `taotop status ID --json` every 2 s until the job is final. */
-static cJSON *wait_final(struct user *u, const char *id, int timeout_s)
-{
-	char *args = xasprintf("status %s --json", id);
-	cJSON *o = NULL;
-
-	for (int waited = 0; waited < timeout_s; waited += 2) {
-		char *out = NULL;
-		const char *state;
-		cJSON_Delete(o);
-		o = NULL;
-		if (rig_taotop(u->env, args, &out) == 0 && strchr(out, '{') != NULL)
-			o = cJSON_Parse(strchr(out, '{'));
-		free(out);
-		state = cJSON_GetStringValue(cJSON_GetObjectItem(o, "state"));
-		if (state != NULL && (strcmp(state, "Done") == 0 || strcmp(state, "Error") == 0 ||
-		    strcmp(state, "Canceled") == 0))
-			break;
-		sleep(2);
-	}
-	free(args);
-	cr_assert_not_null(o, "no status for %s", id);
-	return o;
-}
-
-static const char *str(const cJSON *o, const char *name)
-{
-	const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(o, name));
-	return v ? v : "";
-}
-
-/* Whether any transition of the status's record says `what`. */
-static int history_says(const cJSON *status, const char *what)
-{
-	const cJSON *t, *hist = cJSON_GetObjectItem(cJSON_GetObjectItem(status, "record"),
-	    "transitions");
-
-	cJSON_ArrayForEach(t, hist) {
-		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(t, "message"));
-		if (m != NULL && strstr(m, what) != NULL)
-			return 1;
-	}
-	return 0;
-}
-
 /* A cached NCCL answer for the example's 8-GPU node: the probe has its own
  * test below. */
 static const char *probed_config =
@@ -198,17 +93,17 @@ Test(tao, the_example_bundle_trains_to_done_with_taos_own_command, .timeout = 42
 	user_open(&u, "example", probed_config);
 	bundle = example_bundle(&u, NULL, 0);
 	/* The example bundle gives no command: TAO's own is what runs. */
-	id = submit(&u, bundle, &out);
+	id = user_submit(&u, bundle, &out);
 	free(out);
-	st = wait_final(&u, id, 360);
+	st = user_wait_final(&u, id, 360);
 	printed = cJSON_Print(st);
-	cr_expect_str_eq(str(st, "state"), "Done", "%s", printed);
-	cr_expect_str_eq(str(st, "message"), "status.json: SUCCESS", "%s", printed);
+	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", printed);
+	cr_expect_str_eq(json_str(st, "message"), "status.json: SUCCESS", "%s", printed);
 	prog = cJSON_GetObjectItem(st, "progress");
 	cr_assert_not_null(prog, "no progress for a finished TAO job:\n%s", printed);
 	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "max_epoch")), 80, "%s", printed);
 	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "epoch")), 80, "%s", printed);
-	cr_expect_str_eq(str(prog, "metric"), "loss", "%s", printed);
+	cr_expect_str_eq(json_str(prog, "metric"), "loss", "%s", printed);
 	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(prog, "series")), 80, "%s", printed);
 	/* TAO read the spec taotop staged and wrote where taotop looks. */
 	{
@@ -239,15 +134,15 @@ Test(tao, a_spec_that_makes_tao_fail_ends_in_error_with_taos_words_not_retried, 
 
 	user_open(&u, "fails", probed_config);
 	bundle = example_bundle(&u, edits, 1);
-	id = submit(&u, bundle, &out);
+	id = user_submit(&u, bundle, &out);
 	free(out);
-	st = wait_final(&u, id, 240);
+	st = user_wait_final(&u, id, 240);
 	printed = cJSON_Print(st);
-	cr_expect_str_eq(str(st, "state"), "Error", "%s", printed);
-	cr_expect(strstr(str(st, "message"), "status.json: FAILURE") != NULL, "TAO's words: %s",
+	cr_expect_str_eq(json_str(st, "state"), "Error", "%s", printed);
+	cr_expect(strstr(json_str(st, "message"), "status.json: FAILURE") != NULL, "TAO's words: %s",
 	    printed);
-	cr_expect(history_says(st, "the program's"), "classified as the program's:\n%s", printed);
-	cr_expect(!history_says(st, "retry 1 of"), "retried:\n%s", printed);
+	cr_expect(user_history_says(st, "the program's"), "classified as the program's:\n%s", printed);
+	cr_expect(!user_history_says(st, "retry 1 of"), "retried:\n%s", printed);
 	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "record"), "retried_as")),
 	    "%s", printed);
 	free(printed);
@@ -274,13 +169,13 @@ Test(tao, a_command_reaches_what_taotop_staged_through_placeholders, .timeout = 
 
 	user_open(&u, "placeholders", probed_config);
 	bundle = example_bundle(&u, edits, sizeof(edits) / sizeof(edits[0]));
-	id = submit(&u, bundle, &out);
+	id = user_submit(&u, bundle, &out);
 	free(out);
-	st = wait_final(&u, id, 240);
+	st = user_wait_final(&u, id, 240);
 	printed = cJSON_Print(st);
 	/* No results_dir: the job's own <job_dir>/results, where TAO wrote. */
-	cr_expect_str_eq(str(st, "state"), "Done", "%s", printed);
-	cr_expect_str_eq(str(st, "message"), "status.json: SUCCESS", "%s", printed);
+	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", printed);
+	cr_expect_str_eq(json_str(st, "message"), "status.json: SUCCESS", "%s", printed);
 	cmd = xasprintf("cat %s/jobs/%s/slurm-logs/*/main.out", u.remote, id);
 	text = rig_ssh_ok(cmd);
 	{
@@ -318,7 +213,7 @@ Test(tao, a_single_node_job_probes_on_one_node_and_a_one_gpu_job_never, .timeout
 
 	user_open(&u, "probe", "clusters:\n  rig:\n    nccl_probe_timeout_s: 10\n");
 	bundle = example_bundle(&u, four, 2);
-	id = submit(&u, bundle, &out);
+	id = user_submit(&u, bundle, &out);
 	free(out), free(id), free(bundle);
 	cmd = xasprintf("grep -h -e '^#SBATCH --nodes=' -e '^#SBATCH --gres=' %s/jobs/probes/*.sbatch "
 	    "| sort -u", u.remote);
@@ -336,7 +231,7 @@ Test(tao, a_single_node_job_probes_on_one_node_and_a_one_gpu_job_never, .timeout
 	cmd = xasprintf("ls %s/jobs/probes/*.sbatch | wc -l", u.remote);
 	char *before = rig_ssh_ok(cmd);
 	bundle = example_bundle(&u, one, 2);
-	id = submit(&u, bundle, &out);
+	id = user_submit(&u, bundle, &out);
 	free(out), free(id), free(bundle), free(cfg);
 	text = rig_ssh_ok(cmd);
 	cr_expect_str_eq(text, before, "a one-GPU job probed");

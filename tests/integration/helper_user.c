@@ -1,0 +1,107 @@
+#include "integration/helper_user.h"
+
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "integration/helper_rig.h"
+#include "util/xmalloc.h"
+
+void user_open(struct user *u, const char *name, const char *config)
+{
+	const struct rig *r = rig_get();
+	char tmpl[] = "/tmp/taotop-tao-XXXXXX", *cmd, *path, *out = NULL;
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(tmpl));
+	u->local = xstrdup(tmpl);
+	u->remote = xasprintf("%s/tao-tests/%s-%d", r->shared, name, (int)getpid());
+	cmd = xasprintf("rm -rf %s && mkdir -p %s/datasets/imagenet/train %s/datasets/imagenet/val "
+	    "%s/jobs", u->remote, u->remote, u->remote, u->remote);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	path = xasprintf("%s/config.yaml", u->local);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(config ? config : "# no clusters: the environment names the cluster\n", f);
+	fclose(f);
+	u->env = xasprintf("HF_TOKEN=%s NGC_KEY=%s SLURM_BASE_RESULTS_DIR=lustre://%s/jobs "
+	    "XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s", USER_TOKEN, USER_NGC_KEY, u->remote, u->local, path);
+	free(path);
+	/* What the README says to do once per cluster for nvcr.io images
+	 * (once: a second time taotop leaves the file as it is). */
+	if (rig_taotop(u->env, "preflight --install-ngc-credentials", &out) != 0)
+		cr_assert(strstr(out, "already exists") != NULL, "%s", out);
+	free(out);
+}
+
+void user_close(struct user *u)
+{
+	rig_local("rm -rf %s", u->local);
+	free(u->local), free(u->remote), free(u->env);
+}
+
+/* `taotop submit BUNDLE --json`: the record id (caller frees). */
+char *user_submit(struct user *u, const char *bundle, char **out)
+{
+	char *args = xasprintf("submit %s --json", bundle), *id;
+	cJSON *o;
+	int rc = rig_taotop(u->env, args, out);
+
+	free(args);
+	cr_assert_eq(rc, 0, "taotop submit failed:\n%s", *out);
+	o = cJSON_Parse(strchr(*out, '{'));
+	cr_assert(cJSON_IsObject(o), "not JSON:\n%s", *out);
+	id = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItem(o, "id")));
+	cJSON_Delete(o);
+	return id;
+}
+
+/* `taotop status ID --json` every 2 s until the job is final. */
+cJSON *user_wait_final(struct user *u, const char *id, int timeout_s)
+{
+	char *args = xasprintf("status %s --json", id);
+	cJSON *o = NULL;
+
+	for (int waited = 0; waited < timeout_s; waited += 2) {
+		char *out = NULL;
+		const char *state;
+		cJSON_Delete(o);
+		o = NULL;
+		if (rig_taotop(u->env, args, &out) == 0 && strchr(out, '{') != NULL)
+			o = cJSON_Parse(strchr(out, '{'));
+		free(out);
+		state = cJSON_GetStringValue(cJSON_GetObjectItem(o, "state"));
+		if (state != NULL && (strcmp(state, "Done") == 0 || strcmp(state, "Error") == 0 ||
+		    strcmp(state, "Canceled") == 0))
+			break;
+		sleep(2);
+	}
+	free(args);
+	cr_assert_not_null(o, "no status for %s", id);
+	return o;
+}
+
+const char *json_str(const cJSON *o, const char *name)
+{
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(o, name));
+	return v ? v : "";
+}
+
+/* Whether any transition of the status's record says `what`. */
+int user_history_says(const cJSON *status, const char *what)
+{
+	const cJSON *t, *hist = cJSON_GetObjectItem(cJSON_GetObjectItem(status, "record"),
+	    "transitions");
+
+	cJSON_ArrayForEach(t, hist) {
+		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(t, "message"));
+		if (m != NULL && strstr(m, what) != NULL)
+			return 1;
+	}
+	return 0;
+}
+

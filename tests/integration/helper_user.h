@@ -1,0 +1,35 @@
+/* A user of taotop on the test cluster, for tests written from the user's
+ * side: a local folder (records, config, bundles), a remote one standing for
+ * their project folder on Lustre, and the environment taotop runs with; the
+ * CLI verbs as they would type them. */
+#ifndef TAOTOP_TESTS_HELPER_USER_H
+#define TAOTOP_TESTS_HELPER_USER_H
+
+#include <cJSON.h>
+
+#define USER_TOKEN	"hf_exampleTokenForTheTaoTests0123456789"
+#define USER_NGC_KEY	"nvapi-taotop-test-key-0123456789"
+
+struct user {
+	char	*local;		/* config.yaml, state/, bundles */
+	char	*remote;	/* datasets/imagenet/{train,val}, jobs/ (the results root) */
+	char	*env;		/* VAR=value words for rig_taotop */
+};
+
+/* A fresh user named name, with config (YAML text, or NULL for none) as
+ * their config.yaml; NGC credentials installed as the README says. */
+void user_open(struct user *u, const char *name, const char *config);
+void user_close(struct user *u);
+
+/* `taotop submit BUNDLE --json`, which must succeed: the record id (caller
+ * frees); *out the output (caller frees). */
+char *user_submit(struct user *u, const char *bundle, char **out);
+/* `taotop status ID --json` every 2 s until the job is final, or timeout_s;
+ * the last answer (caller deletes). */
+cJSON *user_wait_final(struct user *u, const char *id, int timeout_s);
+/* A string member of o, or "". */
+const char *json_str(const cJSON *o, const char *name);
+/* Whether any transition of a status's record says `what`. */
+int user_history_says(const cJSON *status, const char *what);
+
+#endif

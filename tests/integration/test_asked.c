@@ -1,0 +1,256 @@
+/*
+ * Submit and cancel do exactly what the user asked, from the user's side
+ * (`taotop submit`, `taotop cancel`, `taotop status` against the local
+ * cluster, which enforces accounts as sites that bill by them do): the
+ * bundle's account is the one charged, values that are not one SLURM name
+ * are refused before anything is written, impossible shapes are refused
+ * naming the ones that work, and the secrets' sidecar lives exactly as long
+ * as its job (a failed lint, a refused sbatch, a cancel while pending, a
+ * requeue while running).
+ */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "integration/helper_rig.h"
+#include "integration/helper_user.h"
+#include "util/xmalloc.h"
+
+/* A one-GPU TAO bundle for u: TAO's own command unless `command` (YAML
+ * lines) is given, HF_TOKEN as a secret, and `extra` YAML lines. */
+static char *bundle(struct user *u, const char *name, const char *command, const char *extra)
+{
+	char *path = xasprintf("%s/%s.yaml", u->local, name);
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
+	    "action: train\n%sdatasets: [lustre://%s/datasets/imagenet/train]\ngpus: 1\n"
+	    "cpus_per_task: 1\ntime_hours: 0.5\nsecrets: [HF_TOKEN]\n%sspec:\n  train:\n"
+	    "    num_epochs: 1\n", command ? command : "", u->remote, extra ? extra : "");
+	fclose(f);
+	return path;
+}
+
+/* How many sidecars (job_*.env) exist under the user's job folders. */
+static int sidecars(struct user *u)
+{
+	char *cmd = xasprintf("ls %s/jobs/*/job_*.env 2>/dev/null | wc -l", u->remote);
+	char *out = rig_ssh_ok(cmd);
+	int n = atoi(out);
+
+	free(out), free(cmd);
+	return n;
+}
+
+/* A file of job id's folder on the cluster, whole ("" when missing; a glob
+ * in `file` is the shell's; caller frees). */
+static char *job_file(struct user *u, const char *id, const char *file)
+{
+	char *cmd = xasprintf("cat %s/jobs/%s/%s 2>/dev/null; true", u->remote, id, file);
+	char *out = rig_ssh_ok(cmd);
+
+	free(cmd);
+	return out;
+}
+
+static char *slurm_id_of(const cJSON *st)
+{
+	return xstrdup(json_str(st, "slurm_id"));
+}
+
+Test(asked, the_bundles_account_is_the_one_charged, .timeout = 240)
+{
+	struct user u;
+	char *out = NULL, *b, *id, *cmd, *text, *sid;
+	cJSON *st;
+
+	user_open(&u, "account", NULL);
+	/* vision is the test user's second project, not its default. */
+	b = bundle(&u, "account", NULL, "account: vision\n");
+	id = user_submit(&u, b, &out);
+	free(out);
+	st = user_wait_final(&u, id, 180);
+	cr_expect_str_eq(json_str(st, "state"), "Done");
+	sid = slurm_id_of(st);
+	cmd = xasprintf("sacct -n -X -P -j %s -o Account", sid);
+	text = rig_ssh_ok(cmd);
+	cr_expect_str_eq(text, "vision", "SLURM charged %s", text);
+	free(text), free(cmd);
+	text = job_file(&u, id, "sbatch/job_*.sbatch");
+	cr_expect(strstr(text, "#SBATCH --account=vision\n") != NULL, "%s", text);
+	free(text);
+	cJSON_Delete(st);
+	free(sid), free(id), free(b);
+	user_close(&u);
+}
+
+/* An account the cluster does not know: SLURM's own words, no job, and no
+ * secret left behind by the refused sbatch. */
+Test(asked, an_account_the_cluster_refuses_says_so_and_leaves_no_secret, .timeout = 120)
+{
+	struct user u;
+	char *out = NULL, *b, *args;
+
+	user_open(&u, "badaccount", NULL);
+	b = bundle(&u, "badaccount", NULL, "account: nosuchproject\n");
+	args = xasprintf("submit %s", b);
+	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "Invalid account") != NULL, "SLURM's words:\n%s", out);
+	cr_expect(strstr(out, USER_TOKEN) == NULL, "the secret was printed:\n%s", out);
+	cr_expect_eq(sidecars(&u), 0, "a sidecar outlived the refused sbatch");
+	free(out), free(args), free(b);
+	user_close(&u);
+}
+
+/* A partition or account that is not one SLURM name, from the bundle or a
+ * flag: refused, naming field, value and origin, before anything is
+ * written on the cluster. */
+Test(asked, a_value_that_is_not_one_slurm_name_is_refused_before_anything_is_written, .timeout = 120)
+{
+	static const char *const bad[] = { "polar,cpu_long", "polar\\n#SBATCH --x", "polar#x" };
+	struct user u;
+	char *out = NULL, *b, *args, *cmd, *text;
+
+	user_open(&u, "words", NULL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *extra = xasprintf("partition: \"%s\"\n", bad[i]);
+		b = bundle(&u, "words", NULL, extra);
+		args = xasprintf("submit %s", b);
+		cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+		cr_expect(strstr(out, "partition") != NULL && strstr(out, "from the bundle") != NULL &&
+		    strstr(out, "not one SLURM name") != NULL, "%s", out);
+		free(out), free(args), free(extra), free(b);
+	}
+	b = bundle(&u, "words", NULL, NULL);
+	args = xasprintf("submit %s --partition 'polar,cpu_long'", b);
+	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "from --partition") != NULL, "%s", out);
+	free(out), free(args);
+	args = xasprintf("submit %s --account 'vision\n#SBATCH --uid=0'", b);
+	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "account") != NULL && strstr(out, "from --account") != NULL, "%s", out);
+	free(out), free(args), free(b);
+	/* Nothing reached the cluster: no job folder at all. */
+	cmd = xasprintf("ls -A %s/jobs | wc -l", u.remote);
+	text = rig_ssh_ok(cmd);
+	cr_expect_str_eq(text, "0", "something was written under jobs/");
+	free(text), free(cmd);
+	user_close(&u);
+}
+
+Test(asked, an_impossible_shape_is_refused_naming_the_shapes_that_work, .timeout = 120)
+{
+	struct user u;
+	char *out = NULL, *b, *args;
+
+	user_open(&u, "shapes", NULL);
+	b = bundle(&u, "shapes", NULL, NULL);
+	args = xasprintf("submit %s --gpus 11", b);
+	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "11 GPUs") != NULL && strstr(out, "8 or 16") != NULL, "%s", out);
+	free(out), free(args);
+	/* 24 is a shape (3 x 8), but the cluster has 2 nodes. */
+	args = xasprintf("submit %s --gpus 24", b);
+	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "has 2 nodes") != NULL && strstr(out, "at most 16 GPUs") != NULL,
+	    "%s", out);
+	free(out), free(args), free(b);
+	user_close(&u);
+}
+
+/* A rendered script the lint refuses (a token-looking value in extra_env):
+ * the sidecar is never written, so nothing is left to leak. */
+Test(asked, a_failed_lint_leaves_no_sidecar, .timeout = 120)
+{
+	struct user u;
+	char *out = NULL, *b, *args;
+
+	user_open(&u, "lint", NULL);
+	b = bundle(&u, "lint", NULL,
+	    "extra_env: {RUN_NOTE: hf_abcdefghijklmnopqrstuvwxyzABCDEFGH}\n");
+	args = xasprintf("submit %s", b);
+	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "lint") != NULL, "%s", out);
+	cr_expect_eq(sidecars(&u), 0, "a sidecar outlived the failed lint");
+	free(out), free(args), free(b);
+	user_close(&u);
+}
+
+/* A job cancelled while pending never runs its cleanup: taotop's cancel
+ * removes its secrets. */
+Test(asked, a_job_cancelled_while_pending_leaves_no_sidecar, .timeout = 180)
+{
+	struct user u;
+	char *out = NULL, *b, *args, *id, *blocker, *cmd;
+
+	user_open(&u, "pending", NULL);
+	/* Both nodes taken: the job waits for resources. */
+	blocker = rig_sbatch("--exclusive -N 2 -t 5 -J taotop-test-blocker", "'sleep 120'");
+	b = bundle(&u, "pending", NULL, NULL);
+	id = user_submit(&u, b, &out);
+	free(out);
+	cr_expect_eq(sidecars(&u), 1, "the pending job's sidecar is there");
+	args = xasprintf("cancel %s", id);
+	cr_expect_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect_eq(sidecars(&u), 0, "the cancelled job's sidecar is left");
+	free(out), free(args);
+	cmd = xasprintf("scancel %s", blocker);
+	free(rig_ssh_ok(cmd));
+	free(cmd), free(blocker), free(id), free(b);
+	user_close(&u);
+}
+
+/* A running job requeued (as SLURM does on a node failure) runs again and
+ * has its secret again; once it ends its sidecar is gone. */
+Test(asked, a_requeued_job_runs_again_with_its_secret, .timeout = 420)
+{
+	static const char command[] = "command:\n  - sh\n  - -c\n"
+	    "  - 'echo \"run ${SLURM_RESTART_COUNT:-0} token ${#HF_TOKEN}\"; sleep 8; exec \"$@\"'\n"
+	    "  - taotop-test\n  - classification_pyt\n  - train\n  - -e\n  - '{spec}'\n"
+	    "  - 'results_dir={results_dir}'\n";
+	struct user u;
+	char *out = NULL, *b, *id, *cmd, *text = NULL, *want;
+	cJSON *st;
+
+	user_open(&u, "requeue", NULL);
+	b = bundle(&u, "requeue", command, NULL);
+	id = user_submit(&u, b, &out);
+	free(out);
+	want = xasprintf("run 0 token %zu", strlen(USER_TOKEN));
+	for (int i = 0; i < 200; i++) {
+		free(text);
+		text = job_file(&u, id, "slurm-logs/*/main.out");
+		if (strstr(text, want) != NULL)
+			break;
+		sleep(1);
+	}
+	cr_assert(strstr(text, want) != NULL, "the first run: %s", text);
+	free(text), free(want);
+	text = NULL;
+	{
+		/* Its SLURM id from the record, as a user would read it. */
+		char *args = xasprintf("status %s --json", id);
+		cJSON *o;
+		cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+		o = cJSON_Parse(strchr(out, '{'));
+		cmd = xasprintf("scontrol requeue %s", json_str(o, "slurm_id"));
+		cJSON_Delete(o);
+		free(out), free(args);
+	}
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	st = user_wait_final(&u, id, 360);
+	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", json_str(st, "message"));
+	text = job_file(&u, id, "slurm-logs/*/main.out");
+	want = xasprintf("run 1 token %zu", strlen(USER_TOKEN));
+	cr_expect(strstr(text, want) != NULL, "the requeued run had no secret:\n%s", text);
+	cr_expect_eq(sidecars(&u), 0, "the sidecar outlived the job");
+	free(want), free(text);
+	cJSON_Delete(st);
+	free(id), free(b);
+	user_close(&u);
+}
