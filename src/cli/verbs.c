@@ -324,6 +324,32 @@ usage:
 	return EXIT_USAGE;
 }
 
+/* The cluster a job named on the command line belongs to: a taotop id's
+ * record says; a SLURM id is the --cluster's (or the default's). NULL
+ * with *err when the two disagree. */
+static const char *cluster_of_job(struct record_store *st, const char *job, const char *flag,
+    char **owned, char **err)
+{
+	struct job_record *r = NULL;
+	char *why = NULL;
+
+	*owned = NULL;
+	if (store_load(st, job, &r, &why) != 0 || r->cluster == NULL) {
+		free(why);
+		record_free(r);
+		return flag;	/* a SLURM id, or a record of no cluster */
+	}
+	if (flag != NULL && strcmp(flag, r->cluster) != 0) {
+		*err = xasprintf("%s is a job of cluster '%s', not of --cluster %s: nothing was "
+		    "cancelled", job, r->cluster, flag);
+		record_free(r);
+		return NULL;
+	}
+	*owned = xstrdup(r->cluster);
+	record_free(r);
+	return *owned;
+}
+
 int cli_cancel(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -331,8 +357,10 @@ int cli_cancel(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct session s;
+	struct record_store *st;
 	const char *cluster = NULL;
-	int c, rc, worst = EXIT_OK;
+	char *open_for = NULL, *err = NULL;
+	int c, rc, worst = EXIT_OK, opened = 0;
 
 	while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
 		if (c != 'c') {
@@ -345,10 +373,41 @@ int cli_cancel(int argc, char **argv)
 		fprintf(stderr, "usage: taotop cancel JOB... [--cluster C]\n");
 		return EXIT_USAGE;
 	}
-	if ((rc = session_open(&s, cluster)) != EXIT_OK)
-		return rc;
+	st = store_open(NULL, &err);
+	if (st == NULL) {
+		fprintf(stderr, "taotop: %s\n", err);
+		free(err);
+		return EXIT_FAILED;
+	}
+	/* Each job on its own cluster: a record's says where it runs, and
+	 * scancel there is the only one that means it. */
 	for (; optind < argc; optind++) {
-		char *msg = NULL, *err = NULL;
+		char *msg = NULL, *owned = NULL;
+		const char *want = cluster_of_job(st, argv[optind], cluster, &owned, &err);
+		if (want == NULL && err != NULL) {
+			fprintf(stderr, "taotop: %s\n", err);
+			free(err);
+			err = NULL;
+			worst = EXIT_FAILED;
+			continue;
+		}
+		if (!opened || (want != NULL && strcmp(want, s.cl->name) != 0) ||
+		    (want == NULL && open_for != NULL)) {
+			if (opened)
+				session_close(&s);
+			opened = 0;
+			free(open_for);
+			open_for = want ? xstrdup(want) : NULL;
+			if ((rc = session_open(&s, want)) != EXIT_OK) {
+				if (want != NULL)
+					fprintf(stderr, "taotop: %s: not cancelled (its cluster '%s' could "
+					    "not be reached)\n", argv[optind], want);
+				worst = rc;
+				free(owned);
+				continue;
+			}
+			opened = 1;
+		}
 		if (tracker_cancel(s.conn, s.store, s.cl, argv[optind], &msg, &err) == 0) {
 			printf("%s\n", msg);
 		} else {
@@ -357,8 +416,13 @@ int cli_cancel(int argc, char **argv)
 		}
 		free(msg);
 		free(err);
+		err = NULL;
+		free(owned);
 	}
-	session_close(&s);
+	if (opened)
+		session_close(&s);
+	free(open_for);
+	store_close(st);
 	return worst;
 }
 

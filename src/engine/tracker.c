@@ -747,6 +747,14 @@ int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster
 
 	*msg = NULL;
 	if (store_load(st, job, &r, &why) == 0) {
+		if (r->cluster != NULL && strcmp(r->cluster, cl->name) != 0) {
+			/* Its SLURM id means another job here. */
+			*err = xasprintf("%s is a job of cluster '%s', not of '%s': cancel it there",
+			    r->id, r->cluster, cl->name);
+			record_free(r);
+			free(why);
+			return -1;
+		}
 		if (r->backend_ref == NULL) {
 			/* Opened but never launched: nothing to tell SLURM. */
 			rc = store_update(st, r->id, mark_canceled, NULL, err);

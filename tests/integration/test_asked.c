@@ -254,3 +254,64 @@ Test(asked, a_requeued_job_runs_again_with_its_secret, .timeout = 420)
 	free(id), free(b);
 	user_close(&u);
 }
+
+/* Two clusters configured; the default one (alpha) cannot be reached at
+ * all. A job submitted to beta is cancelled by its taotop id from a
+ * session that would otherwise go to alpha: on beta, where it runs. */
+Test(asked, cancel_by_taotop_id_goes_to_the_records_cluster, .timeout = 180)
+{
+	const struct rig *r = rig_get();
+	struct user u;
+	char *config, *out = NULL, *b, *id, *args, *env, *cmd, *text;
+	cJSON *st;
+
+	config = xasprintf("default_cluster: alpha\nclusters:\n  alpha:\n    hosts: 127.0.0.1:1\n"
+	    "    user: %s\n  beta:\n    hosts: %s:%d\n    user: %s\n", r->user, r->host, r->port,
+	    r->user);
+	user_open(&u, "twoclusters", NULL);
+	{
+		char *path = xasprintf("%s/config.yaml", u.local);
+		FILE *f = fopen(path, "w");
+		cr_assert_not_null(f);
+		fputs(config, f);
+		fclose(f);
+		free(path);
+	}
+	/* The environment names no host and no cluster: the config does. */
+	env = xasprintf("%s SLURM_HOSTNAME= SLURM_USER= TAOTOP_CLUSTER=", u.env);
+	b = bundle(&u, "twoclusters", "command: [sleep, '300']\n", NULL);
+	args = xasprintf("submit %s --cluster beta --json", b);
+	cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
+	{
+		cJSON *o = cJSON_Parse(strchr(out, '{'));
+		id = xstrdup(json_str(o, "id"));
+		cJSON_Delete(o);
+	}
+	free(out), free(args);
+	/* --cluster that is not the record's: refused, nothing cancelled. */
+	args = xasprintf("cancel %s --cluster alpha", id);
+	cr_expect_neq(rig_taotop(env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "cluster 'beta'") != NULL, "%s", out);
+	free(out), free(args);
+	args = xasprintf("cancel %s", id);
+	cr_expect_eq(rig_taotop(env, args, &out), 0, "cancel went elsewhere:\n%s", out);
+	cr_expect(strstr(out, "cancelled") != NULL, "%s", out);
+	free(out), free(args);
+	args = xasprintf("status %s --cluster beta --json", id);
+	cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
+	st = cJSON_Parse(strchr(out, '{'));
+	cmd = xasprintf("sacct -n -X -P -j %s -o State | cut -d' ' -f1", json_str(st, "slurm_id"));
+	for (int i = 0; i < 30; i++) {
+		text = rig_ssh_ok(cmd);
+		if (strcmp(text, "CANCELLED") == 0)
+			break;
+		free(text);
+		text = NULL;
+		sleep(1);
+	}
+	cr_expect(text != NULL, "the job on beta was not cancelled");
+	free(text), free(cmd), free(out);
+	cJSON_Delete(st);
+	free(env), free(config), free(id), free(b);
+	user_close(&u);
+}
