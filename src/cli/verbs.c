@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/config.h"
@@ -216,6 +217,10 @@ static const struct job_row *find_row(const struct poll_result *res, const char 
 	return NULL;
 }
 
+/* show_status's answer when the poll itself failed (the connection, the
+ * login node): --watch rides it out, a single status reports it. */
+#define STATUS_POLL_FAILED	(-2)
+
 static int show_status(struct session *s, const char *job, int json, int *final,
     struct poll_schedule *sched)
 {
@@ -225,8 +230,10 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 	char *err = NULL;
 	size_t i;
 
-	if (poll_or_say(s, &res) != 0)
-		return EXIT_FAILED;
+	if (poll_or_say(s, &res) != 0) {
+		schedule_after_poll(sched, 0, 0, 1);
+		return STATUS_POLL_FAILED;
+	}
 	schedule_after_poll(sched, (unsigned)res.changes, res.waiting_for_accounting,
 	    !res.scheduler_ok);
 	row = find_row(&res, job);
@@ -314,11 +321,20 @@ int cli_status(int argc, char **argv)
 	schedule_init(&sched, s.cl->poll_s, 60);
 	do {
 		rc = show_status(&s, argv[optind], json, &final, &sched);
+		if (rc == STATUS_POLL_FAILED && watch) {
+			/* Monitoring never stops on a failure: say it and go on. */
+			char at[16];
+			time_t now = time(NULL);
+			strftime(at, sizeof(at), "%H:%M:%S", localtime(&now));
+			fprintf(stderr, "taotop: %s: the poll failed at %s; trying again in %d s\n",
+			    s.cl->name, at, sched.next_s);
+			rc = EXIT_OK;
+		}
 		if (watch && !final && rc == EXIT_OK)
 			sleep((unsigned)sched.next_s);
 	} while (watch && !final && rc == EXIT_OK);
 	session_close(&s);
-	return rc;
+	return rc == STATUS_POLL_FAILED ? EXIT_FAILED : rc;
 usage:
 	fprintf(stderr, "usage: taotop status JOB [--json] [--watch] [--cluster C]\n");
 	return EXIT_USAGE;

@@ -7,13 +7,25 @@ void schedule_init(struct poll_schedule *s, int base_s, int max_s)
 	if (s->max_s < s->base_s)
 		s->max_s = s->base_s;
 	s->next_s = s->base_s;
+	s->acct_waits = 0;
 }
 
 int schedule_after_poll(struct poll_schedule *s, unsigned changes, int waiting_for_accounting,
     int failed)
 {
-	if (waiting_for_accounting && !failed)
-		return s->next_s = 1;
+	/* Accounting lags the queue by a second or two: look again soon, but
+	 * back off like everything else when it does not answer (slurmdbd
+	 * down): 1, 1, 1, 2, 4, ... up to the base rate, then as a quiet poll. */
+	if (waiting_for_accounting && !failed) {
+		int wait = s->acct_waits < 3 ? 1 : 1 << (s->acct_waits - 2 < 10 ? s->acct_waits - 2 : 10);
+		s->acct_waits++;
+		if (wait < s->base_s)
+			return s->next_s = wait;
+		s->next_s = s->next_s * 2 > s->max_s ? s->max_s : s->next_s < s->base_s ? s->base_s
+		    : s->next_s * 2;
+		return s->next_s;
+	}
+	s->acct_waits = 0;
 	if (changes > 0)
 		s->next_s = s->base_s;
 	else if (s->next_s < s->base_s)

@@ -12,6 +12,7 @@ struct poll_schedule {
 	int	base_s;
 	int	max_s;
 	int	next_s;
+	int	acct_waits;	/* polls in a row that waited for accounting */
 };
 
 void schedule_init(struct poll_schedule *s, int base_s, int max_s);

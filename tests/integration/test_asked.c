@@ -13,10 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "integration/helper_rig.h"
 #include "integration/helper_user.h"
+#include "util/file.h"
 #include "util/xmalloc.h"
 
 /* A one-GPU TAO bundle for u: TAO's own command unless `command` (YAML
@@ -313,5 +315,65 @@ Test(asked, cancel_by_taotop_id_goes_to_the_records_cluster, .timeout = 180)
 	free(text), free(cmd), free(out);
 	cJSON_Delete(st);
 	free(env), free(config), free(id), free(b);
+	user_close(&u);
+}
+
+/* `taotop status --watch` rides out the login node going away: the failed
+ * polls are said, the watch goes on, and it ends with the job's final
+ * state once the server is back. A private sshd, so the rig's own is not
+ * disturbed for the other tests. */
+Test(asked, status_watch_keeps_going_across_an_sshd_restart, .timeout = 300)
+{
+	const struct rig *r = rig_get();
+	struct rig_sshd d;
+	struct user u;
+	char *out = NULL, *b, *id, *env, *args, *log, *rcfile, *text, *err = NULL;
+	int rc = -1;
+
+	rig_sshd_start(&d, 2239, 0);
+	user_open(&u, "watch", NULL);
+	env = xasprintf("%s SLURM_HOSTNAME=%s TAOTOP_KNOWN_HOSTS=%s TAOTOP_POLL_S=2", u.env, d.hosts,
+	    d.known_hosts);
+	b = bundle(&u, "watch", NULL, NULL);
+	{
+		/* Fifteen epochs of a second: long enough to stop the server. */
+		char *cmd = xasprintf("sed -i 's/num_epochs: 1/num_epochs: 15/' %s", b);
+		cr_assert_eq(rig_local("%s", cmd), 0);
+		free(cmd);
+	}
+	args = xasprintf("submit %s --json", b);
+	cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
+	{
+		cJSON *o = cJSON_Parse(strchr(out, '{'));
+		id = xstrdup(json_str(o, "id"));
+		cJSON_Delete(o);
+	}
+	free(out), free(args);
+	log = xasprintf("%s/watch.log", u.local);
+	rcfile = xasprintf("%s/watch.rc", u.local);
+	cr_assert_eq(rig_local("(SLURM_USER=%s SSH_KEY_PATH=%s TAOTOP_CLUSTER=rig %s %s status %s "
+	    "--watch > %s 2>&1; echo $? > %s) &", r->user, r->key, env, getenv("TAOTOP_BIN"), id,
+	    log, rcfile), 0);
+	sleep(3);
+	rig_sshd_stop(&d);
+	rig_sshd_signal_sessions(&d, SIGKILL);
+	sleep(8);
+	rig_sshd_restart(&d);
+	for (int i = 0; i < 120 && rc < 0; i++) {
+		sleep(2);
+		text = file_read_all(rcfile, NULL, &err);
+		free(err);
+		err = NULL;
+		if (text != NULL)
+			rc = atoi(text);
+		free(text);
+	}
+	text = file_read_all(log, NULL, &err);
+	cr_assert_not_null(text, "%s", err);
+	cr_expect_eq(rc, 0, "the watch ended with %d:\n%s", rc, text);
+	cr_expect(strstr(text, "the poll failed at") != NULL, "the failures were not said:\n%s", text);
+	cr_expect(strstr(text, "Done") != NULL, "it did not end with the job's final state:\n%s", text);
+	free(text), free(log), free(rcfile), free(env), free(id), free(b);
+	rig_sshd_free(&d);
 	user_close(&u);
 }
