@@ -593,7 +593,9 @@ Test(drills, a_500_job_storm_keeps_the_ui_responsive_and_ends_right, .timeout = 
 	}
 	/* The monitor agrees, counted from its list: page by page, 500
 	 * distinct jobs shown Done and no row in another state. (Sorted by
-	 * state, the default, so a straggler would be on the first page.) */
+	 * state, the default, so a straggler would be on the first page.)
+	 * Wide enough for the header to say its sort beside the titles. */
+	screen_resize(&s, 200, 40);
 	for (i = 0; i < 4; i++) {
 		char *by = screen_line_with(&s, ", by state ");
 		int sorted = by != NULL;
