@@ -19,4 +19,9 @@
  * clean; caller frees). Returns the number of findings. */
 size_t lint_script(const char *file, const char *text, char **report);
 
+/* The gate every script taotop sends passes (the job's and the NCCL
+ * probe's): the lint above, then bash -n, run locally (no secret is in the
+ * script to leak). 0, or -1 with *err saying which failed and why. */
+int lint_gate(const char *file, const char *text, char **err);
+
 #endif

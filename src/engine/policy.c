@@ -73,8 +73,26 @@ int policy_resources(const struct spec *s, const struct defaults *d, const char 
 		return -1;
 	}
 
-	/* GPUs: a total; at or above a node's worth, whole nodes. */
-	if (gpus >= d->max_num_gpus_per_node) {
+	/* GPUs: a shape said outright (gpus_per_node, with nodes or a total),
+	 * or a total; at or above a node's worth, whole nodes. */
+	if (s->gpus_per_node > 0) {
+		int per = s->gpus_per_node;
+		if (s->nodes <= 0 && s->gpus >= 0 && s->gpus % per != 0) {
+			*err = xasprintf("gpus: %d is not a whole number of nodes of gpus_per_node: %d; "
+			    "ask for %d or %d", s->gpus, per, s->gpus / per * per, (s->gpus / per + 1) * per);
+			return -1;
+		}
+		nodes = s->nodes > 0 ? s->nodes : s->gpus > 0 ? s->gpus / per : 1;
+		if (s->gpus >= 0 && s->gpus != nodes * per) {
+			*err = xasprintf("gpus: %d, nodes: %d and gpus_per_node: %d disagree (%d x %d is "
+			    "%d): give two of the three", s->gpus, nodes, per, nodes, per, nodes * per);
+			return -1;
+		}
+		gpus = nodes * per;
+		r->nodes = nodes;
+		r->gpus_per_node = per;
+		r->exclusive = per >= d->max_num_gpus_per_node;
+	} else if (gpus >= d->max_num_gpus_per_node) {
 		int max = d->max_num_gpus_per_node;
 		int least = (gpus + max - 1) / max, n = least;
 		if (s->nodes > 0 && s->nodes > n)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "engine/config.h"
+#include "engine/lint.h"
 #include "engine/slurm.h"
 #include "engine/template.h"
 #include "ssh/conn.h"
@@ -176,8 +177,8 @@ static char *stage(struct conn *c, const struct cluster_cfg *cl, const struct pr
 
 	buf_init(&extra);
 	buf_addf(&extra, "#SBATCH --partition=%s", o->partition);
-	if (cl->account != NULL)
-		buf_addf(&extra, "\n#SBATCH --account=%s", cl->account);
+	if (o->account != NULL)
+		buf_addf(&extra, "\n#SBATCH --account=%s", o->account);
 	snprintf(ngpus, sizeof(ngpus), "%d", o->gpus_per_node >= 1 ? o->gpus_per_node : 1);
 	snprintf(nnodes, sizeof(nnodes), "%d", o->nodes > 1 ? 2 : 1);
 	qimage = sh_quote(o->image);
@@ -193,8 +194,13 @@ static char *stage(struct conn *c, const struct cluster_cfg *cl, const struct pr
 			{ "SBATCH_EXTRA", extra.data }, { "EXTRA_ENV", env }, { "IMAGE", qimage },
 			{ "PROBE_MOUNT", qmount }, { "PROBE_SCRIPT", qscript }, { "NUM_NODES", nnodes },
 		};
-		if (template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), &text, err) == 0) {
-			path = xasprintf("%s/%s.sbatch", o->dir, name);
+		/* The same gate as the job's own script: nothing unlinted runs. */
+		path = xasprintf("%s/%s.sbatch", o->dir, name);
+		if (template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), &text, err) != 0 ||
+		    lint_gate(path, text, err) != 0) {
+			free(path);
+			path = NULL;
+		} else {
 			if (conn_write_file(c, path, text, strlen(text), 0644, CONN_WRITE_ATOMIC, err) !=
 			    CONN_OK) {
 				free(path);

@@ -26,6 +26,7 @@ struct probe_opts {
 	const char	*image;		/* the job's converted squashfs, on shared storage */
 	const char	*dir;		/* a shared folder for the probe's files and output */
 	const char	*partition;
+	const char	*account;	/* the job's, or NULL */
 	const char	*template_dir;	/* NULL: taotop's */
 	int		 nodes;		/* 1, or 2 for a multi-node job */
 	int		 gpus_per_node;	/* the job's, on each node */

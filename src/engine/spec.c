@@ -246,7 +246,7 @@ static int get_files(struct ctx *c, const yaml_node_t *n, struct spec *s)
 int spec_parse(const char *file, const char *text, size_t len, struct spec *s, char **err)
 {
 	static const char *const known =
-	    " image network_arch action command datasets results_dir gpus nodes cpus_per_task"
+	    " image network_arch action command datasets results_dir gpus gpus_per_node nodes cpus_per_task"
 	    " time_hours partition account requeue extra_env secrets supporting_files spec ";
 	yaml_node_t *root;
 	yaml_node_pair_t *p;
@@ -254,7 +254,7 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 	int rc = 0;
 
 	memset(s, 0, sizeof(*s));
-	s->gpus = s->nodes = s->cpus_per_task = s->requeue = -1;
+	s->gpus = s->nodes = s->cpus_per_task = s->requeue = s->gpus_per_node = -1;
 	s->time_hours = -1;
 	if (yamldoc_load(file, text, len, &c.doc, err) != 0)
 		return -1;
@@ -275,7 +275,7 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 		snprintf(pattern, sizeof(pattern), " %s ", key ? key : "");
 		if (key == NULL || strstr(known, pattern) == NULL) {
 			rc = fail_at(&c, k, "unknown field '%s' (fields: image, network_arch, action, "
-			    "command, datasets, results_dir, gpus, nodes, cpus_per_task, time_hours, "
+			    "command, datasets, results_dir, gpus, gpus_per_node, nodes, cpus_per_task, time_hours, "
 			    "partition, account, requeue, extra_env, secrets, supporting_files, spec)",
 			    key ? key : "?");
 			break;
@@ -296,6 +296,7 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 		else if (strcmp(key, "account") == 0) rc = get_string(&c, key, v, &s->account);
 		else if (strcmp(key, "gpus") == 0) rc = get_int(&c, key, v, 0, 4096, &s->gpus);
 		else if (strcmp(key, "nodes") == 0) rc = get_int(&c, key, v, 1, 1024, &s->nodes);
+		else if (strcmp(key, "gpus_per_node") == 0) rc = get_int(&c, key, v, 1, 64, &s->gpus_per_node);
 		else if (strcmp(key, "cpus_per_task") == 0) rc = get_int(&c, key, v, 1, 1024, &s->cpus_per_task);
 		else if (strcmp(key, "time_hours") == 0) rc = get_hours(&c, key, v, &s->time_hours);
 		else if (strcmp(key, "requeue") == 0) rc = get_bool(&c, key, v, &s->requeue);

@@ -39,6 +39,7 @@ struct spec {
 	size_t		 ndatasets;
 	char		*results_dir;
 	int		 gpus, nodes, cpus_per_task;	/* -1: unset */
+	int		 gpus_per_node;	/* -1: unset; with nodes, says the shape outright */
 	double		 time_hours;			/* -1: unset */
 	char		*partition;
 	char		*account;

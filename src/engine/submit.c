@@ -492,6 +492,7 @@ static int nccl_knobs(struct job *j, char **err)
 	po.image = j->image.sqsh;
 	po.dir = dir;
 	po.partition = j->partition;
+	po.account = j->account;
 	po.template_dir = j->o->template_dir;
 	po.nodes = pnodes;
 	po.gpus_per_node = j->res.gpus_per_node;
@@ -846,52 +847,12 @@ char *submit_template_dir(void)
 	return share_dir("templates");
 }
 
-/* bash -n on the script, locally: no secret is in it to leak. */
-static int bash_syntax(const char *text, char **err)
-{
-	int in[2], out[2], status;
-	struct buf msg;
-	char chunk[4096];
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe(in) != 0 || pipe(out) != 0) {
-		*err = xasprintf("bash -n: %s", strerror(errno));
-		return -1;
-	}
-	pid = fork();
-	if (pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 2);
-		dup2(out[1], 1);
-		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-		execlp("bash", "bash", "-n", (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	(void)!write(in[1], text, strlen(text));
-	close(in[1]);
-	buf_init(&msg);
-	while ((n = read(out[0], chunk, sizeof(chunk))) > 0)
-		buf_add(&msg, chunk, (size_t)n);
-	close(out[0]);
-	waitpid(pid, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		*err = xasprintf("the rendered sbatch fails bash -n: %s", msg.data ? msg.data : "?");
-		buf_free(&msg);
-		return -1;
-	}
-	buf_free(&msg);
-	return 0;
-}
-
 static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 {
 	struct buf mounts, command, extra, env, jobenv;
 	char *dir = j->o->template_dir ? xstrdup(j->o->template_dir) : submit_template_dir();
 	char *tpath = xasprintf("%s/%s.sbatch.tmpl", dir, j->res.nodes > 1 ? "multinode" : "singlenode");
-	char ngpus[16], ncpus[16], nnodes[16], *qimage, *qmounts, *qenv, *tmpl, *text = NULL, *report;
+	char ngpus[16], ncpus[16], nnodes[16], *qimage, *qmounts, *qenv, *tmpl, *text = NULL;
 	size_t i;
 	int rc = -1;
 
@@ -987,12 +948,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 		if (template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), &text, err) != 0)
 			goto out;
 	}
-	if (lint_script(j->sbatch_path, text, &report) > 0) {
-		*err = xasprintf("the rendered sbatch fails the lint, nothing was submitted:\n%s", report);
-		free(report);
-		goto out;
-	}
-	if (bash_syntax(text, err) != 0)
+	if (lint_gate(j->sbatch_path, text, err) != 0)
 		goto out;
 	out->text = text;
 	text = NULL;

@@ -561,7 +561,7 @@ int wizard_build(const struct wizard *w, struct spec *s, struct spec_kv **secret
 			return -1;
 	} else {
 		memset(s, 0, sizeof(*s));
-		s->gpus = s->nodes = s->cpus_per_task = s->requeue = -1;
+		s->gpus = s->nodes = s->cpus_per_task = s->requeue = s->gpus_per_node = -1;
 		s->time_hours = -1;
 	}
 	free(s->image), free(s->network_arch), free(s->action), free(s->results_dir);

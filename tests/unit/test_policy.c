@@ -101,3 +101,33 @@ Test(policy, an_uneven_total_is_refused_naming_the_shapes_that_work)
 		free(err);
 	}
 }
+
+/* gpus_per_node says the shape outright: with nodes, or from a total. */
+Test(policy, gpus_per_node_says_the_shape)
+{
+	struct spec s = blank();
+	struct resources r;
+	char *err = NULL;
+	s.gpus_per_node = 4;
+	s.nodes = 3;
+	cr_assert_eq(policy_resources(&s, &seed_defaults, "polar", 4, &r, NULL, &err), 0, "%s", err);
+	cr_expect(r.nodes == 3 && r.gpus_per_node == 4 && r.gpus_total == 12 && !r.exclusive);
+	s = blank();
+	s.gpus_per_node = 8;
+	s.gpus = 24;
+	cr_assert_eq(policy_resources(&s, &seed_defaults, "polar", 4, &r, NULL, &err), 0, "%s", err);
+	cr_expect(r.nodes == 3 && r.gpus_per_node == 8 && r.exclusive);
+	s = blank();
+	s.gpus_per_node = 4;
+	s.gpus = 11;
+	cr_expect_eq(policy_resources(&s, &seed_defaults, "polar", 4, &r, NULL, &err), -1);
+	cr_expect(err != NULL && strstr(err, "8 or 12") != NULL, "%s", err);
+	free(err), err = NULL;
+	s = blank();
+	s.gpus_per_node = 4;
+	s.gpus = 8;
+	s.nodes = 3;
+	cr_expect_eq(policy_resources(&s, &seed_defaults, "polar", 4, &r, NULL, &err), -1);
+	cr_expect(err != NULL && strstr(err, "disagree") != NULL, "%s", err);
+	free(err);
+}
