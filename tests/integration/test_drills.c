@@ -597,7 +597,7 @@ Test(drills, a_500_job_storm_keeps_the_ui_responsive_and_ends_right, .timeout = 
 	 * Wide enough for the header to say its sort beside the titles. */
 	screen_resize(&s, 200, 40);
 	for (i = 0; i < 4; i++) {
-		char *by = screen_line_with(&s, ", by state ");
+		char *by = screen_line_with(&s, ", by state");
 		int sorted = by != NULL;
 		free(by);
 		if (sorted)

@@ -238,3 +238,109 @@ Test(tao, a_single_node_job_probes_on_one_node_and_a_one_gpu_job_never, .timeout
 	free(text), free(before), free(cmd);
 	user_close(&u);
 }
+
+/* ---- every image form, end to end ---------------------------------------------------- */
+
+/* Submit the example's job (one GPU, one epoch) with `image` as written,
+ * and see it run from the squashfs it names: the stand-in images carry
+ * their reference in /.taotop-image, which the job prints. `sqsh`: make a
+ * squashfs on the user's shared folder first; %R in image stands for that
+ * folder. */
+static void image_form(const char *name, const char *image, const char *want, int sqsh)
+{
+	struct user u;
+	char *out = NULL, *bundle, *id, *text, *cmd, *img;
+	cJSON *st, *o;
+
+	user_open(&u, name, probed_config);
+	img = xstrdup(image);
+	if (strstr(img, "%R") != NULL) {
+		char *at = strstr(img, "%R"), *full = xasprintf("%.*s%s%s", (int)(at - img), img,
+		    u.remote, at + 2);
+		free(img);
+		img = full;
+	}
+	if (sqsh) {
+		/* A squashfs already on shared storage, as the procedure prefers. */
+		cmd = xasprintf("mkdir -p %s/images && enroot import -o %s/images/mine.sqsh "
+		    "'docker://nvcr.io#nvidia/pytorch:24.01-py3' >/dev/null 2>&1", u.remote, u.remote);
+		free(rig_ssh_ok(cmd));
+		free(cmd);
+	}
+	{
+		const char *const edits[][2] = {
+			{ "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt", NULL },
+			{ "action: train\n", "action: train\ncommand:\n  - sh\n  - -c\n"
+			  "  - 'echo \"image $(cat /.taotop-image)\"; exec \"$@\"'\n  - taotop-test\n"
+			  "  - classification_pyt\n  - train\n  - -e\n  - '{spec}'\n"
+			  "  - 'results_dir={results_dir}'\n" },
+			{ "gpus: 8 ", "gpus: 1 " }, { "    num_epochs: 80\n", "    num_epochs: 1\n" },
+		};
+		char *line = xasprintf("image: '%s'", img);
+		const char *const use[][2] = { { edits[0][0], line }, { edits[1][0], edits[1][1] },
+		    { edits[2][0], edits[2][1] }, { edits[3][0], edits[3][1] } };
+		bundle = example_bundle(&u, use, 4);
+		free(line);
+	}
+	id = user_submit(&u, bundle, &out);
+	o = cJSON_Parse(strchr(out, '{'));
+	cr_expect_eq(cJSON_IsTrue(cJSON_GetObjectItem(o, "image_converted")), !sqsh,
+	    "%s: converted or not:\n%s", image, out);
+	cJSON_Delete(o);
+	free(out);
+	st = user_wait_final(&u, id, 240);
+	cr_expect_str_eq(json_str(st, "state"), "Done", "%s: %s", image, json_str(st, "message"));
+	cr_expect(user_history_says(st, sqsh ? "image: reused" : "image: converted"),
+	    "%s: the record does not say how the image was had", image);
+	cmd = xasprintf("cat %s/jobs/%s/slurm-logs/*/main.out", u.remote, id);
+	text = rig_ssh_ok(cmd);
+	{
+		char *line = xasprintf("image %s\n", want);
+		cr_expect(strstr(text, line) != NULL, "%s: wanted '%s' in main.out:\n%s", image, want,
+		    text);
+		free(line);
+	}
+	free(text), free(cmd);
+	/* Never a registry URI on the GPU job's srun. */
+	cmd = xasprintf("grep -c -e '--container-image=/' %s/jobs/%s/sbatch/job_%s.sbatch", u.remote,
+	    id, id);
+	text = rig_ssh_ok(cmd);
+	cr_expect_str_eq(text, "1", "%s: the job's image is not a path", image);
+	free(text), free(cmd);
+	cJSON_Delete(st);
+	free(id), free(bundle), free(img);
+	user_close(&u);
+}
+
+Test(image, a_sqsh_path_on_shared_storage_is_reused, .timeout = 300)
+{
+	image_form("img-path", "%R/images/mine.sqsh", "nvcr.io#nvidia/pytorch:24.01-py3", 1);
+}
+
+Test(image, a_lustre_uri_of_a_sqsh_is_reused, .timeout = 300)
+{
+	image_form("img-lustre", "lustre://%R/images/mine.sqsh", "nvcr.io#nvidia/pytorch:24.01-py3", 1);
+}
+
+Test(image, pyxis_form_registry_hash_image, .timeout = 300)
+{
+	image_form("img-hash", "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt",
+	    "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt", 0);
+}
+
+Test(image, docker_uri_form, .timeout = 300)
+{
+	image_form("img-docker", "docker://nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt",
+	    "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt", 0);
+}
+
+Test(image, registry_slash_image_form, .timeout = 300)
+{
+	image_form("img-slash", "nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt",
+	    "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt", 0);
+}
+
+Test(image, docker_hub_image_without_a_registry, .timeout = 300)
+{
+	image_form("img-hub", "ubuntu:22.04", "registry-1.docker.io#library/ubuntu:22.04", 0);
+}
