@@ -253,3 +253,33 @@ Test(wizard_form, the_picker_lists_folders_then_bundles_and_walks)
 	cr_assert_eq(system(cmd), 0);
 	free(cmd), free(dir);
 }
+
+/* What the CLI refuses before writing anything, the form refuses as typed:
+ * a partition or account that is not one SLURM name, an uneven total, an
+ * unknown placeholder; an empty command is TAO's own. */
+Test(wizard_form, the_form_refuses_what_the_submit_would)
+{
+	static const char *const bad[] = { "polar,cpu_long", "polar#x", "polar x" };
+	struct wizard w;
+
+	wizard_init(&w, &cfg, 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		set(&w, WZ_PARTITION, bad[i]);
+		expect_problem(&w, WZ_PARTITION, "Partition: letters, digits");
+		set(&w, WZ_ACCOUNT, bad[i]);
+		expect_problem(&w, WZ_ACCOUNT, "Account: letters, digits");
+	}
+	set(&w, WZ_PARTITION, "polar");
+	set(&w, WZ_NODES, "");
+	set(&w, WZ_GPUS, "11");
+	expect_problem(&w, WZ_GPUS, "8 or 16");
+	set(&w, WZ_COMMAND, "classification_pyt train -e {spec} results_dir={results}");
+	expect_problem(&w, WZ_COMMAND, "unknown placeholder {results}");
+	set(&w, WZ_COMMAND, "");
+	set(&w, WZ_ARCH, "classification_pyt");
+	set(&w, WZ_ACTION, "train");
+	expect_problem(&w, WZ_COMMAND, "");
+	set(&w, WZ_ACTION, "");
+	expect_problem(&w, WZ_COMMAND, "'action'");
+	wizard_free(&w);
+}
