@@ -211,7 +211,7 @@ Test(tao, a_single_node_job_probes_on_one_node_and_a_one_gpu_job_never, .timeout
 	struct user u;
 	char *out = NULL, *id, *bundle, *cmd, *text, *cfg, *err = NULL;
 
-	user_open(&u, "probe", "clusters:\n  rig:\n    nccl_probe_timeout_s: 10\n");
+	user_open(&u, "probe", "clusters:\n  rig:\n    nccl_probe_timeout_s: 60\n");
 	bundle = example_bundle(&u, four, 2);
 	id = user_submit(&u, bundle, &out);
 	free(out), free(id), free(bundle);
