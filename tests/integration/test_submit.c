@@ -125,7 +125,7 @@ Test(submit, refusals_say_why_and_submit_nothing, .timeout = 240)
 		  "extra_env: {WANDB_API_KEY: 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a}\n", "secret: WANDB_API_KEY" },
 		{ "yaml", "image: x\ncommand: [unclosed\n", "yaml:3:1: YAML syntax error" },
 		{ "nosecret", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\ncommand: x\nsecrets: [NOT_SET_ANYWHERE]\n",
-		  "NOT_SET_ANYWHERE is named" },
+		  "NOT_SET_ANYWHERE is set neither in your environment nor in a .env" },
 	};
 	/* Other tests submit in parallel, so "nothing submitted" is checked by
 	 * name: a refusal that got as far as opening a record (its id is the
