@@ -565,10 +565,14 @@ static int convert_image(struct job *j, struct submit_result *res, char **err)
 		const char *tail = e + len;
 		for (int lines = 0; tail > e && lines < 3; tail--)
 			lines += tail[-1] == '\n';
-		*err = xasprintf("converting %s failed on %s: %.*s -- taotop does not fall back to "
+		/* A registry that wants credentials: say the one-time fix. */
+		const char *hint = strstr(e, "401 Unauthorized") != NULL
+		    ? " -- the registry wants credentials: install them once on this cluster with "
+		      "NGC_KEY=... taotop preflight --install-ngc-credentials" : "";
+		*err = xasprintf("converting %s failed on %s: %.*s%s -- taotop does not fall back to "
 		    "the registry image (it would be pulled on the GPUs); fix the conversion and "
 		    "submit again", j->image.docker_uri, j->cl->cpu_partition,
-		    (int)(e + len - tail), tail);
+		    (int)(e + len - tail), tail, hint);
 		conn_exec_free(&x);
 		failed(j, STEP_IMAGE, err);
 		goto out;

@@ -1,9 +1,11 @@
 /* Preflight against the real cluster: what passes, what fails and its fix,
  * and the NGC credentials installed without the key showing anywhere. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/config.h"
 #include "engine/preflight.h"
@@ -87,4 +89,46 @@ Test(preflight, ngc_credentials_go_in_0600_and_the_key_shows_nowhere, .timeout =
 	free(rig_ssh_ok("rm -f ~/.config/enroot/.credentials"));
 	free(path);
 	conn_free(c);
+}
+
+/* A private nvcr.io image, as its user meets it: the submit's conversion
+ * fails with the registry's 401 and says the one-time fix; after
+ * `taotop preflight --install-ngc-credentials` the same submit converts it
+ * and runs. (Serial with the test above: both touch the one credentials
+ * file of the test user.) */
+Test(preflight, a_private_image_converts_once_the_credentials_are_installed, .timeout = 240)
+{
+	const struct rig *r = rig_get();
+	char tmpl[] = "/tmp/taotop-private-XXXXXX", *out = NULL, *env, *bundle, *args, *cmd;
+	char *remote = xasprintf("%s/preflight-private-%d", r->shared, (int)getpid());
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(tmpl));
+	cmd = xasprintf("rm -rf %s && mkdir -p %s/data", remote, remote);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	bundle = xasprintf("%s/ea.yaml", tmpl);
+	f = fopen(bundle, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "image: nvcr.io/ea-tao/tao/tao-toolkit:6.1.0-ea\nnetwork_arch: classification_pyt\n"
+	    "action: train\ndatasets: [lustre://%s/data]\ngpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n"
+	    "spec:\n  train:\n    num_epochs: 1\n", remote);
+	fclose(f);
+	env = xasprintf("NGC_KEY=%s SLURM_BASE_RESULTS_DIR=lustre://%s/jobs XDG_STATE_HOME=%s/state",
+	    KEY, remote, tmpl);
+	args = xasprintf("submit %s", bundle);
+	free(rig_ssh_ok("rm -f ~/.config/enroot/.credentials"));
+	cr_expect_neq(rig_taotop(env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "401 Unauthorized") != NULL, "the registry's words:\n%s", out);
+	cr_expect(strstr(out, "taotop preflight --install-ngc-credentials") != NULL, "%s", out);
+	free(out);
+	cr_assert_eq(rig_taotop(env, "preflight --install-ngc-credentials", &out), 0, "%s", out);
+	cr_expect(strstr(out, KEY) == NULL, "the key was printed:\n%s", out);
+	free(out);
+	cr_expect_eq(rig_taotop(env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "image: converted") != NULL, "%s", out);
+	free(out);
+	free(rig_ssh_ok("rm -f ~/.config/enroot/.credentials"));
+	rig_local("rm -rf %s", tmpl);
+	free(args), free(env), free(bundle), free(remote);
 }
