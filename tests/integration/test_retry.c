@@ -243,3 +243,49 @@ Test(retry, a_job_failing_every_time_stops_at_the_budget_and_the_operator_can_re
 	submit_result_free(&res);
 	sub_close(&e);
 }
+
+/* An automatic retry takes its secrets from the same sources as the first
+ * submit: here only the .env beside the bundle has it (not the process's
+ * environment), and the retried run sees it; once it ends, no sidecar. */
+Test(retry, a_retry_takes_its_secret_from_the_bundles_env_file, .timeout = 300)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *second;
+	char *err = NULL, *spec, *retry_id = NULL, *text, *envfile, *path;
+	FILE *f;
+
+	sub_open(&e, "retry-secret", NULL);
+	e.cl.retry_budget = 1;
+	unsetenv("RETRY_TOKEN");
+	envfile = xasprintf("%s/.env", e.local);
+	f = fopen(envfile, "w");
+	cr_assert_not_null(f);
+	fputs("export RETRY_TOKEN='tok-0123456789'\n", f);
+	fclose(f);
+	text = xasprintf(
+	    "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
+	    "action: train\ncommand: [sh, -c, 'if [ -e %%B/results/ran-once ]; then echo \"recovered "
+	    "token ${#RETRY_TOKEN}\"; echo {\\\"status\\\": \\\"SUCCESS\\\"} > %%B/results/status.json; "
+	    "exit 0; fi; touch %%B/results/ran-once; echo \"%s\" >&2; exit 1']\n"
+	    "datasets: [lustre://%%B/data/train]\nresults_dir: lustre://%%B/results\ngpus: 1\n"
+	    "cpus_per_task: 1\ntime_hours: 0.5\nsecrets: [RETRY_TOKEN]\n", NCCL_TIMEOUT);
+	spec = sub_bundle(&e, "secret", text);
+	free(text);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_assert_eq(settle(&e, 200), 2, "the job and one retry");
+	cr_assert_eq(retries_of(&e, res.record_id, &retry_id), 1);
+	second = load(&e, retry_id);
+	cr_expect_eq(second->state, TAO_DONE, "%s", tao_state_name(second->state));
+	path = xasprintf("%s/%s-%s/main.out", second->log_dir, second->id, second->backend_ref);
+	text = sub_slurp(path);
+	cr_expect(text != NULL && strstr(text, "recovered token 14") != NULL, "%s: %s", path, text);
+	free(text), free(path);
+	path = xasprintf("%s/root/%s/job_%s.env", e.base, res.record_id, res.record_id);
+	cr_expect(access(path, F_OK) != 0, "the sidecar %s outlived the retry", path);
+	free(path);
+	record_free(second);
+	free(retry_id), free(spec), free(envfile);
+	submit_result_free(&res);
+	sub_close(&e);
+}
