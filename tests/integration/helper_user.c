@@ -105,3 +105,12 @@ int user_history_says(const cJSON *status, const char *what)
 	return 0;
 }
 
+
+char *user_job_file(struct user *u, const char *id, const char *file)
+{
+	char *cmd = xasprintf("cat %s/jobs/%s/%s 2>/dev/null; true", u->remote, id, file);
+	char *out = rig_ssh_ok(cmd);
+
+	free(cmd);
+	return out;
+}

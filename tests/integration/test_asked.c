@@ -48,14 +48,12 @@ static int sidecars(struct user *u)
 	return n;
 }
 
-/* A file of job id's folder on the cluster, whole ("" when missing; a glob
- * in `file` is the shell's; caller frees). */
-static char *job_file(struct user *u, const char *id, const char *file)
+/* `taotop ARGS` as u, which must fail: its output (caller frees). */
+static char *refused(struct user *u, const char *args)
 {
-	char *cmd = xasprintf("cat %s/jobs/%s/%s 2>/dev/null; true", u->remote, id, file);
-	char *out = rig_ssh_ok(cmd);
+	char *out = NULL;
 
-	free(cmd);
+	cr_expect_neq(rig_taotop(u->env, args, &out), 0, "taotop %s was accepted:\n%s", args, out);
 	return out;
 }
 
@@ -82,7 +80,7 @@ Test(asked, the_bundles_account_is_the_one_charged, .timeout = 240)
 	text = rig_ssh_ok(cmd);
 	cr_expect_str_eq(text, "vision", "SLURM charged %s", text);
 	free(text), free(cmd);
-	text = job_file(&u, id, "sbatch/job_*.sbatch");
+	text = user_job_file(&u, id, "sbatch/job_*.sbatch");
 	cr_expect(strstr(text, "#SBATCH --account=vision\n") != NULL, "%s", text);
 	free(text);
 	cJSON_Delete(st);
@@ -100,7 +98,7 @@ Test(asked, an_account_the_cluster_refuses_says_so_and_leaves_no_secret, .timeou
 	user_open(&u, "badaccount", NULL);
 	b = bundle(&u, "badaccount", NULL, "account: nosuchproject\n");
 	args = xasprintf("submit %s", b);
-	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	out = refused(&u, args);
 	cr_expect(strstr(out, "Invalid account") != NULL, "SLURM's words:\n%s", out);
 	cr_expect(strstr(out, USER_TOKEN) == NULL, "the secret was printed:\n%s", out);
 	cr_expect_eq(sidecars(&u), 0, "a sidecar outlived the refused sbatch");
@@ -122,18 +120,18 @@ Test(asked, a_value_that_is_not_one_slurm_name_is_refused_before_anything_is_wri
 		char *extra = xasprintf("partition: \"%s\"\n", bad[i]);
 		b = bundle(&u, "words", NULL, extra);
 		args = xasprintf("submit %s", b);
-		cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+		out = refused(&u, args);
 		cr_expect(strstr(out, "partition") != NULL && strstr(out, "from the bundle") != NULL &&
 		    strstr(out, "not one SLURM name") != NULL, "%s", out);
 		free(out), free(args), free(extra), free(b);
 	}
 	b = bundle(&u, "words", NULL, NULL);
 	args = xasprintf("submit %s --partition 'polar,cpu_long'", b);
-	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	out = refused(&u, args);
 	cr_expect(strstr(out, "from --partition") != NULL, "%s", out);
 	free(out), free(args);
 	args = xasprintf("submit %s --account 'vision\n#SBATCH --uid=0'", b);
-	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	out = refused(&u, args);
 	cr_expect(strstr(out, "account") != NULL && strstr(out, "from --account") != NULL, "%s", out);
 	free(out), free(args), free(b);
 	/* Nothing reached the cluster: no job folder at all. */
@@ -152,12 +150,12 @@ Test(asked, an_impossible_shape_is_refused_naming_the_shapes_that_work, .timeout
 	user_open(&u, "shapes", NULL);
 	b = bundle(&u, "shapes", NULL, NULL);
 	args = xasprintf("submit %s --gpus 11", b);
-	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	out = refused(&u, args);
 	cr_expect(strstr(out, "11 GPUs") != NULL && strstr(out, "8 or 16") != NULL, "%s", out);
 	free(out), free(args);
 	/* 24 is a shape (3 x 8), but the cluster has 2 nodes. */
 	args = xasprintf("submit %s --gpus 24", b);
-	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	out = refused(&u, args);
 	cr_expect(strstr(out, "has 2 nodes") != NULL && strstr(out, "at most 16 GPUs") != NULL,
 	    "%s", out);
 	free(out), free(args), free(b);
@@ -175,7 +173,7 @@ Test(asked, a_failed_lint_leaves_no_sidecar, .timeout = 120)
 	b = bundle(&u, "lint", NULL,
 	    "extra_env: {RUN_NOTE: hf_abcdefghijklmnopqrstuvwxyzABCDEFGH}\n");
 	args = xasprintf("submit %s", b);
-	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	out = refused(&u, args);
 	cr_expect(strstr(out, "lint") != NULL, "%s", out);
 	cr_expect_eq(sidecars(&u), 0, "a sidecar outlived the failed lint");
 	free(out), free(args), free(b);
@@ -225,7 +223,7 @@ Test(asked, a_requeued_job_runs_again_with_its_secret, .timeout = 420)
 	want = xasprintf("run 0 token %zu", strlen(USER_TOKEN));
 	for (int i = 0; i < 200; i++) {
 		free(text);
-		text = job_file(&u, id, "slurm-logs/*/main.out");
+		text = user_job_file(&u, id, "slurm-logs/*/main.out");
 		if (strstr(text, want) != NULL)
 			break;
 		sleep(1);
@@ -247,7 +245,7 @@ Test(asked, a_requeued_job_runs_again_with_its_secret, .timeout = 420)
 	free(cmd);
 	st = user_wait_final(&u, id, 360);
 	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", json_str(st, "message"));
-	text = job_file(&u, id, "slurm-logs/*/main.out");
+	text = user_job_file(&u, id, "slurm-logs/*/main.out");
 	want = xasprintf("run 1 token %zu", strlen(USER_TOKEN));
 	cr_expect(strstr(text, want) != NULL, "the requeued run had no secret:\n%s", text);
 	cr_expect_eq(sidecars(&u), 0, "the sidecar outlived the job");

@@ -176,14 +176,13 @@ Test(tao, a_command_reaches_what_taotop_staged_through_placeholders, .timeout = 
 	/* No results_dir: the job's own <job_dir>/results, where TAO wrote. */
 	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", printed);
 	cr_expect_str_eq(json_str(st, "message"), "status.json: SUCCESS", "%s", printed);
-	cmd = xasprintf("cat %s/jobs/%s/slurm-logs/*/main.out", u.remote, id);
-	text = rig_ssh_ok(cmd);
+	text = user_job_file(&u, id, "slurm-logs/*/main.out");
 	{
 		char *want = xasprintf("job %s spec %s/jobs/%s/specs/spec.yaml", id, u.remote, id);
 		cr_expect(strstr(text, want) != NULL, "wanted '%s' in main.out:\n%s", want, text);
 		free(want);
 	}
-	free(text), free(cmd);
+	free(text);
 	/* The word with a space stayed one word: TAO saw one override. */
 	cmd = xasprintf("grep -c 'train.note=%s in %s/jobs/%s' %s/jobs/%s/sbatch/job_%s.sbatch",
 	    id, u.remote, id, u.remote, id, id);
@@ -292,15 +291,14 @@ static void image_form(const char *name, const char *image, const char *want, in
 	cr_expect_str_eq(json_str(st, "state"), "Done", "%s: %s", image, json_str(st, "message"));
 	cr_expect(user_history_says(st, sqsh ? "image: reused" : "image: converted"),
 	    "%s: the record does not say how the image was had", image);
-	cmd = xasprintf("cat %s/jobs/%s/slurm-logs/*/main.out", u.remote, id);
-	text = rig_ssh_ok(cmd);
+	text = user_job_file(&u, id, "slurm-logs/*/main.out");
 	{
 		char *line = xasprintf("image %s\n", want);
 		cr_expect(strstr(text, line) != NULL, "%s: wanted '%s' in main.out:\n%s", image, want,
 		    text);
 		free(line);
 	}
-	free(text), free(cmd);
+	free(text);
 	/* Never a registry URI on the GPU job's srun. */
 	cmd = xasprintf("grep -c -e '--container-image=/' %s/jobs/%s/sbatch/job_%s.sbatch", u.remote,
 	    id, id);

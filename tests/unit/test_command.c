@@ -21,36 +21,35 @@ static char *expand(const char *word, const struct command_vars *v)
 	return out;
 }
 
-Test(command, fills_each_placeholder_inside_its_word)
+static void expect_expands(const char *const cases[][2], size_t n)
 {
-	char *s = expand("-e", &vars);
-	cr_expect_str_eq(s, "-e");
-	free(s);
-	s = expand("{spec}", &vars);
-	cr_expect_str_eq(s, "/lustre/jobs/tao-1/specs/spec.yaml");
-	free(s);
-	s = expand("results_dir={results_dir}", &vars);
-	cr_expect_str_eq(s, "results_dir=/lustre/jobs/tao-1/results");
-	free(s);
-	s = expand("{job_dir}/x-{job_id}.log", &vars);
-	cr_expect_str_eq(s, "/lustre/jobs/tao-1/x-tao-1.log");
-	free(s);
+	for (size_t i = 0; i < n; i++) {
+		char *s = expand(cases[i][0], &vars);
+		cr_expect_str_eq(s, cases[i][1], "%s", cases[i][0]);
+		free(s);
+	}
 }
 
+Test(command, fills_each_placeholder_inside_its_word)
+{
+	static const char *const cases[][2] = {
+		{ "-e", "-e" },
+		{ "{spec}", "/lustre/jobs/tao-1/specs/spec.yaml" },
+		{ "results_dir={results_dir}", "results_dir=/lustre/jobs/tao-1/results" },
+		{ "{job_dir}/x-{job_id}.log", "/lustre/jobs/tao-1/x-tao-1.log" },
+	};
+	expect_expands(cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/* Hydra's own braces are left alone; doubled ones are literal; a name
+ * that is not a placeholder's shape is text. */
 Test(command, braces_that_are_not_names_stay_and_doubled_ones_escape)
 {
-	char *s = expand("model.x={a: 1}", &vars);
-	cr_expect_str_eq(s, "model.x={a: 1}", "Hydra's own braces are left alone");
-	free(s);
-	s = expand("{{spec}}", &vars);
-	cr_expect_str_eq(s, "{spec}");
-	free(s);
-	s = expand("{}", &vars);
-	cr_expect_str_eq(s, "{}");
-	free(s);
-	s = expand("{Spec}", &vars);
-	cr_expect_str_eq(s, "{Spec}", "not a placeholder name: literal");
-	free(s);
+	static const char *const cases[][2] = {
+		{ "model.x={a: 1}", "model.x={a: 1}" }, { "{{spec}}", "{spec}" }, { "{}", "{}" },
+		{ "{Spec}", "{Spec}" },
+	};
+	expect_expands(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 Test(command, an_unknown_placeholder_is_named)
