@@ -73,7 +73,7 @@ Q = $(if $(V),,@)
 export TAOTOP_SHARE = $(abspath .)
 export RIG_STATE   ?= /var/tmp/taotop-rig
 
-.PHONY: all taotop deps check check-unit check-integration demo bench fuzz valgrind install uninstall clean lint-man
+.PHONY: all taotop deps check check-unit check-integration demo bench fuzz valgrind install uninstall clean lint-man check-libs
 .DELETE_ON_ERROR:
 
 all: taotop
@@ -88,7 +88,24 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/%.o: %.c
+# Before compiling anything: every library pkg-config can find, or the
+# Debian package and the command that installs it, instead of a compiler
+# error about a missing header.
+check-libs:
+	@command -v $(PKG_CONFIG) >/dev/null 2>&1 || { \
+		echo "taotop: $(PKG_CONFIG) is missing: install it with 'make deps' (scripts/deps, as root) or 'apt-get install pkg-config'" >&2; exit 1; }
+	@missing=""; for pc in $(LIBS_PC) $(if $(filter build-tests check% bench,$(MAKECMDGOALS)),criterion); do \
+		$(PKG_CONFIG) --exists $$pc || case $$pc in \
+			ncursesw) missing="$$missing libncurses-dev" ;; libssh) missing="$$missing libssh-dev" ;; \
+			libcjson) missing="$$missing libcjson-dev" ;; yaml-0.1) missing="$$missing libyaml-dev" ;; \
+			criterion) missing="$$missing libcriterion-dev" ;; *) missing="$$missing $$pc" ;; esac; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "taotop: libraries missing:$$missing" >&2; \
+		echo "taotop: install them with 'make deps' (scripts/deps, as root), or 'apt-get install$$missing'" >&2; \
+		exit 1; fi
+
+$(BUILD)/%.o: %.c | check-libs
 	@mkdir -p $(@D)
 	@echo "CC $<"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
