@@ -425,9 +425,9 @@ int cli_cancel(int argc, char **argv)
 			opened = 1;
 		}
 		if (tracker_cancel(s.conn, s.store, s.cl, argv[optind], &msg, &err) == 0) {
-			printf("%s\n", msg);
+			printf("%s: %s\n", argv[optind], msg);
 		} else {
-			fprintf(stderr, "taotop: %s\n", err);
+			fprintf(stderr, "taotop: %s: %s\n", argv[optind], err);
 			worst = EXIT_FAILED;
 		}
 		free(msg);

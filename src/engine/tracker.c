@@ -749,8 +749,8 @@ int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster
 	if (store_load(st, job, &r, &why) == 0) {
 		if (r->cluster != NULL && strcmp(r->cluster, cl->name) != 0) {
 			/* Its SLURM id means another job here. */
-			*err = xasprintf("%s is a job of cluster '%s', not of '%s': cancel it there",
-			    r->id, r->cluster, cl->name);
+			*err = xasprintf("a job of cluster '%s', not of '%s': cancel it there",
+			    r->cluster, cl->name);
 			record_free(r);
 			free(why);
 			return -1;
@@ -759,7 +759,7 @@ int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster
 			/* Opened but never launched: nothing to tell SLURM. */
 			rc = store_update(st, r->id, mark_canceled, NULL, err);
 			if (rc == 0)
-				*msg = xasprintf("%s: never launched; marked Canceled", r->id);
+				*msg = xstrdup("never launched; marked Canceled");
 			record_free(r);
 			free(why);
 			return rc;
@@ -780,7 +780,7 @@ int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster
 			store_list_free(recs, n);
 		}
 	} else {
-		*err = xasprintf("%s is neither a taotop job id nor a SLURM job id", job);
+		*err = xstrdup("neither a taotop job id nor a SLURM job id");
 		free(why);
 		return -1;
 	}
@@ -802,17 +802,17 @@ int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster
 		goto out;
 	was_live = x.out.len > 0 && x.out.data[0] != '\n';
 	if (x.exit_status == 0 && was_live) {
-		*msg = xasprintf("%s: cancelled", job);
+		*msg = xstrdup("cancelled");
 		rc = 0;
 	} else if (x.exit_status == 0 || strstr(x.err.data ? x.err.data : "", "already completing or completed") ||
 	    strstr(x.err.data ? x.err.data : "", "Invalid job id")) {
 		/* The seed's rule: an ended job is a successful cancel. */
-		*msg = xasprintf("%s: had already ended", job);
+		*msg = xstrdup("had already ended");
 		rc = 0;
 		goto out;
 	} else {
 		const char *e = x.err.data ? x.err.data : "";
-		*err = xasprintf("%s: scancel refused: %.*s", job, (int)strcspn(e, "\n"), e);
+		*err = xasprintf("scancel refused: %.*s", (int)strcspn(e, "\n"), e);
 		goto out;
 	}
 	/* A pending job never ran its cleanup: its secrets go now. */

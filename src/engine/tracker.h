@@ -87,7 +87,8 @@ void poll_result_free(struct poll_result *p);
 
 /* Cancel a job (a record id or a SLURM id) with scancel, then mark its
  * record Canceled (source: user). A job that had already ended counts as
- * cancelled. -1 with the scheduler's own message otherwise. */
+ * cancelled. -1 with the scheduler's own message otherwise. *msg and *err
+ * do not repeat the job: the caller shows them beside it. */
 int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const char *job, char **msg, char **err);
 

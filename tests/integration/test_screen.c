@@ -137,6 +137,20 @@ Test(screen, jobs_panes_cancel_marks_filter_resize_and_quit, .timeout = 240)
 	screen_keys(&s, "Enter");
 	screen_wait_line(&s, 20, m1, "cancelled", NULL);
 	screen_wait_line(&s, 20, m2, "cancelled", NULL);
+	{
+		/* Each outcome names its job once: "✓ 2669: cancelled", never
+		 * "2669: 2669: cancelled". */
+		const char *ids[] = { m1, m2 };
+		char *shown = screen_text(&s);
+		for (size_t k = 0; k < 2; k++) {
+			char *twice = xasprintf("%s: %s:", ids[k], ids[k]), *once;
+			once = xasprintf("%s: cancelled", ids[k]);
+			cr_expect(strstr(shown, once) != NULL && strstr(shown, twice) == NULL,
+			    "the outcome of %s:\n%s", ids[k], shown);
+			free(twice), free(once);
+		}
+		free(shown);
+	}
 	screen_keys(&s, "Escape");
 	screen_wait_line(&s, 20, "1 ", name_m, "Canceled", NULL);
 	screen_wait_line(&s, 20, "2 ", name_m, "Canceled", NULL);
