@@ -208,6 +208,10 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 		return 0;
 	}
 	to = ns.state;
+	/* COMPLETING maps to Running for a job that ran; one that was still
+	 * pending (cancelled before it started) is ending, not running. */
+	if (to == TAO_RUNNING && r->state == TAO_PENDING && strcmp(ns.word, "COMPLETING") == 0)
+		to = TAO_PENDING;
 	message = message_for(j, &ns);
 	if (ns.check_status_json) {
 		free(message);

@@ -198,6 +198,15 @@ Test(asked, a_job_cancelled_while_pending_leaves_no_sidecar, .timeout = 180)
 	cr_expect_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
 	cr_expect_eq(sidecars(&u), 0, "the cancelled job's sidecar is left");
 	free(out), free(args);
+	{
+		/* It never ran: no moment of its history says Running. */
+		cJSON *st = user_wait_final(&u, id, 60), *t;
+		cr_expect_str_eq(json_str(st, "state"), "Canceled");
+		cJSON_ArrayForEach(t, cJSON_GetObjectItem(cJSON_GetObjectItem(st, "record"),
+		    "transitions"))
+			cr_expect_str_neq(json_str(t, "to"), "Running", "a pending job shown Running");
+		cJSON_Delete(st);
+	}
 	cmd = xasprintf("scancel %s", blocker);
 	free(rig_ssh_ok(cmd));
 	free(cmd), free(blocker), free(id), free(b);
