@@ -115,7 +115,7 @@ static const struct column {
 	int		 width;		/* 0: takes what is left */
 	int		 rank;		/* lower: kept first when narrow */
 } columns[C_COUNT] = {
-	[C_CLUSTER] = { "CLUSTER", "cluster", 8, 10 },
+	[C_CLUSTER] = { "CLUSTER", "cluster", 8, 2 },	/* shown with two clusters or more */
 	[C_ID] = { "ID", "id", 19, 5 },
 	[C_SLURM] = { "SLURM", "slurm", 9, 2 },
 	[C_NAME] = { "NAME", "name", 0, 0 },

@@ -845,3 +845,45 @@ Test(screen, the_filter_count_follows_the_polls, .timeout = 120)
 	free(rig_ssh_ok(cmd));
 	free(cmd), free(id);
 }
+
+/* Two clusters configured (here the same login host under two names): at
+ * 120 columns the list has a CLUSTER column, and the same job shows once
+ * under each name, telling the rows apart. */
+Test(screen, two_clusters_get_a_cluster_column_at_120_columns, .timeout = 120)
+{
+	const struct rig *r = rig_get();
+	struct screen_opts so = { .cols = 120, .lines = 30 };
+	struct screen s;
+	char tmpl[] = "/tmp/taotop-twoclusters-XXXXXX", *cfg, *env, *id, *name, *line, *cmd;
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(tmpl));
+	cfg = xasprintf("%s/config.yaml", tmpl);
+	f = fopen(cfg, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "clusters:\n  alpha:\n    hosts: %s:%d\n    user: %s\n  beta:\n    hosts: %s:%d\n"
+	    "    user: %s\n", r->host, r->port, r->user, r->host, r->port, r->user);
+	fclose(f);
+	name = xasprintf("twocl%d", (int)getpid());
+	cmd = xasprintf("-J %s -t 2", name);
+	id = rig_sbatch(cmd, "'sleep 120'");
+	free(cmd);
+	env = xasprintf("SLURM_HOSTNAME= TAOTOP_CLUSTER= TAOTOP_CONFIG=%s", cfg);
+	so.env = env;
+	screen_open(&s, "two-clusters", &so);
+	screen_wait_line(&s, 20, "CLUSTER", "STATE", NULL);
+	screen_filter(&s, name);
+	screen_wait_line(&s, 20, "alpha", id, NULL);
+	screen_wait_line(&s, 20, "beta", id, NULL);
+	line = screen_line_with(&s, "CLUSTER");
+	cr_expect(strstr(line, "NAME") != NULL && strstr(line, "STATE") != NULL, "%s", line);
+	free(line);
+	screen_keys(&s, "q");
+	cr_expect_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	cmd = xasprintf("scancel %s", id);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	rig_local("rm -rf %s", tmpl);
+	free(cfg), free(env), free(id), free(name);
+}
