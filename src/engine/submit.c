@@ -1,7 +1,6 @@
 #include "engine/submit.h"
 
 #include <cJSON.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,6 +18,7 @@
 #include "engine/policy.h"
 #include "engine/probe.h"
 #include "engine/record.h"
+#include "engine/request.h"
 #include "engine/secrets.h"
 #include "engine/slurm.h"
 #include "engine/spec.h"
@@ -57,10 +57,7 @@ struct job {
 	int			 spec_borrowed;	/* borrowed: its pointers are the caller's */
 	struct resources	 res;
 	struct image_ref	 image;
-	const char		*partition, *partition_from;
-	const char		*account, *account_from;	/* account NULL: none */
-	const char		*requeue_from, *gpus_from, *nodes_from, *time_from;
-	char			 first_partition[128];
+	struct request		 rq;		/* what was asked, and from where */
 	char			*root;		/* results root on the cluster */
 	char			*cache;		/* image cache folder */
 	char			**datasets;	/* paths on the cluster */
@@ -162,87 +159,6 @@ static int verify_supporting(const struct job *j, char **err);
 
 /* ---- preflight: spec, policy, paths ------------------------------------------------------ */
 
-/* A value that goes on an #SBATCH line must be the one SLURM word it
- * stands for: a comma makes a list, a newline or '#' another line. */
-static int slurm_word(const char *field, const char *value, const char *from, char **err)
-{
-	size_t i;
-
-	for (i = 0; value[i] != '\0'; i++)
-		if (!isalnum((unsigned char)value[i]) && strchr("_.-", value[i]) == NULL)
-			break;
-	if (i > 0 && value[i] == '\0')
-		return 0;
-	*err = value[0] == '\0'
-	    ? xasprintf("%s (from %s) is empty: name one", field, from)
-	    : xasprintf("%s '%.60s' (from %s) is not one SLURM name: letters, digits, _ . and - "
-		"only (a comma would ask for a list, a newline or # would write another line of "
-		"the script); nothing was written on the cluster", field, value, from);
-	return -1;
-}
-
-static const char *env_value(const char *name)
-{
-	const char *v = getenv(name);
-	return v != NULL && v[0] != '\0' ? v : NULL;
-}
-
-/* What the submit asks for, each value with where it came from: flags >
- * the seed's environment > the bundle > the cluster's config > defaults. */
-static int resolve(struct job *j, char **err)
-{
-	const char *v;
-
-	if (j->o->partition != NULL) {
-		j->partition = j->o->partition, j->partition_from = "--partition";
-	} else if ((v = env_value("SLURM_PARTITION")) != NULL) {
-		snprintf(j->first_partition, sizeof(j->first_partition), "%.*s",
-		    (int)strcspn(v, ","), v);
-		j->partition = j->first_partition;
-		j->partition_from = "SLURM_PARTITION (its first)";
-	} else if (j->spec.partition != NULL) {
-		j->partition = j->spec.partition, j->partition_from = "the bundle";
-	} else {
-		const char *list = j->cl->partitions ? j->cl->partitions : seed_defaults.partitions;
-		snprintf(j->first_partition, sizeof(j->first_partition), "%.*s",
-		    (int)strcspn(list, ","), list);
-		j->partition = j->first_partition;
-		j->partition_from = j->cl->partitions ? "the cluster's partitions (its first)"
-		    : "the seed's default";
-	}
-	if (j->o->account != NULL)
-		j->account = j->o->account, j->account_from = "--account";
-	else if ((v = env_value("SLURM_ACCOUNT")) != NULL)
-		j->account = v, j->account_from = "SLURM_ACCOUNT";
-	else if (j->spec.account != NULL)
-		j->account = j->spec.account, j->account_from = "the bundle";
-	else if (j->cl->account != NULL)
-		j->account = j->cl->account, j->account_from = "the cluster's config";
-	else
-		j->account = NULL, j->account_from = "none asked";
-	if (j->o->requeue != REQUEUE_UNSAID) {
-		j->spec.requeue = j->o->requeue == REQUEUE_YES;
-		j->requeue_from = j->spec.requeue ? "--requeue" : "--no-requeue";
-	} else if ((v = env_value("SLURM_USE_REQUEUE")) != NULL) {
-		if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0)
-			j->spec.requeue = 1;
-		else if (strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcasecmp(v, "no") == 0)
-			j->spec.requeue = 0;
-		else {
-			*err = xasprintf("SLURM_USE_REQUEUE is '%.40s': write true or false", v);
-			return -1;
-		}
-		j->requeue_from = "SLURM_USE_REQUEUE";
-	} else {
-		j->requeue_from = j->spec.requeue >= 0 ? "the bundle" : "the seed's default";
-	}
-	if (slurm_word("partition", j->partition, j->partition_from, err) != 0)
-		return -1;
-	if (j->account != NULL && slurm_word("account", j->account, j->account_from, err) != 0)
-		return -1;
-	return 0;
-}
-
 static int preflight(struct job *j, char **err)
 {
 	char *note = NULL;
@@ -255,19 +171,7 @@ static int preflight(struct job *j, char **err)
 	} else if (spec_load(j->o->spec_path, &j->spec, err) != 0) {
 		return failed(j, STEP_PREFLIGHT, err);
 	}
-	j->gpus_from = j->o->gpus >= 0 ? "--gpus" : j->spec.gpus >= 0 ? "the bundle"
-	    : "the seed's default";
-	j->nodes_from = j->o->nodes > 0 ? "--nodes" : j->spec.nodes > 0 ? "the bundle"
-	    : "the seed's default";
-	j->time_from = j->o->time_hours > 0 ? "--time" : j->spec.time_hours > 0 ? "the bundle"
-	    : "the seed's default";
-	if (j->o->gpus >= 0)
-		j->spec.gpus = j->o->gpus;
-	if (j->o->nodes > 0)
-		j->spec.nodes = j->o->nodes;
-	if (j->o->time_hours > 0)
-		j->spec.time_hours = j->o->time_hours;
-	if (resolve(j, err) != 0)
+	if (request_resolve(j->o, &j->spec, j->cl, &j->rq, err) != 0)
 		return failed(j, STEP_PREFLIGHT, err);
 	if (j->cl->results_root == NULL) {
 		*err = xstrdup("SLURM_BASE_RESULTS_DIR is not set: export the shared-storage folder "
@@ -317,7 +221,7 @@ static int preflight(struct job *j, char **err)
 		return failed(j, STEP_PREFLIGHT, err);
 	/* Time above 4 h elsewhere needs the partition's MaxTime: checked
 	 * with the datasets; the packaged 4-hour queues need no question. */
-	if (policy_resources(&j->spec, &seed_defaults, j->partition, 1e9, &j->res, &note, err) != 0)
+	if (policy_resources(&j->spec, &seed_defaults, j->rq.partition, 1e9, &j->res, &note, err) != 0)
 		return failed(j, STEP_PREFLIGHT, err);
 	step(j, STEP_PREFLIGHT, 1, note);
 	free(note);
@@ -347,7 +251,7 @@ static int check_remote(struct job *j, char **err)
 	buf_addf(&cmd, "if [ \"$(head -c 4 %s 2>/dev/null)\" = hsqs ]; then echo '@@image ok'; "
 	    "elif test -e %s; then echo '@@image bad'; else echo '@@image missing'; fi; ", q, q);
 	free(q);
-	q = sh_quote(j->partition);
+	q = sh_quote(j->rq.partition);
 	buf_addf(&cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"; ", q);
 	/* The partition's nodes and their GPUs, for the shape: "2 gpu:8". */
 	buf_addf(&cmd, "echo \"@@nodes $(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1)\"", q);
@@ -394,23 +298,23 @@ static int check_remote(struct job *j, char **err)
 	conn_exec_free(&x);
 	if (rc == 0 && max_h <= 0) {
 		*err = xasprintf("partition %s does not exist on the cluster (sinfo -o %%P lists them)",
-		    j->partition);
+		    j->rq.partition);
 		rc = -1;
 	}
-	if (rc == 0 && policy_resources(&j->spec, &seed_defaults, j->partition, max_h, &j->res,
+	if (rc == 0 && policy_resources(&j->spec, &seed_defaults, j->rq.partition, max_h, &j->res,
 	    NULL, err) != 0)
 		rc = -1;
 	/* The shape against what the partition has (unknown: let sbatch say). */
 	if (rc == 0 && part_nodes > 0 && j->res.nodes > part_nodes) {
 		*err = xasprintf("%d GPUs as %d node%s x %d: partition %s has %d node%s; ask for at "
 		    "most %d GPUs there, or another partition", j->res.gpus_total, j->res.nodes,
-		    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, j->partition, part_nodes,
+		    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, j->rq.partition, part_nodes,
 		    part_nodes == 1 ? "" : "s", part_nodes * (part_gpus > 0 ? part_gpus : 1));
 		rc = -1;
 	}
 	if (rc == 0 && part_gpus >= 0 && j->res.gpus_per_node > part_gpus) {
 		*err = xasprintf("%d GPUs on a node: the nodes of partition %s have %d; split the job "
-		    "over more nodes (nodes: %d)", j->res.gpus_per_node, j->partition, part_gpus,
+		    "over more nodes (nodes: %d)", j->res.gpus_per_node, j->rq.partition, part_gpus,
 		    part_gpus > 0 ? (j->res.gpus_total + part_gpus - 1) / part_gpus : 0);
 		rc = -1;
 	}
@@ -491,8 +395,8 @@ static int nccl_knobs(struct job *j, char **err)
 	memset(&po, 0, sizeof(po));
 	po.image = j->image.sqsh;
 	po.dir = dir;
-	po.partition = j->partition;
-	po.account = j->account;
+	po.partition = j->rq.partition;
+	po.account = j->rq.account;
 	po.template_dir = j->o->template_dir;
 	po.nodes = pnodes;
 	po.gpus_per_node = j->res.gpus_per_node;
@@ -910,9 +814,9 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	/* The multi-node template has its own --nodes line. */
 	if (j->res.nodes <= 1)
 		buf_adds(&extra, "#SBATCH --nodes=1\n");
-	buf_addf(&extra, "#SBATCH --partition=%s\n", j->partition);
-	if (j->account != NULL)
-		buf_addf(&extra, "#SBATCH --account=%s\n", j->account);
+	buf_addf(&extra, "#SBATCH --partition=%s\n", j->rq.partition);
+	if (j->rq.account != NULL)
+		buf_addf(&extra, "#SBATCH --account=%s\n", j->rq.account);
 	buf_addf(&extra, "#SBATCH %s", j->res.requeue ? "--requeue" : "--no-requeue");
 	if (j->res.exclusive)
 		buf_adds(&extra, "\n#SBATCH --exclusive");
@@ -1162,14 +1066,14 @@ static char *resolved_text(const struct job *j)
 	struct buf b;
 
 	buf_init(&b);
-	buf_addf(&b, "  partition   %-24s (%s)\n", j->partition, j->partition_from);
-	buf_addf(&b, "  account     %-24s (%s)\n", j->account ? j->account : "-", j->account_from);
-	buf_addf(&b, "  gpus        %-24d (%s)\n", j->res.gpus_total, j->gpus_from);
+	buf_addf(&b, "  partition   %-24s (%s)\n", j->rq.partition, j->rq.partition_from);
+	buf_addf(&b, "  account     %-24s (%s)\n", j->rq.account ? j->rq.account : "-", j->rq.account_from);
+	buf_addf(&b, "  gpus        %-24d (%s)\n", j->res.gpus_total, j->rq.gpus_from);
 	buf_addf(&b, "  shape       %d node%s x %d GPUs%s (%s)\n", j->res.nodes,
 	    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, j->res.exclusive ? ", exclusive" : "",
-	    j->nodes_from);
-	buf_addf(&b, "  time        %-24s (%s)\n", j->res.time, j->time_from);
-	buf_addf(&b, "  requeue     %-24s (%s)\n", j->res.requeue ? "yes" : "no", j->requeue_from);
+	    j->rq.nodes_from);
+	buf_addf(&b, "  time        %-24s (%s)\n", j->res.time, j->rq.time_from);
+	buf_addf(&b, "  requeue     %-24s (%s)\n", j->res.requeue ? "yes" : "no", j->rq.requeue_from);
 	buf_addf(&b, "  image       %s (%s)\n", j->image.sqsh, j->image_how ? j->image_how : "-");
 	buf_addf(&b, "  command     ");
 	for (size_t i = 0; i < j->argc; i++)
