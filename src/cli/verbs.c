@@ -1,7 +1,7 @@
 #include "cli/cli.h"
 
 #include <cJSON.h>
-#include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,22 +43,44 @@ static int exit_for(enum conn_status st)
 	}
 }
 
-static int session_open(struct session *s, const char *cluster)
+/* The cluster a job named on the command line belongs to: a taotop id's
+ * record says; a SLURM id is the --cluster's (or the default's). NULL
+ * with *err when the two disagree. */
+static const char *cluster_of_job(struct record_store *st, const char *job, const char *flag,
+    char **owned, char **err)
+{
+	struct job_record *r = NULL;
+	char *why = NULL;
+
+	*owned = NULL;
+	if (store_load(st, job, &r, &why) != 0 || r->cluster == NULL) {
+		free(why);
+		record_free(r);
+		return flag;	/* a SLURM id, or a record of no cluster */
+	}
+	if (flag != NULL && strcmp(flag, r->cluster) != 0) {
+		*err = xasprintf("%s is a job of cluster '%s', not of --cluster %s", job,
+		    r->cluster, flag);
+		record_free(r);
+		return NULL;
+	}
+	*owned = xstrdup(r->cluster);
+	record_free(r);
+	return *owned;
+}
+
+/* Open the session of cluster (NULL: the default), or, for job (a taotop
+ * id, or NULL), of its record's cluster: see cluster_of_job. */
+static int session_open(struct session *s, const char *cluster, const char *job)
 {
 	struct conn_target t;
-	char *err = NULL;
+	char *err = NULL, *owned = NULL;
 	enum conn_status st;
 
 	memset(s, 0, sizeof(*s));
 	if (config_load(&s->cfg, &err) != 0) {
 		fprintf(stderr, "taotop: %s\n", err);
 		free(err);
-		return EXIT_USAGE;
-	}
-	s->cl = config_cluster(&s->cfg, cluster);
-	if (s->cl == NULL) {
-		fprintf(stderr, "taotop: no cluster called '%s' (TAOTOP_CLUSTER)\n", cluster);
-		config_free(&s->cfg);
 		return EXIT_USAGE;
 	}
 	s->store = store_open(NULL, &err);
@@ -68,6 +90,23 @@ static int session_open(struct session *s, const char *cluster)
 		config_free(&s->cfg);
 		return EXIT_FAILED;
 	}
+	if (job != NULL && (cluster = cluster_of_job(s->store, job, cluster, &owned, &err)) == NULL &&
+	    err != NULL) {
+		fprintf(stderr, "taotop: %s\n", err);
+		free(err);
+		store_close(s->store);
+		config_free(&s->cfg);
+		return EXIT_FAILED;
+	}
+	s->cl = config_cluster(&s->cfg, cluster);
+	if (s->cl == NULL) {
+		fprintf(stderr, "taotop: no cluster called '%s' (TAOTOP_CLUSTER)\n", cluster);
+		free(owned);
+		store_close(s->store);
+		config_free(&s->cfg);
+		return EXIT_USAGE;
+	}
+	free(owned);
 	cluster_target(s->cl, &t);
 	s->conn = conn_new(&t);
 	st = conn_connect(s->conn, &err);
@@ -145,50 +184,72 @@ static void print_json(cJSON *o)
 	cJSON_Delete(o);
 }
 
-int cli_jobs(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "all-clusters", no_argument, NULL, 'a' },
-		{ "cluster", required_argument, NULL, 'c' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct session s;
-	struct poll_result res;
-	const char *cluster = NULL;
-	int json = 0, c, rc;
-	size_t i;
+/* One cluster's part of `taotop jobs`: its own connection, tracker and
+ * poll, on a thread of its own (a libssh session belongs to one thread).
+ * The record store is shared: its lock serialises the writers, and each
+ * tracker writes only its own cluster's records. */
+struct cluster_poll {
+	const struct cluster_cfg *cl;
+	struct record_store	*store;
+	pthread_t		 thread;
+	struct poll_result	 res;
+	int			 polled;	/* res is filled */
+	int			 rc;		/* EXIT_* */
+	char			*err;
+};
 
-	while ((c = getopt_long(argc, argv, "jac:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = 1; break;
-		case 'a': break;	/* one cluster in this version: all of them */
-		case 'c': cluster = optarg; break;
-		default:
-			fprintf(stderr, "usage: taotop jobs [--all-clusters] [--json] [--cluster C]\n");
-			return EXIT_USAGE;
-		}
+static void *poll_cluster(void *arg)
+{
+	struct cluster_poll *p = arg;
+	struct conn_target t;
+	struct tracker *tr;
+	struct conn *c;
+	enum conn_status st;
+
+	cluster_target(p->cl, &t);
+	c = conn_new(&t);
+	st = conn_connect(c, &p->err);
+	if (st != CONN_OK) {
+		p->rc = exit_for(st);
+		conn_free(c);
+		return NULL;
 	}
-	if ((rc = session_open(&s, cluster)) != EXIT_OK)
-		return rc;
-	if (poll_or_say(&s, &res) != 0) {
-		session_close(&s);
-		return EXIT_FAILED;
-	}
-	if (json) {
-		cJSON *a = cJSON_CreateArray();
-		for (i = 0; i < res.n; i++)
-			cJSON_AddItemToArray(a, row_json(&res.rows[i], s.cl->name));
-		print_json(a);
+	tr = tracker_new(p->cl);
+	if (tracker_poll(tr, c, p->store, &p->res, &p->err) != 0) {
+		p->rc = EXIT_FAILED;
 	} else {
-		printf("%-20s %-10s %-24s %-9s %-5s %-9s %-10s %-19s %s\n", "ID", "SLURM", "NAME",
-		    "PARTITION", "NxG", "STATE", "NATIVE", "TIME/LIMIT", "NOTE");
-		for (i = 0; i < res.n; i++) {
-			const struct job_row *r = &res.rows[i];
+		p->polled = 1;
+		p->rc = p->res.scheduler_ok ? EXIT_OK : EXIT_FAILED;
+	}
+	tracker_free(tr);
+	conn_free(c);
+	return NULL;
+}
+
+static void print_jobs(const struct cluster_poll *polls, size_t n)
+{
+	int cw = 0;
+	size_t k, i;
+
+	/* The CLUSTER column only when there is more than one to tell apart. */
+	for (k = 0; n > 1 && k < n; k++)
+		if ((int)strlen(polls[k].cl->name) > cw)
+			cw = (int)strlen(polls[k].cl->name);
+	if (n > 1 && cw < 7)
+		cw = 7;
+	if (cw > 0)
+		printf("%-*s ", cw, "CLUSTER");
+	printf("%-20s %-10s %-24s %-9s %-5s %-9s %-10s %-19s %s\n", "ID", "SLURM", "NAME",
+	    "PARTITION", "NxG", "STATE", "NATIVE", "TIME/LIMIT", "NOTE");
+	for (k = 0; k < n; k++) {
+		for (i = 0; polls[k].polled && i < polls[k].res.n; i++) {
+			const struct job_row *r = &polls[k].res.rows[i];
 			char nxg[32], tl[64];
 			snprintf(nxg, sizeof(nxg), "%dx%d", r->nodes, r->nodes ? r->gpus / r->nodes : 0);
 			snprintf(tl, sizeof(tl), "%s/%s", r->elapsed[0] ? r->elapsed : "-",
 			    r->limit[0] ? r->limit : "-");
+			if (cw > 0)
+				printf("%-*s ", cw, polls[k].cl->name);
 			printf("%-20s %-10s %-24.24s %-9.9s %-5s %-9s %-10.10s %-19s %s\n",
 			    r->record_id ? r->record_id : "-",
 			    r->shown_id[0] ? r->shown_id : (r->slurm_id[0] ? r->slurm_id : "-"),
@@ -197,9 +258,78 @@ int cli_jobs(int argc, char **argv)
 			    r->message ? r->message : "");
 		}
 	}
-	rc = res.scheduler_ok ? EXIT_OK : EXIT_FAILED;
-	poll_result_free(&res);
-	session_close(&s);
+}
+
+/* Every configured cluster (or --cluster's), polled side by side; one that
+ * cannot be reached is said on stderr, the others are listed. */
+int cli_jobs(const struct cli_args *a)
+{
+	struct config cfg;
+	struct record_store *store;
+	struct cluster_poll *polls;
+	const char *only = cli_val(a, "cluster");
+	char *err = NULL;
+	size_t n, k, i;
+	int rc = EXIT_OK;
+
+	if (config_load(&cfg, &err) != 0) {
+		fprintf(stderr, "taotop: %s\n", err);
+		free(err);
+		return EXIT_USAGE;
+	}
+	if (only != NULL && config_cluster(&cfg, only) == NULL) {
+		fprintf(stderr, "taotop: no cluster called '%s'\n", only);
+		config_free(&cfg);
+		return EXIT_USAGE;
+	}
+	store = store_open(NULL, &err);
+	if (store == NULL) {
+		fprintf(stderr, "taotop: %s\n", err);
+		free(err);
+		config_free(&cfg);
+		return EXIT_FAILED;
+	}
+	n = only != NULL ? 1 : cfg.n;
+	polls = xcalloc(n > 0 ? n : 1, sizeof(*polls));
+	for (k = 0; k < n; k++) {
+		polls[k].cl = only != NULL ? config_cluster(&cfg, only) : &cfg.clusters[k];
+		polls[k].store = store;
+	}
+	/* The first on this thread, the others each on their own. */
+	for (k = 1; k < n; k++)
+		if (pthread_create(&polls[k].thread, NULL, poll_cluster, &polls[k]) != 0)
+			poll_cluster(&polls[k]), polls[k].thread = pthread_self();
+	if (n > 0)
+		poll_cluster(&polls[0]);
+	for (k = 1; k < n; k++)
+		if (!pthread_equal(polls[k].thread, pthread_self()))
+			pthread_join(polls[k].thread, NULL);
+
+	for (k = 0; k < n; k++) {
+		if (polls[k].err != NULL)
+			fprintf(stderr, "taotop: %s: %s\n", polls[k].cl->name, polls[k].err);
+		else if (polls[k].polled && polls[k].res.problem != NULL)
+			fprintf(stderr, "taotop: %s: %s\n", polls[k].cl->name, polls[k].res.problem);
+		if (polls[k].rc > rc)
+			rc = polls[k].rc;
+	}
+	if (cli_val(a, "json") != NULL) {
+		cJSON *arr = cJSON_CreateArray();
+		for (k = 0; k < n; k++)
+			for (i = 0; polls[k].polled && i < polls[k].res.n; i++)
+				cJSON_AddItemToArray(arr, row_json(&polls[k].res.rows[i], polls[k].cl->name));
+		print_json(arr);
+	} else {
+		print_jobs(polls, n);
+	}
+	for (k = 0; k < n; k++) {
+		if (polls[k].polled)
+			poll_result_free(&polls[k].res);
+		free(polls[k].err);
+	}
+	free(polls);
+	store_close(store);
+	config_free(&cfg);
 	return rc;
 }
 
@@ -291,36 +421,21 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 	return EXIT_OK;
 }
 
-int cli_status(int argc, char **argv)
+int cli_status(const struct cli_args *a)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "watch", no_argument, NULL, 'w' },
-		{ "cluster", required_argument, NULL, 'c' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct session s;
 	struct poll_schedule sched;
-	const char *cluster = NULL;
-	int json = 0, watch = 0, c, rc, final = 0;
+	const char *job = a->pos[0];
+	int json = cli_val(a, "json") != NULL, watch = cli_val(a, "watch") != NULL;
+	int rc, final = 0;
 
-	while ((c = getopt_long(argc, argv, "jwc:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = 1; break;
-		case 'w': watch = 1; break;
-		case 'c': cluster = optarg; break;
-		default: goto usage;
-		}
-	}
-	if (optind != argc - 1)
-		goto usage;
-	if ((rc = session_open(&s, cluster)) != EXIT_OK)
+	if ((rc = session_open(&s, cli_val(a, "cluster"), job)) != EXIT_OK)
 		return rc;
 	/* --watch polls until the job ends, however long it waits: a job
 	 * pending for days is normal on a shared cluster. */
 	schedule_init(&sched, s.cl->poll_s, 60);
 	do {
-		rc = show_status(&s, argv[optind], json, &final, &sched);
+		rc = show_status(&s, job, json, &final, &sched);
 		if (rc == STATUS_POLL_FAILED && watch) {
 			/* Monitoring never stops on a failure: say it and go on. */
 			char at[16];
@@ -335,60 +450,16 @@ int cli_status(int argc, char **argv)
 	} while (watch && !final && rc == EXIT_OK);
 	session_close(&s);
 	return rc == STATUS_POLL_FAILED ? EXIT_FAILED : rc;
-usage:
-	fprintf(stderr, "usage: taotop status JOB [--json] [--watch] [--cluster C]\n");
-	return EXIT_USAGE;
 }
 
-/* The cluster a job named on the command line belongs to: a taotop id's
- * record says; a SLURM id is the --cluster's (or the default's). NULL
- * with *err when the two disagree. */
-static const char *cluster_of_job(struct record_store *st, const char *job, const char *flag,
-    char **owned, char **err)
+int cli_cancel(const struct cli_args *a)
 {
-	struct job_record *r = NULL;
-	char *why = NULL;
-
-	*owned = NULL;
-	if (store_load(st, job, &r, &why) != 0 || r->cluster == NULL) {
-		free(why);
-		record_free(r);
-		return flag;	/* a SLURM id, or a record of no cluster */
-	}
-	if (flag != NULL && strcmp(flag, r->cluster) != 0) {
-		*err = xasprintf("%s is a job of cluster '%s', not of --cluster %s: nothing was "
-		    "cancelled", job, r->cluster, flag);
-		record_free(r);
-		return NULL;
-	}
-	*owned = xstrdup(r->cluster);
-	record_free(r);
-	return *owned;
-}
-
-int cli_cancel(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "cluster", required_argument, NULL, 'c' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct session s;
 	struct record_store *st;
-	const char *cluster = NULL;
-	char *open_for = NULL, *err = NULL;
-	int c, rc, worst = EXIT_OK, opened = 0;
+	const char *cluster = cli_val(a, "cluster");
+	char *open_for = NULL, *err = NULL, **argv = a->pos;
+	int rc, worst = EXIT_OK, opened = 0, argc = a->npos, optind;
 
-	while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
-		if (c != 'c') {
-			fprintf(stderr, "usage: taotop cancel JOB... [--cluster C]\n");
-			return EXIT_USAGE;
-		}
-		cluster = optarg;
-	}
-	if (optind >= argc) {
-		fprintf(stderr, "usage: taotop cancel JOB... [--cluster C]\n");
-		return EXIT_USAGE;
-	}
 	st = store_open(NULL, &err);
 	if (st == NULL) {
 		fprintf(stderr, "taotop: %s\n", err);
@@ -397,11 +468,11 @@ int cli_cancel(int argc, char **argv)
 	}
 	/* Each job on its own cluster: a record's says where it runs, and
 	 * scancel there is the only one that means it. */
-	for (; optind < argc; optind++) {
+	for (optind = 0; optind < argc; optind++) {
 		char *msg = NULL, *owned = NULL;
 		const char *want = cluster_of_job(st, argv[optind], cluster, &owned, &err);
 		if (want == NULL && err != NULL) {
-			fprintf(stderr, "taotop: %s\n", err);
+			fprintf(stderr, "taotop: %s: nothing was cancelled\n", err);
 			free(err);
 			err = NULL;
 			worst = EXIT_FAILED;
@@ -414,7 +485,7 @@ int cli_cancel(int argc, char **argv)
 			opened = 0;
 			free(open_for);
 			open_for = want ? xstrdup(want) : NULL;
-			if ((rc = session_open(&s, want)) != EXIT_OK) {
+			if ((rc = session_open(&s, want, NULL)) != EXIT_OK) {
 				if (want != NULL)
 					fprintf(stderr, "taotop: %s: not cancelled (its cluster '%s' could "
 					    "not be reached)\n", argv[optind], want);
@@ -442,34 +513,19 @@ int cli_cancel(int argc, char **argv)
 	return worst;
 }
 
-int cli_retry(int argc, char **argv)
+int cli_retry(const struct cli_args *a)
 {
-	static const struct option opts[] = {
-		{ "cluster", required_argument, NULL, 'c' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct session s;
-	const char *cluster = NULL;
+	const char *job = a->pos[0];
 	char *new_id = NULL, *slurm_id = NULL, *err = NULL;
-	int c, rc;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
-		if (c != 'c') {
-			fprintf(stderr, "usage: taotop retry JOB [--cluster C]\n");
-			return EXIT_USAGE;
-		}
-		cluster = optarg;
-	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "usage: taotop retry JOB [--cluster C]\n");
-		return EXIT_USAGE;
-	}
-	if ((rc = session_open(&s, cluster)) != EXIT_OK)
+	if ((rc = session_open(&s, cli_val(a, "cluster"), job)) != EXIT_OK)
 		return rc;
-	if (retry_job(s.conn, s.store, s.cl, argv[optind], "asked by the operator", &new_id,
+	if (retry_job(s.conn, s.store, s.cl, job, "asked by the operator", &new_id,
 	    &slurm_id, &err) == 0) {
 		printf("retried %s as %s, SLURM job %s (the staged sbatch, nothing staged again)\n",
-		    argv[optind], new_id, slurm_id);
+		    job, new_id, slurm_id);
 	} else {
 		fprintf(stderr, "taotop: %s\n", err);
 		rc = EXIT_FAILED;
@@ -506,41 +562,25 @@ static void emit(const char *text, size_t len, int tty)
 	fflush(stdout);
 }
 
-int cli_logs(int argc, char **argv)
+int cli_logs(const struct cli_args *a)
 {
-	static const struct option opts[] = {
-		{ "err", no_argument, NULL, 'e' },
-		{ "follow", no_argument, NULL, 'f' },
-		{ "lines", required_argument, NULL, 'n' },
-		{ "cluster", required_argument, NULL, 'c' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct session s;
 	struct buf out;
-	const char *cluster = NULL;
-	char *path, *err = NULL;
+	const char *job = a->pos[0], *n = cli_val(a, "lines");
+	char *path, *err = NULL, *nend;
 	long lines = 200;
-	int want_err = 0, follow = 0, c, rc, missing, tty = isatty(1);
+	int want_err = cli_val(a, "err") != NULL, follow = cli_val(a, "follow") != NULL;
+	int rc, missing, tty = isatty(1);
 	uint64_t end = 0;
 
-	while ((c = getopt_long(argc, argv, "efn:c:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'e': want_err = 1; break;
-		case 'f': follow = 1; break;
-		case 'n':
-			lines = strtol(optarg, NULL, 10);
-			if (lines < 0)
-				goto usage;
-			break;
-		case 'c': cluster = optarg; break;
-		default: goto usage;
-		}
+	if (n != NULL) {
+		lines = strtol(n, &nend, 10);
+		if (*n == '\0' || *nend != '\0' || lines < 0)
+			return cli_usage_error(a->verb);
 	}
-	if (optind != argc - 1)
-		goto usage;
-	if ((rc = session_open(&s, cluster)) != EXIT_OK)
+	if ((rc = session_open(&s, cli_val(a, "cluster"), job)) != EXIT_OK)
 		return rc;
-	path = log_path(&s, argv[optind], want_err);
+	path = log_path(&s, job, want_err);
 	if (path == NULL) {
 		session_close(&s);
 		return EXIT_FAILED;
@@ -587,9 +627,6 @@ int cli_logs(int argc, char **argv)
 	free(path);
 	session_close(&s);
 	return rc;
-usage:
-	fprintf(stderr, "usage: taotop logs JOB [--err] [-n N] [-f] [--cluster C]\n");
-	return EXIT_USAGE;
 }
 
 /* Each step as it runs: "✓ dataset", "✗ image: why". */
@@ -611,54 +648,54 @@ static void print_step(enum submit_step step, int state, const char *detail, voi
 	fflush(stdout);
 }
 
-int cli_submit(int argc, char **argv)
+/* Option name as a whole number of at least min into *out, if given. */
+static int int_option(const struct cli_args *a, const char *name, int min, int *out)
 {
-	static const struct option opts[] = {
-		{ "cluster", required_argument, NULL, 'c' },
-		{ "nodes", required_argument, NULL, 'N' },
-		{ "gpus", required_argument, NULL, 'g' },
-		{ "time", required_argument, NULL, 't' },
-		{ "partition", required_argument, NULL, 'p' },
-		{ "account", required_argument, NULL, 'A' },
-		{ "requeue", no_argument, NULL, 'R' },
-		{ "no-requeue", no_argument, NULL, 'Q' },
-		{ "dry-run", no_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "force-reconvert", no_argument, NULL, 'F' },
-		{ NULL, 0, NULL, 0 },
-	};
+	const char *v = cli_val(a, name);
+	char *end;
+	long n;
+
+	if (v == NULL)
+		return 0;
+	n = strtol(v, &end, 10);
+	if (*v == '\0' || *end != '\0' || n < min || n > 1000000)
+		return -1;
+	*out = (int)n;
+	return 0;
+}
+
+int cli_submit(const struct cli_args *a)
+{
 	struct submit_opts o = { .gpus = -1, .nodes = -1, .time_hours = -1 };
 	struct submit_result res;
 	struct session s;
-	const char *cluster = NULL, *lang = getenv("LC_ALL");
+	const char *lang = getenv("LC_ALL"), *v;
 	char *err = NULL, *end;
-	int c, rc, json = 0, utf8;
+	int rc, json = cli_val(a, "json") != NULL, utf8;
 
-	while ((c = getopt_long(argc, argv, "c:N:g:t:p:A:RQdjF", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': cluster = optarg; break;
-		case 'N': o.nodes = (int)strtol(optarg, &end, 10); if (*end || o.nodes < 1) goto usage; break;
-		case 'g': o.gpus = (int)strtol(optarg, &end, 10); if (*end || o.gpus < 0) goto usage; break;
-		case 't': o.time_hours = strtod(optarg, &end); if (*end || !(o.time_hours > 0)) goto usage; break;
-		case 'p': o.partition = optarg; break;
-		case 'A': o.account = optarg; break;
-		case 'R': o.requeue = REQUEUE_YES; break;
-		case 'Q': o.requeue = REQUEUE_NO; break;
-		case 'd': o.dry_run = 1; break;
-		case 'j': json = 1; break;
-		case 'F': o.force_reconvert = 1; break;
-		default: goto usage;
-		}
+	if (int_option(a, "nodes", 1, &o.nodes) != 0 || int_option(a, "gpus", 0, &o.gpus) != 0)
+		return cli_usage_error(a->verb);
+	if ((v = cli_val(a, "time")) != NULL) {
+		o.time_hours = strtod(v, &end);
+		if (*v == '\0' || *end != '\0' || !(o.time_hours > 0))
+			return cli_usage_error(a->verb);
 	}
-	if (optind != argc - 1)
-		goto usage;
-	o.spec_path = argv[optind];
+	o.partition = cli_val(a, "partition");
+	o.account = cli_val(a, "account");
+	/* Of --requeue and --no-requeue, the later wins. */
+	if (cli_at(a, "requeue") > cli_at(a, "no-requeue"))
+		o.requeue = REQUEUE_YES;
+	else if (cli_at(a, "no-requeue") > 0)
+		o.requeue = REQUEUE_NO;
+	o.dry_run = cli_val(a, "dry-run") != NULL;
+	o.force_reconvert = cli_val(a, "force-reconvert") != NULL;
+	o.spec_path = a->pos[0];
 	if (lang == NULL || *lang == '\0')
 		lang = getenv("LC_CTYPE");
 	if (lang == NULL || *lang == '\0')
 		lang = getenv("LANG");
 	utf8 = lang != NULL && (strstr(lang, "UTF-8") || strstr(lang, "utf8"));
-	if ((rc = session_open(&s, cluster)) != EXIT_OK)
+	if ((rc = session_open(&s, cli_val(a, "cluster"), NULL)) != EXIT_OK)
 		return rc;
 	rc = submit_run(s.conn, s.store, s.cl, &o, json ? NULL : print_step, &utf8, &res, &err);
 	if (rc != 0) {
@@ -697,41 +734,17 @@ int cli_submit(int argc, char **argv)
 	submit_result_free(&res);
 	session_close(&s);
 	return EXIT_OK;
-usage:
-	fprintf(stderr, "usage: taotop submit SPEC [--cluster C] [--nodes N] [--gpus N] [--time H] "
-	    "[--partition P] [--account A] [--requeue|--no-requeue] [--dry-run] [--json] "
-	    "[--force-reconvert]\n");
-	return EXIT_USAGE;
 }
 
-int cli_preflight(int argc, char **argv)
+int cli_preflight(const struct cli_args *a)
 {
-	static const struct option opts[] = {
-		{ "cluster", required_argument, NULL, 'c' },
-		{ "install-ngc-credentials", no_argument, NULL, 'I' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct preflight p;
 	struct session s;
-	const char *cluster = NULL;
 	char *err = NULL;
-	int c, rc, install = 0;
+	int rc, install = cli_val(a, "install-ngc-credentials") != NULL;
 	size_t i;
 
-	while ((c = getopt_long(argc, argv, "c:I", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': cluster = optarg; break;
-		case 'I': install = 1; break;
-		default:
-			fprintf(stderr, "usage: taotop preflight [--cluster C] [--install-ngc-credentials]\n");
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "usage: taotop preflight [--cluster C] [--install-ngc-credentials]\n");
-		return EXIT_USAGE;
-	}
-	if ((rc = session_open(&s, cluster)) != EXIT_OK)
+	if ((rc = session_open(&s, cli_val(a, "cluster"), NULL)) != EXIT_OK)
 		return rc;
 	if (install) {
 		if (preflight_install_ngc(s.conn, getenv("NGC_KEY"), &err) != 0) {
