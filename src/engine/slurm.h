@@ -2,8 +2,11 @@
  * Talking SLURM: the one command a status poll runs on the login host, and
  * the parser of what it prints. One command per poll, whatever the number of
  * jobs: squeue for the user's live jobs (their own only), then sacct -X -P,
- * batched by id, for the tracked jobs that left the queue. Fields are
- * separated by the ASCII unit separator, so names with '|' or spaces parse.
+ * batched by id, for the tracked jobs that left the queue. Every field ends
+ * with a delimiter made of the ASCII unit separator and a nonce fresh for
+ * each poll, and the section marks carry the nonce too: a job's name,
+ * whatever it holds ('|', spaces, US bytes, newlines), can neither move a
+ * field nor forge a row or a mark.
  *
  * The parser is defensive: blank lines, garbage and truncated output are
  * counted and skipped, never fatal.
@@ -39,12 +42,20 @@ struct slurm_poll {
 	size_t		  skipped;	/* lines that did not parse */
 };
 
-/* The poll command: squeue for the user's live jobs and, when `n` > 0,
- * sacct for these ids. The ids must be SLURM job ids (digits, '_'). */
-char *slurm_poll_command(const char *const *ids, size_t n);
+#define SLURM_NONCE_LEN	16
 
-/* Parse the poll command's stdout (and stderr, for the messages). */
-void slurm_poll_parse(const char *out, const char *err, struct slurm_poll *p);
+/* A fresh nonce: SLURM_NONCE_LEN hex digits. */
+void slurm_nonce(char out[SLURM_NONCE_LEN + 1]);
+int slurm_nonce_ok(const char *nonce);
+
+/* The poll command: squeue for the user's live jobs and, when `n` > 0,
+ * sacct for these ids. The ids must be SLURM job ids (digits, '_'); ids
+ * that are not are left out. nonce: from slurm_nonce. */
+char *slurm_poll_command(const char *const *ids, size_t n, const char *nonce);
+
+/* Parse the poll command's stdout (and stderr, for the messages), made
+ * with the same nonce. */
+void slurm_poll_parse(const char *out, const char *err, const char *nonce, struct slurm_poll *p);
 void slurm_poll_free(struct slurm_poll *p);
 /* The live (squeue) entry for id, else the sacct one, else NULL. */
 const struct slurm_job *slurm_poll_find(const struct slurm_poll *p, const char *id);

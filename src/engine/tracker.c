@@ -589,7 +589,7 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 	struct slurm_poll p;
 	struct conn_exec x;
 	const char **ids;
-	char *cmd, *warn = NULL;
+	char *cmd, *warn = NULL, nonce[SLURM_NONCE_LEN + 1];
 	size_t nrec = 0, nids = 0, i, k, nrefs;
 	const char **refs;
 	enum conn_status cst;
@@ -611,7 +611,8 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 		if (!t->seen[i].ended && !was_live(t, t->seen[i].row.slurm_id))
 			ids[nids++] = t->seen[i].row.slurm_id;
 
-	cmd = slurm_poll_command(ids, nids);
+	slurm_nonce(nonce);
+	cmd = slurm_poll_command(ids, nids, nonce);
 	conn_exec_init(&x, cmd);
 	x.timeout_ms = POLL_TIMEOUT_MS;
 	cst = conn_exec(c, &x, err);
@@ -622,7 +623,7 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 		store_list_free(recs, nrec);
 		return -1;
 	}
-	slurm_poll_parse(x.out.data, x.err.data, &p);
+	slurm_poll_parse(x.out.data, x.err.data, nonce, &p);
 	conn_exec_free(&x);
 	res->at = time(NULL);
 	res->scheduler_ok = p.squeue_rc == 0;
