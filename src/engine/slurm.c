@@ -383,31 +383,75 @@ char *slurm_expand_pattern(const char *pattern, const struct slurm_pattern_vars 
 	return buf_detach(&b);
 }
 
-char *slurm_scontrol_field(const char *line, const char *key)
-{
-	size_t klen = strlen(key);
-	const char *p = line, *v = NULL, *end;
+/* squeue -O fields for a job's log paths; the name last only by habit:
+ * every field ends with the delimiter, so none can move another. */
+static const char *const paths_fields[] = { "JobID", "ArrayJobID", "ArrayTaskID", "UserName",
+	"BatchHost", "STDOUT", "STDERR", "Name" };
+#define PATHS_FIELDS 8
 
-	if (klen == 0)
-		return NULL;	/* no such field (and strstr would never move on) */
-	while ((p = strstr(p, key)) != NULL) {
-		if ((p == line || p[-1] == ' ') && p[klen] == '=') {
-			v = p + klen + 1;
-			break;
-		}
-		p += klen;
+char *slurm_paths_command(const char *id, const char *nonce)
+{
+	struct buf b;
+	size_t i;
+
+	if (!slurm_id_ok(id) || !slurm_nonce_ok(nonce))
+		abort();	/* broken invariants: the caller checks */
+	buf_init(&b);
+	buf_addf(&b, "squeue -h -t all -j %s -O '", id);
+	for (i = 0; i < PATHS_FIELDS; i++)
+		buf_addf(&b, "%s%s:" US "%s", i ? "," : "", paths_fields[i], nonce);
+	buf_adds(&b, "'");
+	return buf_detach(&b);
+}
+
+/* squeue's words for nothing. */
+static char *value_or_empty(const char *s)
+{
+	return xstrdup(strcmp(s, "N/A") == 0 || strcmp(s, "n/a") == 0 ||
+	    strcmp(s, "(null)") == 0 || strcmp(s, "None") == 0 ? "" : s);
+}
+
+int slurm_paths_parse(const char *out, const char *nonce, struct slurm_paths *p)
+{
+	char delim[64], *rec, *f[PATHS_FIELDS + 1];
+	const char *end;
+	size_t n;
+
+	memset(p, 0, sizeof(*p));
+	if (out == NULL || !slurm_nonce_ok(nonce))
+		return -1;
+	snprintf(delim, sizeof(delim), US "%.16s", nonce);
+	/* The first record: all fields, each with its delimiter. squeue
+	 * ends the record with a newline; an array's other tasks follow. */
+	end = out;
+	for (n = 0; n < PATHS_FIELDS && (end = strstr(end, delim)) != NULL; n++)
+		end += strlen(delim);
+	if (end == NULL)
+		return -1;
+	rec = xstrndup(out, (size_t)(end - out));
+	n = split(rec, delim, f, PATHS_FIELDS + 1);
+	if (n != PATHS_FIELDS + 1 || f[PATHS_FIELDS][0] != '\0' || !slurm_id_ok(f[0])) {
+		free(rec);
+		return -1;
 	}
-	if (v == NULL)
-		return NULL;
-	/* Values may hold spaces (paths); the next field starts " Key=". */
-	for (end = v; *end != '\0' && *end != '\n'; end++) {
-		if (*end == ' ' && isupper((unsigned char)end[1])) {
-			const char *q = end + 1;
-			while (isalnum((unsigned char)*q) || *q == '_' || *q == ':' || *q == '/')
-				q++;
-			if (*q == '=')
-				break;
-		}
-	}
-	return xstrndup(v, (size_t)(end - v));
+	p->job_id = xstrdup(f[0]);
+	p->array_job = value_or_empty(f[1]);
+	p->array_task = value_or_empty(f[2]);
+	p->user = value_or_empty(f[3]);
+	p->node = value_or_empty(f[4]);
+	p->out = value_or_empty(f[5]);
+	p->err = value_or_empty(f[6]);
+	p->name = xstrdup(f[7]);
+	free(rec);
+	/* A plain job's "array job" is itself; a plain job has no task. */
+	if (p->array_task[0] == '\0' && strcmp(p->array_job, p->job_id) == 0)
+		p->array_job[0] = '\0';
+	return 0;
+}
+
+void slurm_paths_free(struct slurm_paths *p)
+{
+	free(p->job_id), free(p->array_job), free(p->array_task), free(p->user);
+	free(p->node), free(p->out), free(p->err), free(p->name);
+	memset(p, 0, sizeof(*p));
 }

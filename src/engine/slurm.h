@@ -79,9 +79,20 @@ struct slurm_pattern_vars {
  * caller frees the result. */
 char *slurm_expand_pattern(const char *pattern, const struct slurm_pattern_vars *v);
 
-/* The value of Key= in one line of `scontrol show job -o` (a value runs to
- * the next " Key="), or NULL; the caller frees it. */
-char *slurm_scontrol_field(const char *line, const char *key);
+/* Where a job's output goes, from squeue (live jobs and those that ended
+ * within MinJobAge): the patterns as given to sbatch, and what they stand
+ * for. Read field by field, never by searching a line a job's name is in. */
+struct slurm_paths {
+	char	*job_id, *array_job, *array_task, *user, *node;	/* "" if none */
+	char	*out, *err;	/* patterns for slurm_expand_pattern */
+	char	*name;
+};
+
+/* The command (id must pass slurm_id_ok, nonce slurm_nonce_ok). */
+char *slurm_paths_command(const char *id, const char *nonce);
+/* Its output's first job. 0, or -1 when there is none. */
+int slurm_paths_parse(const char *out, const char *nonce, struct slurm_paths *p);
+void slurm_paths_free(struct slurm_paths *p);
 
 /* A SLURM job id as typed: digits, optionally "_" and digits. */
 int slurm_id_ok(const char *id);

@@ -139,20 +139,73 @@ Test(slurm, filename_patterns_expand_as_slurmd_does)
 	}
 }
 
-Test(slurm, scontrol_fields_with_spaces_in_values)
+Test(slurm, log_paths_from_squeue_fields)
 {
-	const char *line = "JobId=502 JobName=my job ArrayJobId=500 ArrayTaskId=2 UserId=alice(1001) "
-	    "StdErr=/lustre/with space/e.err StdIn=/dev/null StdOut=/lustre/with space/o.out Power=";
-	char *v = slurm_scontrol_field(line, "StdOut");
-	cr_expect_str_eq(v, "/lustre/with space/o.out");
-	free(v);
-	v = slurm_scontrol_field(line, "JobName");
-	cr_expect_str_eq(v, "my job");
-	free(v);
-	v = slurm_scontrol_field(line, "JobId");
-	cr_expect_str_eq(v, "502", "not ArrayJobId");
-	free(v);
-	cr_expect_null(slurm_scontrol_field(line, "NoSuch"));
+	struct slurm_paths sp;
+	char *cmd = slurm_paths_command("502", N);
+	cr_expect(strstr(cmd, "squeue -h -t all -j 502 -O 'JobID:" D ",") != NULL, "%s", cmd);
+	cr_expect(strstr(cmd, "STDOUT:" D) != NULL && strstr(cmd, "Name:" D "'") != NULL, "%s", cmd);
+	free(cmd);
+
+	cr_assert_eq(slurm_paths_parse("502" D "500" D "2" D "alice" D "node01" D
+	    "/lustre/with space/%x-%j.out" D "/lustre/e%%.err" D "my job" D "\n", N, &sp), 0);
+	cr_expect_str_eq(sp.job_id, "502");
+	cr_expect_str_eq(sp.array_job, "500");
+	cr_expect_str_eq(sp.array_task, "2");
+	cr_expect_str_eq(sp.user, "alice");
+	cr_expect_str_eq(sp.node, "node01");
+	cr_expect_str_eq(sp.out, "/lustre/with space/%x-%j.out");
+	cr_expect_str_eq(sp.err, "/lustre/e%%.err");
+	cr_expect_str_eq(sp.name, "my job");
+	slurm_paths_free(&sp);
+
+	/* A plain pending job: no array, no node yet. */
+	cr_assert_eq(slurm_paths_parse("7" D "7" D "N/A" D "bob" D "n/a" D "/o" D "/e" D "x" D "\n",
+	    N, &sp), 0);
+	cr_expect_str_eq(sp.array_job, "");
+	cr_expect_str_eq(sp.array_task, "");
+	cr_expect_str_eq(sp.node, "");
+	slurm_paths_free(&sp);
+
+	cr_expect_eq(slurm_paths_parse("", N, &sp), -1);
+	cr_expect_eq(slurm_paths_parse("slurm_load_jobs error: Invalid job id specified\n", N, &sp), -1);
+	cr_expect_eq(slurm_paths_parse("7" D "7" D "N/A" D "bob" D "n/a" D "/o\n", N, &sp), -1,
+	    "cut short");
+}
+
+Test(slurm, a_job_name_cannot_move_its_log_path)
+{
+	struct slurm_paths sp;
+	/* Names that steered the old `scontrol show job -o` search, and
+	 * names that try the field separator, with and without a nonce. */
+	static const char *const names[] = {
+		"evil StdOut=/home/victim/.bashrc",
+		"x StdErr=/etc/passwd StdOut=/tmp/own",
+		"a\n7" US "7" US "N/A" US "bob" US "n/a" US "/forged",
+		"b" US "ffffffffffffffff/forged" US "ffffffffffffffff",
+		"c\n7" D "7",	/* even the real delimiter, in the last field */
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct buf out;
+		buf_init(&out);
+		buf_addf(&out, "7" D "7" D "N/A" D "bob" D "node01" D "/lustre/%%x.out" D "/lustre/e" D
+		    "%s" D "\n", names[i]);
+		if (i < 4) {
+			cr_assert_eq(slurm_paths_parse(out.data, N, &sp), 0, "name %zu", i);
+			cr_expect_str_eq(sp.out, "/lustre/%x.out", "name %zu", i);
+			cr_expect_str_eq(sp.err, "/lustre/e", "name %zu", i);
+			cr_expect_str_eq(sp.name, names[i], "name %zu", i);
+			slurm_paths_free(&sp);
+		} else {
+			/* The nonce is unknown to a name; were it guessed, the
+			 * paths before the name are still read as they are. */
+			if (slurm_paths_parse(out.data, N, &sp) == 0) {
+				cr_expect_str_eq(sp.out, "/lustre/%x.out");
+				slurm_paths_free(&sp);
+			}
+		}
+		buf_free(&out);
+	}
 }
 
 #include "engine/actions.h"
