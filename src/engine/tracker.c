@@ -765,6 +765,14 @@ int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster
 			free(why);
 			return rc;
 		}
+		if (!slurm_id_ok(r->backend_ref)) {
+			/* Checked on load too; never a word we did not check. */
+			*err = xasprintf("%s: its record's SLURM id is not one: nothing was cancelled",
+			    r->id);
+			record_free(r);
+			free(why);
+			return -1;
+		}
 		id = xstrdup(r->backend_ref);
 	} else if (slurm_id_ok(job)) {
 		struct job_record **recs;
