@@ -18,6 +18,7 @@
 #include "engine/submit.h"
 #include "engine/tracker.h"
 #include "ssh/conn.h"
+#include "cli/show.h"
 #include "util/sanitize.h"
 #include "util/xmalloc.h"
 
@@ -79,13 +80,13 @@ static int session_open(struct session *s, const char *cluster, const char *job)
 
 	memset(s, 0, sizeof(*s));
 	if (config_load(&s->cfg, &err) != 0) {
-		fprintf(stderr, "taotop: %s\n", err);
+		fprintf(stderr, "taotop: %s\n", show_err(err));
 		free(err);
 		return EXIT_USAGE;
 	}
 	s->store = store_open(NULL, &err);
 	if (s->store == NULL) {
-		fprintf(stderr, "taotop: %s\n", err);
+		fprintf(stderr, "taotop: %s\n", show_err(err));
 		free(err);
 		config_free(&s->cfg);
 		return EXIT_FAILED;
@@ -111,7 +112,7 @@ static int session_open(struct session *s, const char *cluster, const char *job)
 	s->conn = conn_new(&t);
 	st = conn_connect(s->conn, &err);
 	if (st != CONN_OK) {
-		fprintf(stderr, "taotop: %s\n", err);
+		fprintf(stderr, "taotop: %s\n", show_err(err));
 		free(err);
 		conn_free(s->conn);
 		store_close(s->store);
@@ -135,12 +136,12 @@ static int poll_or_say(struct session *s, struct poll_result *res)
 	char *err = NULL;
 
 	if (tracker_poll(s->tracker, s->conn, s->store, res, &err) != 0) {
-		fprintf(stderr, "taotop: %s\n", err);
+		fprintf(stderr, "taotop: %s\n", show_err(err));
 		free(err);
 		return -1;
 	}
 	if (res->problem != NULL)
-		fprintf(stderr, "taotop: %s: %s\n", s->cl->name, res->problem);
+		fprintf(stderr, "taotop: %s: %s\n", s->cl->name, show_err(res->problem));
 	return 0;
 }
 
@@ -252,10 +253,10 @@ static void print_jobs(const struct cluster_poll *polls, size_t n)
 				printf("%-*s ", cw, polls[k].cl->name);
 			printf("%-20s %-10s %-24.24s %-9.9s %-5s %-9s %-10.10s %-19s %s\n",
 			    r->record_id ? r->record_id : "-",
-			    r->shown_id[0] ? r->shown_id : (r->slurm_id[0] ? r->slurm_id : "-"),
-			    r->name ? r->name : "", r->partition ? r->partition : "", nxg,
-			    tao_state_name(r->state), r->native ? r->native : "-", tl,
-			    r->message ? r->message : "");
+			    show(r->shown_id[0] ? r->shown_id : (r->slurm_id[0] ? r->slurm_id : "-")),
+			    show(r->name ? r->name : ""), show(r->partition ? r->partition : ""), nxg,
+			    tao_state_name(r->state), show(r->native ? r->native : "-"), show(tl),
+			    show(r->message ? r->message : ""));
 		}
 	}
 }
@@ -375,7 +376,7 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 	}
 	*final = tao_state_final(row->state);
 	if (row->record_id != NULL && store_load(s->store, row->record_id, &rec, &err) != 0) {
-		fprintf(stderr, "taotop: %s\n", err);
+		fprintf(stderr, "taotop: %s\n", show_err(err));
 		free(err);
 	}
 	if (json) {
@@ -388,18 +389,18 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 		(void)h;
 		print_json(o);
 	} else {
-		printf("%s  %s  (SLURM %s, %s)%s%s\n", row->record_id ? row->record_id : row->name,
-		    tao_state_name(row->state), row->shown_id[0] ? row->shown_id : row->slurm_id,
-		    row->native ? row->native : "not seen yet", row->message ? ": " : "",
-		    row->message ? row->message : "");
+		printf("%s  %s  (SLURM %s, %s)%s%s\n", show(row->record_id ? row->record_id : row->name),
+		    tao_state_name(row->state), show(row->shown_id[0] ? row->shown_id : row->slurm_id),
+		    show(row->native ? row->native : "not seen yet"), row->message ? ": " : "",
+		    show(row->message ? row->message : ""));
 		if (row->epoch >= 0) {
 			printf("  epoch %d", row->epoch);
 			if (row->max_epoch > 0)
 				printf("/%d", row->max_epoch);
 			if (row->eta[0] != '\0')
-				printf(", eta %s", row->eta);
+				printf(", eta %s", show(row->eta));
 			if (row->nseries > 0) {
-				printf(", %s:", row->metric);
+				printf(", %s:", show(row->metric));
 				for (i = 0; i < row->nseries; i++)
 					printf(" %g", row->series[i]);
 			}
@@ -412,8 +413,8 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 			localtime_r(&t->at, &tm);
 			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 			printf("  %s  %-8s -> %-8s %-10s %-9s %s\n", when, tao_state_name(t->from),
-			    tao_state_name(t->to), t->native ? t->native : "", t->source,
-			    t->message ? t->message : "");
+			    tao_state_name(t->to), show(t->native ? t->native : ""), show(t->source),
+			    show(t->message ? t->message : ""));
 		}
 	}
 	record_free(rec);
@@ -462,7 +463,7 @@ int cli_cancel(const struct cli_args *a)
 
 	st = store_open(NULL, &err);
 	if (st == NULL) {
-		fprintf(stderr, "taotop: %s\n", err);
+		fprintf(stderr, "taotop: %s\n", show_err(err));
 		free(err);
 		return EXIT_FAILED;
 	}
@@ -472,7 +473,7 @@ int cli_cancel(const struct cli_args *a)
 		char *msg = NULL, *owned = NULL;
 		const char *want = cluster_of_job(st, argv[optind], cluster, &owned, &err);
 		if (want == NULL && err != NULL) {
-			fprintf(stderr, "taotop: %s: nothing was cancelled\n", err);
+			fprintf(stderr, "taotop: %s: nothing was cancelled\n", show_err(err));
 			free(err);
 			err = NULL;
 			worst = EXIT_FAILED;
@@ -496,9 +497,9 @@ int cli_cancel(const struct cli_args *a)
 			opened = 1;
 		}
 		if (tracker_cancel(s.conn, s.store, s.cl, argv[optind], &msg, &err) == 0) {
-			printf("%s: %s\n", argv[optind], msg);
+			printf("%s: %s\n", show(argv[optind]), show(msg));
 		} else {
-			fprintf(stderr, "taotop: %s: %s\n", argv[optind], err);
+			fprintf(stderr, "taotop: %s: %s\n", show_err(argv[optind]), show_err(err));
 			worst = EXIT_FAILED;
 		}
 		free(msg);
@@ -527,7 +528,7 @@ int cli_retry(const struct cli_args *a)
 		printf("retried %s as %s, SLURM job %s (the staged sbatch, nothing staged again)\n",
 		    job, new_id, slurm_id);
 	} else {
-		fprintf(stderr, "taotop: %s\n", err);
+		fprintf(stderr, "taotop: %s\n", show_err(err));
 		rc = EXIT_FAILED;
 	}
 	free(new_id), free(slurm_id), free(err);
@@ -541,7 +542,7 @@ static char *log_path(struct session *s, const char *job, int want_err)
 	char *path = NULL, *err = NULL;
 
 	if (job_log_path(s->conn, s->store, job, want_err, &path, &err) != 0) {
-		fprintf(stderr, "taotop: %s\n", err);
+		fprintf(stderr, "taotop: %s\n", show_err(err));
 		free(err);
 	}
 	return path;
@@ -588,7 +589,7 @@ int cli_logs(const struct cli_args *a)
 	buf_init(&out);
 	if (log_tail(s.conn, path, (size_t)lines, follow, &out, &end, &missing, &err) != 0) {
 		if (!missing || !follow) {
-			fprintf(stderr, "taotop: %s\n", err);
+			fprintf(stderr, "taotop: %s\n", show_err(err));
 			free(err);
 			buf_free(&out);
 			free(path);
@@ -611,7 +612,7 @@ int cli_logs(const struct cli_args *a)
 			if (log_follow_tick(&f, s.conn, &out, &err) != 0) {
 				/* The offset stays: after a reconnect it goes on
 				 * where it was, nothing lost or doubled. */
-				fprintf(stderr, "taotop: %s (retrying)\n", err);
+				fprintf(stderr, "taotop: %s (retrying)\n", show_err(err));
 				free(err);
 				err = NULL;
 				sleep(2);
@@ -638,13 +639,13 @@ static void print_step(enum submit_step step, int state, const char *detail, voi
 		return;
 	if (state == 0) {
 		/* Progress of a long step (the NCCL probe's). */
-		printf("%s %s: %s\n", *utf8 ? "\xe2\x80\xa6" : "...", submit_step_name(step), detail);
+		printf("%s %s: %s\n", *utf8 ? "\xe2\x80\xa6" : "...", submit_step_name(step), show(detail));
 		fflush(stdout);
 		return;
 	}
 	fprintf(state > 0 ? stdout : stderr, "%s %s%s%s\n",
 	    state > 0 ? (*utf8 ? "\xe2\x9c\x93" : "ok") : (*utf8 ? "\xe2\x9c\x97" : "FAILED"),
-	    submit_step_name(step), detail ? ": " : "", detail ? detail : "");
+	    submit_step_name(step), detail ? ": " : "", detail ? show_on(state > 0 ? stdout : stderr, detail) : "");
 	fflush(stdout);
 }
 
@@ -707,7 +708,7 @@ int cli_submit(const struct cli_args *a)
 				cJSON_AddStringToObject(obj, "id", res.record_id);
 			print_json(obj);
 		} else {
-			fprintf(stderr, "taotop: %s\n", err);
+			fprintf(stderr, "taotop: %s\n", show_err(err));
 		}
 		free(err);
 		submit_result_free(&res);
@@ -748,7 +749,7 @@ int cli_preflight(const struct cli_args *a)
 		return rc;
 	if (install) {
 		if (preflight_install_ngc(s.conn, getenv("NGC_KEY"), &err) != 0) {
-			fprintf(stderr, "taotop: %s\n", err);
+			fprintf(stderr, "taotop: %s\n", show_err(err));
 			free(err);
 			session_close(&s);
 			return EXIT_FAILED;
@@ -756,14 +757,14 @@ int cli_preflight(const struct cli_args *a)
 		printf("installed ~/.config/enroot/.credentials on %s (mode 600)\n", conn_host(s.conn));
 	}
 	if (preflight_run(s.conn, s.cl, &p, &err) != 0) {
-		fprintf(stderr, "taotop: %s\n", err);
+		fprintf(stderr, "taotop: %s\n", show_err(err));
 		free(err);
 		session_close(&s);
 		return EXIT_FAILED;
 	}
 	for (i = 0; i < p.n; i++)
 		printf("%s %s%s%s\n", p.checks[i].ok ? "\xe2\x9c\x93" : p.checks[i].warn_only ? "!" : "\xe2\x9c\x97",
-		    p.checks[i].name, p.checks[i].fix ? ": " : "", p.checks[i].fix ? p.checks[i].fix : "");
+		    p.checks[i].name, p.checks[i].fix ? ": " : "", p.checks[i].fix ? show(p.checks[i].fix) : "");
 	rc = p.all_ok ? EXIT_OK : EXIT_FAILED;
 	preflight_free(&p);
 	session_close(&s);

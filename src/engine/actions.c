@@ -70,6 +70,12 @@ static char *slurm_id_of(struct record_store *st, const char *job, char **err)
 			record_free(r);
 			return NULL;
 		}
+		if (!slurm_id_ok(r->backend_ref)) {
+			/* Checked on load too; never a word we did not check. */
+			*err = xasprintf("%s: its record's SLURM id is not one: refused", job);
+			record_free(r);
+			return NULL;
+		}
 		id = xstrdup(r->backend_ref);
 		record_free(r);
 		return id;

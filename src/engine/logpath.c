@@ -6,7 +6,6 @@
 #include "engine/record.h"
 #include "engine/slurm.h"
 #include "ssh/conn.h"
-#include "ssh/quote.h"
 #include "util/xmalloc.h"
 
 #define SCONTROL_TIMEOUT_MS	30000
@@ -25,27 +24,20 @@ static int path_of_record(const struct job_record *r, const char *name, char **p
 	return 0;
 }
 
-/* The path SLURM would write StdOut/StdErr to, from one line of
- * `scontrol show job -o`. */
-static char *path_of_scontrol(const char *line, int want_err)
+/* The path SLURM writes StdOut/StdErr to, from squeue's fields. */
+static char *path_of_squeue(const char *out, const char *nonce, int want_err)
 {
-	char *raw = slurm_scontrol_field(line, want_err ? "StdErr" : "StdOut");
-	char *jid = slurm_scontrol_field(line, "JobId");
-	char *ajob = slurm_scontrol_field(line, "ArrayJobId");
-	char *atask = slurm_scontrol_field(line, "ArrayTaskId");
-	char *jname = slurm_scontrol_field(line, "JobName");
-	char *user = slurm_scontrol_field(line, "UserId");
-	char *node = slurm_scontrol_field(line, "BatchHost");
+	struct slurm_paths sp;
 	char *path = NULL;
 
-	if (user != NULL)
-		user[strcspn(user, "(")] = '\0';
-	if (raw != NULL) {
-		struct slurm_pattern_vars v = { .job_id = jid, .array_job = ajob,
-		    .array_task = atask, .name = jname, .user = user, .node = node };
-		path = slurm_expand_pattern(raw, &v);
+	if (slurm_paths_parse(out, nonce, &sp) != 0)
+		return NULL;
+	if ((want_err ? sp.err : sp.out)[0] != '\0') {
+		struct slurm_pattern_vars v = { .job_id = sp.job_id, .array_job = sp.array_job,
+		    .array_task = sp.array_task, .name = sp.name, .user = sp.user, .node = sp.node };
+		path = slurm_expand_pattern(want_err ? sp.err : sp.out, &v);
 	}
-	free(raw), free(jid), free(ajob), free(atask), free(jname), free(user), free(node);
+	slurm_paths_free(&sp);
 	return path;
 }
 
@@ -55,7 +47,7 @@ int job_log_path(struct conn *c, struct record_store *st, const char *job, int w
 	const char *name = want_err ? "main.err" : "main.out";
 	struct job_record *r = NULL;
 	struct conn_exec x;
-	char *why = NULL, *cmd, *q;
+	char *why = NULL, *cmd, nonce[SLURM_NONCE_LEN + 1];
 	int rc = -1;
 
 	*path = NULL;
@@ -69,18 +61,17 @@ int job_log_path(struct conn *c, struct record_store *st, const char *job, int w
 		*err = xasprintf("%s is neither a taotop job id nor a SLURM job id", job);
 		return -1;
 	}
-	q = sh_quote(job);
-	cmd = xasprintf("scontrol show job -o %s", q);
-	free(q);
+	slurm_nonce(nonce);
+	cmd = slurm_paths_command(job, nonce);
 	conn_exec_init(&x, cmd);
 	x.timeout_ms = SCONTROL_TIMEOUT_MS;
 	why = NULL;
 	if (conn_exec(c, &x, &why) != CONN_OK) {
 		*err = xasprintf("%s: %s", job, why);
-	} else if (x.exit_status != 0) {
+	} else if (x.exit_status != 0 || x.out.data == NULL || x.out.data[0] == '\0') {
 		*err = xasprintf("%s: SLURM no longer knows this job (it ended more than "
 		    "MinJobAge ago); its log path is unknown", job);
-	} else if ((*path = path_of_scontrol(x.out.data, want_err)) == NULL) {
+	} else if ((*path = path_of_squeue(x.out.data, nonce, want_err)) == NULL) {
 		*err = xasprintf("%s: SLURM reports no %s path", job, want_err ? "StdErr" : "StdOut");
 	} else {
 		rc = 0;

@@ -1,8 +1,8 @@
 /*
  * Where a job's main.out and main.err are on the cluster: from its record
- * for taotop's jobs, from `scontrol show job` for the user's other jobs
- * (SLURM's filename patterns expanded by taotop: scontrol leaves "%%"
- * doubled and a pending job's %N empty).
+ * for taotop's jobs, from squeue's fields for the user's other jobs
+ * (SLURM's filename patterns, as squeue gives them, expanded by taotop;
+ * a pending job's %N is empty).
  */
 #ifndef TAOTOP_ENGINE_LOGPATH_H
 #define TAOTOP_ENGINE_LOGPATH_H

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/secrets.h"
+#include "engine/slurm.h"
 #include "util/buf.h"
 #include "util/xmalloc.h"
 
@@ -223,6 +226,58 @@ static int get_state(const cJSON *o, const char *name, enum tao_state *st, char 
 	return 0;
 }
 
+static int id_ok(const char *id);
+
+/* A list of secret names as written: "A,B", each a variable name. */
+static int names_ok(const char *names)
+{
+	char *copy = xstrdup(names), *name, *save = NULL;
+	int ok = 1;
+
+	for (name = strtok_r(copy, ",", &save); name != NULL && ok; name = strtok_r(NULL, ",", &save))
+		ok = secrets_name_ok(name);
+	free(copy);
+	return ok;
+}
+
+/* A folder on the cluster: absolute, one line. */
+static int remote_dir_ok(const char *dir)
+{
+	return dir[0] == '/' && strpbrk(dir, "\n\r") == NULL;
+}
+
+/*
+ * The values that go into commands on the cluster, checked again as they
+ * were when first written: a record is a file anyone with the user's
+ * rights (or a shared folder's) may have edited, and a SLURM id reading
+ * "--user=u" would make scancel cancel every job of u.
+ */
+static int check_values(const struct job_record *r, char **err)
+{
+	const char *bad = NULL;
+
+	if (!id_ok(r->id))
+		bad = "id";
+	else if (r->backend_ref != NULL && !slurm_id_ok(r->backend_ref))
+		bad = "backend_ref";
+	else if (r->retry_of != NULL && !id_ok(r->retry_of))
+		bad = "retry_of";
+	else if (r->retried_as != NULL && !id_ok(r->retried_as))
+		bad = "retried_as";
+	else if (r->secrets != NULL && !names_ok(r->secrets))
+		bad = "secrets";
+	else if (r->log_dir != NULL && !remote_dir_ok(r->log_dir))
+		bad = "log_dir";
+	else if (r->results_dir != NULL && !remote_dir_ok(r->results_dir))
+		bad = "results_dir";
+	if (bad == NULL)
+		return 0;
+	free(*err);
+	*err = xasprintf("field \"%s\" is not a valid value: refused before any command is "
+	    "built from it", bad);
+	return -1;
+}
+
 struct job_record *record_from_json(const char *json, char **err)
 {
 	cJSON *o = cJSON_Parse(json), *hist, *e;
@@ -246,6 +301,8 @@ struct job_record *record_from_json(const char *json, char **err)
 		*err = xstrdup("field \"id\" is empty");
 		goto bad;
 	}
+	if (check_values(r, err) != 0)
+		goto bad;
 	if (get_state(o, "state", &r->state, err) != 0 ||
 	    get_string(o, "native_state", &r->native, 0, err) != 0)
 		goto bad;
@@ -312,13 +369,48 @@ static int mkdir_p(const char *path, mode_t mode)
 	return mkdir(path, mode) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* NULL when there is no home to put it in (never a shared folder). */
 static char *default_dir(void)
 {
 	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	struct passwd *pw;
 
 	if (xdg != NULL && xdg[0] == '/')
 		return xasprintf("%s/taotop/jobs", xdg);
-	return xasprintf("%s/.local/state/taotop/jobs", home != NULL ? home : "/tmp");
+	if ((home == NULL || home[0] != '/') && (pw = getpwuid(getuid())) != NULL)
+		home = pw->pw_dir;
+	if (home == NULL || home[0] != '/')
+		return NULL;
+	return xasprintf("%s/.local/state/taotop/jobs", home);
+}
+
+/* The folder must be the user's own and private: records hold what
+ * becomes commands on the cluster, and another user able to write them
+ * could choose those. */
+static int private_dir(const char *dir, char **err)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) != 0) {
+		*err = xasprintf("cannot use the job records folder %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		*err = xasprintf("the job records folder %s is not a folder (a link or a file): "
+		    "refused; move it away", dir);
+		return -1;
+	}
+	if (st.st_uid != geteuid()) {
+		*err = xasprintf("the job records folder %s belongs to uid %ld, not to you: refused; "
+		    "set XDG_STATE_HOME to a folder of your own", dir, (long)st.st_uid);
+		return -1;
+	}
+	if ((st.st_mode & 077) != 0) {
+		*err = xasprintf("the job records folder %s can be read or written by others (mode "
+		    "%03o): refused; chmod 700 it", dir, (unsigned)(st.st_mode & 0777));
+		return -1;
+	}
+	return 0;
 }
 
 static void lock(struct record_store *s);
@@ -351,8 +443,19 @@ struct record_store *store_open(const char *dir, char **err)
 	char *lock;
 
 	s->dir = dir != NULL ? xstrdup(dir) : default_dir();
+	if (s->dir == NULL) {
+		*err = xstrdup("no folder for the job records: HOME is not set and you have no home "
+		    "directory; set XDG_STATE_HOME");
+		free(s);
+		return NULL;
+	}
 	if (mkdir_p(s->dir, 0700) != 0) {
 		*err = xasprintf("cannot create the job records folder %s: %s", s->dir, strerror(errno));
+		free(s->dir);
+		free(s);
+		return NULL;
+	}
+	if (private_dir(s->dir, err) != 0) {
 		free(s->dir);
 		free(s);
 		return NULL;

@@ -1,8 +1,11 @@
 #include "engine/secrets.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include "engine/record.h"
 #include "engine/spec.h"
@@ -11,6 +14,31 @@
 #include "ssh/quote.h"
 #include "util/buf.h"
 #include "util/xmalloc.h"
+
+void secrets_hold(void)
+{
+	static int done;
+	struct rlimit none = { 0, 0 };
+
+	if (done)
+		return;
+	done = 1;
+	setrlimit(RLIMIT_CORE, &none);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+int secrets_name_ok(const char *name)
+{
+	size_t i;
+
+	if (name == NULL || !(isalpha((unsigned char)name[0]) || name[0] == '_') ||
+	    strlen(name) > 128)
+		return 0;
+	for (i = 0; name[i] != '\0'; i++)
+		if (!(isalnum((unsigned char)name[i]) || name[i] == '_'))
+			return 0;
+	return 1;
+}
 
 /* The value of name in a .env file (NAME=value lines, "export " and quotes
  * allowed), or NULL. The caller frees it. */
@@ -22,6 +50,8 @@ static char *dotenv_value(const char *path, const char *name)
 
 	if (f == NULL)
 		return NULL;
+	/* No copy of the file in stdio's buffer: line is the only one. */
+	setvbuf(f, NULL, _IONBF, 0);
 	while (fgets(line, sizeof(line), f) != NULL) {
 		char *p = line, *v;
 		size_t len;
@@ -38,11 +68,11 @@ static char *dotenv_value(const char *path, const char *name)
 			len -= 2;
 		}
 		if (found != NULL)
-			memset(found, 0, strlen(found));
+			mem_wipe(found, strlen(found));
 		free(found);
 		found = xstrndup(v, len);
 	}
-	memset(line, 0, sizeof(line));
+	mem_wipe(line, sizeof(line));
 	fclose(f);
 	if (found != NULL && found[0] == '\0') {
 		free(found);
@@ -58,6 +88,7 @@ char *secrets_value(const char *name, const struct spec_kv *typed, size_t ntyped
 	char *path, *found;
 	size_t i;
 
+	secrets_hold();
 	for (i = 0; i < ntyped; i++)
 		if (strcmp(typed[i].key, name) == 0 && typed[i].value[0] != '\0')
 			return xstrdup(typed[i].value);
@@ -75,8 +106,7 @@ char *secrets_value(const char *name, const struct spec_kv *typed, size_t ntyped
 
 void secrets_wipe(struct buf *text)
 {
-	if (text->data != NULL)
-		memset(text->data, 0, text->len);
+	mem_wipe(text->data, text->cap);
 	buf_free(text);
 }
 
@@ -86,8 +116,19 @@ int secrets_sidecar_text(const char *names, const struct spec_kv *typed, size_t 
 	char *copy = xstrdup(names), *name, *save = NULL;
 	int rc = 0;
 
+	out->secret = 1;	/* from its first byte: growing it leaves no copy */
 	for (name = strtok_r(copy, ",", &save); name != NULL; name = strtok_r(NULL, ",", &save)) {
-		char *v = secrets_value(name, typed, ntyped, bundle_path);
+		char *v;
+		/* Names come back from records too: each checked as when it
+		 * was first written, before it goes into a shell line. */
+		if (!secrets_name_ok(name)) {
+			*err = xasprintf("'%s' is not a secret name (letters, digits, '_'): refused",
+			    name);
+			secrets_wipe(out);
+			rc = -1;
+			break;
+		}
+		v = secrets_value(name, typed, ntyped, bundle_path);
 		if (v == NULL) {
 			*err = xasprintf("secret %s is set neither in your environment nor in a .env "
 			    "file%s%s: export it (its value is written only to a mode-600 file on the "
@@ -99,7 +140,7 @@ int secrets_sidecar_text(const char *names, const struct spec_kv *typed, size_t 
 		buf_addf(out, "export %s=", name);
 		sh_quote_buf(out, v, strlen(v));
 		buf_addc(out, '\n');
-		memset(v, 0, strlen(v));
+		mem_wipe(v, strlen(v));
 		free(v);
 	}
 	free(copy);

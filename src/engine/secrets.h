@@ -24,6 +24,12 @@ struct conn;
 struct spec_kv;
 struct job_record;
 
+/* Core dumps off (and no ptrace by others of the same user) for the rest
+ * of the process: called before any secret is read or typed. */
+void secrets_hold(void);
+/* A secret's name: a shell variable name. */
+int secrets_name_ok(const char *name);
+
 /* name's value (caller wipes and frees), or NULL when no source has it. */
 char *secrets_value(const char *name, const struct spec_kv *typed, size_t ntyped,
     const char *bundle_path);

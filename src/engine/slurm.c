@@ -4,20 +4,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "util/buf.h"
 #include "util/xmalloc.h"
 
-#define US "\x1f"	/* field separator in both commands' output */
-#define MARK "@@taotop "
+#define US "\x1f"
+#define MARK "@@taotop-"	/* then the nonce, a space, a word */
 
 /*
  * squeue -o fields: %A own job id, %i id as shown, %F array job id, %K
  * array task id, %j name, %T state, %r reason, %P partition, %D nodes, %b
- * gres per node, %M time used, %l time limit.
+ * gres per node, %M time used, %l time limit. Each is followed by the
+ * delimiter (US and the poll's nonce): a record ends with it and a newline.
  */
-#define SQUEUE_FORMAT "%A" US "%i" US "%F" US "%K" US "%j" US "%T" US "%r" US "%P" US \
-	"%D" US "%b" US "%M" US "%l"
+static const char *const squeue_fields[] = { "%A", "%i", "%F", "%K", "%j", "%T", "%r", "%P",
+	"%D", "%b", "%M", "%l" };
 #define SQUEUE_FIELDS 12
 /* No AllocTRES: it doubles sacct's time (90 -> 180 ms on the test cluster)
  * by loading the TRES table; a finished job's GPUs come from its record. */
@@ -40,18 +42,43 @@ int slurm_id_ok(const char *id)
 	return 1;
 }
 
-char *slurm_poll_command(const char *const *ids, size_t n)
+int slurm_nonce_ok(const char *nonce)
+{
+	size_t i;
+
+	for (i = 0; nonce != NULL && nonce[i] != '\0'; i++)
+		if (!isxdigit((unsigned char)nonce[i]))
+			return 0;
+	return nonce != NULL && i == SLURM_NONCE_LEN;
+}
+
+void slurm_nonce(char out[SLURM_NONCE_LEN + 1])
+{
+	unsigned char rnd[SLURM_NONCE_LEN / 2];
+	size_t i;
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		abort();
+	for (i = 0; i < sizeof(rnd); i++)
+		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
+}
+
+char *slurm_poll_command(const char *const *ids, size_t n, const char *nonce)
 {
 	struct buf b;
 	size_t i, added = 0;
 
+	if (!slurm_nonce_ok(nonce))
+		abort();	/* a broken invariant: the caller made it */
 	buf_init(&b);
-	/* The separators are bytes inside single quotes: nothing to expand. */
-	buf_adds(&b, "echo '" MARK "squeue'; squeue --me -h -o '" SQUEUE_FORMAT "'; "
-	    "echo \"" MARK "rc $?\"");
+	/* The delimiters are bytes inside single quotes: nothing to expand. */
+	buf_addf(&b, "echo '" MARK "%s squeue'; squeue --me -h -o '", nonce);
+	for (i = 0; i < SQUEUE_FIELDS; i++)
+		buf_addf(&b, "%s" US "%s", squeue_fields[i], nonce);
+	buf_addf(&b, "'; echo \"" MARK "%s rc $?\"", nonce);
 	if (n > 0) {
-		buf_adds(&b, "; echo '" MARK "sacct'; sacct -X -n -P --delimiter='" US "' -o "
-		    SACCT_FIELDS " -j ");
+		buf_addf(&b, "; echo '" MARK "%s sacct'; sacct -X -n -p --delimiter='" US "%s' -o "
+		    SACCT_FIELDS " -j ", nonce, nonce);
 		for (i = 0; i < n; i++) {
 			if (!slurm_id_ok(ids[i]))
 				continue;	/* never a word we did not check */
@@ -59,24 +86,25 @@ char *slurm_poll_command(const char *const *ids, size_t n)
 		}
 		if (added == 0)
 			buf_adds(&b, "0");
-		buf_adds(&b, "; echo \"" MARK "rc $?\"");
+		buf_addf(&b, "; echo \"" MARK "%s rc $?\"", nonce);
 	}
 	return buf_detach(&b);
 }
 
-/* Split line at US into at most max fields; returns how many. */
-static size_t split(char *line, char **f, size_t max)
+/* Split a record at the delimiter into at most max fields; returns how
+ * many. */
+static size_t split(char *line, const char *delim, char **f, size_t max)
 {
-	size_t n = 0;
+	size_t n = 0, dlen = strlen(delim);
 	char *p = line;
 
 	while (n < max) {
-		char *sep = strstr(p, US);
+		char *sep = strstr(p, delim);
 		f[n++] = p;
 		if (sep == NULL)
 			break;
 		*sep = '\0';
-		p = sep + 1;
+		p = sep + dlen;
 	}
 	return n;
 }
@@ -135,11 +163,11 @@ int slurm_count_gpus(const char *s, int nodes, int per_node)
 	return (int)total;
 }
 
-static int parse_squeue(char *line, struct slurm_job *j)
+static int parse_squeue(char *line, const char *delim, struct slurm_job *j)
 {
 	char *f[SQUEUE_FIELDS + 1];
 
-	if (split(line, f, SQUEUE_FIELDS + 1) != SQUEUE_FIELDS || !slurm_id_ok(f[0]))
+	if (split(line, delim, f, SQUEUE_FIELDS + 1) != SQUEUE_FIELDS || !slurm_id_ok(f[0]))
 		return -1;
 	memset(j, 0, sizeof(*j));
 	copy(j->id, sizeof(j->id), f[0]);
@@ -160,12 +188,12 @@ static int parse_squeue(char *line, struct slurm_job *j)
 	return 0;
 }
 
-static int parse_sacct(char *line, struct slurm_job *j)
+static int parse_sacct(char *line, const char *delim, struct slurm_job *j)
 {
 	char *f[SACCT_NFIELDS + 1];
 	char *under;
 
-	if (split(line, f, SACCT_NFIELDS + 1) != SACCT_NFIELDS || !slurm_id_ok(f[0]))
+	if (split(line, delim, f, SACCT_NFIELDS + 1) != SACCT_NFIELDS || !slurm_id_ok(f[0]))
 		return -1;
 	memset(j, 0, sizeof(*j));
 	copy(j->id, sizeof(j->id), f[0]);
@@ -188,41 +216,84 @@ static int parse_sacct(char *line, struct slurm_job *j)
 	return 0;
 }
 
-void slurm_poll_parse(const char *out, const char *err, struct slurm_poll *p)
+/*
+ * Records are found by their end, the delimiter and a newline, never by
+ * newlines alone: a job's name may hold newlines and US bytes, but not the
+ * nonce it has never seen, so it can neither forge a record nor a mark.
+ * Both commands end every field with the delimiter (squeue by its format,
+ * sacct by -p); the fields are split at it too.
+ */
+void slurm_poll_parse(const char *out, const char *err, const char *nonce, struct slurm_poll *p)
 {
 	enum { NONE, SQUEUE, SACCT } section = NONE;
-	char *text = xstrdup(out != NULL ? out : ""), *line, *save = NULL;
+	char mark[64], delim[64], term[64], nlmark[64];
+	const char *q = out != NULL ? out : "";
+	size_t mlen;
 
 	memset(p, 0, sizeof(*p));
 	p->squeue_rc = p->sacct_rc = -1;
-	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+	if (!slurm_nonce_ok(nonce)) {
+		q = "";		/* nothing can be told apart from a forgery */
+		nonce = "";
+	}
+	snprintf(mark, sizeof(mark), MARK "%.16s ", nonce);
+	snprintf(nlmark, sizeof(nlmark), "\n" MARK "%.16s ", nonce);
+	snprintf(delim, sizeof(delim), US "%.16s", nonce);
+	snprintf(term, sizeof(term), US "%.16s\n", nonce);
+	mlen = strlen(mark);
+	while (*q != '\0') {
+		const char *end, *next, *nl;
 		struct slurm_job j;
-		size_t len = strlen(line);
+		char *rec;
+		int ok;
 
-		if (len > 0 && line[len - 1] == '\r')
-			line[--len] = '\0';
-		if (strncmp(line, MARK, strlen(MARK)) == 0) {
-			const char *what = line + strlen(MARK);
-			if (strcmp(what, "squeue") == 0)
+		if (*q == '\n' || *q == '\r') {
+			q++;
+			continue;
+		}
+		if (strncmp(q, mark, mlen) == 0) {
+			const char *what = q + mlen;
+			size_t wlen = strcspn(what, "\r\n");
+			if (wlen == 6 && strncmp(what, "squeue", 6) == 0)
 				section = SQUEUE;
-			else if (strcmp(what, "sacct") == 0)
+			else if (wlen == 5 && strncmp(what, "sacct", 5) == 0)
 				section = SACCT;
 			else if (strncmp(what, "rc ", 3) == 0 && section == SQUEUE)
 				p->squeue_rc = atoi(what + 3);
 			else if (strncmp(what, "rc ", 3) == 0 && section == SACCT)
 				p->sacct_rc = atoi(what + 3);
+			q = what + wlen;
 			continue;
 		}
-		if (len == 0)
+		end = strstr(q, term);
+		next = strstr(q, nlmark);
+		if (section == NONE || end == NULL || (next != NULL && next < end)) {
+			/* No record ends before the next mark: this line is
+			 * garbage (or a record cut short), skipped alone. */
+			p->skipped++;
+			nl = strchr(q, '\n');
+			q = nl != NULL ? nl + 1 : q + strlen(q);
 			continue;
-		if (section == NONE || (section == SQUEUE ? parse_squeue(line, &j) : parse_sacct(line, &j)) != 0) {
+		}
+		/* A line before the record's first field ends is not part of
+		 * it (an id never holds a newline): garbage, skipped alone. */
+		nl = memchr(q, '\n', (size_t)(end - q));
+		if (nl != NULL && nl < strstr(q, delim)) {
+			p->skipped++;
+			q = nl + 1;
+			continue;
+		}
+		rec = xstrndup(q, (size_t)(end - q));
+		ok = (section == SQUEUE ? parse_squeue(rec, delim, &j) : parse_sacct(rec, delim, &j)) == 0;
+		free(rec);
+		q = end + strlen(term);
+		if (!ok) {
 			p->skipped++;
 			continue;
 		}
 		p->jobs = xreallocarray(p->jobs, p->n + 1, sizeof(*p->jobs));
 		p->jobs[p->n++] = j;
 	}
-	free(text);
 	if (err != NULL && err[0] != '\0') {
 		size_t l = strcspn(err, "\n");
 		p->squeue_err = xstrndup(err, l);
@@ -312,31 +383,75 @@ char *slurm_expand_pattern(const char *pattern, const struct slurm_pattern_vars 
 	return buf_detach(&b);
 }
 
-char *slurm_scontrol_field(const char *line, const char *key)
-{
-	size_t klen = strlen(key);
-	const char *p = line, *v = NULL, *end;
+/* squeue -O fields for a job's log paths; the name last only by habit:
+ * every field ends with the delimiter, so none can move another. */
+static const char *const paths_fields[] = { "JobID", "ArrayJobID", "ArrayTaskID", "UserName",
+	"BatchHost", "STDOUT", "STDERR", "Name" };
+#define PATHS_FIELDS 8
 
-	if (klen == 0)
-		return NULL;	/* no such field (and strstr would never move on) */
-	while ((p = strstr(p, key)) != NULL) {
-		if ((p == line || p[-1] == ' ') && p[klen] == '=') {
-			v = p + klen + 1;
-			break;
-		}
-		p += klen;
+char *slurm_paths_command(const char *id, const char *nonce)
+{
+	struct buf b;
+	size_t i;
+
+	if (!slurm_id_ok(id) || !slurm_nonce_ok(nonce))
+		abort();	/* broken invariants: the caller checks */
+	buf_init(&b);
+	buf_addf(&b, "squeue -h -t all -j %s -O '", id);
+	for (i = 0; i < PATHS_FIELDS; i++)
+		buf_addf(&b, "%s%s:" US "%s", i ? "," : "", paths_fields[i], nonce);
+	buf_adds(&b, "'");
+	return buf_detach(&b);
+}
+
+/* squeue's words for nothing. */
+static char *value_or_empty(const char *s)
+{
+	return xstrdup(strcmp(s, "N/A") == 0 || strcmp(s, "n/a") == 0 ||
+	    strcmp(s, "(null)") == 0 || strcmp(s, "None") == 0 ? "" : s);
+}
+
+int slurm_paths_parse(const char *out, const char *nonce, struct slurm_paths *p)
+{
+	char delim[64], *rec, *f[PATHS_FIELDS + 1];
+	const char *end;
+	size_t n;
+
+	memset(p, 0, sizeof(*p));
+	if (out == NULL || !slurm_nonce_ok(nonce))
+		return -1;
+	snprintf(delim, sizeof(delim), US "%.16s", nonce);
+	/* The first record: all fields, each with its delimiter. squeue
+	 * ends the record with a newline; an array's other tasks follow. */
+	end = out;
+	for (n = 0; n < PATHS_FIELDS && (end = strstr(end, delim)) != NULL; n++)
+		end += strlen(delim);
+	if (end == NULL)
+		return -1;
+	rec = xstrndup(out, (size_t)(end - out));
+	n = split(rec, delim, f, PATHS_FIELDS + 1);
+	if (n != PATHS_FIELDS + 1 || f[PATHS_FIELDS][0] != '\0' || !slurm_id_ok(f[0])) {
+		free(rec);
+		return -1;
 	}
-	if (v == NULL)
-		return NULL;
-	/* Values may hold spaces (paths); the next field starts " Key=". */
-	for (end = v; *end != '\0' && *end != '\n'; end++) {
-		if (*end == ' ' && isupper((unsigned char)end[1])) {
-			const char *q = end + 1;
-			while (isalnum((unsigned char)*q) || *q == '_' || *q == ':' || *q == '/')
-				q++;
-			if (*q == '=')
-				break;
-		}
-	}
-	return xstrndup(v, (size_t)(end - v));
+	p->job_id = xstrdup(f[0]);
+	p->array_job = value_or_empty(f[1]);
+	p->array_task = value_or_empty(f[2]);
+	p->user = value_or_empty(f[3]);
+	p->node = value_or_empty(f[4]);
+	p->out = value_or_empty(f[5]);
+	p->err = value_or_empty(f[6]);
+	p->name = xstrdup(f[7]);
+	free(rec);
+	/* A plain job's "array job" is itself; a plain job has no task. */
+	if (p->array_task[0] == '\0' && strcmp(p->array_job, p->job_id) == 0)
+		p->array_job[0] = '\0';
+	return 0;
+}
+
+void slurm_paths_free(struct slurm_paths *p)
+{
+	free(p->job_id), free(p->array_job), free(p->array_task), free(p->user);
+	free(p->node), free(p->out), free(p->err), free(p->name);
+	memset(p, 0, sizeof(*p));
 }

@@ -2,8 +2,11 @@
  * Talking SLURM: the one command a status poll runs on the login host, and
  * the parser of what it prints. One command per poll, whatever the number of
  * jobs: squeue for the user's live jobs (their own only), then sacct -X -P,
- * batched by id, for the tracked jobs that left the queue. Fields are
- * separated by the ASCII unit separator, so names with '|' or spaces parse.
+ * batched by id, for the tracked jobs that left the queue. Every field ends
+ * with a delimiter made of the ASCII unit separator and a nonce fresh for
+ * each poll, and the section marks carry the nonce too: a job's name,
+ * whatever it holds ('|', spaces, US bytes, newlines), can neither move a
+ * field nor forge a row or a mark.
  *
  * The parser is defensive: blank lines, garbage and truncated output are
  * counted and skipped, never fatal.
@@ -39,12 +42,20 @@ struct slurm_poll {
 	size_t		  skipped;	/* lines that did not parse */
 };
 
-/* The poll command: squeue for the user's live jobs and, when `n` > 0,
- * sacct for these ids. The ids must be SLURM job ids (digits, '_'). */
-char *slurm_poll_command(const char *const *ids, size_t n);
+#define SLURM_NONCE_LEN	16
 
-/* Parse the poll command's stdout (and stderr, for the messages). */
-void slurm_poll_parse(const char *out, const char *err, struct slurm_poll *p);
+/* A fresh nonce: SLURM_NONCE_LEN hex digits. */
+void slurm_nonce(char out[SLURM_NONCE_LEN + 1]);
+int slurm_nonce_ok(const char *nonce);
+
+/* The poll command: squeue for the user's live jobs and, when `n` > 0,
+ * sacct for these ids. The ids must be SLURM job ids (digits, '_'); ids
+ * that are not are left out. nonce: from slurm_nonce. */
+char *slurm_poll_command(const char *const *ids, size_t n, const char *nonce);
+
+/* Parse the poll command's stdout (and stderr, for the messages), made
+ * with the same nonce. */
+void slurm_poll_parse(const char *out, const char *err, const char *nonce, struct slurm_poll *p);
 void slurm_poll_free(struct slurm_poll *p);
 /* The live (squeue) entry for id, else the sacct one, else NULL. */
 const struct slurm_job *slurm_poll_find(const struct slurm_poll *p, const char *id);
@@ -68,9 +79,20 @@ struct slurm_pattern_vars {
  * caller frees the result. */
 char *slurm_expand_pattern(const char *pattern, const struct slurm_pattern_vars *v);
 
-/* The value of Key= in one line of `scontrol show job -o` (a value runs to
- * the next " Key="), or NULL; the caller frees it. */
-char *slurm_scontrol_field(const char *line, const char *key);
+/* Where a job's output goes, from squeue (live jobs and those that ended
+ * within MinJobAge): the patterns as given to sbatch, and what they stand
+ * for. Read field by field, never by searching a line a job's name is in. */
+struct slurm_paths {
+	char	*job_id, *array_job, *array_task, *user, *node;	/* "" if none */
+	char	*out, *err;	/* patterns for slurm_expand_pattern */
+	char	*name;
+};
+
+/* The command (id must pass slurm_id_ok, nonce slurm_nonce_ok). */
+char *slurm_paths_command(const char *id, const char *nonce);
+/* Its output's first job. 0, or -1 when there is none. */
+int slurm_paths_parse(const char *out, const char *nonce, struct slurm_paths *p);
+void slurm_paths_free(struct slurm_paths *p);
 
 /* A SLURM job id as typed: digits, optionally "_" and digits. */
 int slurm_id_ok(const char *id);

@@ -901,8 +901,9 @@ static int reconcile(struct conn *c, const char *name, const char *log_dir, char
 	char *qname = sh_quote(name), *cmd, *line, *save = NULL, *held = NULL;
 	int rc = -1;
 
-	cmd = xasprintf("squeue -h --name=%s -o '%%A %%r'; echo @@; "
-	    "sacct -n -X -P --name=%s -S now-7days -o JobIDRaw", qname, qname);
+	/* --me: another user's job of the same name is not ours to adopt. */
+	cmd = xasprintf("squeue --me -h --name=%s -o '%%A %%r'; echo @@; "
+	    "sacct -n -X -P -u \"$(id -un)\" --name=%s -S now-7days -o JobIDRaw", qname, qname);
 	for (int attempt = 0; attempt < 3 && run_on(c, &x, cmd, SUBMIT_TIMEOUT_MS, NULL, err) != 0;
 	    attempt++) {
 		conn_exec_free(&x);
@@ -996,8 +997,13 @@ int submit_launch_staged(struct conn *c, struct record_store *st, const char *id
 	cst = conn_exec(c, &x, err);
 	free(cmd);
 	mark = cst == CONN_OK && x.out.data ? strstr(x.out.data, "@@taotop-id ") : NULL;
-	if (mark != NULL) {
-		slurm_id = xstrndup(mark + 12, strcspn(mark + 12, "\n"));
+	if (mark != NULL && (slurm_id = xstrndup(mark + 12, strcspn(mark + 12, "\n"))) != NULL &&
+	    !slurm_id_ok(slurm_id)) {
+		*err = xasprintf("sbatch answered '%s', not a SLURM job id", slurm_id);
+		conn_exec_free(&x);
+		goto out;
+	} else if (mark != NULL) {
+		/* slurm_id is set */
 	} else if (cst == CONN_OK && x.exit_status != 0 && strstr(x.err.data ? x.err.data : "",
 	    "Batch job submission failed") != NULL) {
 		const char *e = x.err.data;

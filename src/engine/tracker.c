@@ -593,7 +593,7 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 	struct slurm_poll p;
 	struct conn_exec x;
 	const char **ids;
-	char *cmd, *warn = NULL;
+	char *cmd, *warn = NULL, nonce[SLURM_NONCE_LEN + 1];
 	size_t nrec = 0, nids = 0, i, k, nrefs;
 	const char **refs;
 	enum conn_status cst;
@@ -615,7 +615,8 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 		if (!t->seen[i].ended && !was_live(t, t->seen[i].row.slurm_id))
 			ids[nids++] = t->seen[i].row.slurm_id;
 
-	cmd = slurm_poll_command(ids, nids);
+	slurm_nonce(nonce);
+	cmd = slurm_poll_command(ids, nids, nonce);
 	conn_exec_init(&x, cmd);
 	x.timeout_ms = POLL_TIMEOUT_MS;
 	cst = conn_exec(c, &x, err);
@@ -626,7 +627,7 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 		store_list_free(recs, nrec);
 		return -1;
 	}
-	slurm_poll_parse(x.out.data, x.err.data, &p);
+	slurm_poll_parse(x.out.data, x.err.data, nonce, &p);
 	conn_exec_free(&x);
 	res->at = time(NULL);
 	res->scheduler_ok = p.squeue_rc == 0;
@@ -767,6 +768,14 @@ int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster
 			record_free(r);
 			free(why);
 			return rc;
+		}
+		if (!slurm_id_ok(r->backend_ref)) {
+			/* Checked on load too; never a word we did not check. */
+			*err = xasprintf("%s: its record's SLURM id is not one: nothing was cancelled",
+			    r->id);
+			record_free(r);
+			free(why);
+			return -1;
 		}
 		id = xstrdup(r->backend_ref);
 	} else if (slurm_id_ok(job)) {

@@ -159,6 +159,28 @@ static void free_host(struct host *h)
 	free(h->display);
 }
 
+char *conn_known_hosts_name(const char *spec)
+{
+	struct host h;
+	char *name, *q;
+
+	if (spec == NULL || parse_host(spec, &h) != 0) {
+		if (spec != NULL)
+			free_host(&h);
+		return xstrdup("HOST");
+	}
+	/* known_hosts names a host on another port "[host]:port". */
+	if (h.port != 0 && h.port != 22) {
+		name = xasprintf("[%s]:%d", h.name, h.port);
+		q = sh_quote(name);
+		free(name);
+	} else {
+		q = sh_quote(h.name);
+	}
+	free_host(&h);
+	return q;
+}
+
 static char *dup_or_null(const char *s)
 {
 	return s != NULL ? xstrdup(s) : NULL;

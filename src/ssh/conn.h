@@ -62,6 +62,10 @@ int conn_is_connected(const struct conn *c);
 enum conn_status conn_probe(struct conn *c, int timeout_ms, char **err);
 /* The host connected to ("login2" or "login2:2222"), its banner, or NULL. */
 const char *conn_host(const struct conn *c);
+/* How known_hosts names a host written "[user@]host[:port]", quoted for a
+ * shell line such as `ssh-keygen -R`: "'[host]:2222'" on another port than
+ * 22, as OpenSSH writes it. The caller frees it. */
+char *conn_known_hosts_name(const char *spec);
 const char *conn_banner(const struct conn *c);
 
 /* After CONN_HOSTKEY_UNKNOWN or _CHANGED: the refused host and its key's

@@ -9,6 +9,7 @@
 #include "engine/actions.h"
 #include "engine/state.h"
 #include "engine/tracker.h"
+#include "ssh/conn.h"
 #include "ui/text.h"
 #include "util/buf.h"
 #include "util/xmalloc.h"
@@ -697,8 +698,11 @@ static void draw_hostkey(struct app *a)
 		v[n++] = xasprintf("It now presents %s.", c->fingerprint ? c->fingerprint : "?");
 		v[n++] = xstrdup("Someone may be intercepting the connection, or the admins");
 		v[n++] = xstrdup("replaced the key. taotop will not connect. If the change is");
-		v[n++] = xasprintf("known, remove the old key: ssh-keygen -R '%s'",
-		    c->host ? c->host : "HOST");
+		{
+			char *kh = conn_known_hosts_name(c->host);
+			v[n++] = xasprintf("known, remove the old key: ssh-keygen -R %s", kh);
+			free(kh);
+		}
 		draw_dialog(a, "WARNING: host key changed", v, n, 0, "Esc: close",
 		    ROLE_DIALOG_WARNING);
 	} else {

@@ -144,7 +144,7 @@ static void start(struct app *a, int dry)
 	    dry) != 0) {
 		spec_free(&spec);
 		for (i = 0; i < nsecrets; i++) {
-			memset(secrets[i].value, 0, strlen(secrets[i].value));
+			mem_wipe(secrets[i].value, strlen(secrets[i].value));
 			free(secrets[i].key), free(secrets[i].value);
 		}
 		free(secrets);

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "util/buf.h"
+#include "util/sanitize.h"
 #include "util/xmalloc.h"
 
 #define TAB	8
@@ -110,7 +112,7 @@ size_t text_fit(const char *s, size_t len, size_t col, size_t width)
 	return i;
 }
 
-size_t text_width(const char *s, size_t len)
+static size_t width_of(const char *s, size_t len)
 {
 	size_t i = 0, col = 0;
 
@@ -128,6 +130,20 @@ size_t text_width(const char *s, size_t len)
 		}
 	}
 	return col;
+}
+
+size_t text_width(const char *s, size_t len)
+{
+	struct buf clean;
+	size_t cols;
+
+	if (!sanitize_needed(s, len))
+		return width_of(s, len);
+	buf_init(&clean);
+	sanitize_append_sgr(&clean, s, len);
+	cols = width_of(clean.data ? clean.data : "", clean.len);
+	buf_free(&clean);
+	return cols;
 }
 
 /* A colour pair for fg/bg from SGR, allocated as first seen. */
@@ -223,7 +239,28 @@ static attr_t sgr_apply(struct sgr_state *st, const char *p, size_t n)
 	    COLOR_PAIR(sgr_pair(st->fg == -2 ? -1 : st->fg, st->bg == -2 ? -1 : st->bg));
 }
 
+static int draw(WINDOW *w, const char *s, size_t len, size_t skip, int width, attr_t attr,
+    int sgr);
+
+/* Everything reaches the screen through here, sanitised: text others
+ * control (names, messages, log lines) can neither act on the terminal
+ * nor pass a bidi control or zero-width character off as nothing. */
 int text_draw(WINDOW *w, const char *s, size_t len, size_t skip, int width, attr_t attr,
+    int sgr)
+{
+	struct buf clean;
+	int drawn;
+
+	if (!sanitize_needed(s, len))
+		return draw(w, s, len, skip, width, attr, sgr);
+	buf_init(&clean);
+	sanitize_append_sgr(&clean, s, len);
+	drawn = draw(w, clean.data ? clean.data : "", clean.len, skip, width, attr, sgr);
+	buf_free(&clean);
+	return drawn;
+}
+
+static int draw(WINDOW *w, const char *s, size_t len, size_t skip, int width, attr_t attr,
     int sgr)
 {
 	struct sgr_state st = { attr, 0, -2, -2 };
@@ -284,7 +321,12 @@ static void add_line(char ***lines, size_t *n, char *line)
 void text_wrap(char ***lines, size_t *n, const char *text, const char *indent, int width)
 {
 	size_t ilen = strlen(indent);
-	const char *p = text;
+	const char *p;
+	struct buf clean;
+
+	buf_init(&clean);
+	sanitize_append_sgr(&clean, text, strlen(text));
+	p = clean.data;
 
 	if (width < (int)ilen + 10)
 		width = (int)ilen + 10;
@@ -304,4 +346,5 @@ void text_wrap(char ***lines, size_t *n, const char *text, const char *indent, i
 		} while (left > 0);
 		p = nl ? nl + 1 : NULL;
 	}
+	buf_free(&clean);
 }

@@ -3,7 +3,9 @@
  * with each character's width (a CJK character takes two), tabs expanded,
  * SGR colour sequences (kept by sanitize_append_sgr) turned into curses
  * attributes, and in an ASCII-only locale every non-ASCII character shown
- * as '?'. The input must come from util/sanitize: no other control bytes.
+ * as '?'. Text is passed through util/sanitize on its way in (drawing,
+ * measuring, wrapping), so any text may be given: others' text acts on
+ * nothing and shows what it holds.
  */
 #ifndef TAOTOP_UI_TEXT_H
 #define TAOTOP_UI_TEXT_H

@@ -9,6 +9,7 @@
 #include "engine/config.h"
 #include "engine/lint.h"
 #include "engine/policy.h"
+#include "engine/secrets.h"
 #include "engine/spec.h"
 #include "engine/storage.h"
 #include "ui/text.h"
@@ -71,7 +72,7 @@ static void set_number(struct wizard *w, enum wiz_field f, double v)
 static void wipe(char *s)
 {
 	if (s != NULL)
-		memset(s, 0, strlen(s));
+		mem_wipe(s, strlen(s));
 	free(s);
 }
 
@@ -177,6 +178,8 @@ void wizard_init(struct wizard *w, const struct config *cfg, size_t cluster)
 	const struct cluster_cfg *cl = &cfg->clusters[cluster];
 	int i;
 
+	/* It will hold typed secrets: no core dump may carry them away. */
+	secrets_hold();
 	memset(w, 0, sizeof(*w));
 	w->cfg = cfg;
 	w->cluster = cluster;
@@ -344,7 +347,7 @@ void wizard_clear(struct wizard *w)
 
 	if (t == NULL)
 		return;
-	memset(*t, 0, strlen(*t));
+	mem_wipe(*t, strlen(*t));
 	edited(w);
 }
 

@@ -10,16 +10,36 @@ void buf_init(struct buf *b)
 {
 	b->data = NULL;
 	b->len = b->cap = 0;
+	b->secret = 0;
+}
+
+void buf_init_secret(struct buf *b)
+{
+	buf_init(b);
+	b->secret = 1;
+}
+
+void mem_wipe(void *p, size_t len)
+{
+	if (p != NULL && len > 0)
+		explicit_bzero(p, len);
 }
 
 void buf_free(struct buf *b)
 {
+	int secret = b->secret;
+
+	if (secret)
+		mem_wipe(b->data, b->cap);
 	free(b->data);
 	buf_init(b);
+	b->secret = secret;
 }
 
 void buf_reset(struct buf *b)
 {
+	if (b->secret)
+		mem_wipe(b->data, b->cap);
 	b->len = 0;
 	if (b->data != NULL)
 		b->data[0] = '\0';
@@ -33,7 +53,18 @@ void buf_reserve(struct buf *b, size_t extra)
 	size_t cap = b->cap ? b->cap : 64;
 	while (cap < need)
 		cap *= 2;
-	b->data = xrealloc(b->data, cap);
+	if (b->secret) {
+		/* Never let realloc free a copy unwiped. */
+		char *p = xmalloc(cap);
+		if (b->data != NULL) {
+			memcpy(p, b->data, b->len + 1);
+			mem_wipe(b->data, b->cap);
+			free(b->data);
+		}
+		b->data = p;
+	} else {
+		b->data = xrealloc(b->data, cap);
+	}
 	b->cap = cap;
 }
 

@@ -57,6 +57,36 @@ static size_t utf8_len(const unsigned char *p, size_t len)
 	return n;
 }
 
+/* The code point of a valid sequence of n bytes at p. */
+static unsigned utf8_cp(const unsigned char *p, size_t n)
+{
+	unsigned cp = p[0] & (0xff >> (n + 1));
+	size_t i;
+
+	if (n == 1)
+		return p[0];
+	for (i = 1; i < n; i++)
+		cp = (cp << 6) | (p[i] & 0x3f);
+	return cp;
+}
+
+/* Characters that change how the text around them reads without being
+ * seen: bidirectional controls (a name can display reversed), zero-width
+ * and invisible characters (two names that look alike differ), the
+ * Unicode line separators, the tag characters. */
+static int is_hidden(unsigned cp)
+{
+	return cp == 0x00ad ||				/* soft hyphen */
+	    cp == 0x061c ||				/* Arabic letter mark */
+	    cp == 0x180e ||				/* Mongolian vowel separator */
+	    (cp >= 0x200b && cp <= 0x200f) ||		/* ZWSP, ZWNJ, ZWJ, LRM, RLM */
+	    (cp >= 0x2028 && cp <= 0x202e) ||		/* LS, PS, LRE, RLE, PDF, LRO, RLO */
+	    (cp >= 0x2060 && cp <= 0x206f) ||		/* WJ, invisible operators, LRI..PDI */
+	    cp == 0xfeff ||				/* zero-width no-break space */
+	    (cp >= 0xfff9 && cp <= 0xfffb) ||		/* interlinear annotation */
+	    (cp >= 0xe0000 && cp <= 0xe007f);		/* tags */
+}
+
 /* An SGR sequence (ESC [ digits and semicolons m), short enough to be a
  * colour and nothing else. */
 static int is_sgr(const unsigned char *p, size_t n)
@@ -71,19 +101,43 @@ static int is_sgr(const unsigned char *p, size_t n)
 	return 1;
 }
 
-static void sanitize(struct buf *out, const char *in, size_t len, int keep_sgr);
+enum mode { PLAIN, SGR, LINE };
+
+static void sanitize(struct buf *out, const char *in, size_t len, enum mode mode);
 
 void sanitize_append(struct buf *out, const char *in, size_t len)
 {
-	sanitize(out, in, len, 0);
+	sanitize(out, in, len, PLAIN);
 }
 
 void sanitize_append_sgr(struct buf *out, const char *in, size_t len)
 {
-	sanitize(out, in, len, 1);
+	sanitize(out, in, len, SGR);
 }
 
-static void sanitize(struct buf *out, const char *in, size_t len, int keep_sgr)
+void sanitize_append_line(struct buf *out, const char *in, size_t len)
+{
+	sanitize(out, in, len, LINE);
+}
+
+int sanitize_needed(const char *in, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t i = 0, n;
+
+	while (i < len) {
+		if (p[i] == '\n' || p[i] == '\t' || (p[i] >= 0x20 && p[i] < 0x7f)) {
+			i++;
+			continue;
+		}
+		if (p[i] < 0x80 || (n = utf8_len(p + i, len - i)) == 0 || is_hidden(utf8_cp(p + i, n)))
+			return 1;
+		i += n;
+	}
+	return 0;
+}
+
+static void sanitize(struct buf *out, const char *in, size_t len, enum mode mode)
 {
 	const unsigned char *p = (const unsigned char *)in;
 	size_t i = 0;
@@ -92,12 +146,12 @@ static void sanitize(struct buf *out, const char *in, size_t len, int keep_sgr)
 		unsigned char c = p[i];
 		size_t n;
 
-		if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
+		if ((mode != LINE && (c == '\n' || c == '\t')) || (c >= 0x20 && c < 0x7f)) {
 			buf_addc(out, (char)c);
 			i++;
 		} else if (c == 0x1b) {
 			n = escape_len(p + i, len - i);
-			if (keep_sgr && is_sgr(p + i, n))
+			if (mode == SGR && is_sgr(p + i, n))
 				buf_add(out, in + i, n);
 			i += n;
 		} else if (c < 0x20 || c == 0x7f) {
@@ -105,7 +159,11 @@ static void sanitize(struct buf *out, const char *in, size_t len, int keep_sgr)
 			buf_addc(out, c == 0x7f ? '?' : (char)(c + 0x40));
 			i++;
 		} else if ((n = utf8_len(p + i, len - i)) > 0) {
-			buf_add(out, in + i, n);
+			unsigned cp = utf8_cp(p + i, n);
+			if (is_hidden(cp))
+				buf_addf(out, "<U+%04X>", cp);
+			else
+				buf_add(out, in + i, n);
 			i += n;
 		} else {
 			buf_adds(out, REPLACEMENT);

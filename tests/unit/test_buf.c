@@ -35,3 +35,20 @@ Test(xmalloc, asprintf_formats)
 	cr_expect_str_eq(s, "job-007");
 	free(s);
 }
+
+Test(buf, a_secret_buffer_grows_and_resets_like_any_other)
+{
+	struct buf b;
+	buf_init_secret(&b);
+	for (int i = 0; i < 1000; i++)
+		buf_addf(&b, "%d,", i % 10);
+	cr_expect_eq(b.len, 2000);
+	cr_expect(b.secret, "still secret after growing");
+	cr_expect_eq(strncmp(b.data, "0,1,2,", 6), 0);
+	buf_reset(&b);
+	cr_expect_eq(b.len, 0);
+	cr_expect(b.secret);
+	buf_free(&b);
+	cr_expect(b.secret, "a freed secret buffer stays one if reused");
+	cr_expect_null(b.data);
+}

