@@ -771,8 +771,7 @@ int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster
 		}
 		if (!slurm_id_ok(r->backend_ref)) {
 			/* Checked on load too; never a word we did not check. */
-			*err = xasprintf("%s: its record's SLURM id is not one: nothing was cancelled",
-			    r->id);
+			*err = xstrdup("its record's SLURM id is not one: nothing was cancelled");
 			record_free(r);
 			free(why);
 			return -1;
