@@ -459,7 +459,7 @@ int cli_cancel(const struct cli_args *a)
 	struct record_store *st;
 	const char *cluster = cli_val(a, "cluster");
 	char *open_for = NULL, *err = NULL, **argv = a->pos;
-	int rc, worst = EXIT_OK, opened = 0, argc = a->npos, optind;
+	int rc, worst = EXIT_OK, opened = 0, argc = a->npos, k;
 
 	st = store_open(NULL, &err);
 	if (st == NULL) {
@@ -469,9 +469,9 @@ int cli_cancel(const struct cli_args *a)
 	}
 	/* Each job on its own cluster: a record's says where it runs, and
 	 * scancel there is the only one that means it. */
-	for (optind = 0; optind < argc; optind++) {
+	for (k = 0; k < argc; k++) {
 		char *msg = NULL, *owned = NULL;
-		const char *want = cluster_of_job(st, argv[optind], cluster, &owned, &err);
+		const char *want = cluster_of_job(st, argv[k], cluster, &owned, &err);
 		if (want == NULL && err != NULL) {
 			fprintf(stderr, "taotop: %s: nothing was cancelled\n", show_err(err));
 			free(err);
@@ -489,17 +489,17 @@ int cli_cancel(const struct cli_args *a)
 			if ((rc = session_open(&s, want, NULL)) != EXIT_OK) {
 				if (want != NULL)
 					fprintf(stderr, "taotop: %s: not cancelled (its cluster '%s' could "
-					    "not be reached)\n", argv[optind], want);
+					    "not be reached)\n", argv[k], want);
 				worst = rc;
 				free(owned);
 				continue;
 			}
 			opened = 1;
 		}
-		if (tracker_cancel(s.conn, s.store, s.cl, argv[optind], &msg, &err) == 0) {
-			printf("%s: %s\n", show(argv[optind]), show(msg));
+		if (tracker_cancel(s.conn, s.store, s.cl, argv[k], &msg, &err) == 0) {
+			printf("%s: %s\n", show(argv[k]), show(msg));
 		} else {
-			fprintf(stderr, "taotop: %s: %s\n", show_err(argv[optind]), show_err(err));
+			fprintf(stderr, "taotop: %s: %s\n", show_err(argv[k]), show_err(err));
 			worst = EXIT_FAILED;
 		}
 		free(msg);
