@@ -188,8 +188,9 @@ Test(asked, a_job_cancelled_while_pending_leaves_no_sidecar, .timeout = 180)
 	char *out = NULL, *b, *args, *id, *blocker, *cmd;
 
 	user_open(&u, "pending", NULL);
-	/* Both nodes taken: the job waits for resources. */
-	blocker = rig_sbatch("--exclusive -N 2 -t 5 -J taotop-test-blocker", "'sleep 120'");
+	/* Every GPU of both nodes, but not their CPUs: the image conversion
+	 * (CPU only) still runs, other tests' jobs wait only while this one does. */
+	blocker = rig_sbatch("-N 2 --gres=gpu:8 -t 5 -J taotop-test-blocker", "'sleep 120'");
 	b = bundle(&u, "pending", NULL, NULL);
 	id = user_submit(&u, b, &out);
 	free(out);
