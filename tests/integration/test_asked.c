@@ -320,7 +320,7 @@ Test(asked, cancel_by_taotop_id_goes_to_the_records_cluster, .timeout = 180)
 		sleep(1);
 	}
 	cr_expect(text != NULL, "the job on beta was not cancelled");
-	free(text), free(cmd), free(out);
+	free(text), free(cmd), free(out), free(args);
 	cJSON_Delete(st);
 	free(env), free(config), free(id), free(b);
 	user_close(&u);
