@@ -63,6 +63,26 @@ static void row(FILE *out, const char *measure, double ours_ms, double theirs_ms
 		fprintf(out, "%s\t%.1f\t\tms\n", measure, ours_ms);
 }
 
+/* The same taotop command through the relay and straight to the server;
+ * a row each. The medians in seconds go to *far_s and *near_s if given. */
+static void far_and_near(FILE *out, const char *far, const char *near, const char *bin,
+    const char *args, const char *what, double *far_s, double *near_s)
+{
+	char *cmd, *label;
+	double t[2];
+
+	for (int k = 0; k < 2; k++) {
+		cmd = xasprintf("%s %s %s", k ? near : far, bin, args);
+		t[k] = median_of(cmd);
+		free(cmd);
+		label = xasprintf("%s: %s", k ? "loopback" : "far link", what);
+		row(out, label, t[k] * 1000, -1);
+		free(label);
+	}
+	if (far_s != NULL)
+		*far_s = t[0], *near_s = t[1];
+}
+
 int main(void)
 {
 	const struct rig *r = rig_get();
@@ -117,23 +137,12 @@ int main(void)
 	free(cmd);
 	row(out, "far link (100 ms RTT): taotop jobs", t_far * 1000, t_ssh * 1000);
 
-	cmd = xasprintf("%s %s submit %s --dry-run", far, bin, bundle);
-	t_far = median_of(cmd);
+	cmd = xasprintf("submit %s --dry-run", bundle);
+	far_and_near(out, far, near, bin, cmd, "submit --dry-run", NULL, NULL);
 	free(cmd);
-	cmd = xasprintf("%s %s submit %s --dry-run", near, bin, bundle);
-	t_near = median_of(cmd);
+	cmd = xasprintf("submit %s", bundle);
+	far_and_near(out, far, near, bin, cmd, "submit, image cached, one secret", &t_far, &t_near);
 	free(cmd);
-	row(out, "far link: submit --dry-run", t_far * 1000, -1);
-	row(out, "loopback: submit --dry-run", t_near * 1000, -1);
-
-	cmd = xasprintf("%s %s submit %s", far, bin, bundle);
-	t_far = median_of(cmd);
-	free(cmd);
-	cmd = xasprintf("%s %s submit %s", near, bin, bundle);
-	t_near = median_of(cmd);
-	free(cmd);
-	row(out, "far link: submit, image cached, one secret", t_far * 1000, -1);
-	row(out, "loopback: submit, image cached, one secret", t_near * 1000, -1);
 	printf("far link: a submit costs about %.0f round trips more than on loopback\n",
 	    (t_far - t_near) * 1000 / (2 * ONE_WAY_MS));
 
