@@ -114,3 +114,18 @@ char *user_job_file(struct user *u, const char *id, const char *file)
 	free(cmd);
 	return out;
 }
+
+char *user_two_clusters(struct user *u, int alpha_reachable)
+{
+	const struct rig *r = rig_get();
+	char *path = xasprintf("%s/config.yaml", u->local), *alpha;
+	FILE *f = fopen(path, "w");
+
+	alpha = alpha_reachable ? xasprintf("%s:%d", r->host, r->port) : xstrdup("127.0.0.1:1");
+	cr_assert_not_null(f);
+	fprintf(f, "default_cluster: alpha\nclusters:\n  alpha:\n    hosts: %s\n    user: %s\n"
+	    "  beta:\n    hosts: %s:%d\n    user: %s\n", alpha, r->user, r->host, r->port, r->user);
+	fclose(f);
+	free(alpha), free(path);
+	return xasprintf("%s SLURM_HOSTNAME= SLURM_USER= TAOTOP_CLUSTER=", u->env);
+}

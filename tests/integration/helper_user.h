@@ -21,6 +21,12 @@ struct user {
 void user_open(struct user *u, const char *name, const char *config);
 void user_close(struct user *u);
 
+/* u's config.yaml names two clusters, alpha (the default) and beta, both
+ * the rig's login node unless alpha_reachable is 0 (then a port where
+ * nothing answers); the environment for them, naming no host or cluster
+ * itself (caller frees). */
+char *user_two_clusters(struct user *u, int alpha_reachable);
+
 /* `taotop submit BUNDLE --json`, which must succeed: the record id (caller
  * frees); *out the output (caller frees). */
 char *user_submit(struct user *u, const char *bundle, char **out);

@@ -270,25 +270,12 @@ Test(asked, a_requeued_job_runs_again_with_its_secret, .timeout = 420)
  * session that would otherwise go to alpha: on beta, where it runs. */
 Test(asked, cancel_by_taotop_id_goes_to_the_records_cluster, .timeout = 180)
 {
-	const struct rig *r = rig_get();
 	struct user u;
-	char *config, *out = NULL, *b, *id, *args, *env, *cmd, *text;
+	char *out = NULL, *b, *id, *args, *env, *cmd, *text;
 	cJSON *st;
 
-	config = xasprintf("default_cluster: alpha\nclusters:\n  alpha:\n    hosts: 127.0.0.1:1\n"
-	    "    user: %s\n  beta:\n    hosts: %s:%d\n    user: %s\n", r->user, r->host, r->port,
-	    r->user);
 	user_open(&u, "twoclusters", NULL);
-	{
-		char *path = xasprintf("%s/config.yaml", u.local);
-		FILE *f = fopen(path, "w");
-		cr_assert_not_null(f);
-		fputs(config, f);
-		fclose(f);
-		free(path);
-	}
-	/* The environment names no host and no cluster: the config does. */
-	env = xasprintf("%s SLURM_HOSTNAME= SLURM_USER= TAOTOP_CLUSTER=", u.env);
+	env = user_two_clusters(&u, 0);
 	b = bundle(&u, "twoclusters", "command: [sleep, '300']\n", NULL);
 	args = xasprintf("submit %s --cluster beta --json", b);
 	cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
@@ -322,7 +309,7 @@ Test(asked, cancel_by_taotop_id_goes_to_the_records_cluster, .timeout = 180)
 	cr_expect(text != NULL, "the job on beta was not cancelled");
 	free(text), free(cmd), free(out), free(args);
 	cJSON_Delete(st);
-	free(env), free(config), free(id), free(b);
+	free(env), free(id), free(b);
 	user_close(&u);
 }
 

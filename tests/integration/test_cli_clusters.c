@@ -18,28 +18,6 @@
 #include "integration/helper_user.h"
 #include "util/xmalloc.h"
 
-/* u's config.yaml: clusters alpha (the default) and beta; alpha is the
- * rig's login node, or a port where nothing answers. */
-static void two_clusters(struct user *u, int alpha_reachable)
-{
-	const struct rig *r = rig_get();
-	char *path = xasprintf("%s/config.yaml", u->local), *alpha;
-	FILE *f = fopen(path, "w");
-
-	alpha = alpha_reachable ? xasprintf("%s:%d", r->host, r->port) : xstrdup("127.0.0.1:1");
-	cr_assert_not_null(f);
-	fprintf(f, "default_cluster: alpha\nclusters:\n  alpha:\n    hosts: %s\n    user: %s\n"
-	    "  beta:\n    hosts: %s:%d\n    user: %s\n", alpha, r->user, r->host, r->port, r->user);
-	fclose(f);
-	free(alpha), free(path);
-}
-
-/* The environment names no host and no cluster: the config does. */
-static char *config_env(const struct user *u)
-{
-	return xasprintf("%s SLURM_HOSTNAME= SLURM_USER= TAOTOP_CLUSTER=", u->env);
-}
-
 /* A one-GPU bundle running command (a YAML list), submitted to cluster:
  * its id. */
 static char *submit_to(struct user *u, const char *env, const char *cluster, const char *name,
@@ -96,8 +74,7 @@ Test(cli_clusters, jobs_lists_every_cluster_and_cluster_narrows, .timeout = 180)
 	char *env, *id, *alpha_id, *out = NULL, *row, *args;
 
 	user_open(&u, "jobsboth", NULL);
-	two_clusters(&u, 1);
-	env = config_env(&u);
+	env = user_two_clusters(&u, 1);
 	id = submit_to(&u, env, "beta", "jobsboth", "[sleep, '300']");
 	alpha_id = submit_to(&u, env, "alpha", "jobsalpha", "[sleep, '300']");
 
@@ -156,8 +133,7 @@ Test(cli_clusters, an_unreachable_cluster_is_said_and_the_others_listed, .timeou
 	int rc;
 
 	user_open(&u, "jobsdown", NULL);
-	two_clusters(&u, 0);
-	env = config_env(&u);
+	env = user_two_clusters(&u, 0);
 	id = submit_to(&u, env, "beta", "jobsdown", "[sleep, '300']");
 
 	rc = rig_taotop(env, "jobs", &out);
@@ -184,8 +160,7 @@ Test(cli_clusters, status_and_logs_of_a_taotop_id_go_to_its_records_cluster, .ti
 
 	/* The default cluster, alpha, cannot be reached: only going to beta works. */
 	user_open(&u, "statusbeta", NULL);
-	two_clusters(&u, 0);
-	env = config_env(&u);
+	env = user_two_clusters(&u, 0);
 	id = submit_to(&u, env, "beta", "statusbeta", "[echo, hello-from-beta]");
 
 	args = xasprintf("status %s --json", id);
