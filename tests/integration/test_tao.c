@@ -342,3 +342,31 @@ Test(image, docker_hub_image_without_a_registry, .timeout = 300)
 {
 	image_form("img-hub", "ubuntu:22.04", "registry-1.docker.io#library/ubuntu:22.04", 0);
 }
+
+/* The forms the example bundle shows in its comments, switched on as a user
+ * would (uncommented, gpus taken out for gpus_per_node): the dry run takes
+ * them, with the command's own words and the shape it says. */
+Test(tao, the_examples_commented_forms_work_as_written, .timeout = 120)
+{
+	static const char *const edits[][2] = {
+		{ "# command: [classification_pyt", "command: [classification_pyt" },
+		{ "gpus: 8 ", "# gpus: 8 " },
+		{ "# gpus_per_node: 4", "gpus_per_node: 4" },
+	};
+	struct user u;
+	char *out = NULL, *bundle, *args, *want;
+
+	user_open(&u, "commented", probed_config);
+	bundle = example_bundle(&u, edits, sizeof(edits) / sizeof(edits[0]));
+	args = xasprintf("submit %s --dry-run", bundle);
+	cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "shape       1 node x 4 GPUs (the bundle)") != NULL, "%s", out);
+	cr_expect(strstr(out, "(the bundle)\n") != NULL && strstr(out, "TAO's own") == NULL,
+	    "the bundle's command was not taken:\n%s", out);
+	/* Each word quoted in the sbatch, its placeholders filled. */
+	want = xasprintf("classification_pyt train -e %s/jobs/tao-DRYRUN/specs/spec.yaml "
+	    "'results_dir=%s/results/classification-run1' 'train.num_gpus=8'", u.remote, u.remote);
+	cr_expect(strstr(out, want) != NULL, "wanted '%s' in the sbatch:\n%s", want, out);
+	free(want), free(out), free(args), free(bundle);
+	user_close(&u);
+}
