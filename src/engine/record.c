@@ -106,7 +106,8 @@ void record_free(struct job_record *r)
 	free(r->network_arch), free(r->action), free(r->storage_tier);
 	free(r->results_dir), free(r->log_dir), free(r->backend_ref);
 	free(r->retry_of), free(r->retried_as), free(r->secrets), free(r->native);
-	free(r->progress), free(r->bundle);
+	record_set_progress(r, NULL);
+	free(r->bundle);
 	free(r);
 }
 
@@ -166,11 +167,16 @@ char *record_to_json(const struct job_record *r)
 	add_time(o, "created", r->created);
 	add_time(o, "updated", r->updated);
 	if (r->progress != NULL) {
-		cJSON *p = cJSON_Parse(r->progress);
-		if (cJSON_IsObject(p))
-			cJSON_AddItemToObject(o, "progress", p);
-		else
-			cJSON_Delete(p);
+		const struct record_progress *pr = r->progress;
+		cJSON *p = cJSON_AddObjectToObject(o, "progress");
+		cJSON_AddNumberToObject(p, "epoch", pr->epoch);
+		cJSON_AddNumberToObject(p, "max_epoch", pr->max_epoch);
+		cJSON_AddStringToObject(p, "eta", pr->eta);
+		if (pr->nseries > 0) {
+			cJSON_AddStringToObject(p, "metric", pr->metric);
+			cJSON_AddItemToObject(p, "series", cJSON_CreateDoubleArray(pr->series,
+			    (int)pr->nseries));
+		}
 	}
 	hist = cJSON_AddArrayToObject(o, "transitions");
 	for (i = 0; i < r->nhist; i++) {
@@ -278,6 +284,50 @@ static int check_values(const struct job_record *r, char **err)
 	return -1;
 }
 
+void record_set_progress(struct job_record *r, const struct record_progress *p)
+{
+	if (r->progress != NULL)
+		free(r->progress->series);
+	free(r->progress);
+	r->progress = NULL;
+	if (p == NULL)
+		return;
+	r->progress = (void *)xmemdup(p, sizeof(*p));
+	r->progress->series = p->nseries > 0 ? (void *)xmemdup(p->series, p->nseries * sizeof(*p->series))
+	    : NULL;
+}
+
+/* The progress object, when there is one; a malformed one is left out
+ * (it is a display, not what the record stands for). */
+static void get_progress(const cJSON *o, struct job_record *r)
+{
+	struct record_progress p = { .epoch = -1, .max_epoch = -1 };
+	const cJSON *v;
+	int n, i;
+
+	if (!cJSON_IsObject(o))
+		return;
+	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "epoch")))
+		p.epoch = v->valueint;
+	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "max_epoch")))
+		p.max_epoch = v->valueint;
+	if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "eta")))
+		snprintf(p.eta, sizeof(p.eta), "%s", v->valuestring);
+	if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "metric")))
+		snprintf(p.metric, sizeof(p.metric), "%s", v->valuestring);
+	v = cJSON_GetObjectItemCaseSensitive(o, "series");
+	if (cJSON_IsArray(v) && (n = cJSON_GetArraySize(v)) > 0) {
+		p.series = xcalloc((size_t)n, sizeof(*p.series));
+		for (i = 0; i < n; i++) {
+			const cJSON *e = cJSON_GetArrayItem(v, i);
+			p.series[i] = cJSON_IsNumber(e) ? e->valuedouble : 0;
+		}
+		p.nseries = (size_t)n;
+	}
+	record_set_progress(r, &p);
+	free(p.series);
+}
+
 struct job_record *record_from_json(const char *json, char **err)
 {
 	cJSON *o = cJSON_Parse(json), *hist, *e;
@@ -311,14 +361,7 @@ struct job_record *record_from_json(const char *json, char **err)
 		*err = xstrdup("field \"created\" or \"updated\" is not a UTC time");
 		goto bad;
 	}
-	{
-		const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "progress");
-		if (cJSON_IsObject(p)) {
-			char *text = cJSON_PrintUnformatted(p);
-			r->progress = xstrdup(text);
-			cJSON_free(text);
-		}
-	}
+	get_progress(cJSON_GetObjectItemCaseSensitive(o, "progress"), r);
 	hist = cJSON_GetObjectItemCaseSensitive(o, "transitions");
 	if (hist != NULL && !cJSON_IsArray(hist)) {
 		free(*err);

@@ -26,6 +26,16 @@ struct transition {
 	char		*source;	/* "scheduler", "user" or "taotop" */
 };
 
+/* TAO's progress as a job ended, read once from its status.json, so a
+ * finished job keeps what it was (stored as an object in the record). */
+struct record_progress {
+	int	 epoch, max_epoch;	/* -1: not reported */
+	char	 eta[32];
+	char	 metric[32];		/* the series' KPI ("loss"), or "" */
+	double	*series;		/* one value per epoch */
+	size_t	 nseries;
+};
+
 struct job_record {
 	char		*id;
 	char		*platform;	/* "slurm" */
@@ -45,10 +55,7 @@ struct job_record {
 					 * .env beside it again), or NULL */
 	enum tao_state	 state;
 	char		*native;	/* last native state word */
-	/* TAO's progress when the job ended, read once from its status.json
-	 * (compact JSON: epoch, max_epoch, eta, metric, series), so a finished
-	 * job keeps what it was; NULL until then. Stored as an object. */
-	char		*progress;
+	struct record_progress *progress;	/* NULL until the job ended */
 	time_t		 created, updated;
 	struct transition *hist;
 	size_t		 nhist;
@@ -58,6 +65,8 @@ struct job_record *record_new(const char *id);
 void record_free(struct job_record *r);
 /* Set a string field, copying value (NULL clears it). */
 void record_set(char **field, const char *value);
+/* Set r's progress to a copy of p (NULL clears it). */
+void record_set_progress(struct job_record *r, const struct record_progress *p);
 
 /* Move r to state `to` (with SLURM's native word and a message) and append
  * a transition when either changed. Returns 1 when r changed. */

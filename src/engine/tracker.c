@@ -31,66 +31,38 @@ static int same(const char *a, const char *b)
 
 /* ---- COMPLETED: TAO's status.json decides ------------------------------------- */
 
-/* TAO's progress as the record keeps it (compact JSON), or NULL when
- * status.json reported none. */
-static char *progress_json(const struct tao_status *ts)
+/* TAO's progress as the record keeps it, or NULL when status.json
+ * reported none. Caller frees with free_progress. */
+static struct record_progress *progress_of(const struct tao_status *ts)
 {
-	cJSON *o;
-	char *text, *out;
+	struct record_progress *p;
 
 	if (ts->epoch < 0 && ts->nseries == 0)
 		return NULL;
-	o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "epoch", ts->epoch);
-	cJSON_AddNumberToObject(o, "max_epoch", ts->max_epoch);
-	cJSON_AddStringToObject(o, "eta", ts->eta);
+	p = xcalloc(1, sizeof(*p));
+	p->epoch = ts->epoch;
+	p->max_epoch = ts->max_epoch;
+	snprintf(p->eta, sizeof(p->eta), "%s", ts->eta);
+	snprintf(p->metric, sizeof(p->metric), "%s", ts->metric);
 	if (ts->nseries > 0) {
-		cJSON_AddStringToObject(o, "metric", ts->metric);
-		cJSON_AddItemToObject(o, "series", cJSON_CreateDoubleArray(ts->series,
-		    (int)ts->nseries));
+		p->series = (void *)xmemdup(ts->series, ts->nseries * sizeof(*p->series));
+		p->nseries = ts->nseries;
 	}
-	text = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	out = xstrdup(text);
-	cJSON_free(text);
-	return out;
+	return p;
 }
 
-/* A finished job's row from the progress its record kept. */
-static void row_progress_from_record(struct job_row *row, const char *json)
+static void free_progress(struct record_progress *p)
 {
-	cJSON *o = cJSON_Parse(json), *v;
-	int n, i;
-
-	if (!cJSON_IsObject(o)) {
-		cJSON_Delete(o);
-		return;
-	}
-	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "epoch")))
-		row->epoch = v->valueint;
-	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "max_epoch")))
-		row->max_epoch = v->valueint;
-	if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "eta")))
-		snprintf(row->eta, sizeof(row->eta), "%s", v->valuestring);
-	if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "metric")))
-		snprintf(row->metric, sizeof(row->metric), "%s", v->valuestring);
-	v = cJSON_GetObjectItemCaseSensitive(o, "series");
-	if (cJSON_IsArray(v) && (n = cJSON_GetArraySize(v)) > 0) {
-		row->series = xcalloc((size_t)n, sizeof(*row->series));
-		for (i = 0; i < n; i++) {
-			const cJSON *e = cJSON_GetArrayItem(v, i);
-			row->series[i] = cJSON_IsNumber(e) ? e->valuedouble : 0;
-		}
-		row->nseries = (size_t)n;
-	}
-	cJSON_Delete(o);
+	if (p != NULL)
+		free(p->series);
+	free(p);
 }
 
 /* Returns 0 with the verdict (and the progress status.json reported, or
  * NULL), or -1 when the file could not be read for a reason that may pass
  * (the connection): decide on a later poll. */
 static int judge_completed(struct conn *c, const struct job_record *r, enum tao_state *to,
-    char **message, char **progress)
+    char **message, struct record_progress **progress)
 {
 	struct conn_stat st;
 	struct tao_status ts;
@@ -138,7 +110,7 @@ static int judge_completed(struct conn *c, const struct job_record *r, enum tao_
 			start = b.data + b.len;
 		tao_status_feed(&ts, start, b.len - (size_t)(start - b.data));
 	}
-	*progress = progress_json(&ts);
+	*progress = progress_of(&ts);
 	if (strcmp(ts.status, "SUCCESS") == 0 || strcmp(ts.status, "SKIPPED") == 0) {
 		*to = TAO_DONE;
 		*message = xasprintf("status.json: %s", ts.status);
@@ -164,7 +136,7 @@ struct change {
 	enum tao_state	 to;
 	const char	*native;
 	const char	*message;
-	const char	*progress;	/* TAO's, at the end; NULL: none read */
+	const struct record_progress *progress;	/* TAO's, at the end; NULL: none read */
 };
 
 static int apply_change(struct job_record *r, void *arg, char **err)
@@ -172,7 +144,7 @@ static int apply_change(struct job_record *r, void *arg, char **err)
 	const struct change *ch = arg;
 	(void)err;
 	if (ch->progress != NULL)
-		record_set(&r->progress, ch->progress);
+		record_set_progress(r, ch->progress);
 	return record_transition(r, ch->to, ch->native, ch->message, "scheduler", time(NULL));
 }
 
@@ -196,7 +168,8 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 {
 	struct native_state ns;
 	struct change ch;
-	char *message, *err = NULL, *progress = NULL;
+	char *message, *err = NULL;
+	struct record_progress *progress = NULL;
 	enum tao_state to;
 	int changed = 0;
 
@@ -249,7 +222,7 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 			changed = 1;
 			/* The same change in memory, for the row built from r. */
 			if (progress != NULL)
-				record_set(&r->progress, progress);
+				record_set_progress(r, progress);
 			record_transition(r, to, ns.word, message, "scheduler", ev->at);
 			/* The backstop of the sidecar's life: a job that ended
 			 * without its own cleanup (cancelled pending, killed)
@@ -279,7 +252,7 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 		}
 	}
 	free(message);
-	free(progress);
+	free_progress(progress);
 	free(err);
 	return changed;
 }
@@ -321,8 +294,18 @@ static void row_of_record(struct poll_result *res, const struct job_record *r,
 			row->nseries = ts->nseries;
 		}
 	}
-	if (ts == NULL && r->progress != NULL)
-		row_progress_from_record(row, r->progress);
+	if (ts == NULL && r->progress != NULL) {
+		/* A finished job: what its record kept. */
+		const struct record_progress *p = r->progress;
+		row->epoch = p->epoch;
+		row->max_epoch = p->max_epoch;
+		snprintf(row->eta, sizeof(row->eta), "%s", p->eta);
+		snprintf(row->metric, sizeof(row->metric), "%s", p->metric);
+		if (p->nseries > 0) {
+			row->series = (void *)xmemdup(p->series, p->nseries * sizeof(*row->series));
+			row->nseries = p->nseries;
+		}
+	}
 	row->record_id = xstrdup(r->id);
 	/* What it is ("classification_pyt train"): the id has its own column. */
 	if (r->network_arch != NULL && r->action != NULL)

@@ -357,3 +357,26 @@ Test(record, a_records_folder_not_private_or_not_ours_is_refused)
 		free(err);
 	}
 }
+
+/* A finished job's progress survives the trip through the record's JSON. */
+Test(record, progress_round_trips)
+{
+	struct job_record *r = record_new("tao-20261130-abcdef"), *back;
+	double series[] = { 0.9, 0.5, 0.25 };
+	struct record_progress p = { .epoch = 3, .max_epoch = 3, .series = series, .nseries = 3 };
+	char *json, *err = NULL;
+
+	snprintf(p.metric, sizeof(p.metric), "loss");
+	record_set_progress(r, &p);
+	json = record_to_json(r);
+	back = record_from_json(json, &err);
+	cr_assert_not_null(back, "%s", err);
+	cr_assert_not_null(back->progress);
+	cr_expect_eq(back->progress->epoch, 3);
+	cr_expect_str_eq(back->progress->metric, "loss");
+	cr_assert_eq(back->progress->nseries, 3);
+	cr_expect_float_eq(back->progress->series[1], 0.5, 1e-9);
+	free(json);
+	record_free(r);
+	record_free(back);
+}
