@@ -55,6 +55,7 @@ static const struct cli_opt retry_opts[] = {
 static const struct cli_opt jobs_opts[] = {
 	CLUSTER("only this cluster (default: every configured cluster)"),
 	{ "json", 0, NULL, "print the jobs as a JSON array" },
+	{ "since", 0, "SPAN", "also your jobs that ended within SPAN (7d, 1d, 12h), from accounting" },
 	{ NULL, 0, NULL, NULL },
 };
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "engine/config.h"
+#include "engine/duration.h"
 #include "engine/logpath.h"
 #include "engine/logtail.h"
 #include "engine/preflight.h"
@@ -158,11 +159,27 @@ static cJSON *row_json(const struct job_row *r, const char *cluster)
 	cJSON_AddStringToObject(o, "name", r->name ? r->name : "");
 	cJSON_AddStringToObject(o, "partition", r->partition ? r->partition : "");
 	cJSON_AddNumberToObject(o, "nodes", r->nodes);
-	cJSON_AddNumberToObject(o, "gpus", r->gpus);
+	if (r->gpus_known)
+		cJSON_AddNumberToObject(o, "gpus", r->gpus);
+	else
+		cJSON_AddNullToObject(o, "gpus");
 	cJSON_AddStringToObject(o, "state", tao_state_name(r->state));
+	/* What the STATE column says: "Ending" while SLURM completes it. */
+	cJSON_AddStringToObject(o, "shown_state", tao_state_label(r->state, r->native));
 	cJSON_AddStringToObject(o, "native_state", r->native ? r->native : "");
+	/* The one format ("00:02:00", "1-00:00:00"), and seconds (null:
+	 * unknown, or a limit SLURM gives as a word such as UNLIMITED). */
 	cJSON_AddStringToObject(o, "elapsed", r->elapsed);
+	if (r->elapsed_s >= 0)
+		cJSON_AddNumberToObject(o, "elapsed_s", (double)r->elapsed_s);
+	else
+		cJSON_AddNullToObject(o, "elapsed_s");
 	cJSON_AddStringToObject(o, "time_limit", r->limit);
+	if (r->limit_s >= 0)
+		cJSON_AddNumberToObject(o, "time_limit_s", (double)r->limit_s);
+	else
+		cJSON_AddNullToObject(o, "time_limit_s");
+	cJSON_AddStringToObject(o, "exit_code", r->exit_code);
 	cJSON_AddStringToObject(o, "message", r->message ? r->message : "");
 	if (r->epoch >= 0) {
 		cJSON *prog = cJSON_AddObjectToObject(o, "progress");
@@ -191,6 +208,7 @@ static void print_json(cJSON *o)
  * tracker writes only its own cluster's records. */
 struct cluster_poll {
 	const struct cluster_cfg *cl;
+	long			 since_s;	/* --since: accounting's window; 0: none */
 	struct record_store	*store;
 	pthread_t		 thread;
 	struct poll_result	 res;
@@ -216,6 +234,8 @@ static void *poll_cluster(void *arg)
 		return NULL;
 	}
 	tr = tracker_new(p->cl);
+	if (p->since_s > 0)
+		tracker_set_history(tr, p->since_s, p->since_s, (unsigned)p->cl->history_max);
 	if (tracker_poll(tr, c, p->store, &p->res, &p->err) != 0) {
 		p->rc = EXIT_FAILED;
 	} else {
@@ -227,10 +247,26 @@ static void *poll_cluster(void *arg)
 	return NULL;
 }
 
+/* TIME/LIMIT's cell: the one format, "-" for what is not known. */
+static void time_cell(const struct job_row *r, char *out, size_t len)
+{
+	snprintf(out, len, "%s/%s", r->elapsed[0] ? r->elapsed : "-", r->limit[0] ? r->limit : "-");
+}
+
 static void print_jobs(const struct cluster_poll *polls, size_t n)
 {
-	int cw = 0;
+	int cw = 0, tw = 19;
 	size_t k, i;
+
+	/* TIME/LIMIT as wide as its longest cell: a day's limit never cut. */
+	for (k = 0; k < n; k++) {
+		for (i = 0; polls[k].polled && i < polls[k].res.n; i++) {
+			char tl[64];
+			time_cell(&polls[k].res.rows[i], tl, sizeof(tl));
+			if ((int)strlen(tl) > tw)
+				tw = (int)strlen(tl);
+		}
+	}
 
 	/* The CLUSTER column only when there is more than one to tell apart. */
 	for (k = 0; n > 1 && k < n; k++)
@@ -240,22 +276,27 @@ static void print_jobs(const struct cluster_poll *polls, size_t n)
 		cw = 7;
 	if (cw > 0)
 		printf("%-*s ", cw, "CLUSTER");
-	printf("%-20s %-10s %-24s %-9s %-5s %-9s %-10s %-19s %s\n", "ID", "SLURM", "NAME",
-	    "PARTITION", "NxG", "STATE", "NATIVE", "TIME/LIMIT", "NOTE");
+	printf("%-20s %-10s %-24s %-9s %-5s %-9s %-10s %-*s %s\n", "ID", "SLURM", "NAME",
+	    "PARTITION", "NxG", "STATE", "NATIVE", tw, "TIME/LIMIT", "NOTE");
 	for (k = 0; k < n; k++) {
 		for (i = 0; polls[k].polled && i < polls[k].res.n; i++) {
 			const struct job_row *r = &polls[k].res.rows[i];
 			char nxg[32], tl[64];
-			snprintf(nxg, sizeof(nxg), "%dx%d", r->nodes, r->nodes ? r->gpus / r->nodes : 0);
-			snprintf(tl, sizeof(tl), "%s/%s", r->elapsed[0] ? r->elapsed : "-",
-			    r->limit[0] ? r->limit : "-");
+			if (r->nodes > 0 && r->gpus_known)
+				snprintf(nxg, sizeof(nxg), "%dx%d", r->nodes, r->gpus / r->nodes);
+			else if (r->nodes > 0)
+				snprintf(nxg, sizeof(nxg), "%dx?", r->nodes);
+			else
+				snprintf(nxg, sizeof(nxg), "-");
+			time_cell(r, tl, sizeof(tl));
 			if (cw > 0)
 				printf("%-*s ", cw, polls[k].cl->name);
-			printf("%-20s %-10s %-24.24s %-9.9s %-5s %-9s %-10.10s %-19s %s\n",
+			printf("%-20s %-10s %-24.24s %-9.9s %-5s %-9s %-10.10s %-*s %s\n",
 			    r->record_id ? r->record_id : "-",
 			    show(r->shown_id[0] ? r->shown_id : (r->slurm_id[0] ? r->slurm_id : "-")),
 			    show(r->name ? r->name : ""), show(r->partition ? r->partition : ""), nxg,
-			    tao_state_name(r->state), show(r->native ? r->native : "-"), show(tl),
+			    tao_state_label(r->state, r->native), show(r->native ? r->native : "-"), tw,
+			    show(tl),
 			    show(r->message ? r->message : ""));
 		}
 	}
@@ -268,11 +309,17 @@ int cli_jobs(const struct cli_args *a)
 	struct config cfg;
 	struct record_store *store;
 	struct cluster_poll *polls;
-	const char *only = cli_val(a, "cluster");
+	const char *only = cli_val(a, "cluster"), *since = cli_val(a, "since");
 	char *err = NULL;
 	size_t n, k, i;
 	int rc = EXIT_OK;
+	long since_s = 0;
 
+	if (since != NULL && duration_since_parse(since, &since_s, &err) != 0) {
+		fprintf(stderr, "taotop: --since %s\n", show_err(err));
+		free(err);
+		return EXIT_USAGE;
+	}
 	if (config_load(&cfg, &err) != 0) {
 		fprintf(stderr, "taotop: %s\n", err);
 		free(err);
@@ -295,6 +342,7 @@ int cli_jobs(const struct cli_args *a)
 	for (k = 0; k < n; k++) {
 		polls[k].cl = only != NULL ? config_cluster(&cfg, only) : &cfg.clusters[k];
 		polls[k].store = store;
+		polls[k].since_s = since_s;
 	}
 	/* The first on this thread, the others each on their own. */
 	for (k = 1; k < n; k++)
@@ -389,10 +437,23 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 		(void)h;
 		print_json(o);
 	} else {
+		char nxg[32] = "", tl[64];
 		printf("%s  %s  (SLURM %s, %s)%s%s\n", show(row->record_id ? row->record_id : row->name),
-		    tao_state_name(row->state), show(row->shown_id[0] ? row->shown_id : row->slurm_id),
+		    tao_state_label(row->state, row->native),
+		    show(row->shown_id[0] ? row->shown_id : row->slurm_id),
 		    show(row->native ? row->native : "not seen yet"), row->message ? ": " : "",
 		    show(row->message ? row->message : ""));
+		/* What it ran on and for how long, in the one time format. */
+		if (row->nodes > 0 && row->gpus_known)
+			snprintf(nxg, sizeof(nxg), "%dx%d", row->nodes, row->gpus / row->nodes);
+		else if (row->nodes > 0)
+			snprintf(nxg, sizeof(nxg), "%dx?", row->nodes);
+		time_cell(row, tl, sizeof(tl));
+		if (row->partition != NULL || nxg[0] != '\0' || row->elapsed[0] || row->limit[0])
+			printf("  partition %s, nodes x GPUs %s, time %s%s%s\n",
+			    show(row->partition && row->partition[0] ? row->partition : "-"),
+			    nxg[0] ? nxg : "-", show(tl), row->exit_code[0] ? ", exit code " : "",
+			    show(row->exit_code));
 		if (row->epoch >= 0) {
 			printf("  epoch %d", row->epoch);
 			if (row->max_epoch > 0)

@@ -51,6 +51,9 @@ static const struct field {
 	{ "nccl_ladder", F_LIST, offsetof(struct cluster_cfg, nccl_ladder), 0, 0 },
 	{ "nccl_probe_timeout_s", F_INT, offsetof(struct cluster_cfg, nccl_probe_timeout_s), 5, 3600 },
 	{ "retry_budget", F_INT, offsetof(struct cluster_cfg, retry_budget), 0, 10 },
+	{ "history_days", F_INT, offsetof(struct cluster_cfg, history_days), 0, 366 },
+	{ "history_every_seconds", F_INT, offsetof(struct cluster_cfg, history_every_s), 10, 86400 },
+	{ "history_max", F_INT, offsetof(struct cluster_cfg, history_max), 1, 5000 },
 };
 
 static char *field_names(void)
@@ -81,6 +84,7 @@ static int read_cluster(yaml_document_t *doc, const char *file, const yaml_node_
 	memset(cl, 0, sizeof(*cl));
 	cl->name = xstrdup(yamldoc_scalar(name));
 	cl->retry_budget = -1;
+	cl->history_days = -1;
 	if (body->type != YAML_MAPPING_NODE)
 		return yamldoc_fail(err, file, body, "cluster '%s' must be a mapping of fields (hosts:, user:, ...)",
 		    cl->name);
@@ -366,6 +370,12 @@ static void apply_env(struct cluster_cfg *cl)
 		cl->retry_budget = 2;
 	if (cl->nccl_probe_timeout_s < 1)
 		cl->nccl_probe_timeout_s = 120;
+	if (cl->history_days < 0)
+		cl->history_days = 7;
+	if (cl->history_every_s < 1)
+		cl->history_every_s = 300;
+	if (cl->history_max < 1)
+		cl->history_max = 1000;
 }
 
 int config_load(struct config *cfg, char **err)
@@ -382,6 +392,7 @@ int config_load(struct config *cfg, char **err)
 		/* No file: the seed's variables are the one cluster. */
 		cfg->clusters = xcalloc(1, sizeof(*cfg->clusters));
 		cfg->clusters[0].retry_budget = -1;
+		cfg->clusters[0].history_days = -1;
 		cfg->clusters[0].name = env("TAOTOP_CLUSTER");
 		if (cfg->clusters[0].name == NULL)
 			cfg->clusters[0].name = xstrdup("default");

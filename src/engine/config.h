@@ -55,6 +55,12 @@ struct cluster_cfg {
 				 * shipped templates/nccl-ladder.conf */
 	int	 nccl_probe_timeout_s;	/* a probe that runs longer hangs: 120 */
 	int	 retry_budget;	/* retries of an infrastructure failure: 2 */
+	/* The monitor's history from accounting: finished jobs of the last
+	 * history_days (0: none; default 7), asked in one poll's command every
+	 * history_every_seconds (300), the newest history_max (1000). */
+	int	 history_days;
+	int	 history_every_s;
+	int	 history_max;
 };
 
 enum { NOTIFY_BELL = 1, NOTIFY_OSC9 = 2, NOTIFY_OSC777 = 4 };

@@ -36,6 +36,7 @@ struct job_record *record_new(const char *id)
 	r->storage_tier = xstrdup("A");
 	r->state = TAO_PENDING;
 	r->created = r->updated = time(NULL);
+	r->alloc.elapsed_s = r->alloc.limit_s = -1;
 	return r;
 }
 
@@ -177,6 +178,16 @@ char *record_to_json(const struct job_record *r)
 			cJSON_AddItemToObject(p, "series", cJSON_CreateDoubleArray(pr->series,
 			    (int)pr->nseries));
 		}
+	}
+	if (r->has_alloc) {
+		const struct record_alloc *al = &r->alloc;
+		cJSON *a = cJSON_AddObjectToObject(o, "allocation");
+		cJSON_AddStringToObject(a, "partition", al->partition);
+		cJSON_AddNumberToObject(a, "nodes", al->nodes);
+		cJSON_AddNumberToObject(a, "gpus", al->gpus);
+		cJSON_AddNumberToObject(a, "elapsed_s", (double)al->elapsed_s);
+		cJSON_AddNumberToObject(a, "time_limit_s", (double)al->limit_s);
+		cJSON_AddStringToObject(a, "exit_code", al->exit_code);
 	}
 	hist = cJSON_AddArrayToObject(o, "transitions");
 	for (i = 0; i < r->nhist; i++) {
@@ -328,6 +339,35 @@ static void get_progress(const cJSON *o, struct job_record *r)
 	free(p.series);
 }
 
+/* The allocation object, when there is one; values out of range are left
+ * unknown (a display, not what the record stands for). */
+static void get_alloc(const cJSON *o, struct job_record *r)
+{
+	struct record_alloc *al = &r->alloc;
+	const cJSON *v;
+
+	al->elapsed_s = al->limit_s = -1;
+	if (!cJSON_IsObject(o))
+		return;
+	r->has_alloc = 1;
+	if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "partition")))
+		snprintf(al->partition, sizeof(al->partition), "%s", v->valuestring);
+	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "nodes")) &&
+	    v->valuedouble >= 0 && v->valuedouble <= 1e6)
+		al->nodes = v->valueint;
+	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "gpus")) &&
+	    v->valuedouble >= 0 && v->valuedouble <= 1e6)
+		al->gpus = v->valueint;
+	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "elapsed_s")) &&
+	    v->valuedouble >= 0 && v->valuedouble < 1e10)
+		al->elapsed_s = (long)v->valuedouble;
+	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "time_limit_s")) &&
+	    v->valuedouble >= 0 && v->valuedouble < 1e10)
+		al->limit_s = (long)v->valuedouble;
+	if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "exit_code")))
+		snprintf(al->exit_code, sizeof(al->exit_code), "%s", v->valuestring);
+}
+
 struct job_record *record_from_json(const char *json, char **err)
 {
 	cJSON *o = cJSON_Parse(json), *hist, *e;
@@ -362,6 +402,7 @@ struct job_record *record_from_json(const char *json, char **err)
 		goto bad;
 	}
 	get_progress(cJSON_GetObjectItemCaseSensitive(o, "progress"), r);
+	get_alloc(cJSON_GetObjectItemCaseSensitive(o, "allocation"), r);
 	hist = cJSON_GetObjectItemCaseSensitive(o, "transitions");
 	if (hist != NULL && !cJSON_IsArray(hist)) {
 		free(*err);

@@ -36,6 +36,17 @@ struct record_progress {
 	size_t	 nseries;
 };
 
+/* What SLURM gave the job, as last seen when its state changed (stored as
+ * the record's "allocation" object): a finished job keeps its partition,
+ * size and times when the queue and accounting's recent window no longer
+ * list it. */
+struct record_alloc {
+	char	 partition[64];	/* "" unknown */
+	int	 nodes, gpus;	/* 0: unknown */
+	long	 elapsed_s, limit_s;	/* -1: unknown (or UNLIMITED) */
+	char	 exit_code[16];	/* accounting's, "" unknown */
+};
+
 struct job_record {
 	char		*id;
 	char		*platform;	/* "slurm" */
@@ -56,6 +67,8 @@ struct job_record {
 	enum tao_state	 state;
 	char		*native;	/* last native state word */
 	struct record_progress *progress;	/* NULL until the job ended */
+	struct record_alloc alloc;
+	int		 has_alloc;	/* alloc was written */
 	time_t		 created, updated;
 	struct transition *hist;
 	size_t		 nhist;

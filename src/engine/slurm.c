@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "engine/duration.h"
 #include "util/buf.h"
 #include "util/xmalloc.h"
 
@@ -26,6 +27,13 @@ static const char *const squeue_fields[] = { "%A", "%i", "%F", "%K", "%j", "%T",
 #define SACCT_FIELDS "JobIDRaw,JobID,JobName,State,Reason,Partition,NNodes," \
 	"Elapsed,Timelimit,ExitCode"
 #define SACCT_NFIELDS 10
+/* The history window's: the same and the GPUs, for jobs never seen in the
+ * queue. It runs once every few minutes, so AllocTRES's cost is paid
+ * rarely (measured in make bench). */
+#define HISTORY_FIELDS SACCT_FIELDS ",AllocTRES"
+#define HISTORY_NFIELDS 11
+#define HISTORY_MAX	5000
+#define HISTORY_SPAN	(366L * 86400)
 
 int slurm_id_ok(const char *id)
 {
@@ -63,7 +71,8 @@ void slurm_nonce(char out[SLURM_NONCE_LEN + 1])
 		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
 }
 
-char *slurm_poll_command(const char *const *ids, size_t n, const char *nonce)
+char *slurm_poll_command(const char *const *ids, size_t n, const struct slurm_history *hist,
+    const char *nonce)
 {
 	struct buf b;
 	size_t i, added = 0;
@@ -87,6 +96,17 @@ char *slurm_poll_command(const char *const *ids, size_t n, const char *nonce)
 		if (added == 0)
 			buf_adds(&b, "0");
 		buf_addf(&b, "; echo \"" MARK "%s rc $?\"", nonce);
+	}
+	if (hist != NULL && hist->since_s > 0 && hist->max > 0) {
+		long since = hist->since_s < HISTORY_SPAN ? hist->since_s : HISTORY_SPAN;
+		unsigned max = hist->max < HISTORY_MAX ? hist->max : HISTORY_MAX;
+		/* The user's own (-u, as --me for squeue), allocations only (-X);
+		 * sacct lists oldest first, so tail keeps the newest lines, and
+		 * the rc mark, echoed inside the pipe, comes out last. A record
+		 * tail cuts in two is skipped by the parser like any garbage. */
+		buf_addf(&b, "; echo '" MARK "%s history'; { sacct -X -n -p --delimiter='" US "%s' -o "
+		    HISTORY_FIELDS " -u \"$(id -un)\" -S now-%ldseconds -E now; echo \"" MARK
+		    "%s rc $?\"; } | tail -n %u", nonce, nonce, since, nonce, max + 1);
 	}
 	return buf_detach(&b);
 }
@@ -183,17 +203,20 @@ static int parse_squeue(char *line, const char *delim, struct slurm_job *j)
 	j->partition = xstrdup(f[7]);
 	j->nodes = atoi(f[8]);
 	j->gpus = slurm_count_gpus(na(f[9]), j->nodes, 1);
-	copy(j->elapsed, sizeof(j->elapsed), f[10]);
-	copy(j->limit, sizeof(j->limit), f[11]);
+	j->gpus_known = 1;
+	duration_normalise(f[10], j->elapsed, sizeof(j->elapsed), &j->elapsed_s);
+	duration_normalise(f[11], j->limit, sizeof(j->limit), &j->limit_s);
 	return 0;
 }
 
-static int parse_sacct(char *line, const char *delim, struct slurm_job *j)
+/* sacct's line, and with history its AllocTRES. */
+static int parse_sacct(char *line, const char *delim, struct slurm_job *j, int history)
 {
-	char *f[SACCT_NFIELDS + 1];
+	char *f[HISTORY_NFIELDS + 1];
+	size_t want = history ? HISTORY_NFIELDS : SACCT_NFIELDS;
 	char *under;
 
-	if (split(line, delim, f, SACCT_NFIELDS + 1) != SACCT_NFIELDS || !slurm_id_ok(f[0]))
+	if (split(line, delim, f, want + 1) != want || !slurm_id_ok(f[0]))
 		return -1;
 	memset(j, 0, sizeof(*j));
 	copy(j->id, sizeof(j->id), f[0]);
@@ -209,10 +232,16 @@ static int parse_sacct(char *line, const char *delim, struct slurm_job *j)
 	j->reason = xstrdup(strcmp(f[4], "None") == 0 ? "" : na(f[4]));
 	j->partition = xstrdup(f[5]);
 	j->nodes = atoi(f[6]);
-	copy(j->elapsed, sizeof(j->elapsed), f[7]);
-	copy(j->limit, sizeof(j->limit), f[8]);
+	duration_normalise(f[7], j->elapsed, sizeof(j->elapsed), &j->elapsed_s);
+	duration_normalise(f[8], j->limit, sizeof(j->limit), &j->limit_s);
 	copy(j->exit_code, sizeof(j->exit_code), f[9]);
 	j->from_sacct = 1;
+	if (history) {
+		/* AllocTRES counts the whole allocation, not per node. */
+		j->gpus = slurm_count_gpus(f[10], j->nodes, 0);
+		j->gpus_known = 1;
+		j->from_history = 1;
+	}
 	return 0;
 }
 
@@ -225,13 +254,13 @@ static int parse_sacct(char *line, const char *delim, struct slurm_job *j)
  */
 void slurm_poll_parse(const char *out, const char *err, const char *nonce, struct slurm_poll *p)
 {
-	enum { NONE, SQUEUE, SACCT } section = NONE;
+	enum { NONE, SQUEUE, SACCT, HISTORY } section = NONE;
 	char mark[64], delim[64], term[64], nlmark[64];
 	const char *q = out != NULL ? out : "";
 	size_t mlen;
 
 	memset(p, 0, sizeof(*p));
-	p->squeue_rc = p->sacct_rc = -1;
+	p->squeue_rc = p->sacct_rc = p->history_rc = -1;
 	if (!slurm_nonce_ok(nonce)) {
 		q = "";		/* nothing can be told apart from a forgery */
 		nonce = "";
@@ -258,10 +287,14 @@ void slurm_poll_parse(const char *out, const char *err, const char *nonce, struc
 				section = SQUEUE;
 			else if (wlen == 5 && strncmp(what, "sacct", 5) == 0)
 				section = SACCT;
+			else if (wlen == 7 && strncmp(what, "history", 7) == 0)
+				section = HISTORY;
 			else if (strncmp(what, "rc ", 3) == 0 && section == SQUEUE)
 				p->squeue_rc = atoi(what + 3);
 			else if (strncmp(what, "rc ", 3) == 0 && section == SACCT)
 				p->sacct_rc = atoi(what + 3);
+			else if (strncmp(what, "rc ", 3) == 0 && section == HISTORY)
+				p->history_rc = atoi(what + 3);
 			q = what + wlen;
 			continue;
 		}
@@ -284,7 +317,8 @@ void slurm_poll_parse(const char *out, const char *err, const char *nonce, struc
 			continue;
 		}
 		rec = xstrndup(q, (size_t)(end - q));
-		ok = (section == SQUEUE ? parse_squeue(rec, delim, &j) : parse_sacct(rec, delim, &j)) == 0;
+		ok = (section == SQUEUE ? parse_squeue(rec, delim, &j)
+		    : parse_sacct(rec, delim, &j, section == HISTORY)) == 0;
 		free(rec);
 		q = end + strlen(term);
 		if (!ok) {

@@ -8,6 +8,11 @@
  * whatever it holds ('|', spaces, US bytes, newlines), can neither move a
  * field nor forge a row or a mark.
  *
+ * Now and then (the monitor's start, then every few minutes; `taotop jobs
+ * --since`) the same command also asks accounting for the user's jobs of a
+ * recent window: history that outlives the queue and a restart, at no
+ * extra round trip.
+ *
  * The parser is defensive: blank lines, garbage and truncated output are
  * counted and skipped, never fatal.
  */
@@ -27,10 +32,20 @@ struct slurm_job {
 	char	*partition;
 	int	 nodes;
 	int	 gpus;		/* total GPUs from squeue's gres; 0 if none or from sacct */
-	char	 elapsed[24];	/* "1-02:03:04" or "03:04" */
-	char	 limit[24];	/* time limit, "4:00:00", "UNLIMITED" */
+	int	 gpus_known;	/* gpus is what SLURM said (squeue; history's AllocTRES) */
+	char	 elapsed[24];	/* in duration_format's one format: "00:03:04" */
+	char	 limit[24];	/* the same, or SLURM's word: "UNLIMITED" */
+	long	 elapsed_s, limit_s;	/* -1: not a duration */
 	char	 exit_code[16];	/* sacct only: "0:0" */
 	int	 from_sacct;	/* 0: squeue (live), 1: sacct (accounting) */
+	int	 from_history;	/* 1: from the history window's sacct */
+};
+
+/* The history window: the user's jobs accounting knows of, since `since_s`
+ * seconds ago, the newest `max` lines of sacct's answer at most. */
+struct slurm_history {
+	long		since_s;
+	unsigned	max;
 };
 
 struct slurm_poll {
@@ -38,6 +53,7 @@ struct slurm_poll {
 	size_t		  n;
 	int		  squeue_rc;	/* -1: its answer is missing */
 	int		  sacct_rc;	/* -1: missing; 0 also when not asked */
+	int		  history_rc;	/* -1: missing or not asked */
 	char		 *squeue_err;	/* what it said on stderr, or NULL */
 	size_t		  skipped;	/* lines that did not parse */
 };
@@ -49,9 +65,11 @@ void slurm_nonce(char out[SLURM_NONCE_LEN + 1]);
 int slurm_nonce_ok(const char *nonce);
 
 /* The poll command: squeue for the user's live jobs and, when `n` > 0,
- * sacct for these ids. The ids must be SLURM job ids (digits, '_'); ids
+ * sacct for these ids, and, when hist is not NULL, sacct for the user's
+ * jobs of its window. The ids must be SLURM job ids (digits, '_'); ids
  * that are not are left out. nonce: from slurm_nonce. */
-char *slurm_poll_command(const char *const *ids, size_t n, const char *nonce);
+char *slurm_poll_command(const char *const *ids, size_t n, const struct slurm_history *hist,
+    const char *nonce);
 
 /* Parse the poll command's stdout (and stderr, for the messages), made
  * with the same nonce. */

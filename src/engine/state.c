@@ -54,9 +54,10 @@ static const struct row {
 #define INFRA		2u
 #define OWNED		4u
 #define FINAL		8u
+#define ENDING		16u
 	{ "PENDING",		TAO_PENDING,	0 },
 	{ "RUNNING",		TAO_RUNNING,	0 },
-	{ "COMPLETING",		TAO_RUNNING,	0 },
+	{ "COMPLETING",		TAO_RUNNING,	ENDING },
 	{ "COMPLETED",		TAO_DONE,	STATUS_JSON | FINAL },
 	{ "FAILED",		TAO_ERROR,	INFRA | FINAL },
 	{ "BOOT_FAIL",		TAO_ERROR,	INFRA | FINAL },
@@ -77,7 +78,7 @@ static const struct row {
 	{ "CONFIGURING",	TAO_PENDING,	0 },
 	{ "RESIZING",		TAO_RUNNING,	0 },
 	{ "SIGNALING",		TAO_RUNNING,	0 },
-	{ "STAGE_OUT",		TAO_RUNNING,	0 },
+	{ "STAGE_OUT",		TAO_RUNNING,	ENDING },
 	{ "SPECIAL_EXIT",	TAO_ERROR,	FINAL },
 };
 
@@ -101,6 +102,26 @@ void native_state_map(const char *printed, struct native_state *ns)
 		ns->infra_candidate = (table[i].flags & INFRA) != 0;
 		ns->scheduler_owned = (table[i].flags & OWNED) != 0;
 		ns->final = (table[i].flags & FINAL) != 0;
+		ns->ending = (table[i].flags & ENDING) != 0;
 		break;
 	}
+}
+
+enum tao_state native_state_next(const struct native_state *ns, enum tao_state prev)
+{
+	if (ns->ending && prev == TAO_PENDING)
+		return TAO_PENDING;
+	return ns->state;
+}
+
+const char *tao_state_label(enum tao_state st, const char *native)
+{
+	struct native_state ns;
+
+	if (native != NULL && !tao_state_final(st)) {
+		native_state_map(native, &ns);
+		if (ns.ending)
+			return "Ending";
+	}
+	return tao_state_name(st);
 }

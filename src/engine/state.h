@@ -32,9 +32,20 @@ struct native_state {
 	int		infra_candidate;   /* a failure the retry logic may call infrastructure */
 	int		scheduler_owned;   /* SUSPENDED, STOPPED: may resume; say so */
 	int		final;		/* SLURM will not change it again */
+	int		ending;		/* COMPLETING, STAGE_OUT: the job is ending */
 };
 
 /* Map SLURM's state as printed by squeue or sacct. */
 void native_state_map(const char *printed, struct native_state *ns);
+
+/* The state a job moves to from `prev` (TAO_UNKNOWN: never seen): the
+ * table's, except that a job ending before it ever ran (cancelled while
+ * pending: SLURM says COMPLETING for a moment) stays Pending. */
+enum tao_state native_state_next(const struct native_state *ns, enum tao_state prev);
+
+/* What a job's STATE cell says: its TAO state's name, or "Ending" while
+ * SLURM winds it up (native COMPLETING or STAGE_OUT): neither running nor
+ * final. native may be NULL. */
+const char *tao_state_label(enum tao_state st, const char *native);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine/config.h"
+#include "engine/duration.h"
 #include "engine/logtail.h"
 #include "engine/record.h"
 #include "engine/retry.h"
@@ -137,7 +138,33 @@ struct change {
 	const char	*native;
 	const char	*message;
 	const struct record_progress *progress;	/* TAO's, at the end; NULL: none read */
+	const struct slurm_job *job;	/* what SLURM said of it */
 };
+
+/* What SLURM says of the job, kept in the record; what this answer does
+ * not know (accounting's GPUs, a word for a limit) stays as it was. */
+static void keep_alloc(struct job_record *r, const struct slurm_job *j)
+{
+	struct record_alloc *al = &r->alloc;
+
+	if (!r->has_alloc) {
+		memset(al, 0, sizeof(*al));
+		al->elapsed_s = al->limit_s = -1;
+		r->has_alloc = 1;
+	}
+	if (j->partition != NULL && j->partition[0] != '\0')
+		snprintf(al->partition, sizeof(al->partition), "%s", j->partition);
+	if (j->nodes > 0)
+		al->nodes = j->nodes;
+	if (j->gpus_known && j->gpus > 0)
+		al->gpus = j->gpus;
+	if (j->elapsed_s >= 0)
+		al->elapsed_s = j->elapsed_s;
+	if (j->limit_s >= 0)
+		al->limit_s = j->limit_s;
+	if (j->exit_code[0] != '\0')
+		snprintf(al->exit_code, sizeof(al->exit_code), "%s", j->exit_code);
+}
 
 static int apply_change(struct job_record *r, void *arg, char **err)
 {
@@ -145,6 +172,8 @@ static int apply_change(struct job_record *r, void *arg, char **err)
 	(void)err;
 	if (ch->progress != NULL)
 		record_set_progress(r, ch->progress);
+	if (ch->job != NULL)
+		keep_alloc(r, ch->job);
 	return record_transition(r, ch->to, ch->native, ch->message, "scheduler", time(NULL));
 }
 
@@ -180,11 +209,7 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 		res->waiting_for_accounting = 1;
 		return 0;
 	}
-	to = ns.state;
-	/* COMPLETING maps to Running for a job that ran; one that was still
-	 * pending (cancelled before it started) is ending, not running. */
-	if (to == TAO_RUNNING && r->state == TAO_PENDING && strcmp(ns.word, "COMPLETING") == 0)
-		to = TAO_PENDING;
+	to = native_state_next(&ns, r->state);
 	message = message_for(j, &ns);
 	if (ns.check_status_json) {
 		free(message);
@@ -209,6 +234,7 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 		ch.native = ns.word;
 		ch.message = message;
 		ch.progress = progress;
+		ch.job = j;
 		if (store_update(st, r->id, apply_change, &ch, &err) == 0) {
 			struct state_change *ev;
 			res->events = xreallocarray(res->events, res->changes + 1, sizeof(*res->events));
@@ -223,6 +249,7 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 			/* The same change in memory, for the row built from r. */
 			if (progress != NULL)
 				record_set_progress(r, progress);
+			keep_alloc(r, j);
 			record_transition(r, to, ns.word, message, "scheduler", ev->at);
 			/* The backstop of the sidecar's life: a job that ended
 			 * without its own cleanup (cancelled pending, killed)
@@ -263,18 +290,47 @@ static struct job_row *add_row(struct poll_result *res)
 {
 	res->rows = xreallocarray(res->rows, res->n + 1, sizeof(*res->rows));
 	memset(&res->rows[res->n], 0, sizeof(res->rows[0]));
+	res->rows[res->n].elapsed_s = res->rows[res->n].limit_s = -1;
 	return &res->rows[res->n++];
 }
 
+/* What SLURM said; GPUs only when it said them (sacct's id batch does
+ * not: the row keeps what it knew). */
 static void fill_from_slurm(struct job_row *row, const struct slurm_job *j)
 {
 	snprintf(row->slurm_id, sizeof(row->slurm_id), "%s", j->id);
 	snprintf(row->shown_id, sizeof(row->shown_id), "%s", j->shown_id);
 	record_set(&row->partition, j->partition);
 	row->nodes = j->nodes;
-	row->gpus = j->gpus;
+	if (j->gpus_known || !row->gpus_known) {
+		row->gpus = j->gpus;
+		row->gpus_known = j->gpus_known;
+	}
 	snprintf(row->elapsed, sizeof(row->elapsed), "%s", j->elapsed);
 	snprintf(row->limit, sizeof(row->limit), "%s", j->limit);
+	row->elapsed_s = j->elapsed_s;
+	row->limit_s = j->limit_s;
+	if (j->exit_code[0] != '\0')
+		snprintf(row->exit_code, sizeof(row->exit_code), "%s", j->exit_code);
+}
+
+/* What the record kept of its allocation. */
+static void fill_from_record(struct job_row *row, const struct job_record *r)
+{
+	const struct record_alloc *al = &r->alloc;
+
+	row->elapsed_s = row->limit_s = -1;
+	if (!r->has_alloc)
+		return;
+	record_set(&row->partition, al->partition[0] ? al->partition : NULL);
+	row->nodes = al->nodes;
+	row->gpus = al->gpus;
+	row->gpus_known = al->gpus > 0;
+	row->elapsed_s = al->elapsed_s;
+	row->limit_s = al->limit_s;
+	duration_format(al->elapsed_s, row->elapsed, sizeof(row->elapsed));
+	duration_format(al->limit_s, row->limit, sizeof(row->limit));
+	snprintf(row->exit_code, sizeof(row->exit_code), "%s", al->exit_code);
 }
 
 static void row_of_record(struct poll_result *res, const struct job_record *r,
@@ -319,20 +375,28 @@ static void row_of_record(struct poll_result *res, const struct job_record *r,
 		row->message = xstrdup(r->hist[r->nhist - 1].message);
 	if (r->backend_ref != NULL)
 		snprintf(row->slurm_id, sizeof(row->slurm_id), "%s", r->backend_ref);
+	fill_from_record(row, r);
 	if (j != NULL)
 		fill_from_slurm(row, j);
 }
 
-static void row_of_foreign(struct job_row *row, const struct slurm_job *j)
+/* A job of the user's that is not taotop's; prev: its state as last seen
+ * (TAO_UNKNOWN: never). */
+static void row_of_foreign(struct job_row *row, const struct slurm_job *j, enum tao_state prev)
 {
 	struct native_state ns;
 
 	native_state_map(j->state, &ns);
 	fill_from_slurm(row, j);
 	record_set(&row->name, j->name);
-	row->state = ns.state;
+	row->state = native_state_next(&ns, prev);
 	record_set(&row->native, ns.word);
-	record_set(&row->message, j->reason[0] != '\0' ? j->reason : NULL);
+	if (j->reason[0] != '\0' && !ns.final)
+		record_set(&row->message, j->reason);
+	else if (ns.final && j->exit_code[0] != '\0' && strcmp(j->exit_code, "0:0") != 0)
+		row->message = xasprintf("exit code %s", j->exit_code);
+	else
+		record_set(&row->message, NULL);
 	row->epoch = row->max_epoch = -1;
 }
 
@@ -393,6 +457,11 @@ struct tracker {
 	size_t	  nlive;
 	int	  primed;	/* a poll has succeeded: live means something */
 	time_t	  last_ok;
+	/* The history window (tracker_set_history). */
+	long	  hist_window, hist_every;
+	unsigned  hist_max;
+	time_t	  hist_next;	/* when to ask next; 0: at the next poll */
+	int	  hist_asked;	/* in the last poll */
 };
 
 struct tracker *tracker_new(const struct cluster_cfg *cl)
@@ -400,6 +469,19 @@ struct tracker *tracker_new(const struct cluster_cfg *cl)
 	struct tracker *t = xcalloc(1, sizeof(*t));
 	t->cl = cl;
 	return t;
+}
+
+void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigned max)
+{
+	t->hist_window = window_s > 0 ? window_s : 0;
+	t->hist_every = every_s > 0 ? every_s : 300;
+	t->hist_max = max;
+	t->hist_next = 0;
+}
+
+int tracker_history_asked(const struct tracker *t)
+{
+	return t->hist_asked;
 }
 
 static void forget_live(struct tracker *t)
@@ -534,8 +616,55 @@ static const struct slurm_job *find_job(const struct slurm_poll *p, const char *
 	return NULL;
 }
 
-/* Remember (or refresh) a live job of the user's other jobs. */
-static void seen_note(struct tracker *t, const struct job_row *row)
+static struct seen_job *seen_note(struct tracker *t, const struct job_row *row);
+
+/* The job of the user's other jobs seen as id, or NULL. */
+static struct seen_job *seen_find(struct tracker *t, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < t->nseen; i++)
+		if (strcmp(t->seen[i].row.slurm_id, id) == 0)
+			return &t->seen[i];
+	return NULL;
+}
+
+/* Accounting's finished jobs of the history window the user's other jobs
+ * do not hold yet (or hold as not ended): kept as ended, like the ones
+ * seen leaving the queue. Live ones come from the queue, taotop's own
+ * from their records. */
+static void seen_from_history(struct tracker *t, const struct slurm_poll *p, const char **refs,
+    size_t nrefs)
+{
+	size_t k;
+
+	for (k = 0; k < p->n; k++) {
+		const struct slurm_job *j = &p->jobs[k];
+		struct native_state ns;
+		struct seen_job *sj;
+		struct job_row row;
+
+		if (!j->from_history || known_to_records(refs, nrefs, j->id) ||
+		    find_job(p, j->id, 0) != NULL)
+			continue;
+		native_state_map(j->state, &ns);
+		if (!ns.final)
+			continue;	/* live, or accounting lags: the queue says */
+		sj = seen_find(t, j->id);
+		if (sj != NULL && sj->ended)
+			continue;
+		memset(&row, 0, sizeof(row));
+		row.elapsed_s = row.limit_s = -1;
+		if (sj != NULL)
+			row_copy(&row, &sj->row);	/* keeps the GPUs the queue said */
+		row_of_foreign(&row, j, row.state);
+		seen_note(t, &row)->ended = 1;
+		row_clear(&row);
+	}
+}
+
+/* Remember (or refresh) a job of the user's other jobs. */
+static struct seen_job *seen_note(struct tracker *t, const struct job_row *row)
 {
 	size_t i;
 
@@ -543,13 +672,13 @@ static void seen_note(struct tracker *t, const struct job_row *row)
 		if (strcmp(t->seen[i].row.slurm_id, row->slurm_id) == 0) {
 			row_clear(&t->seen[i].row);
 			row_copy(&t->seen[i].row, row);
-			return;
+			return &t->seen[i];
 		}
 	}
 	t->seen = xreallocarray(t->seen, t->nseen + 1, sizeof(*t->seen));
 	t->seen[t->nseen].ended = 0;
 	row_copy(&t->seen[t->nseen].row, row);
-	t->nseen++;
+	return &t->seen[t->nseen++];
 }
 
 /* Forget the oldest ended jobs beyond SEEN_MAX. */
@@ -580,6 +709,7 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 	size_t nrec = 0, nids = 0, i, k, nrefs;
 	const char **refs;
 	enum conn_status cst;
+	struct slurm_history hist;
 
 	memset(res, 0, sizeof(*res));
 	store_list(st, &recs, &nrec, &warn);
@@ -599,7 +729,12 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 			ids[nids++] = t->seen[i].row.slurm_id;
 
 	slurm_nonce(nonce);
-	cmd = slurm_poll_command(ids, nids, nonce);
+	/* The history window rides along in this poll's command when due:
+	 * never a command, or a round trip, of its own. */
+	t->hist_asked = t->hist_window > 0 && time(NULL) >= t->hist_next;
+	hist.since_s = t->hist_window;
+	hist.max = t->hist_max;
+	cmd = slurm_poll_command(ids, nids, t->hist_asked ? &hist : NULL, nonce);
 	conn_exec_init(&x, cmd);
 	x.timeout_ms = POLL_TIMEOUT_MS;
 	cst = conn_exec(c, &x, err);
@@ -624,6 +759,14 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 	if (p.skipped > 0)
 		log_msg(LOG_WARN, "poll: %s: %zu lines of scheduler output did not parse",
 		    cl->name, p.skipped);
+	if (t->hist_asked) {
+		/* Asked again after every_s; after a failure, within a minute. */
+		long again = p.history_rc == 0 || t->hist_every < 60 ? t->hist_every : 60;
+		t->hist_next = res->at + again;
+		if (p.history_rc != 0)
+			log_msg(LOG_WARN, "poll: %s: accounting's history did not answer (rc %d)",
+			    cl->name, p.history_rc);
+	}
 	if (res->scheduler_ok) {
 		forget_live(t);
 		for (k = 0; k < p.n; k++) {
@@ -664,12 +807,16 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 	refs = ref_index(recs, nrec, &nrefs);
 	for (k = 0; k < p.n; k++) {
 		struct job_row *row;
+		struct seen_job *was;
 		if (p.jobs[k].from_sacct || known_to_records(refs, nrefs, p.jobs[k].id))
 			continue;
+		was = seen_find(t, p.jobs[k].id);
 		row = add_row(res);
-		row_of_foreign(row, &p.jobs[k]);
+		row_of_foreign(row, &p.jobs[k], was != NULL ? was->row.state : TAO_UNKNOWN);
 		seen_note(t, row);
 	}
+	if (t->hist_asked && p.history_rc == 0 && res->scheduler_ok)
+		seen_from_history(t, &p, refs, nrefs);
 	for (i = 0; i < t->nseen; i++) {
 		struct seen_job *sj = &t->seen[i];
 		if (known_to_records(refs, nrefs, sj->row.slurm_id))
@@ -680,9 +827,7 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 			const struct slurm_job *j = find_job(&p, sj->row.slurm_id, 1);
 			if (j != NULL && res->accounting_ok) {
 				struct native_state ns;
-				int gpus = sj->row.gpus;	/* sacct does not say */
-				row_of_foreign(&sj->row, j);
-				sj->row.gpus = gpus;
+				row_of_foreign(&sj->row, j, sj->row.state);
 				native_state_map(j->state, &ns);
 				sj->ended = ns.final;
 			} else {

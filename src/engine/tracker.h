@@ -24,7 +24,9 @@ struct cluster_cfg;
  * The user's other jobs are listed while in the queue and, once the tracker
  * has seen them there, after they leave it too, with the final state from
  * accounting: history beyond SLURM's MinJobAge, for as long as the tracker
- * lives (the newest 5000). */
+ * lives (the newest 5000). With a history window (tracker_set_history),
+ * accounting's finished jobs of that window are listed too, also those the
+ * queue never showed and those of before a restart. */
 struct job_row {
 	char		*record_id;	/* NULL: not taotop's */
 	char		 slurm_id[32];
@@ -32,10 +34,15 @@ struct job_row {
 	char		*name;
 	char		*partition;
 	int		 nodes, gpus;
+	int		 gpus_known;	/* gpus is what SLURM or the record said */
 	enum tao_state	 state;
 	char		*native;	/* SLURM's state word, or NULL if unseen */
 	char		*message;	/* pending reason, status.json verdict... */
+	/* In duration_format's one format ("00:02:00", "1-00:00:00"); limit
+	 * may be SLURM's word ("UNLIMITED"); "" unknown. Seconds: -1 unknown. */
 	char		 elapsed[24], limit[24];
+	long		 elapsed_s, limit_s;
+	char		 exit_code[16];	/* accounting's "0:0", or "" */
 	time_t		 created;	/* records only */
 	/* TAO progress from status.json, for taotop's running jobs */
 	int		 epoch, max_epoch;	/* -1: not reported */
@@ -77,6 +84,15 @@ struct tracker;
 
 struct tracker *tracker_new(const struct cluster_cfg *cl);
 void tracker_free(struct tracker *t);
+
+/* Also list accounting's finished jobs of the user's from the last
+ * window_s seconds (0: none, the default), at most max of them: asked in
+ * the first poll's command and then in one poll's command every every_s
+ * seconds (never a command of its own). */
+void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigned max);
+/* The history window was asked in this tracker's last poll (for tests and
+ * the bench). */
+int tracker_history_asked(const struct tracker *t);
 
 /* Poll once over c and update the records in st. -1 only when the command
  * could not run at all (connection); *err says why. A result with

@@ -381,6 +381,9 @@ struct watch *watch_new(const struct config *cfg, struct record_store *st)
 		cl->pub.link = LINK_CONNECTING;
 		cl->pub.next_poll_ms = now;
 		cl->tracker = tracker_new(cl->pub.cfg);
+		/* Finished jobs from accounting, also of before this start. */
+		tracker_set_history(cl->tracker, (long)cl->pub.cfg->history_days * 86400,
+		    cl->pub.cfg->history_every_s, (unsigned)cl->pub.cfg->history_max);
 		schedule_init(&cl->sched, cl->pub.cfg->poll_s, POLL_MAX_S);
 		cluster_target(cl->pub.cfg, &t);
 		cl->worker = worker_start(&t, NULL);

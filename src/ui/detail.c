@@ -1,5 +1,6 @@
 #include "ui/detail.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -123,15 +124,22 @@ size_t detail_lines(const struct job_record *r, const struct job_row *row, const
 
 	add(&l, xasprintf("%s   cluster %s   SLURM job %s", r ? r->id : (row->shown_id[0] ?
 	    row->shown_id : row->slurm_id), cluster, row->slurm_id[0] ? row->slurm_id : "-"));
-	add(&l, xasprintf("state: %s%s%s%s", tao_state_name(row->state), row->native ? " (" : "",
+	add(&l, xasprintf("state: %s%s%s%s", tao_state_label(row->state, row->native), row->native ? " (" : "",
 	    row->native ? row->native : "", row->native ? ")" : ""));
 	if (row->name != NULL)
 		add(&l, xasprintf("what: %s", row->name));
-	if (row->partition != NULL || row->nodes > 0)
-		add(&l, xasprintf("resources: %s, %d node%s x %d GPU%s, used %s of %s",
+	if (row->partition != NULL || row->nodes > 0) {
+		char gpus[32];
+		if (row->gpus_known && row->nodes > 0)
+			snprintf(gpus, sizeof(gpus), "%d GPU%s", row->gpus / row->nodes,
+			    row->gpus / row->nodes == 1 ? "" : "s");
+		else
+			snprintf(gpus, sizeof(gpus), "? GPUs");
+		add(&l, xasprintf("resources: %s, %d node%s x %s, used %s of %s%s%s",
 		    row->partition ? row->partition : "?", row->nodes, row->nodes == 1 ? "" : "s",
-		    row->nodes ? row->gpus / row->nodes : 0, row->nodes && row->gpus / row->nodes == 1
-		    ? "" : "s", row->elapsed[0] ? row->elapsed : "0:00", row->limit[0] ? row->limit : "?"));
+		    gpus, row->elapsed[0] ? row->elapsed : "-", row->limit[0] ? row->limit : "-",
+		    row->exit_code[0] ? ", exit code " : "", row->exit_code));
+	}
 	if (row->message != NULL)
 		add(&l, xasprintf("latest: %s", row->message));
 	if (row->epoch >= 0 && row->max_epoch > 0) {

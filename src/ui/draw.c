@@ -110,23 +110,28 @@ int draw_jobs_rows(const struct app *a)
 enum col_id { C_CLUSTER, C_ID, C_SLURM, C_NAME, C_PART, C_SIZE, C_STATE, C_NATIVE, C_TIME,
 	C_PROGRESS, C_REASON, C_COUNT };
 
+/* Widths follow the rows shown: each fixed column fits its longest cell up
+ * to its cap, a column with nothing to show gives its room away (unless
+ * `always`), NAME and REASON take what is left (ui/layout.h). */
 static const struct column {
 	const char	*title;
 	const char	*name;		/* in config.yaml's columns: */
-	int		 width;		/* 0: takes what is left */
+	int		 width;		/* the cap; 0: flexible, takes what is left */
 	int		 rank;		/* lower: kept first when narrow */
+	int		 always;	/* shown when empty too */
 } columns[C_COUNT] = {
-	[C_CLUSTER] = { "CLUSTER", "cluster", 8, 2 },	/* shown with two clusters or more */
-	[C_ID] = { "ID", "id", 19, 5 },
-	[C_SLURM] = { "SLURM", "slurm", 9, 2 },
-	[C_NAME] = { "NAME", "name", 0, 0 },
-	[C_PART] = { "PART", "partition", 8, 9 },
-	[C_SIZE] = { "NxGPU", "size", 5, 7 },
-	[C_STATE] = { "STATE", "state", 8, 1 },
-	[C_NATIVE] = { "NATIVE", "native", 10, 6 },
-	[C_TIME] = { "USED/LIMIT", "time", 14, 3 },
-	[C_PROGRESS] = { "PROGRESS", "progress", 18, 8 },
-	[C_REASON] = { "REASON", "reason", 0, 4 },
+	[C_CLUSTER] = { "CLUSTER", "cluster", 16, 2, 0 },	/* with two clusters or more */
+	[C_ID] = { "ID", "id", 19, 5, 0 },
+	[C_SLURM] = { "SLURM", "slurm", 14, 2, 1 },
+	[C_NAME] = { "NAME", "name", 0, 0, 1 },
+	[C_PART] = { "PART", "partition", 12, 9, 0 },
+	[C_SIZE] = { "NxGPU", "size", 9, 7, 0 },
+	[C_STATE] = { "STATE", "state", 8, 1, 1 },
+	[C_NATIVE] = { "NATIVE", "native", 13, 6, 0 },
+	/* "1-00:00:00/1-00:00:00" whole: a limit is never cut. */
+	[C_TIME] = { "USED/LIMIT", "time", 24, 3, 1 },
+	[C_PROGRESS] = { "PROGRESS", "progress", 18, 8, 0 },
+	[C_REASON] = { "REASON", "reason", 0, 4, 0 },
 };
 
 int draw_column_index(const char *name)
@@ -152,60 +157,6 @@ const char *draw_column_name(int c)
 const char *draw_column_title(int c)
 {
 	return c >= 0 && c < C_COUNT ? columns[c].title : "?";
-}
-
-/* Which columns fit, in which order, and how wide NAME and REASON get.
- * The user's columns (a->columns) come in their order, as many as fit;
- * else every column by rank. */
-static int fit_columns(const struct app *a, int cols, int *width, int *order)
-{
-	int used = 0, c, k, rank, flex_min = 12, left, n = 0;
-	int clusters = (int)watch_count(a->watch);
-
-	for (c = 0; c < C_COUNT; c++)
-		width[c] = 0;
-	if (a->ncolumns > 0) {
-		for (k = 0; k < a->ncolumns; k++) {
-			int w;
-			c = a->columns[k];
-			w = columns[c].width ? columns[c].width : flex_min;
-			if (used + w + 1 <= cols) {
-				width[c] = w;
-				used += w + 1;
-				order[n++] = c;
-			}
-		}
-	} else {
-		for (rank = 0; rank <= 10; rank++) {
-			for (c = 0; c < C_COUNT; c++) {
-				int w = columns[c].width ? columns[c].width : flex_min;
-				if (columns[c].rank != rank || (c == C_CLUSTER && clusters < 2))
-					continue;
-				if (used + w + 1 <= cols) {
-					width[c] = w;
-					used += w + 1;
-				}
-			}
-		}
-		for (c = 0; c < C_COUNT; c++)
-			if (width[c] > 0)
-				order[n++] = c;
-	}
-	/* What is left goes to NAME (20 more at most), then REASON, else to
-	 * the last column shown. */
-	left = cols - used;
-	if (width[C_NAME] > 0 && width[C_REASON] > 0) {
-		int name = left < 20 ? left : 20;
-		width[C_NAME] += name;
-		width[C_REASON] += left - name;
-	} else if (width[C_NAME] > 0) {
-		width[C_NAME] += left;
-	} else if (width[C_REASON] > 0) {
-		width[C_REASON] += left;
-	} else if (n > 0) {
-		width[order[n - 1]] += left;
-	}
-	return n;
 }
 
 static enum role role_of_state(enum tao_state s)
@@ -248,19 +199,21 @@ static void cell_text(const struct jt_entry *e, int c, int width, char *buf, siz
 		snprintf(buf, len, "%s", r->partition ? r->partition : "");
 		break;
 	case C_SIZE:
-		if (r->nodes > 0)
-			snprintf(buf, len, "%dx%d", r->nodes, r->nodes ? r->gpus / r->nodes : 0);
+		if (r->nodes > 0 && r->gpus_known)
+			snprintf(buf, len, "%dx%d", r->nodes, r->gpus / r->nodes);
+		else if (r->nodes > 0)
+			snprintf(buf, len, "%dx?", r->nodes);
 		break;
 	case C_STATE:
-		snprintf(buf, len, "%s", tao_state_name(r->state));
+		snprintf(buf, len, "%s", tao_state_label(r->state, r->native));
 		break;
 	case C_NATIVE:
 		snprintf(buf, len, "%s", r->native ? r->native : "");
 		break;
 	case C_TIME:
 		if (r->elapsed[0] || r->limit[0])
-			snprintf(buf, len, "%s/%s", r->elapsed[0] ? r->elapsed : "0:00",
-			    r->limit[0] ? r->limit : "?");
+			snprintf(buf, len, "%s/%s", r->elapsed[0] ? r->elapsed : "-",
+			    r->limit[0] ? r->limit : "-");
 		break;
 	case C_PROGRESS:
 		if (r->epoch >= 0 && r->max_epoch > 0) {
@@ -287,6 +240,45 @@ static void cell_text(const struct jt_entry *e, int c, int width, char *buf, siz
 	}
 }
 
+/* Which columns fit, in which order, and how wide, for the rows shown
+ * (lines top.. top + rows): the user's columns (a->columns) in their
+ * order, else every column by rank. */
+static int fit_columns(const struct app *a, int cols, size_t rows, int *width, int *order)
+{
+	const struct jobtable *t = &a->jt;
+	struct layout_col lc[C_COUNT];
+	int c, clusters = (int)watch_count(a->watch);
+	size_t y;
+
+	for (c = 0; c < C_COUNT; c++) {
+		lc[c].title = (int)strlen(columns[c].title);
+		lc[c].want = 0;
+		lc[c].cap = columns[c].width;
+		lc[c].rank = columns[c].rank;
+		lc[c].always = columns[c].always && (c != C_CLUSTER || clusters > 1);
+	}
+	for (y = 0; y < rows && t->top + y < t->nlines; y++) {
+		const struct jt_line *l = &t->lines[t->top + y];
+		if (l->header)
+			continue;
+		for (c = 0; c < C_COUNT; c++) {
+			char cell[512];
+			int w;
+			if (c == C_CLUSTER && clusters < 2)
+				continue;
+			/* The bar takes what the numbers leave: its full width. */
+			cell_text(&t->entries[l->entry], c, columns[C_PROGRESS].width, cell, sizeof(cell));
+			if (cell[0] == '\0' || strcmp(cell, "-") == 0)
+				continue;	/* nothing to show */
+			w = (int)text_width(cell, strlen(cell));
+			if (w > lc[c].want)
+				lc[c].want = w;
+		}
+	}
+	return layout_columns(lc, C_COUNT, cols, a->ncolumns > 0 ? a->columns : NULL, a->ncolumns,
+	    width, order);
+}
+
 static void draw_jobs(struct app *a)
 {
 	WINDOW *w = a->win_jobs;
@@ -297,7 +289,8 @@ static void draw_jobs(struct app *a)
 	size_t i, njobs = 0;
 
 	werase(w);
-	ncols = fit_columns(a, a->lay.jobs.w, width, order);
+	jt_scroll_to_selection(t, (size_t)rows);
+	ncols = fit_columns(a, a->lay.jobs.w, (size_t)rows, width, order);
 	wmove(w, 0, 0);
 	wattrset(w, a->attr[ROLE_HEADER]);
 	for (k = 0, used = 0; k < ncols; k++) {
@@ -320,7 +313,6 @@ static void draw_jobs(struct app *a)
 		    0);
 	}
 
-	jt_scroll_to_selection(t, (size_t)rows);
 	for (y = 0; y < rows && t->top + (size_t)y < t->nlines; y++) {
 		const struct jt_line *l = &t->lines[t->top + (size_t)y];
 		const struct jt_entry *e;

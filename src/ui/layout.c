@@ -44,6 +44,79 @@ void layout_compute(int cols, int lines, int side_by_side, enum pane_max max, st
 	}
 }
 
+/* A flexible column's start before it grows: its title, or its content
+ * up to 12 (what a narrow screen can give it). */
+#define FLEX_START	12
+
+static int start_width(const struct layout_col *c)
+{
+	int w = c->want;
+
+	if (c->cap > 0 && w > c->cap)
+		w = c->cap;
+	if (c->cap == 0 && w > FLEX_START)
+		w = FLEX_START;
+	return w > c->title ? w : c->title;
+}
+
+int layout_columns(const struct layout_col *c, int n, int cols, const int *pick, int npick,
+    int *width, int *out_order)
+{
+	int used = 0, i, k, rank, shown = 0, left, last = -1;
+
+	for (i = 0; i < n; i++)
+		width[i] = 0;
+	if (pick != NULL) {
+		for (k = 0; k < npick; k++) {
+			int w;
+			i = pick[k];
+			if (i < 0 || i >= n || width[i] > 0)
+				continue;
+			w = start_width(&c[i]);
+			if (used + w + 1 <= cols) {
+				width[i] = w;
+				used += w + 1;
+				out_order[shown++] = i;
+			}
+		}
+	} else {
+		for (rank = 0; rank <= 10; rank++) {
+			for (i = 0; i < n; i++) {
+				int w = start_width(&c[i]);
+				if (c[i].rank != rank || (c[i].want == 0 && !c[i].always))
+					continue;
+				if (used + w + 1 <= cols) {
+					width[i] = w;
+					used += w + 1;
+				}
+			}
+		}
+		for (i = 0; i < n; i++)
+			if (width[i] > 0)
+				out_order[shown++] = i;
+	}
+	/* The flexible columns grow to their longest cell, in order. */
+	left = cols - used;
+	for (k = 0; k < shown && left > 0; k++) {
+		int more;
+		i = out_order[k];
+		if (c[i].cap != 0 || c[i].want <= width[i])
+			continue;
+		more = c[i].want - width[i] < left ? c[i].want - width[i] : left;
+		width[i] += more;
+		left -= more;
+	}
+	/* The rest to the last flexible column, else to the last column. */
+	for (k = 0; k < shown; k++)
+		if (c[out_order[k]].cap == 0)
+			last = out_order[k];
+	if (last < 0 && shown > 0)
+		last = out_order[shown - 1];
+	if (last >= 0 && left > 0)
+		width[last] += left;
+	return shown;
+}
+
 void layout_describe(const struct layout *l, char *buf, unsigned long len)
 {
 	if (l->too_small) {

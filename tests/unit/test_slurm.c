@@ -14,7 +14,7 @@
 Test(slurm, one_command_for_any_number_of_jobs)
 {
 	const char *ids[] = { "101", "102", "120_3", "12; rm -rf ~", "$(x)" };
-	char *cmd = slurm_poll_command(ids, 5, N);
+	char *cmd = slurm_poll_command(ids, 5, NULL, N);
 	cr_expect(strstr(cmd, "squeue --me -h") != NULL, "own jobs only: %s", cmd);
 	cr_expect(strstr(cmd, "sacct -X -n -p --delimiter='" D "'") != NULL, "%s", cmd);
 	cr_expect(strstr(cmd, "'%A" D "%i" D) != NULL, "every squeue field ends with the delimiter: %s", cmd);
@@ -23,7 +23,7 @@ Test(slurm, one_command_for_any_number_of_jobs)
 	cr_expect(strstr(cmd, "rm -rf") == NULL && strstr(cmd, "$(x)") == NULL,
 	    "an id that is not an id never reaches the shell: %s", cmd);
 	free(cmd);
-	cmd = slurm_poll_command(NULL, 0, N);
+	cmd = slurm_poll_command(NULL, 0, NULL, N);
 	cr_expect(strstr(cmd, "sacct") == NULL, "no sacct when nothing left the queue");
 	free(cmd);
 }

@@ -75,3 +75,25 @@ Test(state, names_round_trip)
 	cr_expect_eq(tao_state_parse("Finished", &x), -1);
 	cr_expect(tao_state_final(TAO_CANCELED) && !tao_state_final(TAO_PENDING));
 }
+
+Test(state, completing_is_ending_never_running_for_a_job_that_never_ran)
+{
+	struct native_state ns;
+	native_state_map("COMPLETING", &ns);
+	cr_expect(ns.ending && !ns.final);
+	cr_expect_eq(native_state_next(&ns, TAO_RUNNING), TAO_RUNNING, "a job that ran winds up");
+	cr_expect_eq(native_state_next(&ns, TAO_PENDING), TAO_PENDING,
+	    "cancelled while pending: it never ran");
+	cr_expect_eq(native_state_next(&ns, TAO_UNKNOWN), TAO_RUNNING);
+	native_state_map("RUNNING", &ns);
+	cr_expect(!ns.ending);
+	cr_expect_eq(native_state_next(&ns, TAO_PENDING), TAO_RUNNING);
+	cr_expect_str_eq(tao_state_label(TAO_RUNNING, "COMPLETING"), "Ending");
+	cr_expect_str_eq(tao_state_label(TAO_PENDING, "COMPLETING"), "Ending",
+	    "the cell never says Running for a cancelled pending job");
+	cr_expect_str_eq(tao_state_label(TAO_RUNNING, "STAGE_OUT"), "Ending");
+	cr_expect_str_eq(tao_state_label(TAO_RUNNING, "RUNNING"), "Running");
+	cr_expect_str_eq(tao_state_label(TAO_RUNNING, NULL), "Running");
+	cr_expect_str_eq(tao_state_label(TAO_CANCELED, "COMPLETING"), "Canceled",
+	    "a final state is said as it is (marked by the user before SLURM's word)");
+}
