@@ -294,22 +294,30 @@ static struct job_row *add_row(struct poll_result *res)
 	return &res->rows[res->n++];
 }
 
-/* What SLURM said; GPUs only when it said them (sacct's id batch does
- * not: the row keeps what it knew). */
+/* What SLURM said over what the row knew; what this answer leaves out
+ * stays: GPUs only when it said them (sacct's id batch does not), and
+ * accounting's first word on a job cancelled while pending has no
+ * partition or limit yet (22.05 records it as "allocation", no limit). */
 static void fill_from_slurm(struct job_row *row, const struct slurm_job *j)
 {
 	snprintf(row->slurm_id, sizeof(row->slurm_id), "%s", j->id);
 	snprintf(row->shown_id, sizeof(row->shown_id), "%s", j->shown_id);
-	record_set(&row->partition, j->partition);
-	row->nodes = j->nodes;
+	if (j->partition[0] != '\0' || row->partition == NULL)
+		record_set(&row->partition, j->partition);
+	if (j->nodes > 0 || row->nodes == 0)
+		row->nodes = j->nodes;
 	if (j->gpus_known || !row->gpus_known) {
 		row->gpus = j->gpus;
 		row->gpus_known = j->gpus_known;
 	}
-	snprintf(row->elapsed, sizeof(row->elapsed), "%s", j->elapsed);
-	snprintf(row->limit, sizeof(row->limit), "%s", j->limit);
-	row->elapsed_s = j->elapsed_s;
-	row->limit_s = j->limit_s;
+	if (j->elapsed_s >= 0 || row->elapsed_s < 0) {
+		snprintf(row->elapsed, sizeof(row->elapsed), "%s", j->elapsed);
+		row->elapsed_s = j->elapsed_s;
+	}
+	if (j->limit_s >= 0 || row->limit_s < 0) {
+		snprintf(row->limit, sizeof(row->limit), "%s", j->limit);
+		row->limit_s = j->limit_s;
+	}
 	if (j->exit_code[0] != '\0')
 		snprintf(row->exit_code, sizeof(row->exit_code), "%s", j->exit_code);
 }
@@ -388,7 +396,9 @@ static void row_of_foreign(struct job_row *row, const struct slurm_job *j, enum 
 
 	native_state_map(j->state, &ns);
 	fill_from_slurm(row, j);
-	record_set(&row->name, j->name);
+	/* The name the queue showed stands: accounting may not have it yet. */
+	if (row->name == NULL || !j->from_sacct)
+		record_set(&row->name, j->name);
 	row->state = native_state_next(&ns, prev);
 	record_set(&row->native, ns.word);
 	if (j->reason[0] != '\0' && !ns.final)

@@ -106,14 +106,12 @@ int layout_columns(const struct layout_col *c, int n, int cols, const int *pick,
 		width[i] += more;
 		left -= more;
 	}
-	/* The rest to the last flexible column, else to the last column. */
-	for (k = 0; k < shown; k++)
-		if (c[out_order[k]].cap == 0)
-			last = out_order[k];
-	if (last < 0 && shown > 0)
+	/* The rest to the last column: its title stays where the content
+	 * puts it, and the header's right end stays free for the counts. */
+	if (shown > 0 && left > 0) {
 		last = out_order[shown - 1];
-	if (last >= 0 && left > 0)
 		width[last] += left;
+	}
 	return shown;
 }
 

@@ -41,7 +41,7 @@ struct layout_col {
  * nothing to show give their room to those that have; a fixed column fits
  * its longest cell (up to its cap); the flexible ones grow to their
  * longest cell, the first first; what is left goes to the last column
- * shown. pick: the user's columns in their order (all shown if they fit,
+ * shown (blank on the right, where the header has its counts). pick: the user's columns in their order (all shown if they fit,
  * empty or not), or NULL for every column by rank. Returns the columns
  * shown, in order, in out_order.
  */

@@ -1,0 +1,333 @@
+/*
+ * Rows that keep what they were, and history from accounting, from the
+ * user's side on the local cluster: a finished taotop job keeps its
+ * partition, GPUs and times, in one format, in `taotop jobs`, `--json`,
+ * `status` and the monitor (with its TAO progress in the detail view); jobs
+ * that ended while nothing watched are listed by the monitor at its start
+ * and by `taotop jobs --since`; a cancelled pending job never shows
+ * Running; a day's time limit is never cut.
+ */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "integration/helper_rig.h"
+#include "integration/helper_screen.h"
+#include "integration/helper_user.h"
+#include "util/xmalloc.h"
+
+static void cleanup(void)
+{
+	screen_kill_all();
+}
+
+TestSuite(history, .fini = cleanup);
+
+/* Whether s matches the extended regular expression re. */
+static int matches(const char *s, const char *re)
+{
+	regex_t r;
+	int ok;
+
+	cr_assert_eq(regcomp(&r, re, REG_EXTENDED | REG_NOSUB), 0, "%s", re);
+	ok = regexec(&r, s, 0, NULL, 0) == 0;
+	regfree(&r);
+	return ok;
+}
+
+/* The line of text that holds needle, or NULL (caller frees). */
+static char *line_with(const char *text, const char *needle)
+{
+	const char *at = strstr(text, needle), *from, *to;
+
+	if (at == NULL)
+		return NULL;
+	for (from = at; from > text && from[-1] != '\n'; from--)
+		;
+	to = strchr(at, '\n');
+	return to ? xasprintf("%.*s", (int)(to - from), from) : xstrdup(from);
+}
+
+/* The object of a `jobs --json` array whose field `key` is value, or NULL. */
+static cJSON *json_job(cJSON *arr, const char *key, const char *value)
+{
+	cJSON *o;
+
+	cJSON_ArrayForEach(o, arr)
+		if (strcmp(json_str(o, key), value) == 0)
+			return o;
+	return NULL;
+}
+
+/* A user's job of its own (not taotop's), ended as `want` says, and in
+ * accounting's window as sacct -S lists it: on SLURM 22.05 a job that just
+ * ended is there a few seconds after `sacct -j` gives its final state. */
+static char *ended_job(const char *name, const char *script, const char *want)
+{
+	char *opts = xasprintf("-J %s -t 5 -o /dev/null", name);
+	char *id = rig_sbatch(opts, script), *cmd, *out = NULL;
+	time_t end = time(NULL) + 60;
+
+	free(rig_wait_state(id, want, 60));
+	cmd = xasprintf("sacct -X -n -P -S now-1days -o JobIDRaw | grep -qx %s", id);
+	while (rig_ssh(cmd, &out) != 0 && time(NULL) < end) {
+		free(out);
+		out = NULL;
+		sleep(1);
+	}
+	free(out), free(cmd), free(opts);
+	return id;
+}
+
+/* A three-epoch TAO job (TAO's own command: the stand-in writes status.json),
+ * one GPU, half an hour's limit: "00:30:00". */
+static char *tao_bundle(struct user *u, const char *name)
+{
+	char *path = xasprintf("%s/%s.yaml", u->local, name);
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
+	    "action: train\ndatasets: [lustre://%s/datasets/imagenet/train]\ngpus: 1\n"
+	    "cpus_per_task: 1\ntime_hours: 0.5\nsecrets: [HF_TOKEN]\nspec:\n  train:\n"
+	    "    num_epochs: 3\n    seconds_per_epoch: 0\n", u->remote);
+	fclose(f);
+	return path;
+}
+
+#define TIME_RE	"[0-9]{2}:[0-5][0-9]:[0-5][0-9]"
+
+Test(history, a_finished_jobs_row_keeps_partition_gpus_and_times_everywhere, .timeout = 300)
+{
+	struct user u;
+	struct screen s;
+	struct screen_opts so = { .cols = 160, .lines = 40 };
+	char *b, *id, *out = NULL, *row, *args;
+	cJSON *st, *arr, *o;
+
+	user_open(&u, "rowkeep", NULL);
+	b = tao_bundle(&u, "rowkeep");
+	id = user_submit(&u, b, &out);
+	free(out);
+	st = user_wait_final(&u, id, 240);
+	cr_assert_str_eq(json_str(st, "state"), "Done", "%s", cJSON_Print(st));
+	cJSON_Delete(st);
+
+	/* taotop jobs: the row as it ran, time and limit in one format. */
+	cr_assert_eq(rig_taotop(u.env, "jobs", &out), 0, "%s", out);
+	row = line_with(out, id);
+	cr_assert_not_null(row, "%s is not listed:\n%s", id, out);
+	cr_expect(matches(row, " polar +1x1 +Done +COMPLETED +" TIME_RE "/00:30:00 "),
+	    "partition, NxG, state and TIME/LIMIT (one format) lost: %s", row);
+	free(row), free(out);
+
+	/* --json: the same in the one format, and seconds as numbers. */
+	cr_assert_eq(rig_taotop(u.env, "jobs --json", &out), 0, "%s", out);
+	arr = cJSON_Parse(strchr(out, '['));
+	cr_assert_not_null(arr, "%s", out);
+	o = json_job(arr, "id", id);
+	cr_assert_not_null(o, "%s", out);
+	cr_expect_str_eq(json_str(o, "partition"), "polar");
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "nodes")), 1);
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "gpus")), 1);
+	cr_expect_str_eq(json_str(o, "time_limit"), "00:30:00");
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "time_limit_s")), 1800);
+	cr_expect(matches(json_str(o, "elapsed"), "^" TIME_RE "$"), "elapsed '%s'",
+	    json_str(o, "elapsed"));
+	{
+		double s_ = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "elapsed_s"));
+		char want[16];
+		snprintf(want, sizeof(want), "%02d:%02d:%02d", (int)s_ / 3600, (int)s_ / 60 % 60,
+		    (int)s_ % 60);
+		cr_expect(s_ >= 0 && s_ < 600, "elapsed_s %g", s_);
+		cr_expect_str_eq(json_str(o, "elapsed"), want, "the string and the seconds agree");
+	}
+	cr_expect_str_eq(json_str(o, "exit_code"), "0:0");
+	cJSON_Delete(arr);
+	free(out);
+
+	/* status: the same line of resources. */
+	args = xasprintf("status %s", id);
+	cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect(matches(out, "partition polar, nodes x GPUs 1x1, time " TIME_RE "/00:30:00"),
+	    "%s", out);
+	free(out), free(args);
+
+	/* The monitor: the same row; its detail keeps TAO's progress. */
+	so.env = u.env;
+	screen_open(&s, "rowkeep", &so);
+	screen_filter(&s, id);
+	screen_wait_line(&s, 20, id, "polar", "1x1", "/00:30:00", "Done", NULL);
+	row = screen_line_with(&s, id);
+	cr_expect(matches(row, " " TIME_RE "/00:30:00( |$)"), "the monitor's time: %s", row);
+	free(row);
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 10, "progress: epoch 3 of 3", "loss per epoch", NULL);
+	screen_wait(&s, 5, "resources: polar, 1 node x 1 GPU, used ", NULL);
+	screen_keys(&s, "Escape");
+	screen_keys(&s, "q");
+	cr_expect_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	free(b), free(id);
+	user_close(&u);
+}
+
+Test(history, jobs_since_lists_a_job_that_ended_before_the_command_ran, .timeout = 180)
+{
+	struct user u;
+	char name[64], fname[64], *done, *failed, *out = NULL, *row;
+	cJSON *arr, *o;
+
+	snprintf(name, sizeof(name), "since%d", (int)getpid());
+	snprintf(fname, sizeof(fname), "sincef%d", (int)getpid());
+	user_open(&u, "since", NULL);
+	done = ended_job(name, "true", "COMPLETED");
+	failed = ended_job(fname, "'exit 3'", "FAILED");
+
+	/* Without --since, the queue only: neither was ever seen there. */
+	cr_assert_eq(rig_taotop(u.env, "jobs", &out), 0, "%s", out);
+	cr_expect_null(strstr(out, name), "listed without --since:\n%s", out);
+	free(out);
+
+	cr_assert_eq(rig_taotop(u.env, "jobs --since 1d", &out), 0, "%s", out);
+	row = line_with(out, name);
+	cr_assert_not_null(row, "jobs --since 1d does not list %s:\n%s", name, out);
+	cr_expect(strstr(row, done) != NULL && matches(row, " Done +COMPLETED +" TIME_RE
+	    "/00:05:00"), "%s", row);
+	free(row);
+	row = line_with(out, fname);
+	cr_assert_not_null(row, "%s", out);
+	cr_expect(matches(row, " Error +FAILED +" TIME_RE "/00:05:00 +exit code 3:0"), "%s", row);
+	free(row), free(out);
+
+	cr_assert_eq(rig_taotop(u.env, "jobs --since 12h --json", &out), 0, "%s", out);
+	arr = cJSON_Parse(strchr(out, '['));
+	cr_assert_not_null(arr, "%s", out);
+	o = json_job(arr, "slurm_id", failed);
+	cr_assert_not_null(o, "%s", out);
+	cr_expect_str_eq(json_str(o, "state"), "Error");
+	cr_expect_str_eq(json_str(o, "exit_code"), "3:0");
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "time_limit_s")), 300);
+	cJSON_Delete(arr);
+	free(out);
+
+	/* A span that is none is refused, naming it. */
+	cr_expect_eq(rig_taotop(u.env, "jobs --since 7x", &out), 2, "%s", out);
+	cr_expect_not_null(strstr(out, "'7x'"), "%s", out);
+	free(out);
+	free(done), free(failed);
+	user_close(&u);
+}
+
+Test(history, a_job_that_ended_while_the_monitor_was_closed_appears_at_its_start, .timeout = 180)
+{
+	struct screen s;
+	struct screen_opts so = { .cols = 140, .lines = 40 };
+	char name[64], *ok, *bad, *line;
+
+	snprintf(name, sizeof(name), "closed%d", (int)getpid());
+	/* Both start and end before the monitor ever polls. */
+	{
+		char n1[80], n2[80];
+		snprintf(n1, sizeof(n1), "%s-ok", name);
+		snprintf(n2, sizeof(n2), "%s-bad", name);
+		ok = ended_job(n1, "true", "COMPLETED");
+		bad = ended_job(n2, "'exit 3'", "FAILED");
+	}
+	screen_open(&s, "closed", &so);
+	screen_filter(&s, name);
+	screen_wait_line(&s, 20, ok, "-ok", "Done", "COMPLETED", NULL);
+	screen_wait_line(&s, 20, bad, "-bad", "Error", "FAILED", "exit code 3:0", NULL);
+	line = screen_line_with(&s, bad);
+	cr_expect(matches(line, " " TIME_RE "/00:05:00( |$)"), "%s", line);
+	free(line);
+	/* f hides the finished ones, and shows them again. */
+	screen_keys(&s, "f");
+	screen_wait(&s, 5, "finished hidden", NULL);
+	line = screen_line_with(&s, bad);
+	cr_expect_null(line, "a finished job shown with finished jobs hidden: %s", line);
+	free(line);
+	screen_keys(&s, "f");
+	screen_wait_line(&s, 5, bad, "Error", NULL);
+	screen_keys(&s, "q");
+	cr_expect_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	free(ok), free(bad);
+}
+
+Test(history, a_cancelled_pending_job_never_shows_running, .timeout = 120)
+{
+	struct screen s;
+	struct screen_opts so = { .cols = 120, .lines = 40 };
+	char name[64], opts[128], *id, *line;
+	struct timespec pause = { 0, 100 * 1000 * 1000 };
+	int samples = 0, seen_row = 0;
+
+	snprintf(name, sizeof(name), "pendcan%d", (int)getpid());
+	snprintf(opts, sizeof(opts), "--hold -J %s -t 5 -o /dev/null", name);
+	id = rig_sbatch(opts, "'sleep 60'");
+	screen_open(&s, "pendcan", &so);
+	screen_filter(&s, name);
+	screen_wait_line(&s, 20, id, "Pending", NULL);
+	screen_keys(&s, "c");
+	screen_wait(&s, 5, "Cancel 1 job?", NULL);
+	screen_keys(&s, "y");
+	/* Every frame from the cancel until it is final, and a few polls after
+	 * (TAOTOP_POLL_S=1): never Running, under the outcome dialog and after
+	 * it closes. */
+	for (samples = 0; samples < 80; samples++) {
+		if (samples == 40) {
+			screen_wait_line(&s, 20, id, "cancelled", NULL);
+			screen_keys(&s, "Enter");
+		}
+		line = screen_line_with(&s, id);
+		if (line != NULL) {
+			seen_row++;
+			cr_assert_null(strstr(line, "Running"), "a cancelled pending job shown Running: %s",
+			    line);
+		}
+		free(line);
+		nanosleep(&pause, NULL);
+	}
+	cr_expect_gt(seen_row, 0);
+	screen_wait_line(&s, 20, id, "Canceled", NULL);
+	screen_keys(&s, "q");
+	cr_expect_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	free(id);
+}
+
+Test(history, a_day_long_limit_is_shown_whole, .timeout = 120)
+{
+	struct screen s;
+	struct screen_opts so = { .cols = 120, .lines = 40 };
+	char name[64], opts[128], *id, *line, *out = NULL, *cmd;
+
+	snprintf(name, sizeof(name), "dayl%d", (int)getpid());
+	/* cpu_long allows 7 days; polar's 4 hours would refuse it. */
+	snprintf(opts, sizeof(opts), "-p cpu_long -J %s -t 1-00:00:00 -o /dev/null", name);
+	id = rig_sbatch(opts, "'sleep 120'");
+	screen_open(&s, "daylimit", &so);
+	screen_filter(&s, name);
+	screen_wait_line(&s, 30, id, "/1-00:00:00", NULL);
+	line = screen_line_with(&s, id);
+	cr_expect(matches(line, " " TIME_RE "/1-00:00:00( |$)"), "the limit cut: %s", line);
+	free(line);
+	screen_keys(&s, "q");
+	cr_expect_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+
+	cr_assert_eq(rig_taotop(NULL, "jobs", &out), 0, "%s", out);
+	line = line_with(out, name);
+	cr_assert_not_null(line, "%s", out);
+	cr_expect(matches(line, " " TIME_RE "/1-00:00:00( |$)"), "%s", line);
+	free(line), free(out);
+	cmd = xasprintf("scancel %s", id);
+	free(rig_ssh_ok(cmd));
+	free(cmd), free(id);
+}
