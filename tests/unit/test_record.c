@@ -380,3 +380,52 @@ Test(record, progress_round_trips)
 	record_free(r);
 	record_free(back);
 }
+
+/* What SLURM gave a job survives the record's JSON; an old record has none,
+ * and nonsense in it is left unknown. */
+Test(record, allocation_round_trips)
+{
+	struct job_record *r = record_new("tao-20261130-abcdef"), *back;
+	char *json, *err = NULL;
+
+	json = record_to_json(r);
+	cr_expect_null(strstr(json, "allocation"), "none until SLURM said: %s", json);
+	back = record_from_json(json, &err);
+	cr_assert_not_null(back, "%s", err);
+	cr_expect(!back->has_alloc);
+	cr_expect_eq(back->alloc.elapsed_s, -1);
+	free(json);
+	record_free(back);
+
+	r->has_alloc = 1;
+	snprintf(r->alloc.partition, sizeof(r->alloc.partition), "polar");
+	r->alloc.nodes = 2;
+	r->alloc.gpus = 16;
+	r->alloc.elapsed_s = 120;
+	r->alloc.limit_s = 86400;
+	snprintf(r->alloc.exit_code, sizeof(r->alloc.exit_code), "0:0");
+	json = record_to_json(r);
+	back = record_from_json(json, &err);
+	cr_assert_not_null(back, "%s", err);
+	cr_expect(back->has_alloc);
+	cr_expect_str_eq(back->alloc.partition, "polar");
+	cr_expect_eq(back->alloc.nodes, 2);
+	cr_expect_eq(back->alloc.gpus, 16);
+	cr_expect_eq(back->alloc.elapsed_s, 120);
+	cr_expect_eq(back->alloc.limit_s, 86400);
+	cr_expect_str_eq(back->alloc.exit_code, "0:0");
+	free(json);
+	record_free(back);
+	record_free(r);
+
+	back = record_from_json("{\"id\": \"tao-20261130-abcdef\", \"state\": \"Done\", "
+	    "\"created\": \"2026-01-01T00:00:00Z\", \"updated\": \"2026-01-01T00:00:00Z\", "
+	    "\"allocation\": {\"nodes\": -4, \"gpus\": 1e300, \"elapsed_s\": \"x\", "
+	    "\"time_limit_s\": -1}}", &err);
+	cr_assert_not_null(back, "%s", err);
+	cr_expect_eq(back->alloc.nodes, 0);
+	cr_expect_eq(back->alloc.gpus, 0);
+	cr_expect_eq(back->alloc.elapsed_s, -1);
+	cr_expect_eq(back->alloc.limit_s, -1);
+	record_free(back);
+}

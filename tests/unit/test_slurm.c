@@ -281,3 +281,69 @@ Test(slurm, nonces_are_fresh_hex)
 	cr_expect(!slurm_nonce_ok("0123456789abcdeg"));
 	cr_expect(!slurm_nonce_ok("0123456789abcdef'"));
 }
+
+Test(slurm, the_history_window_rides_in_the_same_command)
+{
+	struct slurm_history h = { .since_s = 7 * 86400, .max = 1000 };
+	char *cmd = slurm_poll_command(NULL, 0, &h, N);
+	cr_expect(strstr(cmd, "squeue --me -h") != NULL, "one command, the queue first: %s", cmd);
+	cr_expect(strstr(cmd, "echo '" M "history'; { sacct -X -n -p --delimiter='" D "' -o ") != NULL,
+	    "%s", cmd);
+	cr_expect(strstr(cmd, ",AllocTRES -u \"$(id -un)\" -S now-604800seconds -E now; echo \"" M
+	    "rc $?\"; } | tail -n 1001") != NULL, "the user's own, the window, bounded: %s", cmd);
+	free(cmd);
+	h.since_s = 10L * 366 * 86400;
+	h.max = 999999;
+	cmd = slurm_poll_command(NULL, 0, &h, N);
+	cr_expect(strstr(cmd, "-S now-31622400seconds") != NULL && strstr(cmd, "tail -n 5001") != NULL,
+	    "a year and 5000 lines at most: %s", cmd);
+	free(cmd);
+	h.since_s = 0;
+	cmd = slurm_poll_command(NULL, 0, &h, N);
+	cr_expect(strstr(cmd, "history") == NULL, "no window, no history: %s", cmd);
+	free(cmd);
+}
+
+Test(slurm, history_lines_parse_with_gpus_and_one_time_format)
+{
+	const char *out =
+		M "squeue\n"
+		"7" D "7" D "7" D "N/A" D "live" D "RUNNING" D "None" D "polar" D "1" D "gres:gpu:2" D "2:00" D "1-00:00:00" D "\n"
+		M "rc 0\n"
+		M "history\n"
+		/* tail cut the first record: what is left is skipped */
+		"ad" D "FAILED" D "None" D "polar" D "1" D "00:00:01" D "00:05:00" D "3:0" D "billing=1" D "\n"
+		"5" D "5" D "two\nlines" M "rc 0" D "COMPLETED" D "None" D "polar" D "2" D "00:02:00" D "01:00:00" D "0:0" D "billing=2,cpu=2,gres/gpu=4,node=2" D "\n"
+		"6" D "6" D "unl" D "CANCELLED by 1001" D "None" D "cpu_long" D "1" D "00:00:00" D "UNLIMITED" D "0:0" D "billing=1,cpu=1,node=1" D "\n"
+		M "rc 0\n";
+	struct slurm_poll p;
+	const struct slurm_job *j;
+
+	slurm_poll_parse(out, "", N, &p);
+	cr_expect_eq(p.history_rc, 0);
+	cr_expect_eq(p.sacct_rc, -1, "not asked");
+	cr_assert_eq(p.n, 3, "parsed %zu, skipped %zu", p.n, p.skipped);
+	j = slurm_poll_find(&p, "7");
+	cr_expect_str_eq(j->elapsed, "00:02:00", "squeue's 2:00 in the one format");
+	cr_expect_eq(j->elapsed_s, 120);
+	cr_expect_str_eq(j->limit, "1-00:00:00");
+	cr_expect_eq(j->limit_s, 86400);
+	j = slurm_poll_find(&p, "5");
+	cr_assert_not_null(j);
+	cr_expect(j->from_sacct && j->from_history);
+	cr_expect_str_eq(j->name, "two\nlines" M "rc 0", "a name cannot forge a mark");
+	cr_expect(j->gpus_known);
+	cr_expect_eq(j->gpus, 4, "AllocTRES counts the whole allocation");
+	cr_expect_eq(j->limit_s, 3600);
+	j = slurm_poll_find(&p, "6");
+	cr_expect_str_eq(j->limit, "UNLIMITED", "a word stays the word");
+	cr_expect_eq(j->limit_s, -1);
+	cr_expect_eq(j->gpus, 0);
+	slurm_poll_free(&p);
+
+	/* The history's rc is its own: a failed sacct says so. */
+	slurm_poll_parse(M "squeue\n" M "rc 0\n" M "history\n" M "rc 1\n", "", N, &p);
+	cr_expect_eq(p.squeue_rc, 0);
+	cr_expect_eq(p.history_rc, 1);
+	slurm_poll_free(&p);
+}

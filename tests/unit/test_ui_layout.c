@@ -372,3 +372,52 @@ Test(text, wrap_keeps_words_whole_and_indents_continuations)
 		free(lines[i]);
 	free(lines);
 }
+
+/* The jobs list's widths as data: title, longest cell, cap, rank, always. */
+Test(layout, columns_follow_their_content)
+{
+	enum { NAME, STATE, TIME, PROGRESS, REASON, N };
+	struct layout_col c[N] = {
+		[NAME] = { 4, 24, 0, 0, 1 },	/* "classification_pyt train" */
+		[STATE] = { 5, 8, 8, 1, 1 },
+		[TIME] = { 10, 21, 24, 3, 1 },	/* "00:02:00/1-00:00:00" and more */
+		[PROGRESS] = { 8, 0, 18, 8, 0 },	/* nothing to show */
+		[REASON] = { 6, 0, 0, 4, 0 },	/* nothing to show */
+	};
+	int w[N], order[N], n;
+
+	n = layout_columns(c, N, 100, NULL, 0, w, order);
+	cr_expect_eq(n, 3, "the empty columns are not shown");
+	cr_expect_eq(w[PROGRESS], 0);
+	cr_expect_eq(w[REASON], 0);
+	cr_expect_eq(w[NAME], 24, "the name whole: the empty columns gave it their room");
+	cr_expect_eq(w[TIME], 21 + (100 - (24 + 1) - (8 + 1) - (21 + 1)), "the rest to the last column");
+	cr_expect_eq(order[0], NAME);
+	cr_expect_eq(order[n - 1], TIME);
+
+	/* The time column fits its longest value: a day's limit is not cut. */
+	c[TIME].want = 21;
+	c[REASON].want = 40;
+	n = layout_columns(c, N, 70, NULL, 0, w, order);
+	cr_expect_eq(w[TIME], 21);
+	cr_expect_eq(w[STATE], 8);
+	cr_expect(w[NAME] >= 12 && w[NAME] <= 24, "NAME %d", w[NAME]);
+	cr_expect_leq(w[NAME] + w[STATE] + w[TIME] + w[REASON] + n, 70, "within the width");
+	cr_expect_eq(w[NAME] + w[STATE] + w[TIME] + w[REASON] + n, 70, "and all of it");
+
+	/* Narrow: columns by rank, the first kept. */
+	n = layout_columns(c, N, 30, NULL, 0, w, order);
+	cr_expect_gt(w[NAME], 0);
+	cr_expect_gt(w[STATE], 0);
+	cr_expect_eq(w[TIME], 0, "no room left for it");
+
+	/* The user's columns: in their order, shown even when empty. */
+	{
+		int pick[] = { PROGRESS, STATE };
+		n = layout_columns(c, N, 100, pick, 2, w, order);
+		cr_expect_eq(n, 2);
+		cr_expect_eq(order[0], PROGRESS);
+		cr_expect_eq(w[PROGRESS], 8 + 0, "its title at least");
+		cr_expect_eq(w[NAME], 0);
+	}
+}
