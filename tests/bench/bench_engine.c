@@ -11,7 +11,13 @@
  *    is measured on BENCH_SEED_SAMPLE (10) jobs and scaled per job, since
  *    1000 ssh processes take four minutes. taotop's steady tick (best of
  *    three) asks squeue only; its first tick also asks sacct about every
- *    tracked job, and is shown apart.
+ *    tracked job, and is shown apart;
+ *  - the history window from accounting (the user's jobs of the last 7
+ *    days, 500 array tasks and what else ran): the tick
+ *    that carries it against the same tick without it plus the history as
+ *    a command of its own, and the steady ticks between (history set but
+ *    not due) against ticks without it; commands sent per tick counted by
+ *    the connection.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +222,101 @@ static void bench_poll(struct conn *c, const struct rig *r)
 	store_close(st);
 }
 
+/* Best of n ticks of tr: seconds; commands sent per tick in *execs. */
+static double best_tick(struct tracker *tr, struct conn *c, struct record_store *st, int n,
+    double *execs, size_t *rows)
+{
+	double best = 1e9;
+	unsigned long e0 = conn_counters(c)->execs;
+	char *err = NULL;
+
+	for (int i = 0; i < n; i++) {
+		struct poll_result res;
+		double t0 = now_s(), t;
+		if (tracker_poll(tr, c, st, &res, &err) != 0) {
+			fprintf(stderr, "bench_engine: %s\n", err);
+			exit(1);
+		}
+		t = now_s() - t0;
+		if (t < best)
+			best = t;
+		if (rows != NULL)
+			*rows = res.n;
+		poll_result_free(&res);
+	}
+	*execs = (double)(conn_counters(c)->execs - e0) / n;
+	return best;
+}
+
+static void bench_history(struct conn *c)
+{
+	char tmpl[] = "/tmp/taotop-bench-XXXXXX", *err = NULL, *cmd;
+	struct cluster_cfg cl = { .name = (char *)"rig" };
+	struct record_store *st;
+	struct tracker *plain, *hist;
+	const long since_s = 7 * 86400;
+	const unsigned max = 5000;
+	double t_plain, e_plain = 0, t_first = 1e9, e_first = 0, t_steady, e_steady = 0, t_alone = 1e9;
+	size_t rows_plain = 0, rows_hist = 0;
+	char measure[96];
+
+	if (mkdtemp(tmpl) == NULL || (st = store_open(tmpl, &err)) == NULL)
+		exit(1);
+	/* A week's worth of finished jobs: an array of 500 short tasks, each
+	 * a row of accounting's window (-X), waited for there. */
+	free(remote(c, "id=$(sbatch --parsable --array=1-500 -J bench-hist -t 1 -o /dev/null "
+	    "--wrap true) && for i in $(seq 240); do "
+	    "[ $(sacct -X -n -P -S now-1days --name=bench-hist -s CD -o JobID | wc -l) -ge 500 ] "
+	    "&& break; sleep 0.5; done"));
+	plain = tracker_new(&cl);
+	/* The tick that carries the history: a fresh tracker's first, best
+	 * of 3 fresh trackers. */
+	for (int i = 0; i < 3; i++) {
+		double t, e;
+		hist = tracker_new(&cl);
+		tracker_set_history(hist, since_s, 300, max);
+		t = best_tick(hist, c, st, 1, &e, &rows_hist);
+		if (t < t_first)
+			t_first = t, e_first = e;
+		if (i < 2)
+			tracker_free(hist);
+	}
+	/* Between: history set, not due; interleaved with ticks without it,
+	 * so the machine's load weighs on both alike. */
+	t_plain = t_steady = 1e9;
+	for (int i = 0; i < 7; i++) {
+		double t, e;
+		t = best_tick(plain, c, st, 1, &e, &rows_plain);
+		if (t < t_plain)
+			t_plain = t, e_plain = e;
+		t = best_tick(hist, c, st, 1, &e, NULL);
+		if (t < t_steady)
+			t_steady = t, e_steady = e;
+	}
+	/* The other way: the history as a command of its own (the same
+	 * sacct as the poll's history section). */
+	cmd = xstrdup("sacct -X -n -p -o JobIDRaw,JobID,JobName,State,Reason,Partition,NNodes,"
+	    "Elapsed,Timelimit,ExitCode,AllocTRES -u \"$(id -un)\" -S now-604800seconds -E now "
+	    "| tail -n 5001");
+	for (int i = 0; i < 3; i++) {
+		double t0 = now_s();
+		free(remote(c, cmd));
+		if (now_s() - t0 < t_alone)
+			t_alone = now_s() - t0;
+	}
+	snprintf(measure, sizeof(measure), "poll+history: the tick with it (%zu jobs)", rows_hist);
+	row(measure, t_first * 1000, (t_plain + t_alone) * 1000, "ms");
+	row("poll+history: commands for that tick", e_first, e_plain + 1, "execs");
+	row("poll+history: steady tick, history not due", t_steady * 1000, t_plain * 1000, "ms");
+	row("poll+history: commands per steady tick", e_steady, e_plain, "execs");
+	free(cmd);
+	tracker_free(hist);
+	tracker_free(plain);
+	store_close(st);
+	free(remote(c, "scancel --name=bench-hist; true"));
+	rig_local("rm -rf %s", tmpl);
+}
+
 int main(void)
 {
 	const struct rig *r = rig_get();
@@ -230,8 +331,12 @@ int main(void)
 		fprintf(stderr, "bench_engine: %s\n", err);
 		return 1;
 	}
-	bench_logs(c, r);
-	bench_poll(c, r);
+	/* BENCH_ENGINE_ONLY=history runs that part alone (by hand). */
+	if (getenv("BENCH_ENGINE_ONLY") == NULL || strcmp(getenv("BENCH_ENGINE_ONLY"), "history") != 0) {
+		bench_logs(c, r);
+		bench_poll(c, r);
+	}
+	bench_history(c);
 	conn_free(c);
 	if (results != NULL)
 		fclose(results);

@@ -136,6 +136,23 @@ int main(void)
 	t_ssh = median_of(cmd);
 	free(cmd);
 	row(out, "far link (100 ms RTT): taotop jobs", t_far * 1000, t_ssh * 1000);
+	/* With a week of history from accounting: in the same command as the
+	 * poll, so no round trip more than `jobs` (against one ssh asking both). */
+	cmd = xasprintf("%s %s jobs --since 7d", far, bin);
+	t_near = median_of(cmd);
+	free(cmd);
+	/* `jobs` again, right after: the first runs above also settled the
+	 * records the submit left. */
+	cmd = xasprintf("%s %s jobs", far, bin);
+	t_far = median_of(cmd);
+	free(cmd);
+	cmd = xasprintf("ssh -q -o BatchMode=yes -o UserKnownHostsFile=%s -i %s -p %d %s@127.0.0.1 "
+	    "'squeue --me; sacct -X -u %s -S now-7days'", kh, r->key, port, r->user, r->user);
+	t_ssh = median_of(cmd);
+	free(cmd);
+	row(out, "far link: taotop jobs --since 7d", t_near * 1000, t_ssh * 1000);
+	printf("far link: --since 7d costs %.0f ms over jobs (one round trip is %d ms)\n",
+	    (t_near - t_far) * 1000, 2 * ONE_WAY_MS);
 
 	cmd = xasprintf("submit %s --dry-run", bundle);
 	far_and_near(out, far, near, bin, cmd, "submit --dry-run", NULL, NULL);
