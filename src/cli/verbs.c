@@ -159,10 +159,9 @@ static cJSON *row_json(const struct job_row *r, const char *cluster)
 	cJSON_AddStringToObject(o, "name", r->name ? r->name : "");
 	cJSON_AddStringToObject(o, "partition", r->partition ? r->partition : "");
 	cJSON_AddNumberToObject(o, "nodes", r->nodes);
-	if (r->gpus_known)
-		cJSON_AddNumberToObject(o, "gpus", r->gpus);
-	else
-		cJSON_AddNullToObject(o, "gpus");
+	/* gpus stays a number (0 when unknown, as it always was). */
+	cJSON_AddNumberToObject(o, "gpus", r->gpus_known ? r->gpus : 0);
+	cJSON_AddBoolToObject(o, "gpus_known", r->gpus_known);
 	cJSON_AddStringToObject(o, "state", tao_state_name(r->state));
 	/* What the STATE column says: "Ending" while SLURM completes it. */
 	cJSON_AddStringToObject(o, "shown_state", tao_state_label(r->state, r->native));

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/duration.h"
 #include "engine/record.h"
 #include "engine/slurm.h"
 #include "ssh/conn.h"
@@ -143,8 +144,13 @@ int job_action_run(struct conn *c, struct record_store *st, const char *job, enu
 		char *l = first_line(x.out.data);
 		if (a == ACTION_SIGNAL)
 			*answer = xasprintf("%s: sent SIG%s%s%s", id, arg, l[0] ? ": " : "", l);
-		else if (a == ACTION_TIME_LIMIT)
-			*answer = xasprintf("%s: time limit now %s%s%s", id, limit, l[0] ? ": " : "", l);
+		else if (a == ACTION_TIME_LIMIT) {
+			/* Said in the one time format the list shows it in. */
+			char shown[24];
+			long secs;
+			duration_normalise(limit, shown, sizeof(shown), &secs);
+			*answer = xasprintf("%s: time limit now %s%s%s", id, shown, l[0] ? ": " : "", l);
+		}
 		else
 			*answer = xasprintf("%s: %s done%s%s", id, job_action_name(a), l[0] ? ": " : "", l);
 		free(l);

@@ -671,8 +671,8 @@ Test(screen, actions_signal_time_limit_hold_with_the_schedulers_answer, .timeout
 	screen_keys(&s, "t");
 	screen_type(&s, "3");
 	screen_keys(&s, "Enter");
-	screen_wait(&s, 10, "time limit now 0:03:00", NULL);
-	screen_wait_line(&s, 20, name, "/3:00", NULL);
+	screen_wait(&s, 10, "time limit now 00:03:00", NULL);
+	screen_wait_line(&s, 20, name, "/00:03:00", NULL);	/* one time format */
 	screen_keys(&s, "a");
 	screen_keys(&s, "t");
 	screen_type(&s, "soon");
