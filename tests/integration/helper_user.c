@@ -44,6 +44,54 @@ void user_close(struct user *u)
 	free(u->local), free(u->remote), free(u->env);
 }
 
+char *user_bundle(struct user *u, const char *name, const char *command, const char *extra)
+{
+	char *path = xasprintf("%s/%s.yaml", u->local, name);
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
+	    "action: train\n%sdatasets: [lustre://%s/datasets/imagenet/train]\ngpus: 1\n"
+	    "cpus_per_task: 1\ntime_hours: 0.5\nsecrets: [HF_TOKEN]\n%sspec:\n  train:\n"
+	    "    num_epochs: 1\n", command ? command : "", u->remote, extra ? extra : "");
+	fclose(f);
+	return path;
+}
+
+char *text_line_with(const char *text, const char *needle)
+{
+	const char *at = strstr(text, needle), *from, *to;
+
+	if (at == NULL)
+		return NULL;
+	for (from = at; from > text && from[-1] != '\n'; from--)
+		;
+	to = strchr(at, '\n');
+	return to ? xasprintf("%.*s", (int)(to - from), from) : xstrdup(from);
+}
+
+cJSON *user_json_array(struct user *u, const char *args, char **out)
+{
+	cJSON *arr;
+	const char *at;
+
+	cr_assert_eq(rig_taotop(u->env, args, out), 0, "taotop %s:\n%s", args, *out);
+	at = strchr(*out, '[');
+	arr = at != NULL ? cJSON_Parse(at) : NULL;
+	cr_assert(cJSON_IsArray(arr), "taotop %s printed no JSON array:\n%s", args, *out);
+	return arr;
+}
+
+cJSON *json_find(cJSON *arr, const char *key, const char *value)
+{
+	cJSON *o;
+
+	cJSON_ArrayForEach(o, arr)
+		if (strcmp(json_str(o, key), value) == 0)
+			return o;
+	return NULL;
+}
+
 /* `taotop submit BUNDLE --json`: the record id (caller frees). */
 char *user_submit(struct user *u, const char *bundle, char **out)
 {

@@ -36,6 +36,17 @@ cJSON *user_wait_final(struct user *u, const char *id, int timeout_s);
 /* A file of job id's folder on the cluster, whole ("" when missing; a glob
  * in `file` is the shell's, such as a star for the log folder; caller frees). */
 char *user_job_file(struct user *u, const char *id, const char *file);
+/* A one-GPU TAO bundle for u as u.local/NAME.yaml: TAO's own command
+ * unless `command` (YAML lines) is given, HF_TOKEN as a secret, `extra`
+ * YAML lines, one epoch. Its path (caller frees). */
+char *user_bundle(struct user *u, const char *name, const char *command, const char *extra);
+/* The line of text that holds needle, or NULL (caller frees). */
+char *text_line_with(const char *text, const char *needle);
+/* `taotop ARGS` as u (ARGS printing a JSON array), which must succeed: the
+ * array (caller deletes); *out the output (caller frees). */
+cJSON *user_json_array(struct user *u, const char *args, char **out);
+/* The object of a JSON array whose string member `key` is value, or NULL. */
+cJSON *json_find(cJSON *arr, const char *key, const char *value);
 /* A string member of o, or "". */
 const char *json_str(const cJSON *o, const char *name);
 /* Whether any transition of a status's record says `what`. */

@@ -21,22 +21,6 @@
 #include "util/file.h"
 #include "util/xmalloc.h"
 
-/* A one-GPU TAO bundle for u: TAO's own command unless `command` (YAML
- * lines) is given, HF_TOKEN as a secret, and `extra` YAML lines. */
-static char *bundle(struct user *u, const char *name, const char *command, const char *extra)
-{
-	char *path = xasprintf("%s/%s.yaml", u->local, name);
-	FILE *f = fopen(path, "w");
-
-	cr_assert_not_null(f);
-	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
-	    "action: train\n%sdatasets: [lustre://%s/datasets/imagenet/train]\ngpus: 1\n"
-	    "cpus_per_task: 1\ntime_hours: 0.5\nsecrets: [HF_TOKEN]\n%sspec:\n  train:\n"
-	    "    num_epochs: 1\n", command ? command : "", u->remote, extra ? extra : "");
-	fclose(f);
-	return path;
-}
-
 /* How many sidecars (job_*.env) exist under the user's job folders. */
 static int sidecars(struct user *u)
 {
@@ -70,7 +54,7 @@ Test(asked, the_bundles_account_is_the_one_charged, .timeout = 240)
 
 	user_open(&u, "account", NULL);
 	/* vision is the test user's second project, not its default. */
-	b = bundle(&u, "account", NULL, "account: vision\n");
+	b = user_bundle(&u, "account", NULL, "account: vision\n");
 	id = user_submit(&u, b, &out);
 	free(out);
 	st = user_wait_final(&u, id, 180);
@@ -96,7 +80,7 @@ Test(asked, an_account_the_cluster_refuses_says_so_and_leaves_no_secret, .timeou
 	char *out = NULL, *b, *args;
 
 	user_open(&u, "badaccount", NULL);
-	b = bundle(&u, "badaccount", NULL, "account: nosuchproject\n");
+	b = user_bundle(&u, "badaccount", NULL, "account: nosuchproject\n");
 	args = xasprintf("submit %s", b);
 	out = refused(&u, args);
 	cr_expect(strstr(out, "Invalid account") != NULL, "SLURM's words:\n%s", out);
@@ -118,14 +102,14 @@ Test(asked, a_value_that_is_not_one_slurm_name_is_refused_before_anything_is_wri
 	user_open(&u, "words", NULL);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *extra = xasprintf("partition: \"%s\"\n", bad[i]);
-		b = bundle(&u, "words", NULL, extra);
+		b = user_bundle(&u, "words", NULL, extra);
 		args = xasprintf("submit %s", b);
 		out = refused(&u, args);
 		cr_expect(strstr(out, "partition") != NULL && strstr(out, "from the bundle") != NULL &&
 		    strstr(out, "not one SLURM name") != NULL, "%s", out);
 		free(out), free(args), free(extra), free(b);
 	}
-	b = bundle(&u, "words", NULL, NULL);
+	b = user_bundle(&u, "words", NULL, NULL);
 	args = xasprintf("submit %s --partition 'polar,cpu_long'", b);
 	out = refused(&u, args);
 	cr_expect(strstr(out, "from --partition") != NULL, "%s", out);
@@ -148,7 +132,7 @@ Test(asked, an_impossible_shape_is_refused_naming_the_shapes_that_work, .timeout
 	char *out = NULL, *b, *args;
 
 	user_open(&u, "shapes", NULL);
-	b = bundle(&u, "shapes", NULL, NULL);
+	b = user_bundle(&u, "shapes", NULL, NULL);
 	args = xasprintf("submit %s --gpus 11", b);
 	out = refused(&u, args);
 	cr_expect(strstr(out, "11 GPUs") != NULL && strstr(out, "8 or 16") != NULL, "%s", out);
@@ -170,7 +154,7 @@ Test(asked, a_failed_lint_leaves_no_sidecar, .timeout = 120)
 	char *out = NULL, *b, *args;
 
 	user_open(&u, "lint", NULL);
-	b = bundle(&u, "lint", NULL,
+	b = user_bundle(&u, "lint", NULL,
 	    "extra_env: {RUN_NOTE: hf_abcdefghijklmnopqrstuvwxyzABCDEFGH}\n");
 	args = xasprintf("submit %s", b);
 	out = refused(&u, args);
@@ -191,7 +175,7 @@ Test(asked, a_job_cancelled_while_pending_leaves_no_sidecar, .timeout = 180)
 	/* Every GPU of both nodes, but not their CPUs: the image conversion
 	 * (CPU only) still runs, other tests' jobs wait only while this one does. */
 	blocker = rig_sbatch("-N 2 --gres=gpu:8 -t 5 -J taotop-test-blocker", "'sleep 120'");
-	b = bundle(&u, "pending", NULL, NULL);
+	b = user_bundle(&u, "pending", NULL, NULL);
 	id = user_submit(&u, b, &out);
 	free(out);
 	cr_expect_eq(sidecars(&u), 1, "the pending job's sidecar is there");
@@ -227,7 +211,7 @@ Test(asked, a_requeued_job_runs_again_with_its_secret, .timeout = 420)
 	cJSON *st;
 
 	user_open(&u, "requeue", NULL);
-	b = bundle(&u, "requeue", command, NULL);
+	b = user_bundle(&u, "requeue", command, NULL);
 	id = user_submit(&u, b, &out);
 	free(out);
 	want = xasprintf("run 0 token %zu", strlen(USER_TOKEN));
@@ -276,7 +260,7 @@ Test(asked, cancel_by_taotop_id_goes_to_the_records_cluster, .timeout = 180)
 
 	user_open(&u, "twoclusters", NULL);
 	env = user_two_clusters(&u, 0);
-	b = bundle(&u, "twoclusters", "command: [sleep, '300']\n", NULL);
+	b = user_bundle(&u, "twoclusters", "command: [sleep, '300']\n", NULL);
 	args = xasprintf("submit %s --cluster beta --json", b);
 	cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
 	{
@@ -329,7 +313,7 @@ Test(asked, status_watch_keeps_going_across_an_sshd_restart, .timeout = 300)
 	user_open(&u, "watch", NULL);
 	env = xasprintf("%s SLURM_HOSTNAME=%s TAOTOP_KNOWN_HOSTS=%s TAOTOP_POLL_S=2", u.env, d.hosts,
 	    d.known_hosts);
-	b = bundle(&u, "watch", NULL, NULL);
+	b = user_bundle(&u, "watch", NULL, NULL);
 	{
 		/* Fifteen epochs of a second: long enough to stop the server. */
 		char *cmd = xasprintf("sed -i 's/num_epochs: 1/num_epochs: 15/' %s", b);

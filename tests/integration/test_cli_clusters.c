@@ -55,19 +55,6 @@ static int line_begins(const char *text, const char *word)
 	return 0;
 }
 
-/* The line of text that holds needle, or NULL (caller frees). */
-static char *line_with(const char *text, const char *needle)
-{
-	const char *at = strstr(text, needle), *from, *to;
-
-	if (at == NULL)
-		return NULL;
-	for (from = at; from > text && from[-1] != '\n'; from--)
-		;
-	to = strchr(at, '\n');
-	return to ? xasprintf("%.*s", (int)(to - from), from) : xstrdup(from);
-}
-
 Test(cli_clusters, jobs_lists_every_cluster_and_cluster_narrows, .timeout = 180)
 {
 	struct user u;
@@ -80,11 +67,11 @@ Test(cli_clusters, jobs_lists_every_cluster_and_cluster_narrows, .timeout = 180)
 
 	cr_assert_eq(rig_taotop(env, "jobs", &out), 0, "%s", out);
 	cr_expect(strncmp(out, "CLUSTER ", 8) == 0, "no CLUSTER column:\n%s", out);
-	row = line_with(out, id);
+	row = text_line_with(out, id);
 	cr_assert_not_null(row, "beta's job is not listed:\n%s", out);
 	cr_expect(strncmp(row, "beta ", 5) == 0, "its row is not beta's: %s", row);
 	free(row);
-	row = line_with(out, alpha_id);
+	row = text_line_with(out, alpha_id);
 	cr_assert_not_null(row, "alpha's job is not listed:\n%s", out);
 	cr_expect(strncmp(row, "alpha ", 6) == 0, "its row is not alpha's: %s", row);
 	free(row), free(out);
@@ -139,7 +126,7 @@ Test(cli_clusters, an_unreachable_cluster_is_said_and_the_others_listed, .timeou
 	rc = rig_taotop(env, "jobs", &out);
 	cr_expect_neq(rc, 0, "a cluster could not be reached, and jobs said all was well:\n%s", out);
 	cr_expect(strstr(out, "taotop: alpha: ") != NULL, "alpha's failure is not said:\n%s", out);
-	row = line_with(out, id);
+	row = text_line_with(out, id);
 	cr_expect_not_null(row, "beta's job is not listed:\n%s", out);
 	cr_expect(row == NULL || strncmp(row, "beta ", 5) == 0, "%s", row);
 	free(row), free(out);

@@ -40,30 +40,6 @@ static int matches(const char *s, const char *re)
 	return ok;
 }
 
-/* The line of text that holds needle, or NULL (caller frees). */
-static char *line_with(const char *text, const char *needle)
-{
-	const char *at = strstr(text, needle), *from, *to;
-
-	if (at == NULL)
-		return NULL;
-	for (from = at; from > text && from[-1] != '\n'; from--)
-		;
-	to = strchr(at, '\n');
-	return to ? xasprintf("%.*s", (int)(to - from), from) : xstrdup(from);
-}
-
-/* The object of a `jobs --json` array whose field `key` is value, or NULL. */
-static cJSON *json_job(cJSON *arr, const char *key, const char *value)
-{
-	cJSON *o;
-
-	cJSON_ArrayForEach(o, arr)
-		if (strcmp(json_str(o, key), value) == 0)
-			return o;
-	return NULL;
-}
-
 /* A user's job of its own (not taotop's), ended as `want` says, and in
  * accounting's window as sacct -S lists it: on SLURM 22.05 a job that just
  * ended is there a few seconds after `sacct -j` gives its final state. */
@@ -84,22 +60,6 @@ static char *ended_job(const char *name, const char *script, const char *want)
 	return id;
 }
 
-/* A three-epoch TAO job (TAO's own command: the stand-in writes status.json),
- * one GPU, half an hour's limit: "00:30:00". */
-static char *tao_bundle(struct user *u, const char *name)
-{
-	char *path = xasprintf("%s/%s.yaml", u->local, name);
-	FILE *f = fopen(path, "w");
-
-	cr_assert_not_null(f);
-	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
-	    "action: train\ndatasets: [lustre://%s/datasets/imagenet/train]\ngpus: 1\n"
-	    "cpus_per_task: 1\ntime_hours: 0.5\nsecrets: [HF_TOKEN]\nspec:\n  train:\n"
-	    "    num_epochs: 3\n    seconds_per_epoch: 0\n", u->remote);
-	fclose(f);
-	return path;
-}
-
 #define TIME_RE	"[0-9]{2}:[0-5][0-9]:[0-5][0-9]"
 
 Test(history, a_finished_jobs_row_keeps_partition_gpus_and_times_everywhere, .timeout = 300)
@@ -111,7 +71,7 @@ Test(history, a_finished_jobs_row_keeps_partition_gpus_and_times_everywhere, .ti
 	cJSON *st, *arr, *o;
 
 	user_open(&u, "rowkeep", NULL);
-	b = tao_bundle(&u, "rowkeep");
+	b = user_bundle(&u, "rowkeep", NULL, NULL);	/* half an hour: "00:30:00" */
 	id = user_submit(&u, b, &out);
 	free(out);
 	st = user_wait_final(&u, id, 240);
@@ -120,17 +80,15 @@ Test(history, a_finished_jobs_row_keeps_partition_gpus_and_times_everywhere, .ti
 
 	/* taotop jobs: the row as it ran, time and limit in one format. */
 	cr_assert_eq(rig_taotop(u.env, "jobs", &out), 0, "%s", out);
-	row = line_with(out, id);
+	row = text_line_with(out, id);
 	cr_assert_not_null(row, "%s is not listed:\n%s", id, out);
 	cr_expect(matches(row, " polar +1x1 +Done +COMPLETED +" TIME_RE "/00:30:00 "),
 	    "partition, NxG, state and TIME/LIMIT (one format) lost: %s", row);
 	free(row), free(out);
 
 	/* --json: the same in the one format, and seconds as numbers. */
-	cr_assert_eq(rig_taotop(u.env, "jobs --json", &out), 0, "%s", out);
-	arr = cJSON_Parse(strchr(out, '['));
-	cr_assert_not_null(arr, "%s", out);
-	o = json_job(arr, "id", id);
+	arr = user_json_array(&u, "jobs --json", &out);
+	o = json_find(arr, "id", id);
 	cr_assert_not_null(o, "%s", out);
 	cr_expect_str_eq(json_str(o, "partition"), "polar");
 	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "nodes")), 1);
@@ -167,7 +125,7 @@ Test(history, a_finished_jobs_row_keeps_partition_gpus_and_times_everywhere, .ti
 	cr_expect(matches(row, " " TIME_RE "/00:30:00( |$)"), "the monitor's time: %s", row);
 	free(row);
 	screen_keys(&s, "Enter");
-	screen_wait(&s, 10, "progress: epoch 3 of 3", "loss per epoch", NULL);
+	screen_wait(&s, 10, "progress: epoch 1 of 1", "loss per epoch", NULL);
 	screen_wait(&s, 5, "resources: polar, 1 node x 1 GPU, used ", NULL);
 	screen_keys(&s, "Escape");
 	screen_keys(&s, "q");
@@ -195,20 +153,18 @@ Test(history, jobs_since_lists_a_job_that_ended_before_the_command_ran, .timeout
 	free(out);
 
 	cr_assert_eq(rig_taotop(u.env, "jobs --since 1d", &out), 0, "%s", out);
-	row = line_with(out, name);
+	row = text_line_with(out, name);
 	cr_assert_not_null(row, "jobs --since 1d does not list %s:\n%s", name, out);
 	cr_expect(strstr(row, done) != NULL && matches(row, " Done +COMPLETED +" TIME_RE
 	    "/00:05:00"), "%s", row);
 	free(row);
-	row = line_with(out, fname);
+	row = text_line_with(out, fname);
 	cr_assert_not_null(row, "%s", out);
 	cr_expect(matches(row, " Error +FAILED +" TIME_RE "/00:05:00 +exit code 3:0"), "%s", row);
 	free(row), free(out);
 
-	cr_assert_eq(rig_taotop(u.env, "jobs --since 12h --json", &out), 0, "%s", out);
-	arr = cJSON_Parse(strchr(out, '['));
-	cr_assert_not_null(arr, "%s", out);
-	o = json_job(arr, "slurm_id", failed);
+	arr = user_json_array(&u, "jobs --since 12h --json", &out);
+	o = json_find(arr, "slurm_id", failed);
 	cr_assert_not_null(o, "%s", out);
 	cr_expect_str_eq(json_str(o, "state"), "Error");
 	cr_expect_str_eq(json_str(o, "exit_code"), "3:0");
@@ -323,7 +279,7 @@ Test(history, a_day_long_limit_is_shown_whole, .timeout = 120)
 	screen_close(&s);
 
 	cr_assert_eq(rig_taotop(NULL, "jobs", &out), 0, "%s", out);
-	line = line_with(out, name);
+	line = text_line_with(out, name);
 	cr_assert_not_null(line, "%s", out);
 	cr_expect(matches(line, " " TIME_RE "/1-00:00:00( |$)"), "%s", line);
 	free(line), free(out);
