@@ -85,7 +85,7 @@ void jt_add(struct jobtable *t, size_t cluster, const char *cluster_name, const 
 	buf_init(&b);
 	buf_addf(&b, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", cluster_name,
 	    row->record_id ? row->record_id : "", row->shown_id, row->name ? row->name : "",
-	    row->partition ? row->partition : "", tao_state_name(row->state),
+	    row->partition ? row->partition : "", tao_state_label(row->state, row->native),
 	    row->native ? row->native : "", row->message ? row->message : "", row->elapsed);
 	for (i = 0; i < b.len; i++)
 		b.data[i] = (char)tolower((unsigned char)b.data[i]);

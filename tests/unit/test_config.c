@@ -44,9 +44,15 @@ Test(config, the_example_names_clusters_and_the_default)
 	cr_expect_str_eq(cl->hosts, "login1.ord.example,login2.ord.example");
 	cr_expect_str_eq(cl->key_path, "/home/alice/.ssh/id_ed25519", "~ expanded");
 	cr_expect_eq(cl->poll_s, 10);
+	cr_expect_eq(cl->history_days, 7);
+	cr_expect_eq(cl->history_every_s, 300);
+	cr_expect_eq(cl->history_max, 1000);
 	cl = config_cluster(&cfg, "lab");
 	cr_assert_not_null(cl);
 	cr_expect_str_eq(cl->partitions, "polar,polar3,polar4,grizzly", "the seed's default list");
+	cr_expect_eq(cl->history_days, 7, "the default window");
+	cr_expect_eq(cl->history_every_s, 300);
+	cr_expect_eq(cl->history_max, 1000);
 	cr_expect_str_eq(cl->cpu_partition, "cpu_long");
 	cr_expect_null(config_cluster(&cfg, "nope"));
 	config_free(&cfg);
@@ -269,4 +275,20 @@ Test(config, columns_are_not_saved_into_a_file_that_does_not_parse)
 	free(err);
 	now = read_back(getenv("TAOTOP_CONFIG"));
 	cr_assert_str_eq(now, bad, "the file was changed");
+}
+
+Test(config, the_history_window_is_bounded_and_zero_turns_it_off)
+{
+	struct config cfg;
+	char *err = NULL;
+	const char *off = "clusters:\n  c:\n    hosts: h\n    user: u\n    history_days: 0\n";
+	const char *bad = "clusters:\n  c:\n    hosts: h\n    user: u\n    history_max: 9000\n";
+
+	cr_assert_eq(config_parse("off.yaml", off, strlen(off), &cfg, &err), 0, "%s", err);
+	cr_expect_eq(cfg.clusters[0].history_days, 0);
+	config_free(&cfg);
+	cr_expect_neq(config_parse("bad.yaml", bad, strlen(bad), &cfg, &err), 0);
+	cr_expect(err != NULL && strstr(err, "bad.yaml:5:") != NULL &&
+	    strstr(err, "'history_max' must be a number from 1 to 5000") != NULL, "%s", err);
+	free(err);
 }
