@@ -173,6 +173,12 @@ void colpick_open(struct app *a);
 void colpick_key(struct app *a, wint_t ch, int func);
 void colpick_draw(struct app *a);
 
+/* setup_view.c: the first-run setup form, when no cluster is configured
+ * (existing: NULL). Its own loop until the user quits (1; nothing written)
+ * or a cluster was written to the config file (0). sig_fd: the signal
+ * self-pipe (a quit signal leaves, nothing written). */
+int setup_view_run(struct app *a, int sig_fd, const struct config *existing);
+
 /* draw.c */
 /* A box in the middle of the screen with a title, lines from `top` on,
  * and a footer; drawn last, over everything. */

@@ -76,15 +76,32 @@ Test(config, no_file_means_the_seeds_variables_alone)
 
 	clear_env();
 	setenv("TAOTOP_CONFIG", "/nonexistent/config.yaml", 1);
-	cr_expect_eq(config_load(&cfg, &err), -1);
-	cr_expect(strstr(err, "cluster 'default' has no hosts: set SLURM_HOSTNAME") != NULL, "%s", err);
+	/* Nothing configured: not an error of the user's, but the way to
+	 * set one up. */
+	cr_expect_eq(config_load(&cfg, &err), CONFIG_NONE);
+	cr_expect(strstr(err, "no cluster is configured yet: run 'taotop init'") != NULL, "%s", err);
 	free(err), err = NULL;
+	/* Hosts alone are enough: ssh's rules give the user. */
 	setenv("SLURM_HOSTNAME", "login1,login2", 1);
+	cr_assert_eq(config_load(&cfg, &err), 0, "%s", err);
+	cr_expect_null(cfg.clusters[0].user);
+	config_free(&cfg);
 	setenv("SLURM_USER", "bob", 1);
 	cr_assert_eq(config_load(&cfg, &err), 0, "%s", err);
 	cr_expect_eq(cfg.n, 1);
 	cr_expect_str_eq(cfg.clusters[0].name, "default");
+	cr_expect_str_eq(cfg.clusters[0].user, "bob");
 	config_free(&cfg);
+	/* A file with no cluster in it, and no SLURM_HOSTNAME: the same. */
+	clear_env();
+	write_config("theme: light\n");
+	cr_expect_eq(config_load(&cfg, &err), CONFIG_NONE);
+	free(err), err = NULL;
+	/* A cluster of the file without hosts is the file's mistake. */
+	write_config("clusters:\n  a:\n    user: u\n");
+	cr_expect_eq(config_load(&cfg, &err), -1);
+	cr_expect(strstr(err, "cluster 'a' has no hosts") != NULL, "%s", err);
+	free(err);
 }
 
 Test(config, mistakes_are_reported_at_their_place)
