@@ -74,7 +74,7 @@ static char *a_running_job(const char *name)
 
 	id = rig_sbatch(opts, "'sleep 120'");
 	free(opts);
-	rig_wait_state(id, "RUNNING", 60);
+	free(rig_wait_state(id, "RUNNING", 60));
 	return id;
 }
 
