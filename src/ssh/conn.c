@@ -286,6 +286,17 @@ const struct conn_counters *conn_counters(const struct conn *c)
 	return &c->counters;
 }
 
+/* Whether len bytes at p hold the text s (memmem is not POSIX). */
+static int bytes_hold(const void *p, size_t len, const char *s)
+{
+	size_t n = strlen(s), i;
+
+	for (i = 0; p != NULL && i + n <= len; i++)
+		if (memcmp((const char *)p + i, s, n) == 0)
+			return 1;
+	return 0;
+}
+
 void conn_test_cut_after(struct conn *c, const char *needle)
 {
 	free(c->cut_needle);
@@ -877,7 +888,8 @@ enum conn_status conn_exec(struct conn *c, struct conn_exec *x, char **err)
 		goto out;
 	}
 	st = pump(c, ch, x, &es, deadline, err);
-	if (st == CONN_OK && c->cut_needle != NULL && strstr(x->cmd, c->cut_needle) != NULL) {
+	if (st == CONN_OK && c->cut_needle != NULL && (strstr(x->cmd, c->cut_needle) != NULL ||
+	    bytes_hold(x->in, x->in_len, c->cut_needle))) {
 		ssh_remove_channel_callbacks(ch, &cb);
 		ssh_channel_free(ch);
 		ch = NULL;
