@@ -154,29 +154,34 @@ static void run_follow(struct conn *c, struct worker_task *wt)
 	char *err = NULL;
 	int i;
 
-	for (i = 0; i < 2; i++) {
-		const char *path = lf->f[i].path;
-		if (path == NULL) {
-			if (job_log_path(c, t->w->store, lf->pub.job, i, &t->path[i], &err) != 0)
-				goto fail;
-			path = t->path[i];
-		}
-		if (lf->f[i].path == NULL) {
-			uint64_t end = 0;
-			int missing = 0;
-			if (log_tail(c, path, LOG_TAIL_LINES, 1, &t->got[i], &end, &missing,
-			    &err) != 0) {
-				if (!missing)
-					goto fail;
-				free(err);
-				err = NULL;
-				end = 0;
-			}
-			log_follow_init(&lf->f[i], path, end);
-		} else if (log_follow_tick(&lf->f[i], c, &t->got[i], &err) != 0) {
+	if (lf->f[0].path == NULL || lf->f[1].path == NULL) {
+		/* The first screen of both panes: the paths (from the record,
+		 * or one question to the queue) and both tails in one command. */
+		const char *paths[2];
+		uint64_t end[2] = { 0, 0 };
+		int missing[2] = { 0, 0 };
+
+		if (job_log_paths(c, t->w->store, lf->pub.job, t->path, &err) != 0)
 			goto fail;
+		for (i = 0; i < 2; i++) {
+			if (t->path[i] == NULL) {
+				err = xasprintf("%s: SLURM reports no %s path", lf->pub.job,
+				    i ? "StdErr" : "StdOut");
+				goto fail;
+			}
+			paths[i] = t->path[i];
 		}
+		if (log_tails(c, paths, 2, LOG_TAIL_LINES, 1, t->got, end, missing, &err) != 0)
+			goto fail;
+		for (i = 0; i < 2; i++) {
+			log_follow_free(&lf->f[i]);
+			log_follow_init(&lf->f[i], paths[i], missing[i] ? 0 : end[i]);
+		}
+		return;
 	}
+	for (i = 0; i < 2; i++)
+		if (log_follow_tick(&lf->f[i], c, &t->got[i], &err) != 0)
+			goto fail;
 	return;
 fail:
 	wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
