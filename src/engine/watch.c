@@ -479,7 +479,6 @@ static unsigned on_event(struct cluster *cl, const struct worker_event *ev)
 		p->ask = ev->challenge;
 		((struct worker_event *)ev)->challenge = NULL;	/* ours now */
 		p->link = LINK_ASKING;
-		set_str(&p->host, ev->host);
 		return WATCH_LINK | WATCH_ASK;
 	case WEV_CONNECTED:
 		conn_challenge_free(p->ask);
@@ -534,6 +533,11 @@ static unsigned poll_done(struct cluster *cl, struct task *t)
 		p->next_poll_ms = waits_for_user(p) ? 0 : now + next_s * 1000LL;
 		return WATCH_LINK;
 	}
+	/* A poll that reconnected by itself (a dropped connection found when
+	 * it ran, a new code asked meanwhile) has no WEV_CONNECTED: its
+	 * success says the link is up. */
+	if (p->link == LINK_CONNECTING || p->link == LINK_ASKING)
+		p->link = LINK_UP;
 	poll_result_free(&p->last);
 	p->last = t->res;
 	memset(&t->res, 0, sizeof(t->res));
