@@ -317,17 +317,39 @@ void rig_sshd_start(struct rig_sshd *d, int port, int new_key)
 	rig_sshd_restart(d);
 }
 
-void rig_sshd_start_totp(struct rig_sshd *d, int port)
+/* s with its slot's number for the N at its end or before ".oath". */
+static char *slot_path(const char *s, int slot)
+{
+	const char *n = strrchr(s, 'N');
+
+	cr_assert_not_null(n, "%s", s);
+	return xasprintf("%.*s%d%s", (int)(n - s), s, slot, n + 1);
+}
+
+#define TOTP_SED "-e 's|^UsePAM .*|UsePAM yes|' -e 's|^KbdInteractiveAuthentication .*|" \
+    "KbdInteractiveAuthentication yes\\nAuthenticationMethods publickey,keyboard-interactive|'"
+
+/* Slot's users file written afresh; its sshd program (caller frees). */
+static char *totp_slot(int slot)
 {
 	const struct rig *r = rig_get();
+	char *users;
 
 	cr_assert_not_null(r->totp_sshd, "the rig has no TOTP service: bring it up again "
 	    "(tests/cluster/up)");
+	users = slot_path(r->totp_users, slot);
 	cr_assert_eq(rig_local("printf 'HOTP/T30/6\\t%s\\t-\\t%s\\n' > %s && chmod 600 %s",
-	    r->user, r->totp_secret, r->totp_users, r->totp_users), 0);
-	sshd_setup(d, port, 0, NULL, NULL, r->totp_sshd,
-	    "-e 's|^UsePAM .*|UsePAM yes|' -e 's|^KbdInteractiveAuthentication .*|"
-	    "KbdInteractiveAuthentication yes\\nAuthenticationMethods publickey,keyboard-interactive|'");
+	    r->user, r->totp_secret, users, users), 0);
+	free(users);
+	return slot_path(r->totp_sshd, slot);
+}
+
+void rig_sshd_start_totp(struct rig_sshd *d, int port, int slot)
+{
+	char *prog = totp_slot(slot);
+
+	sshd_setup(d, port, 0, NULL, NULL, prog, TOTP_SED);
+	free(prog);
 	rig_sshd_restart(d);
 }
 
@@ -344,14 +366,16 @@ char *rig_totp(int steps)
 }
 
 void rig_sshd_start_bastion(struct rig_sshd *bastion, int bastion_port, int bastion_new_key,
-    struct rig_sshd *login, int login_port)
+    int totp_slot_n, struct rig_sshd *login, int login_port)
 {
 	const struct rig *r = rig_get();
-	char *allow;
+	char *allow, *prog = totp_slot_n ? totp_slot(totp_slot_n) : NULL;
 
 	cr_assert_not_null(r->netns, "the rig has no bastion network: bring it up again "
 	    "(tests/cluster/up)");
-	sshd_setup(bastion, bastion_port, bastion_new_key, r->bastion_addr, r->netns, NULL, "");
+	sshd_setup(bastion, bastion_port, bastion_new_key, r->bastion_addr, r->netns, prog,
+	    prog != NULL ? TOTP_SED : "");
+	free(prog);
 	allow = xasprintf("-e 's|^AllowUsers .*|AllowUsers %s@%s|'", r->user, r->bastion_addr);
 	sshd_setup(login, login_port, 0, r->inner_addr, NULL, NULL, allow);
 	free(allow);

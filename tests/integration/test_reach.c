@@ -176,7 +176,7 @@ Test(reach, cli_asks_for_the_code_on_a_terminal_and_refuses_without_one, .timeou
 	struct term t;
 	char *env, *out = NULL, *text, *wrong = xstrdup("000000"), *code, *log;
 
-	rig_sshd_start_totp(&d, 2240);
+	rig_sshd_start_totp(&d, 2240, 1);
 	sshds[0] = &d;
 	env = xasprintf("SLURM_HOSTNAME=%s TAOTOP_KNOWN_HOSTS=%s", d.hosts, d.known_hosts);
 
@@ -221,7 +221,7 @@ Test(reach, the_monitor_asks_for_the_code_in_a_dialog_and_again_on_reconnect, .t
 	char *text, *files, *p;
 	int i;
 
-	rig_sshd_start_totp(&d, 2241);
+	rig_sshd_start_totp(&d, 2241, 2);
 	sshds[0] = &d;
 	dir = screen_shared_dir("totp");
 	snprintf(name, sizeof(name), "totp%d", (int)getpid());
@@ -316,7 +316,7 @@ Test(reach, through_a_bastion_jobs_logs_and_a_submit_with_no_other_process, .tim
 	struct screen_opts so = { .cols = 130, .lines = 30 };
 	char polled[96];
 
-	rig_sshd_start_bastion(&b, 2242, 0, &l, 2243);
+	rig_sshd_start_bastion(&b, 2242, 0, 0, &l, 2243);
 	sshds[0] = &b;
 	sshds[1] = &l;
 	kh = both_known(&b, &l, "both_known_hosts");
@@ -385,7 +385,7 @@ Test(reach, an_unknown_bastion_key_shows_the_host_key_dialog, .timeout = 120)
 	struct screen_opts so = { .cols = 120, .lines = 32 };
 	char polled[96], *jump, *env;
 
-	rig_sshd_start_bastion(&b, 2244, 1, &l, 2245);
+	rig_sshd_start_bastion(&b, 2244, 1, 0, &l, 2245);
 	sshds[0] = &b;
 	sshds[1] = &l;
 	/* Only the login host's key is known: the bastion's is new. */
@@ -425,7 +425,7 @@ Test(reach, proxyjump_from_the_ssh_config_is_done_by_taotop_and_proxycommand_nev
 	char *kh, *cfg, *err = NULL, *marker;
 	enum conn_status st;
 
-	rig_sshd_start_bastion(&b, 2246, 0, &l, 2247);
+	rig_sshd_start_bastion(&b, 2246, 0, 0, &l, 2247);
 	sshds[0] = &b;
 	sshds[1] = &l;
 	kh = both_known(&b, &l, "both_known_hosts");
@@ -465,6 +465,38 @@ Test(reach, proxyjump_from_the_ssh_config_is_done_by_taotop_and_proxycommand_nev
 	cr_expect_neq(access(marker, F_OK), 0, "the ProxyCommand ran");
 	conn_free(c);
 	free(err), free(marker), free(cfg), free(kh);
+	sshds[0] = sshds[1] = NULL;
+	rig_sshd_free(&l);
+	rig_sshd_free(&b);
+}
+
+/* The bastion's own one-time code goes through the same path: asked on
+ * the terminal, naming the bastion. */
+Test(reach, a_bastion_that_wants_a_code_is_asked_for_it, .timeout = 120)
+{
+	static struct rig_sshd b, l;
+	const struct rig *r = rig_get();
+	struct term t;
+	char *kh, *env, *code, *asks, *text;
+
+	rig_sshd_start_bastion(&b, 2248, 0, 3, &l, 2249);
+	sshds[0] = &b;
+	sshds[1] = &l;
+	kh = both_known(&b, &l, "both_known_hosts");
+	env = xasprintf("SLURM_HOSTNAME=%s TAOTOP_KNOWN_HOSTS=%s TAOTOP_JUMP=%s@%s", l.hosts, kh,
+	    r->user, b.hosts);
+	asks = xasprintf("taotop: %s@%s asks:", r->user, b.hosts);
+	term_open(&t, "bastiontotp", env, "jobs");
+	term_wait(&t, 20, asks);
+	term_wait(&t, 5, "One-time password (OATH) for `");
+	code = rig_totp(0);
+	term_type(&t, code);
+	term_wait(&t, 30, "[taotop exited 0]");
+	text = term_text(&t);
+	cr_expect(strstr(text, "SLURM") != NULL, "no jobs table:\n%s", text);
+	cr_expect(strstr(text, code) == NULL, "the code was echoed:\n%s", text);
+	free(text), free(code), free(asks), free(env), free(kh);
+	term_close(&t);
 	sshds[0] = sshds[1] = NULL;
 	rig_sshd_free(&l);
 	rig_sshd_free(&b);
