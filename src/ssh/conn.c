@@ -1558,12 +1558,19 @@ static enum conn_status sftp_fail(struct conn *c, const char *what, const char *
 	}
 }
 
-/* Read-only SFTP operations are safe to retry once on a fresh connection. */
+/* Read-only SFTP operations are safe to retry once on a fresh connection;
+ * a retry that succeeds drops the first attempt's message (the caller sees
+ * CONN_OK and would never free it). */
 #define RETRY_ONCE(call)						\
 	do {								\
 		enum conn_status st_ = (call);				\
-		if (st_ == CONN_DISCONNECTED)				\
+		if (st_ == CONN_DISCONNECTED) {				\
 			st_ = (call);					\
+			if (st_ == CONN_OK && err != NULL) {		\
+				free(*err);				\
+				*err = NULL;				\
+			}						\
+		}							\
 		return st_;						\
 	} while (0)
 
