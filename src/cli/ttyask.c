@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <termios.h>
@@ -27,6 +28,17 @@ static void say(const char *prefix, const char *s, size_t len, int nl)
 		buf_addc(&b, '\n');
 	fputs(b.data, stderr);
 	buf_free(&b);
+}
+
+/* Ctrl-C while echo is off: give the terminal its echo back, then die of
+ * the signal as before (tcsetattr and raise are async-signal-safe). */
+static struct termios tty_saved;
+
+static void restore_and_die(int sig)
+{
+	tcsetattr(STDIN_FILENO, TCSAFLUSH, &tty_saved);
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 /* One line from stdin into a secret buffer, byte by byte (no stdio buffer
@@ -74,19 +86,32 @@ static int tty_ask(const struct conn_challenge *ch, struct buf *answers, void *d
 	for (i = 0; i < ch->n && rc == 0; i++) {
 		const char *t = ch->prompts[i].text ? ch->prompts[i].text : "";
 		struct termios old, quiet;
+		struct sigaction old_int, old_term, old_hup;
 		int hide = !ch->prompts[i].echo && tcgetattr(STDIN_FILENO, &old) == 0;
 
 		say("", t, strlen(t), 0);
 		fflush(stderr);
 		if (hide) {
+			struct sigaction sa;
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = restore_and_die;
+			sigemptyset(&sa.sa_mask);
+			tty_saved = old;
+			sigaction(SIGINT, &sa, &old_int);
+			sigaction(SIGTERM, &sa, &old_term);
+			sigaction(SIGHUP, &sa, &old_hup);
 			quiet = old;
 			quiet.c_lflag &= ~(tcflag_t)ECHO;
 			quiet.c_lflag |= ECHONL;
 			tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
 		}
 		rc = read_answer(&answers[i]);
-		if (hide)
+		if (hide) {
 			tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
+			sigaction(SIGINT, &old_int, NULL);
+			sigaction(SIGTERM, &old_term, NULL);
+			sigaction(SIGHUP, &old_hup, NULL);
+		}
 	}
 	pthread_mutex_unlock(&tty_lock);
 	return rc;

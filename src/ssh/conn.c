@@ -210,10 +210,27 @@ static char *dup_or_null(const char *s)
 	return s != NULL ? xstrdup(s) : NULL;
 }
 
+/* A comma-separated list of "[user@]name[:port]" appended to *hosts. */
+static void parse_hosts(const char *spec, struct host **hosts, size_t *n)
+{
+	char *list = xstrdup(spec), *item, *save = NULL;
+
+	for (item = strtok_r(list, ", \t", &save); item != NULL; item = strtok_r(NULL, ", \t", &save)) {
+		struct host h;
+		if (parse_host(item, &h) != 0) {
+			/* Kept with no name: connecting reports it. */
+			free(h.name);
+			h.name = NULL;
+		}
+		*hosts = xreallocarray(*hosts, *n + 1, sizeof(**hosts));
+		(*hosts)[(*n)++] = h;
+	}
+	free(list);
+}
+
 struct conn *conn_new(const struct conn_target *t)
 {
 	struct conn *c = xcalloc(1, sizeof(*c));
-	char *list, *item, *save = NULL;
 
 	pthread_once(&lib_once, lib_init);
 	c->hosts_spec = xstrdup(t->hosts != NULL ? t->hosts : "");
@@ -227,18 +244,7 @@ struct conn *conn_new(const struct conn_target *t)
 	c->ask_data = t->ask_data;
 	c->password_auth = t->password_auth;
 
-	list = xstrdup(c->hosts_spec);
-	for (item = strtok_r(list, ", \t", &save); item != NULL; item = strtok_r(NULL, ", \t", &save)) {
-		struct host h;
-		if (parse_host(item, &h) != 0) {
-			/* Kept with no name: conn_connect reports it. */
-			free(h.name);
-			h.name = NULL;
-		}
-		c->hosts = xreallocarray(c->hosts, c->nhosts + 1, sizeof(*c->hosts));
-		c->hosts[c->nhosts++] = h;
-	}
-	free(list);
+	parse_hosts(c->hosts_spec, &c->hosts, &c->nhosts);
 	return c;
 }
 
@@ -998,7 +1004,6 @@ static enum conn_status finish_session(struct conn *c, ssh_session s, const stru
 
 static void set_jumps(struct conn *c, const char *spec)
 {
-	char *list, *item, *save = NULL;
 	size_t i;
 
 	for (i = 0; i < c->njumps; i++)
@@ -1006,19 +1011,8 @@ static void set_jumps(struct conn *c, const char *spec)
 	free(c->jumps);
 	c->jumps = NULL;
 	c->njumps = 0;
-	if (spec == NULL || strcasecmp(spec, "none") == 0)
-		return;
-	list = xstrdup(spec);
-	for (item = strtok_r(list, ", \t", &save); item != NULL; item = strtok_r(NULL, ", \t", &save)) {
-		struct host h;
-		if (parse_host(item, &h) != 0) {
-			free(h.name);
-			h.name = NULL;
-		}
-		c->jumps = xreallocarray(c->jumps, c->njumps + 1, sizeof(*c->jumps));
-		c->jumps[c->njumps++] = h;
-	}
-	free(list);
+	if (spec != NULL && strcasecmp(spec, "none") != 0)
+		parse_hosts(spec, &c->jumps, &c->njumps);
 }
 
 /* Open a direct-tcpip channel from hop to (the host and port next will

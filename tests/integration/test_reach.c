@@ -111,9 +111,11 @@ static void term_open(struct term *t, const char *name, const char *env, const c
 	script = xasprintf("%s/run.sh", t->dir);
 	f = fopen(script, "w");
 	cr_assert_not_null(f);
-	fprintf(f, "#!/bin/sh\nexport SLURM_USER=%s SSH_KEY_PATH=%s TAOTOP_CLUSTER=rig "
+	/* trap: Ctrl-C is for taotop; the shell lives on to report. */
+	fprintf(f, "#!/bin/sh\ntrap '' INT\nexport SLURM_USER=%s SSH_KEY_PATH=%s TAOTOP_CLUSTER=rig "
 	    "TAOTOP_CONFIG=/nonexistent/config.yaml XDG_STATE_HOME=%s/state TAOTOP_LOG=%s/taotop.log "
-	    "LANG=C.UTF-8 %s\n%s %s\necho \"[taotop exited $?]\"\nsleep 600\n", r->user, r->key,
+	    "LANG=C.UTF-8 %s\n%s %s\necho \"[taotop exited $?]$(stty -a | grep -o -- ' -\\?echo ')\"\n"
+	    "sleep 600\n", r->user, r->key,
 	    t->dir, t->dir, env, getenv("TAOTOP_BIN"), args);
 	fclose(f);
 	cmd = xasprintf("chmod +x %s && tmux -L %s -f /dev/null new-session -d -x 120 -y 30 %s",
@@ -206,6 +208,13 @@ Test(reach, cli_asks_for_the_code_on_a_terminal_and_refuses_without_one, .timeou
 	cr_expect(strstr(log, code) == NULL && strstr(log, wrong) == NULL,
 	    "taotop's log holds a code:\n%s", log);
 	free(log), free(text), free(code), free(wrong);
+	term_close(&t);
+
+	/* Ctrl-C at the hidden prompt: the terminal gets its echo back. */
+	term_open(&t, "totpint", env, "jobs");
+	term_wait(&t, 20, "One-time password (OATH) for `");
+	cr_assert_eq(rig_local("tmux -L %s send-keys C-c", t.sock), 0);
+	term_wait(&t, 10, "[taotop exited 130] echo");
 	term_close(&t);
 	free(env);
 	sshds[0] = NULL;
