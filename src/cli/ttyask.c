@@ -89,8 +89,8 @@ static int tty_ask(const struct conn_challenge *ch, struct buf *answers, void *d
 		struct sigaction old_int, old_term, old_hup;
 		int hide = !ch->prompts[i].echo && tcgetattr(STDIN_FILENO, &old) == 0;
 
-		say("", t, strlen(t), 0);
-		fflush(stderr);
+		/* Echo off before the prompt shows: keys typed as soon as it
+		 * appears must not be echoed. */
 		if (hide) {
 			struct sigaction sa;
 			memset(&sa, 0, sizeof(sa));
@@ -105,6 +105,8 @@ static int tty_ask(const struct conn_challenge *ch, struct buf *answers, void *d
 			quiet.c_lflag |= ECHONL;
 			tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
 		}
+		say("", t, strlen(t), 0);
+		fflush(stderr);
 		rc = read_answer(&answers[i]);
 		if (hide) {
 			tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);

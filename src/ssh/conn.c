@@ -747,7 +747,12 @@ static enum conn_status authenticate(struct conn *c, ssh_session s, const struct
 		partial = 1;
 	}
 
-	if (partial)
+	methods = ssh_userauth_list(s, NULL);
+	if (!c->password_auth && (methods & SSH_AUTH_METHOD_PASSWORD) &&
+	    !(methods & SSH_AUTH_METHOD_PUBLICKEY))
+		tried = xstrdup("the server wants a password, which taotop sends only for a "
+		    "cluster whose config has password_auth: true");
+	else if (partial)
 		tried = xstrdup("the server wants another factor that taotop does not answer "
 		    "(only keyboard-interactive questions, and passwords where password_auth is "
 		    "on)");

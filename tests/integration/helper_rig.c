@@ -344,6 +344,12 @@ static char *totp_slot(int slot)
 	return slot_path(r->totp_sshd, slot);
 }
 
+void rig_sshd_start_conf(struct rig_sshd *d, int port, const char *sed)
+{
+	sshd_setup(d, port, 0, NULL, NULL, NULL, sed);
+	rig_sshd_restart(d);
+}
+
 void rig_sshd_start_totp(struct rig_sshd *d, int port, int slot)
 {
 	char *prog = totp_slot(slot);

@@ -70,6 +70,9 @@ struct rig_sshd {
  * second rig's tests use their own; d->port is the real one); new_key: generate a fresh host key instead of the
  * rig's. Fails the test if it does not come up. */
 void rig_sshd_start(struct rig_sshd *d, int port, int new_key);
+/* A private sshd whose config is the rig's changed by sed expressions
+ * ("-e 's|...|...|'"), with the rig's host key. */
+void rig_sshd_start_conf(struct rig_sshd *d, int port, const char *sed);
 /* A private sshd that wants the rig's key and then a TOTP code (PAM,
  * libpam-oath), through PAM slot 1-3 (tests/cluster/up): one per test that
  * may run at the same time as another, since the slot's users file, written

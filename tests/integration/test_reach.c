@@ -137,7 +137,17 @@ static char *term_text(struct term *t)
 	return out != NULL ? out : xstrdup("");
 }
 
-static void term_wait(struct term *t, int timeout_s, const char *what)
+static int count_of(const char *text, const char *what)
+{
+	int n = 0;
+
+	for (; (text = strstr(text, what)) != NULL; text += strlen(what))
+		n++;
+	return n;
+}
+
+/* Wait until the terminal shows what at least n times. */
+static void term_wait_n(struct term *t, int timeout_s, const char *what, int n)
 {
 	int i;
 	char *text = NULL;
@@ -145,13 +155,18 @@ static void term_wait(struct term *t, int timeout_s, const char *what)
 	for (i = 0; i < timeout_s * 10; i++) {
 		free(text);
 		text = term_text(t);
-		if (strstr(text, what) != NULL) {
+		if (count_of(text, what) >= n) {
 			free(text);
 			return;
 		}
 		usleep(100 * 1000);
 	}
-	cr_assert_fail("the terminal never showed '%s':\n%s", what, text);
+	cr_assert_fail("the terminal never showed '%s' %d times:\n%s", what, n, text);
+}
+
+static void term_wait(struct term *t, int timeout_s, const char *what)
+{
+	term_wait_n(t, timeout_s, what, 1);
 }
 
 static void term_type(struct term *t, const char *text)
@@ -194,6 +209,9 @@ Test(reach, cli_asks_for_the_code_on_a_terminal_and_refuses_without_one, .timeou
 	cr_assert_neq(strcmp(wrong, (code = rig_totp(0))), 0);
 	term_type(&t, wrong);
 	term_wait(&t, 20, "refused: Wrong one-time code: the server refused it.");
+	/* The prompt itself, not the words before it: echo goes off just
+	 * before the prompt shows, as OpenSSH does. */
+	term_wait_n(&t, 20, "One-time password (OATH) for `", 2);
 	term_type(&t, code);
 	term_wait(&t, 30, "[taotop exited 0]");
 	text = term_text(&t);
@@ -302,6 +320,55 @@ Test(reach, the_monitor_asks_for_the_code_in_a_dialog_and_again_on_reconnect, .t
 	}
 	free(id), free(dir), free(wrong), free(code[0]), free(code[1]);
 	sshds[0] = NULL;
+	rig_sshd_free(&d);
+}
+
+/* A server that wants a password: refused without asking unless the
+ * cluster's config turns password_auth on; then asked like a code. */
+Test(reach, a_password_is_asked_only_where_the_config_allows_it, .timeout = 120)
+{
+	static struct rig_sshd d;
+	const struct rig *r = rig_get();
+	struct term t;
+	char *env, *out = NULL, *cfg, *text;
+
+	rig_sshd_start_conf(&d, 2250, "-e 's|^PasswordAuthentication .*|PasswordAuthentication yes"
+	    "\\nAuthenticationMethods password|'");
+	sshds[2] = &d;
+	env = xasprintf("SLURM_HOSTNAME=%s TAOTOP_KNOWN_HOSTS=%s", d.hosts, d.known_hosts);
+	/* Off (the default): no question, even on a terminal. */
+	term_open(&t, "pwoff", env, "jobs");
+	term_wait(&t, 20, "[taotop exited 3]");
+	text = term_text(&t);
+	cr_expect(strstr(text, "password_auth: true") != NULL && strstr(text, "wants a password") != NULL,
+	    "%s", text);
+	cr_expect(strstr(text, "asks:") == NULL, "a password was asked for:\n%s", text);
+	free(text);
+	term_close(&t);
+
+	/* On: asked on the terminal, echo off (the rig's user has no
+	 * password: refused three times, then exit 3). */
+	cfg = xasprintf("%s/config.yaml", d.dir);
+	cr_assert_eq(rig_local("printf 'clusters:\\n  rig:\\n    hosts: \"%s\"\\n    user: %s\\n"
+	    "    key: %s\\n    known_hosts: %s\\n    password_auth: true\\n' > %s", d.hosts,
+	    r->user, r->key, d.known_hosts, cfg), 0);
+	free(env);
+	env = xasprintf("TAOTOP_CONFIG=%s", cfg);
+	term_open(&t, "pwon", env, "jobs");
+	term_wait(&t, 20, "\nPassword:");
+	term_type(&t, "not-the-password");
+	term_wait(&t, 20, "refused: the server refused the password");
+	text = term_text(&t);
+	cr_expect(strstr(text, "not-the-password") == NULL, "the password was echoed:\n%s", text);
+	free(text);
+	term_wait_n(&t, 20, "\nPassword:", 2);
+	term_type(&t, "x");
+	term_wait_n(&t, 20, "\nPassword:", 3);
+	term_type(&t, "y");
+	term_wait(&t, 20, "[taotop exited 3]");
+	term_close(&t);
+	free(env), free(cfg), free(out);
+	sshds[2] = NULL;
 	rig_sshd_free(&d);
 }
 
