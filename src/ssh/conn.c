@@ -1022,7 +1022,7 @@ static void set_jumps(struct conn *c, const char *spec)
 
 /* Open a direct-tcpip channel from hop to (the host and port next will
  * connect to), and a socketpair between it and next's session. */
-static enum conn_status forward(struct conn *c, struct hop *hop, const struct host *from,
+static enum conn_status forward(struct hop *hop, const struct host *from,
     ssh_session next, const struct host *to, int *fd, char **err)
 {
 	char *host = NULL;
@@ -1030,7 +1030,6 @@ static enum conn_status forward(struct conn *c, struct hop *hop, const struct ho
 	int sv[2];
 	enum conn_status st = CONN_OK;
 
-	(void)c;
 	ssh_options_get(next, SSH_OPTIONS_HOST, &host);	/* HostName from the config */
 	ssh_options_get_port(next, &port);
 	hop->ch = ssh_channel_new(hop->s);
@@ -1107,7 +1106,7 @@ static enum conn_status open_host(struct conn *c, const struct host *h, struct t
 			if (st != CONN_OK)
 				goto out;
 		}
-		st = forward(c, &hops[i], j, ns, next, &fd, err);
+		st = forward(&hops[i], j, ns, next, &fd, err);
 		if (ns != s)
 			ssh_free(ns);	/* made for its HostName and port only */
 		if (st != CONN_OK)
