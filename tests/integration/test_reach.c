@@ -19,13 +19,25 @@
 #include "ssh/conn.h"
 #include "util/xmalloc.h"
 
+struct term {
+	char	*sock;
+	char	*dir;
+};
+
 static struct rig_sshd *sshds[3];
+/* The terminal a test has open (a copy: the test's own is on its stack),
+ * for the suite's fini to close when the test fails. */
+static struct term open_term;
+
+static void term_close(struct term *t);
 
 static void cleanup(void)
 {
 	size_t i;
 
 	screen_kill_all();
+	if (open_term.sock != NULL)
+		term_close(&open_term);
 	for (i = 0; i < sizeof(sshds) / sizeof(sshds[0]); i++)
 		if (sshds[i] != NULL)
 			rig_sshd_stop(sshds[i]);
@@ -92,11 +104,6 @@ static int children_of(int pid)
 
 /* ---- the CLI on a terminal of its own ------------------------------------------ */
 
-struct term {
-	char	*sock;
-	char	*dir;
-};
-
 /* taotop ARGS on a tmux terminal, its stderr there too (where questions
  * go), the rig's coordinates then env in its environment. */
 static void term_open(struct term *t, const char *name, const char *env, const char *args)
@@ -125,6 +132,9 @@ static void term_open(struct term *t, const char *name, const char *env, const c
 		cr_assert_eq(rig_run(argv, &out), 0, "tmux: %s", out);
 	}
 	free(out), free(cmd), free(script);
+	free(open_term.sock), free(open_term.dir);
+	open_term.sock = xstrdup(t->sock);
+	open_term.dir = xstrdup(t->dir);
 }
 
 static char *term_text(struct term *t)
@@ -181,8 +191,13 @@ static void term_type(struct term *t, const char *text)
 static void term_close(struct term *t)
 {
 	rig_local("tmux -L %s kill-server 2>/dev/null; rm -rf %s", t->sock, t->dir);
+	if (t != &open_term) {
+		free(open_term.sock), free(open_term.dir);
+		open_term.sock = open_term.dir = NULL;
+	}
 	free(t->sock);
 	free(t->dir);
+	t->sock = t->dir = NULL;
 }
 
 /* ---- one-time codes ---------------------------------------------------------------- */
