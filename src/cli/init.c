@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/show.h"
+#include "cli/ttyask.h"
 #include "engine/config.h"
 #include "engine/preflight.h"
 #include "engine/setup.h"
@@ -173,6 +174,7 @@ int cli_init(const struct cli_args *a)
 
 	setup_cluster(&d, &cl);
 	cluster_target(&cl, &t);
+	tty_ask_target(&t);	/* a one-time code, asked on the terminal */
 	c = conn_new(&t);
 	printf("Connecting to %s ...\n", show(cl.hosts));
 	fflush(stdout);

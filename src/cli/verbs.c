@@ -19,6 +19,7 @@
 #include "engine/tracker.h"
 #include "ssh/conn.h"
 #include "cli/show.h"
+#include "cli/ttyask.h"
 #include "util/sanitize.h"
 #include "util/xmalloc.h"
 
@@ -109,6 +110,7 @@ static int session_open(struct session *s, const char *cluster, const char *job)
 	}
 	free(owned);
 	cluster_target(s->cl, &t);
+	tty_ask_target(&t);
 	s->conn = conn_new(&t);
 	st = conn_connect(s->conn, &err);
 	if (st != CONN_OK) {
@@ -208,6 +210,7 @@ static void *poll_cluster(void *arg)
 	enum conn_status st;
 
 	cluster_target(p->cl, &t);
+	tty_ask_target(&t);
 	c = conn_new(&t);
 	st = conn_connect(c, &p->err);
 	if (st != CONN_OK) {

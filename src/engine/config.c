@@ -29,6 +29,7 @@ enum field_kind {
 	F_INT,		/* a number from min to max */
 	F_MAYBE_EMPTY,	/* text that may be empty ("" means something) */
 	F_LIST,		/* a list of texts, kept one per line */
+	F_BOOL,		/* true/false, yes/no */
 };
 static const struct field {
 	const char	*name;
@@ -40,6 +41,8 @@ static const struct field {
 	{ "user", F_TEXT, offsetof(struct cluster_cfg, user), 0, 0 },
 	{ "key", F_PATH, offsetof(struct cluster_cfg, key_path), 0, 0 },
 	{ "known_hosts", F_PATH, offsetof(struct cluster_cfg, known_hosts), 0, 0 },
+	{ "jump", F_TEXT, offsetof(struct cluster_cfg, jump), 0, 0 },
+	{ "password_auth", F_BOOL, offsetof(struct cluster_cfg, password_auth), 0, 0 },
 	{ "partitions", F_TEXT, offsetof(struct cluster_cfg, partitions), 0, 0 },
 	{ "account", F_TEXT, offsetof(struct cluster_cfg, account), 0, 0 },
 	{ "results_root", F_TEXT, offsetof(struct cluster_cfg, results_root), 0, 0 },
@@ -131,6 +134,12 @@ static int read_cluster(yaml_document_t *doc, const char *file, const yaml_node_
 				return yamldoc_fail(err, file, v, "cluster '%s': field '%s' must be a number from "
 				    "%d to %d", cl->name, key, f->min, f->max);
 			*(int *)((char *)cl + f->off) = (int)n;
+		} else if (f->kind == F_BOOL) {
+			int yes = strcmp(val, "true") == 0 || strcmp(val, "yes") == 0;
+			if (!yes && strcmp(val, "false") != 0 && strcmp(val, "no") != 0)
+				return yamldoc_fail(err, file, v, "cluster '%s': field '%s' is true or "
+				    "false, not '%s'", cl->name, key, val);
+			*(int *)((char *)cl + f->off) = yes;
 		} else {
 			char **slot = (char **)((char *)cl + f->off);
 			free(*slot);
@@ -336,6 +345,7 @@ static void apply_env(struct cluster_cfg *cl)
 		{ "SLURM_USER", offsetof(struct cluster_cfg, user), 0 },
 		{ "SSH_KEY_PATH", offsetof(struct cluster_cfg, key_path), 1 },
 		{ "TAOTOP_KNOWN_HOSTS", offsetof(struct cluster_cfg, known_hosts), 1 },
+		{ "TAOTOP_JUMP", offsetof(struct cluster_cfg, jump), 0 },
 		{ "SLURM_PARTITION", offsetof(struct cluster_cfg, partitions), 0 },
 		{ "SLURM_ACCOUNT", offsetof(struct cluster_cfg, account), 0 },
 		{ "SLURM_BASE_RESULTS_DIR", offsetof(struct cluster_cfg, results_root), 0 },
@@ -422,7 +432,7 @@ int config_load(struct config *cfg, char **err)
 void config_cluster_free(struct cluster_cfg *cl)
 {
 	free(cl->name), free(cl->hosts), free(cl->user);
-	free(cl->key_path), free(cl->known_hosts);
+	free(cl->key_path), free(cl->known_hosts), free(cl->jump);
 	free(cl->partitions), free(cl->account), free(cl->results_root);
 	free(cl->nccl_env), free(cl->nccl_env_shape), free(cl->nccl_ladder);
 	free(cl->image_cache), free(cl->cpu_partition);
@@ -465,6 +475,8 @@ void cluster_target(const struct cluster_cfg *cl, struct conn_target *t)
 	t->key_path = cl->key_path;
 	t->known_hosts = cl->known_hosts;
 	t->ssh_config = getenv("TAOTOP_SSH_CONFIG");	/* NULL: ~/.ssh/config */
+	t->jump = cl->jump;
+	t->password_auth = cl->password_auth;
 }
 
 /* ---- remembering the probe's answer --------------------------------------------------------- */

@@ -43,6 +43,11 @@ struct cluster_cfg {
 	char	*user;
 	char	*key_path;
 	char	*known_hosts;
+	char	*jump;		/* jump hosts, "[user@]host[:port]" comma-separated,
+				 * connected by taotop; NULL: ~/.ssh/config's
+				 * ProxyJump; "none": no jump host */
+	int	 password_auth;	/* answer a server's password request (asked
+				 * like a one-time code); off unless set */
 	int	 poll_s;
 	char	*partitions;
 	char	*account;

@@ -162,6 +162,14 @@ static void on_event(struct setup_view *v, const struct worker_event *ev)
 			fail(v, ev->error);
 		}
 		break;
+	case WEV_ASK:
+		/* A one-time code: the form has no question dialog of its own;
+		 * taotop init asks it on the terminal. */
+		worker_answer(v->worker, NULL, 0);
+		fail(v, "the server asks a question while connecting (a one-time code): set up "
+		    "this cluster with 'taotop init' on the terminal, which asks it, then start "
+		    "taotop");
+		break;
 	case WEV_AUTH_FAILED:
 	case WEV_UNREACHABLE:
 		if (v->stage == S_CONNECTING || v->stage == S_CHECKING)

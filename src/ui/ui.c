@@ -283,6 +283,8 @@ static void on_watch(struct app *a, unsigned bits)
 			watch_retry_free(&r);
 		}
 	}
+	if (bits & (WATCH_ASK | WATCH_LINK))
+		ask_check(a);
 	if ((bits & WATCH_HOSTKEY) && a->mode == MODE_NORMAL) {
 		for (i = 0; i < watch_count(a->watch); i++) {
 			enum link_state l = watch_cluster(a->watch, i)->link;
@@ -728,6 +730,10 @@ static void on_key(struct app *a, wint_t ch, int func)
 		colpick_key(a, ch, func);
 		return;
 	}
+	if (a->mode == MODE_ASK) {
+		ask_key(a, ch, func);
+		return;
+	}
 	if (a->mode != MODE_NORMAL) {
 		dialog_key(a, ch, func);
 		return;
@@ -825,6 +831,8 @@ static void loop(struct app *a)
 			on_key(a, ch, kr == KEY_CODE_YES);
 			keys++;
 		}
+		if (keys > 0)
+			ask_check(a);	/* a dialog closed: a question may wait */
 		if (keys > 0 && !a->quit) {
 			if (a->dirty)
 				draw(a);
@@ -1020,6 +1028,7 @@ int ui_run(const struct ui_opts *o)
 
 	/* The terminal first: whatever follows may take a moment. */
 	submit_view_free(&a);
+	ask_free(&a);
 	draw_free_windows(&a);
 	delwin(a.win_input);
 	endwin();
