@@ -75,6 +75,7 @@ void cli_help(FILE *f);
 /* The usage line and a pointer to --help on stderr: EXIT_USAGE. */
 int cli_usage_error(const struct cli_verb *v);
 
+int cli_init(const struct cli_args *a);
 int cli_jobs(const struct cli_args *a);
 int cli_status(const struct cli_args *a);
 int cli_cancel(const struct cli_args *a);
@@ -82,5 +83,9 @@ int cli_logs(const struct cli_args *a);
 int cli_submit(const struct cli_args *a);
 int cli_preflight(const struct cli_args *a);
 int cli_retry(const struct cli_args *a);
+
+/* The preflight's checks, one a line: a mark, the check, its fix. */
+struct preflight;
+void cli_print_preflight(FILE *f, const struct preflight *p);
 
 #endif
