@@ -293,7 +293,7 @@ Test(detail, a_records_view_has_its_history_chain_verdict_and_files)
 	    "a retry shows the sbatch its chain's first job staged");
 	cr_assert_str_eq(paths[1], "/lustre/root/tao-20261129-first/specs/spec.yaml");
 	free(paths[0]), free(paths[1]), free(paths);
-	n = detail_lines(r, &row, "rig", &f, 1, 0, 0, &lines);
+	n = detail_lines(r, &row, "rig", NULL, &f, 1, 0, 0, &lines);
 	for (i = 0; i < n; i++)
 		len += strlen(lines[i]) + 1;
 	all = calloc(1, len + 1);
