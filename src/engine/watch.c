@@ -28,6 +28,7 @@
 #define FETCH_MAX	(256u << 10)	/* of one fetched file */
 #define USE_ASKED	8	/* the user's other jobs sampled on request */
 #define USE_BACKOFF	8	/* failed rounds back off to 8 times the cadence */
+#define USE_GAP_MS	5000	/* a round between polls only this far from the next */
 
 /* A followed log with the reading state its worker task uses. */
 struct follower {
@@ -604,10 +605,11 @@ static int asked_for(const struct cluster *cl, const char *id)
 	return 0;
 }
 
-/* Right after a poll, when a round is due: the round runs in the gap
- * before the next poll (each job's srun bounded well inside a poll
- * interval), so it never stands in a poll's way on the worker's queue.
- * The jobs: taotop's running ones, and the others the user asked about. */
+/* When a round is due, right after a poll, or between polls when the next
+ * is at least USE_GAP_MS away (a round takes a few tens of ms a job, all
+ * at once): it runs in the gap, so it does not stand in a poll's way on
+ * the worker's queue. The jobs: taotop's running ones, and the others the
+ * user asked about, from the latest poll. */
 static void maybe_sample(struct watch *w, size_t ci, int64_t now)
 {
 	struct cluster *cl = &w->cl[ci];
@@ -633,10 +635,12 @@ static void maybe_sample(struct watch *w, size_t ci, int64_t now)
 	}
 	t->nuj = n;
 	if (n == 0) {
-		/* Nothing runs: forget what was, look again after the next poll. */
+		/* Nothing runs: forget what was; look again after a poll
+		 * interval, not at every wake-up. */
 		free(p->use);
 		p->use = NULL;
 		p->nuse = 0;
+		cl->next_use_ms = now + (int64_t)p->cfg->poll_s * 1000;
 		task_free(t);
 		return;
 	}
@@ -923,6 +927,13 @@ unsigned watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 	for (i = 0; i < w->n; i++) {
 		struct cluster *cl = &w->cl[i];
 		struct watched *p = &cl->pub;
+		if (p->link == LINK_UP && p->polls > 0 && p->poll_started_ms == 0 && !p->submitting &&
+		    p->cfg->use_s > 0 && p->use_off == NULL && !cl->use_busy) {
+			if (now_ms >= cl->next_use_ms && p->next_poll_ms - now_ms >= USE_GAP_MS)
+				maybe_sample(w, i, now_ms);
+			else if (now_ms < cl->next_use_ms)
+				next = earliest(next, cl->next_use_ms);
+		}
 		if (p->poll_started_ms == 0 && p->next_poll_ms > 0 && now_ms >= p->next_poll_ms &&
 		    !p->submitting) {
 			struct task *t = task_new(w, i, T_POLL);
