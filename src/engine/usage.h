@@ -87,6 +87,11 @@ struct use_round {
 /* The remote command for n jobs (ids pass use_id_ok; nonce from
  * slurm_nonce). Caller frees. */
 char *use_command(const struct use_job *jobs, size_t n, const char *nonce);
+/* The monitor's form: the answer the round started last time left, then
+ * this round started in the background on the login node, so the command returns at once and the
+ * worker's next request (a poll) never waits for the jobs' nodes. key
+ * names the files it keeps there (hex). Caller frees. */
+char *use_command_behind(const struct use_job *jobs, size_t n, const char *nonce, const char *key);
 /* Only plain job ids (no array or het suffix) are sampled. */
 int use_id_ok(const char *id);
 /* Parse what use_command printed: one entry per job asked for, in order. */
@@ -112,6 +117,11 @@ void use_events_free(struct use_event *ev, size_t n);
  * could not run (the connection): *err. */
 int use_sample(struct conn *c, const struct use_job *jobs, size_t n, struct use_round *r,
     char **err);
+/* The monitor's round over c (use_command_behind): *have is 1 when the
+ * previous round's answer came back, in r (the first round has none; its
+ * answer comes with the next). -1 only when the command could not run. */
+int use_sample_behind(struct conn *c, struct use_tracker *t, const struct use_job *jobs, size_t n,
+    struct use_round *r, int *have, char **err);
 /* Note the flags raised in their records' history (source "taotop"). */
 void use_note_events(struct record_store *st, const struct use_event *ev, size_t n);
 

@@ -28,7 +28,8 @@
 #define FETCH_MAX	(256u << 10)	/* of one fetched file */
 #define USE_ASKED	8	/* the user's other jobs sampled on request */
 #define USE_BACKOFF	8	/* failed rounds back off to 8 times the cadence */
-#define USE_GAP_MS	5000	/* a round between polls only this far from the next */
+#define USE_GAP_MS	2000	/* a round between polls only this far from the next */
+#define USE_FIRST_S	5	/* the first round's answer read back after this */
 
 /* A followed log with the reading state its worker task uses. */
 struct follower {
@@ -137,6 +138,7 @@ struct task {
 	struct use_event	*uev;
 	size_t			 nuev;
 	char			*use_off;
+	int			 use_first;	/* started the first round: no answer yet */
 };
 
 int64_t watch_now_ms(void)
@@ -311,13 +313,17 @@ static void run_sample(struct conn *c, struct worker_task *wt)
 	struct cluster *cl = &t->w->cl[t->ci];
 	struct use_round r;
 	char *err = NULL;
+	int have = 0;
 
-	if (use_sample(c, t->uj, t->nuj, &r, &err) != 0) {
+	if (use_sample_behind(c, cl->use, t->uj, t->nuj, &r, &have, &err) != 0) {
 		wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
 		wt->err = err;
 		return;
 	}
-	if (r.unavailable != NULL) {
+	t->use_first = !have;
+	if (!have) {
+		return;
+	} else if (r.unavailable != NULL) {
 		t->use_off = r.unavailable;
 		r.unavailable = NULL;
 	} else {
@@ -606,9 +612,10 @@ static int asked_for(const struct cluster *cl, const char *id)
 }
 
 /* When a round is due, right after a poll, or between polls when the next
- * is at least USE_GAP_MS away (a round takes a few tens of ms a job, all
- * at once): it runs in the gap, so it does not stand in a poll's way on
- * the worker's queue. The jobs: taotop's running ones, and the others the
+ * is at least USE_GAP_MS away. The round's command only reads the last
+ * round's answer and starts the next behind it on the login node
+ * (engine/usage.h): it returns in a round trip, whatever the jobs' nodes
+ * do, so it does not stand in a poll's way on the worker's queue. The jobs: taotop's running ones, and the others the
  * user asked about, from the latest poll. */
 static void maybe_sample(struct watch *w, size_t ci, int64_t now)
 {
@@ -670,6 +677,12 @@ static unsigned sample_done(struct watch *w, struct cluster *cl, struct task *t)
 	}
 	cl->use_backoff = 1;
 	cl->next_use_ms = now + (int64_t)p->cfg->use_s * 1000;
+	if (t->use_first) {
+		/* Its answer is read with the next round: soon, the first time. */
+		if (p->cfg->use_s > USE_FIRST_S)
+			cl->next_use_ms = now + USE_FIRST_S * 1000;
+		return 0;
+	}
 	if (t->use_off != NULL) {
 		/* Said once, never tried again on this cluster. */
 		log_msg(LOG_WARN, "monitor: %s: GPU use not available: %s", p->cfg->name, t->use_off);
