@@ -33,7 +33,9 @@ size_t detail_paths(const struct job_record *r, char ***out)
 	return 2;
 }
 
-char *detail_sparkline(const double *v, size_t n, size_t width, int utf8)
+/* Scaled to the values shown, or (percent) to 0..100 itself: an idle
+ * stretch then stays low however busy the rest was. */
+static char *sparkline(const double *v, size_t n, size_t width, int utf8, int percent)
 {
 	static const char *const blocks[] = { "\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83",
 	    "\xe2\x96\x84", "\xe2\x96\x85", "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88" };
@@ -43,12 +45,14 @@ char *detail_sparkline(const double *v, size_t n, size_t width, int utf8)
 	struct buf b;
 
 	buf_init(&b);
-	for (i = from; i < n; i++) {
+	for (i = from; i < n && !percent; i++) {
 		if (i == from || v[i] < lo)
 			lo = v[i];
 		if (i == from || v[i] > hi)
 			hi = v[i];
 	}
+	if (percent)
+		hi = 100;
 	for (i = from; i < n; i++) {
 		int k = hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.0 + 0.5) : 3;
 		if (k < 0)
@@ -63,6 +67,11 @@ char *detail_sparkline(const double *v, size_t n, size_t width, int utf8)
 	if (b.data == NULL)
 		buf_adds(&b, "");
 	return buf_detach(&b);
+}
+
+char *detail_sparkline(const double *v, size_t n, size_t width, int utf8)
+{
+	return sparkline(v, n, width, utf8, 0);
 }
 
 struct lines {
@@ -118,25 +127,14 @@ static void add_file(struct lines *l, const struct watch_file *f)
 
 char *detail_percent_sparkline(const unsigned char *v, size_t n, size_t width, int utf8)
 {
-	static const char *const blocks[] = { "\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83",
-	    "\xe2\x96\x84", "\xe2\x96\x85", "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88" };
-	static const char ascii[] = "_.:-=+*#";
-	size_t from = n > width ? n - width : 0, i;
-	struct buf b;
+	double d[USE_HIST];
+	size_t i, from = n > width ? n - width : 0;
 
-	buf_init(&b);
-	for (i = from; i < n; i++) {
-		/* On the 0..100 scale itself: an idle stretch is low however
-		 * busy the rest was. */
-		int k = (v[i] > 100 ? 100 : v[i]) * 7 / 100;
-		if (utf8)
-			buf_adds(&b, blocks[k]);
-		else
-			buf_addc(&b, ascii[k]);
-	}
-	if (b.data == NULL)
-		buf_adds(&b, "");
-	return buf_detach(&b);
+	if (n - from > USE_HIST)
+		from = n - USE_HIST;
+	for (i = from; i < n; i++)
+		d[i - from] = v[i];
+	return sparkline(d, n - from, width, utf8, 1);
 }
 
 /* GPU use: a bar per GPU, the sparkline of the rounds, the node's CPU. */

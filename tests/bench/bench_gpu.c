@@ -30,6 +30,7 @@
 #include "engine/usage.h"
 #include "engine/watch.h"
 #include "integration/helper_rig.h"
+#include "bench/bench.h"
 #include "ssh/conn.h"
 #include "util/xmalloc.h"
 
@@ -38,12 +39,6 @@
 
 static FILE *results;
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void row(const char *measure, double ours, double theirs, const char *unit)
 {
@@ -52,44 +47,7 @@ static void row(const char *measure, double ours, double theirs, const char *uni
 		fprintf(results, "%s\t%.2f\t%.2f\t%s\n", measure, ours, theirs, unit);
 }
 
-static char *remote(struct conn *c, const char *cmd)
-{
-	struct conn_exec x;
-	char *err = NULL, *out;
 
-	conn_exec_init(&x, cmd);
-	if (conn_exec(c, &x, &err) != CONN_OK || x.exit_status != 0) {
-		fprintf(stderr, "bench_gpu: %s: %s%s\n", cmd, err ? err : "", x.err.data ? x.err.data : "");
-		exit(1);
-	}
-	out = x.out.data ? xstrdup(x.out.data) : xstrdup("");
-	conn_exec_free(&x);
-	return out;
-}
-
-/* The by-hand way: one ssh process per job. */
-static double ssh_process(const struct rig *r, const char *cmd)
-{
-	char port[16], kh[4096], dest[256];
-	double t0 = now_s();
-	pid_t pid;
-	int status;
-
-	snprintf(port, sizeof(port), "%d", r->port);
-	snprintf(kh, sizeof(kh), "UserKnownHostsFile=%s", r->known_hosts);
-	snprintf(dest, sizeof(dest), "%s@%s", r->user, r->host);
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		if (freopen("/dev/null", "w", stdout) == NULL)
-			_exit(127);
-		execlp("ssh", "ssh", "-q", "-o", "BatchMode=yes", "-o", kh, "-i", r->key, "-p", port,
-		    dest, cmd, (char *)NULL);
-		_exit(127);
-	}
-	waitpid(pid, &status, 0);
-	return now_s() - t0;
-}
 
 static void bench_rounds(struct conn *c, const struct rig *r, char **ids)
 {
@@ -109,7 +67,7 @@ static void bench_rounds(struct conn *c, const struct rig *r, char **ids)
 	for (i = 0; i < sample; i++) {
 		char *cmd = xasprintf("srun --overlap --jobid=%s nvidia-smi --query-gpu=index,"
 		    "utilization.gpu,memory.used,memory.total --format=csv,noheader,nounits", ids[i]);
-		per_job += ssh_process(r, cmd);
+		per_job += bench_ssh_process(r, cmd);
 		free(cmd);
 	}
 	per_job /= sample;
@@ -122,12 +80,12 @@ static void bench_rounds(struct conn *c, const struct rig *r, char **ids)
 			struct use_round round;
 			unsigned long before = conn_counters(c)->execs;
 			char *err = NULL;
-			double t0 = now_s(), t;
+			double t0 = bench_now_s(), t;
 			if (use_sample(c, jobs, (size_t)sizes[k], &round, &err) != 0) {
 				fprintf(stderr, "bench_gpu: %s\n", err);
 				exit(1);
 			}
-			t = now_s() - t0;
+			t = bench_now_s() - t0;
 			if (t < best)
 				best = t;
 			execs = conn_counters(c)->execs - before;
@@ -254,8 +212,8 @@ int main(void)
 		fprintf(stderr, "bench_gpu: %s\n", err);
 		return 1;
 	}
-	free(remote(c, "scancel --name=bench-gpu; true"));
-	out = remote(c, "for i in $(seq 50); do g=; [ $i -le 16 ] && g=--gres=gpu:1; "
+	free(bench_remote(c, "scancel --name=bench-gpu; true"));
+	out = bench_remote(c, "for i in $(seq 50); do g=; [ $i -le 16 ] && g=--gres=gpu:1; "
 	    "sbatch --parsable -p bench -J bench-gpu -t 10 -c 1 $g -o /dev/null --wrap 'sleep 900'; done");
 	for (i = 0, tok = strtok_r(out, "\n", &save); i < NJOBS && tok != NULL;
 	    i++, tok = strtok_r(NULL, "\n", &save))
@@ -266,7 +224,7 @@ int main(void)
 	}
 	free(out);
 	for (i = 0; i < 120 && running < NJOBS; i++) {
-		out = remote(c, "squeue -h --me -n bench-gpu -t R | wc -l");
+		out = bench_remote(c, "squeue -h --me -n bench-gpu -t R | wc -l");
 		running = atoi(out);
 		free(out);
 		if (running < NJOBS)
@@ -274,7 +232,7 @@ int main(void)
 	}
 	if (running < NJOBS) {
 		fprintf(stderr, "bench_gpu: only %d of %d jobs running after a minute\n", running, NJOBS);
-		free(remote(c, "scancel --name=bench-gpu; true"));
+		free(bench_remote(c, "scancel --name=bench-gpu; true"));
 		return 1;
 	}
 	bench_rounds(c, r, ids);
@@ -286,7 +244,7 @@ int main(void)
 	printf("  (taotop: sampling every 2 s, %lu rounds in 20 s; baseline: the same watch without "
 	    "sampling, %lu rounds)\n", rounds_on, rounds_off);
 
-	free(remote(c, "scancel --name=bench-gpu; true"));
+	free(bench_remote(c, "scancel --name=bench-gpu; true"));
 	for (i = 0; i < NJOBS; i++)
 		free(ids[i]);
 	conn_free(c);

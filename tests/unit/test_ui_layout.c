@@ -372,3 +372,46 @@ Test(text, wrap_keeps_words_whole_and_indents_continuations)
 		free(lines[i]);
 	free(lines);
 }
+
+Test(detail, a_running_jobs_gpu_use_has_a_bar_per_gpu_and_the_rounds_sparkline)
+{
+	struct job_row row;
+	struct job_use u;
+	char **lines, *all;
+	size_t n, i, len = 0;
+	unsigned char hist[] = { 0, 50, 100 };
+
+	memset(&row, 0, sizeof(row));
+	snprintf(row.slurm_id, sizeof(row.slurm_id), "77");
+	row.state = TAO_RUNNING;
+	row.epoch = row.max_epoch = -1;
+	memset(&u, 0, sizeof(u));
+	u.ok = 1;
+	u.ngpu = 2;
+	u.gpu[0] = (struct gpu_reading){ "node01", 0, 100, 40960, 81920 };
+	u.gpu[1] = (struct gpu_reading){ "node\x1b]0;x\x07" "02", 1, 0, 0, 81920 };
+	memcpy(u.hist, hist, sizeof(hist));
+	u.nhist = 3;
+	u.idle = 1;
+	u.load = 1.5;
+	u.rss_kib = 1048576;
+	n = detail_lines(NULL, &row, "rig", &u, NULL, 0, 0, 0, &lines);
+	for (i = 0; i < n; i++)
+		len += strlen(lines[i]) + 1;
+	all = calloc(1, len + 1);
+	for (i = 0; i < n; i++) {
+		strcat(all, lines[i]);
+		strcat(all, "\n");
+		free(lines[i]);
+	}
+	free(lines);
+	cr_expect_not_null(strstr(all, "GPU use: 50 % mean over 2 GPUs, memory 40.0/80.0G"), "%s", all);
+	cr_expect_not_null(strstr(all, "IDLE"), "%s", all);
+	cr_expect_not_null(strstr(all, "[####################] 100 %  40.0/80.0 GiB"), "%s", all);
+	cr_expect_not_null(strstr(all, "[....................]   0 %"), "%s", all);
+	/* On the fixed 0..100 scale, ASCII without UTF-8. */
+	cr_expect_not_null(strstr(all, "GPU % per round: _=#  (last 100 %)"), "%s", all);
+	cr_expect_not_null(strstr(all, "CPU: load 1.50, 1.0 GiB resident"), "%s", all);
+	cr_expect_null(strchr(all, '\x1b'), "a node's name reached the view raw: %s", all);
+	free(all);
+}
