@@ -70,13 +70,18 @@ char *use_command_behind(const struct use_job *jobs, size_t n, const char *nonce
 
 	/* Print the answer the last round left, then start this one in the
 	 * background, detached from the channel (every descriptor elsewhere),
-	 * one at a time: while one still runs (flock), none is started, and
-	 * the marker line says whether one was. */
+	 * one at a time: while one still runs (flock, where there is one),
+	 * none is started, and the marker line says whether one was. The
+	 * files are in the user's own folder, not a shared /tmp; those of
+	 * monitors gone for a day are removed. */
 	buf_init(&b);
-	buf_addf(&b, "umask 077; f=\"${TMPDIR:-/tmp}/taotop-gpu-$(id -u)-%s\"\n"
+	buf_addf(&b, "umask 077; d0=\"$HOME/.cache/taotop\"; mkdir -p \"$d0\" || exit 1\n"
+	    "f=\"$d0/gpu-%s\"\n"
+	    "find \"$d0\" -maxdepth 1 -name 'gpu-*' -mmin +1440 -exec rm -f {} + 2>/dev/null\n"
 	    "cat \"$f.out\" 2>/dev/null; rm -f \"$f.out\"\nr=", key);
 	sh_quote_buf(&b, round, strlen(round));
-	buf_addf(&b, "\nexec 9>>\"$f.lock\"\nif flock -n 9; then\n"
+	buf_addf(&b, "\nexec 9>>\"$f.lock\"; touch \"$f.lock\"\n"
+	    "if ! command -v flock >/dev/null 2>&1 || flock -n 9; then\n"
 	    "  ( sh -c \"$r\" > \"$f.tmp\" 2>/dev/null && mv -f \"$f.tmp\" \"$f.out\" ) "
 	    "</dev/null >/dev/null 2>&1 &\n  echo \"" BEHIND_MARK " %s\"\nfi\n", nonce);
 	free(round);

@@ -194,3 +194,19 @@ Test(usage, a_job_that_stops_being_watched_is_forgotten)
 	cr_expect_eq(u.nhist, 1);
 	use_tracker_free(t);
 }
+
+Test(usage, the_monitors_round_reads_the_last_answer_and_starts_the_next_behind)
+{
+	char *cmd = use_command_behind(two, 2, NONCE, "feedfacefeedface");
+
+	/* In the user's own folder, not a shared /tmp. */
+	cr_expect_not_null(strstr(cmd, "umask 077; d0=\"$HOME/.cache/taotop\""), "%s", cmd);
+	cr_expect_not_null(strstr(cmd, "f=\"$d0/gpu-feedfacefeedface\""), "%s", cmd);
+	cr_expect(strstr(cmd, "cat \"$f.out\"") < strstr(cmd, "sh -c \"$r\""),
+	    "the last answer is read before the next round starts: %s", cmd);
+	/* Detached: no descriptor of the channel stays with it. */
+	cr_expect_not_null(strstr(cmd, "</dev/null >/dev/null 2>&1 &"), "%s", cmd);
+	cr_expect_not_null(strstr(cmd, "flock -n 9"), "%s", cmd);
+	cr_expect_not_null(strstr(cmd, "echo \"@@taotop-gpu-started " NONCE "\""), "%s", cmd);
+	free(cmd);
+}
