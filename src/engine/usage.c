@@ -15,7 +15,7 @@
 
 /* What runs on each of a job's nodes, inside its allocation: GPU lines
  * ("G node idx, util, used, total"), or "X node" without nvidia-smi; then
- * "C node load rss_kib". */
+ * "C node load rss_kib when" (when: the node's clock, seconds). */
 static const char probe[] =
 	"h=${SLURMD_NODENAME:-$(hostname)}\n"
 	"if command -v nvidia-smi >/dev/null 2>&1; then\n"
@@ -23,7 +23,7 @@ static const char probe[] =
 	" --format=csv,noheader,nounits 2>&1 | sed \"s/^/G $h /\"\n"
 	"else echo \"X $h\"; fi\n"
 	"echo \"C $h $(cut -d' ' -f1 /proc/loadavg) $(ps -u \"$(id -u)\" -o rss= | "
-	"awk '{s+=$1} END {print s+0}')\"\n";
+	"awk '{s+=$1} END {print s+0}') $(date +%s)\"\n";
 
 int use_id_ok(const char *id)
 {
@@ -179,14 +179,20 @@ void use_parse(const char *out, const char *nonce, const struct use_job *jobs, s
 			char node[32], rest[96];
 			double load = 0;
 			long rss = 0;
+			long long when = 0;
 			size_t k = (size_t)(end - p - 2) < sizeof(rest) - 1 ? (size_t)(end - p - 2)
 			    : sizeof(rest) - 1;
 			memcpy(rest, p + 2, k);
 			rest[k] = '\0';
-			if (sscanf(rest, "%31s %lf %ld", node, &load, &rss) == 3 && load >= 0 && rss >= 0) {
+			int got = sscanf(rest, "%31s %lf %ld %lld", node, &load, &rss, &when);
+			if (got >= 3 && load >= 0 && rss >= 0) {
 				if (u->rss_kib == 0 && u->load == 0)
 					u->load = load;
 				u->rss_kib += rss;
+				/* When it was read (a round behind is that old), if
+				 * the node's clock says something sane. */
+				if (got == 4 && when > 1000000000LL && when < 32503680000LL)
+					u->at = (time_t)when;
 			}
 		} else if (end - p > 2 && p[0] == 'R' && p[1] == ' ') {
 			rc[i] = atoi(p + 2);

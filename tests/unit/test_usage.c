@@ -36,7 +36,7 @@ Test(usage, an_answer_is_read_per_job_and_per_gpu_others_lines_ignored)
 	const char *out =
 	    NONCE " 101 G node01 0, 97, 61440, 81559\n"
 	    NONCE " 101 G node01 1, 95, 61447, 81559\n"
-	    NONCE " 101 C node01 1.50 2048\n"
+	    NONCE " 101 C node01 1.50 2048 1764547200\n"
 	    NONCE " 101 R 0\n"
 	    "ffffffffffffffff 101 G node01 2, 0, 0, 81559\n"	/* another nonce: forged */
 	    NONCE " 999 G node09 0, 50, 1, 2\n"			/* a job not asked about */
@@ -55,6 +55,7 @@ Test(usage, an_answer_is_read_per_job_and_per_gpu_others_lines_ignored)
 	cr_expect_eq(r.jobs[0].gpu[1].mem_total, 81559);
 	cr_expect_float_eq(r.jobs[0].load, 1.5, 1e-9);
 	cr_expect_eq(r.jobs[0].rss_kib, 2048);
+	cr_expect_eq(r.jobs[0].at, 1764547200, "the time on the node, not when it was read");
 	cr_expect_eq(use_mean_util(&r.jobs[0]), 96);
 	{
 		char mem[32];
