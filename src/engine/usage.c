@@ -25,6 +25,8 @@ static const char probe[] =
 	"echo \"C $h $(cut -d' ' -f1 /proc/loadavg) $(ps -u \"$(id -u)\" -o rss= | "
 	"awk '{s+=$1} END {print s+0}') $(date +%s)\"\n";
 
+#define USE_RSS_MAX	(1L << 50)	/* KiB: an exbibyte, more than any job */
+
 int use_id_ok(const char *id)
 {
 	size_t i;
@@ -188,7 +190,8 @@ void use_parse(const char *out, const char *nonce, const struct use_job *jobs, s
 			if (got >= 3 && load >= 0 && rss >= 0) {
 				if (u->rss_kib == 0 && u->load == 0)
 					u->load = load;
-				u->rss_kib += rss;
+				/* Saturating: a node's answer is not trusted to add up. */
+				u->rss_kib = rss > USE_RSS_MAX - u->rss_kib ? USE_RSS_MAX : u->rss_kib + rss;
 				/* When it was read (a round behind is that old), if
 				 * the node's clock says something sane. */
 				if (got == 4 && when > 1000000000LL && when < 32503680000LL)
