@@ -25,6 +25,7 @@ static const char probe[] =
 	"echo \"C $h $(cut -d' ' -f1 /proc/loadavg) $(ps -u \"$(id -u)\" -o rss= | "
 	"awk '{s+=$1} END {print s+0}') $(date +%s)\"\n";
 
+#define USE_AT_ONCE	10	/* jobs' steps started together */
 #define USE_RSS_MAX	(1L << 50)	/* KiB: an exbibyte, more than any job */
 
 int use_id_ok(const char *id)
@@ -42,7 +43,7 @@ int use_id_ok(const char *id)
 char *use_command(const struct use_job *jobs, size_t n, const char *nonce)
 {
 	struct buf b;
-	size_t i;
+	size_t i, k;
 
 	buf_init(&b);
 	buf_addf(&b, "n=%s; d=$(mktemp -d) || exit 1\np=", nonce);
@@ -52,9 +53,15 @@ char *use_command(const struct use_job *jobs, size_t n, const char *nonce)
 	buf_addf(&b, "\ns() { timeout %d srun --overlap --jobid=\"$1\" -N \"$2\" "
 	    "--ntasks-per-node=1 --quiet sh -c \"$p\" > \"$d/$1\" 2>&1; echo \"R $?\" >> \"$d/$1\"; }\n",
 	    USE_STEP_TIMEOUT_S);
-	for (i = 0; i < n; i++)
-		if (use_id_ok(jobs[i].slurm_id))
-			buf_addf(&b, "s %s %d &\n", jobs[i].slurm_id, jobs[i].nodes > 0 ? jobs[i].nodes : 1);
+	for (i = 0, k = 0; i < n; i++) {
+		if (!use_id_ok(jobs[i].slurm_id))
+			continue;
+		/* USE_AT_ONCE steps at a time: fifty sruns at once would load
+		 * the login node and slurmctld in a burst. */
+		if (k++ > 0 && k % USE_AT_ONCE == 1)
+			buf_adds(&b, "wait\n");
+		buf_addf(&b, "s %s %d &\n", jobs[i].slurm_id, jobs[i].nodes > 0 ? jobs[i].nodes : 1);
+	}
 	buf_adds(&b, "wait\nfor j in");
 	for (i = 0; i < n; i++)
 		if (use_id_ok(jobs[i].slurm_id))

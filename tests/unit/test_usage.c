@@ -211,3 +211,21 @@ Test(usage, the_monitors_round_reads_the_last_answer_and_starts_the_next_behind)
 	cr_expect_not_null(strstr(cmd, "echo \"@@taotop-gpu-started " NONCE "\""), "%s", cmd);
 	free(cmd);
 }
+
+Test(usage, a_round_starts_ten_jobs_steps_at_a_time)
+{
+	struct use_job jobs[11];
+	char ids[11][8], *cmd;
+	int i;
+
+	memset(jobs, 0, sizeof(jobs));
+	for (i = 0; i < 11; i++) {
+		snprintf(ids[i], sizeof(ids[i]), "%d", i + 1);
+		jobs[i].slurm_id = ids[i];
+		jobs[i].nodes = 1;
+	}
+	cmd = use_command(jobs, 11, NONCE);
+	cr_expect_not_null(strstr(cmd, "s 9 1 &\ns 10 1 &\nwait\ns 11 1 &\nwait\n"), "%s", cmd);
+	cr_expect_null(strstr(cmd, "wait\ns 2 1"), "%s", cmd);
+	free(cmd);
+}
