@@ -215,7 +215,7 @@ Test(usage, the_monitors_round_reads_the_last_answer_and_starts_the_next_behind)
 Test(usage, a_round_starts_ten_jobs_steps_at_a_time)
 {
 	struct use_job jobs[11];
-	char ids[11][8], *cmd;
+	char ids[11][16], *cmd;
 	int i;
 
 	memset(jobs, 0, sizeof(jobs));
