@@ -57,6 +57,10 @@ static const struct field {
 	{ "history_days", F_INT, offsetof(struct cluster_cfg, history_days), 0, 366 },
 	{ "history_every_seconds", F_INT, offsetof(struct cluster_cfg, history_every_s), 10, 86400 },
 	{ "history_max", F_INT, offsetof(struct cluster_cfg, history_max), 1, 5000 },
+	{ "gpu_sample_seconds", F_INT, offsetof(struct cluster_cfg, use_s), 0, 86400 },
+	{ "gpu_idle_percent", F_INT, offsetof(struct cluster_cfg, idle_percent), 0, 100 },
+	{ "gpu_idle_seconds", F_INT, offsetof(struct cluster_cfg, idle_s), 1, 86400 },
+	{ "stall_seconds", F_INT, offsetof(struct cluster_cfg, stall_s), 1, 604800 },
 };
 
 static char *field_names(void)
@@ -88,6 +92,7 @@ static int read_cluster(yaml_document_t *doc, const char *file, const yaml_node_
 	cl->name = xstrdup(yamldoc_scalar(name));
 	cl->retry_budget = -1;
 	cl->history_days = -1;
+	cl->use_s = cl->idle_percent = cl->idle_s = cl->stall_s = -1;
 	if (body->type != YAML_MAPPING_NODE)
 		return yamldoc_fail(err, file, body, "cluster '%s' must be a mapping of fields (hosts:, user:, ...)",
 		    cl->name);
@@ -391,6 +396,14 @@ void config_cluster_defaults(struct cluster_cfg *cl)
 		cl->history_every_s = 300;
 	if (cl->history_max < 1)
 		cl->history_max = 1000;
+	if (cl->use_s < 0)
+		cl->use_s = 60;
+	if (cl->idle_percent < 0)
+		cl->idle_percent = 5;
+	if (cl->idle_s < 1)
+		cl->idle_s = 600;
+	if (cl->stall_s < 1)
+		cl->stall_s = 1800;
 }
 
 int config_load(struct config *cfg, char **err)
@@ -419,6 +432,7 @@ int config_load(struct config *cfg, char **err)
 		cfg->clusters = xcalloc(1, sizeof(*cfg->clusters));
 		cfg->clusters[0].retry_budget = -1;
 		cfg->clusters[0].history_days = -1;
+		cfg->clusters[0].use_s = -1;
 		cfg->clusters[0].name = env("TAOTOP_CLUSTER");
 		if (cfg->clusters[0].name == NULL)
 			cfg->clusters[0].name = xstrdup("default");
