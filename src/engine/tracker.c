@@ -489,11 +489,6 @@ void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigne
 	t->hist_next = 0;
 }
 
-int tracker_history_asked(const struct tracker *t)
-{
-	return t->hist_asked;
-}
-
 static void forget_live(struct tracker *t)
 {
 	size_t i;

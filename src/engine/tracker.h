@@ -90,9 +90,7 @@ void tracker_free(struct tracker *t);
  * the first poll's command and then in one poll's command every every_s
  * seconds (never a command of its own). */
 void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigned max);
-/* The history window was asked in this tracker's last poll (for tests and
- * the bench). */
-int tracker_history_asked(const struct tracker *t);
+
 
 /* Poll once over c and update the records in st. -1 only when the command
  * could not run at all (connection); *err says why. A result with
