@@ -91,7 +91,6 @@ void tracker_free(struct tracker *t);
  * seconds (never a command of its own). */
 void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigned max);
 
-
 /* Poll once over c and update the records in st. -1 only when the command
  * could not run at all (connection); *err says why. A result with
  * waiting_for_accounting set wants another poll soon (a job just ended). */
