@@ -9,9 +9,10 @@
 #include "ssh/quote.h"
 #include "util/xmalloc.h"
 
-/* The bytes a first screen reads back at most, per file: 1000 lines of a
- * log are rarely more; a tail in one exec needs a bound. */
-#define WINDOW		(1u << 20)
+/* The bytes a first screen looks back through at most, per file, for its
+ * lines (only those lines travel): a tail in one exec needs a bound, and a
+ * log's 1000 lines fit unless some are megabytes long. */
+#define WINDOW		(16u << 20)
 #define TAIL_TIMEOUT_MS	30000
 /* Most bytes one follow tick reads: a burst of log output never makes one
  * tick (and the UI waiting on it) arbitrarily long. */
@@ -77,10 +78,10 @@ static void last_lines(struct buf *back, size_t n, int complete_only, struct buf
 	}
 }
 
-/* The remote side of log_tails: for each file, its size and the last
- * WINDOW bytes up to that size (a file growing meanwhile does not move
- * the window), between marks carrying the nonce. */
-static char *tails_command(const char *const *paths, size_t count, const char *nonce)
+/* The remote side of log_tails: for each file, its size and its last n+1
+ * lines up to that size (a file growing meanwhile does not move them), of
+ * its last WINDOW bytes at most, between marks carrying the nonce. */
+static char *tails_command(const char *const *paths, size_t count, size_t n, const char *nonce)
 {
 	struct buf b;
 	size_t i;
@@ -91,10 +92,22 @@ static char *tails_command(const char *const *paths, size_t count, const char *n
 		sh_quote_buf(&b, paths[i], strlen(paths[i]));
 		buf_addf(&b, "; if [ -f \"$f\" ] && s=$(wc -c < \"$f\"); then "
 		    "w=$s; [ \"$w\" -gt %u ] && w=%u; printf '@@%s %zu %%s\\n' \"$s\"; "
-		    "tail -c +$((s - w + 1)) \"$f\" | head -c \"$w\"; printf '\\n@@%s done\\n'; "
-		    "else echo '@@%s %zu missing'; fi; ", WINDOW, WINDOW, nonce, i, nonce, nonce, i);
+		    "tail -c +$((s - w + 1)) \"$f\" | head -c \"$w\" | tail -n %zu; "
+		    "printf '\\n@@%s done\\n'; else echo '@@%s %zu missing'; fi; ",
+		    WINDOW, WINDOW, nonce, i, n + 1, nonce, nonce, i);
 	}
 	return buf_detach(&b);
+}
+
+/* needle in the len bytes at hay (a log may hold NULs), or NULL. */
+static const char *find(const char *hay, size_t len, const char *needle)
+{
+	size_t n = strlen(needle), i;
+
+	for (i = 0; i + n <= len; i++)
+		if (hay[i] == needle[0] && memcmp(hay + i, needle, n) == 0)
+			return hay + i;
+	return NULL;
 }
 
 int log_tails(struct conn *c, const char *const *paths, size_t count, size_t n,
@@ -102,11 +115,11 @@ int log_tails(struct conn *c, const char *const *paths, size_t count, size_t n,
 {
 	char nonce[SLURM_NONCE_LEN + 1], *cmd, *head, *done;
 	struct conn_exec x;
-	const char *p;
+	const char *p, *lim;
 	size_t i;
 
 	slurm_nonce(nonce);
-	cmd = tails_command(paths, count, nonce);
+	cmd = tails_command(paths, count, n, nonce);
 	conn_exec_init(&x, cmd);
 	x.timeout_ms = TAIL_TIMEOUT_MS;
 	if (conn_exec(c, &x, err) != CONN_OK) {
@@ -118,23 +131,24 @@ int log_tails(struct conn *c, const char *const *paths, size_t count, size_t n,
 	head = xasprintf("@@%s ", nonce);
 	done = xasprintf("\n@@%s done\n", nonce);
 	p = x.out.data != NULL ? x.out.data : "";
+	lim = p + x.out.len;
 	for (i = 0; i < count; i++) {
 		unsigned long long size = 0;
 		size_t k;
-		char word[16] = "";
-		const char *at = strstr(p, head), *body, *stop;
+		char word[24] = "";
+		const char *at = find(p, (size_t)(lim - p), head), *body, *stop;
 
 		end[i] = 0;
 		missing[i] = 1;
-		if (at == NULL || sscanf(at + strlen(head), "%zu %15s", &k, word) != 2 || k != i)
+		if (at == NULL || sscanf(at + strlen(head), "%zu %23s", &k, word) != 2 || k != i)
 			break;
-		body = strchr(at, '\n');
+		body = memchr(at, '\n', (size_t)(lim - at));
 		if (strcmp(word, "missing") == 0 || body == NULL) {
 			p = body != NULL ? body + 1 : at + strlen(head);
 			continue;
 		}
 		size = strtoull(word, NULL, 10);
-		stop = strstr(body + 1, done);
+		stop = find(body + 1, (size_t)(lim - (body + 1)), done);
 		if (stop == NULL)
 			break;
 		{
@@ -150,7 +164,7 @@ int log_tails(struct conn *c, const char *const *paths, size_t count, size_t n,
 	}
 	free(head);
 	free(done);
-	if (i < count && x.exit_status != 0) {
+	if (i < count) {
 		const char *e = x.err.data ? x.err.data : "";
 		*err = xasprintf("reading %s failed: %.*s", paths[i], (int)strcspn(e, "\n"), e);
 		conn_exec_free(&x);

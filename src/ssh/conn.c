@@ -1334,6 +1334,7 @@ static enum conn_status pump(struct conn *c, ssh_channel ch, struct conn_exec *x
 			if (n == SSH_ERROR)
 				goto broken;
 			if (n > 0) {
+				c->counters.exec_bytes_read += (uint64_t)n;
 				if (stream == 0)
 					keep(&x->out, chunk, (size_t)n, out_cap, &x->out_cut);
 				else

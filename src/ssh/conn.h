@@ -185,6 +185,7 @@ struct conn_counters {
 					 * server: a read is an open, each read
 					 * of up to a chunk, and a close */
 	uint64_t	sftp_bytes_read;
+	uint64_t	exec_bytes_read;	/* commands' stdout and stderr */
 };
 const struct conn_counters *conn_counters(const struct conn *c);
 

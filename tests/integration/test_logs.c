@@ -46,13 +46,17 @@ Test(logs, tail_reads_the_end_of_a_large_file_only, .timeout = 60)
 
 	free(rig_ssh_ok(cmd));
 	buf_init(&out);
-	uint64_t before = conn_counters(c)->sftp_bytes_read;
+	const struct conn_counters *k = conn_counters(c);
+	uint64_t before = k->sftp_bytes_read + k->exec_bytes_read;
+	unsigned long execs = k->execs;
 	cr_assert_eq(log_tail(c, path, 3, 0, &out, &end, &missing, &err), 0, "%s", err);
 	cr_expect_str_eq(out.data, "line 0399998 of a log that is long enough\n"
 	    "line 0399999 of a log that is long enough\nline 0400000 of a log that is long enough\n");
-	uint64_t read = conn_counters(c)->sftp_bytes_read - before;
-	cr_expect(read <= 64 * 1024, "read %lu bytes of a %lu-byte file for 3 lines",
+	/* Only the lines come back, in one command. */
+	uint64_t read = k->sftp_bytes_read + k->exec_bytes_read - before;
+	cr_expect(read <= 1024, "%lu bytes came back from a %lu-byte file for 3 lines",
 	    (unsigned long)read, (unsigned long)end);
+	cr_expect_eq(k->execs - execs, 1, "one round trip");
 
 	/* More lines than one block holds: it reads back as far as needed. */
 	buf_reset(&out);
@@ -62,6 +66,22 @@ Test(logs, tail_reads_the_end_of_a_large_file_only, .timeout = 60)
 		lines += out.data[i] == '\n';
 	cr_expect_eq(lines, 5000);
 	cr_expect(strncmp(out.data, "line 0395001 ", 13) == 0, "%.20s", out.data);
+
+	/* NULs, escapes and a line of megabytes: the lines before it still
+	 * come back, whole, and the end offset is the file's. */
+	{
+		char *bin = xasprintf("%s/hostile.out", dir);
+		char *mk = xasprintf("{ printf 'first\\nnul:\\000\\000:end\\n'; head -c 3000000 /dev/zero "
+		    "| tr '\\0' x; printf '\\nlast\\n'; } > %s", bin);
+		free(rig_ssh_ok(mk));
+		buf_reset(&out);
+		cr_assert_eq(log_tail(c, bin, 10, 0, &out, &end, &missing, &err), 0, "%s", err);
+		cr_expect_eq(end, 6 + 11 + 3000000 + 1 + 5);
+		cr_expect(out.len == 6 + 11 + 3000001 + 5 && memcmp(out.data, "first\nnul:\0\0:end\nxxx", 20)
+		    == 0 && memcmp(out.data + out.len - 7, "x\nlast\n", 7) == 0, "%zu bytes: %.30s",
+		    out.len, out.data);
+		free(mk), free(bin);
+	}
 
 	char *nope = xasprintf("%s/none.out", dir);
 	cr_expect_eq(log_tail(c, nope, 3, 0, &out, &end, &missing, &err), -1);
