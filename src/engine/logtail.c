@@ -200,11 +200,38 @@ void log_follow_free(struct log_follow *f)
 	buf_free(&f->partial);
 }
 
+void log_follow_feed(struct log_follow *f, uint64_t from, const char *data, size_t len,
+    struct buf *lines)
+{
+	size_t i, start = 0;
+
+	if (from < f->offset) {
+		/* It shrank: a new file under the same name. */
+		buf_reset(&f->partial);
+		f->restarted = 1;
+	}
+	f->offset = from + len;
+	f->bytes_read += len;
+	for (i = 0; i < len; i++) {
+		if (data[i] != '\n')
+			continue;
+		if (f->partial.len > 0) {
+			buf_add(&f->partial, data + start, i - start);
+			add_line(lines, f->partial.data, f->partial.len);
+			buf_reset(&f->partial);
+		} else {
+			add_line(lines, data + start, i - start);
+		}
+		start = i + 1;
+	}
+	buf_add(&f->partial, data + start, len - start);
+}
+
 int log_follow_tick(struct log_follow *f, struct conn *c, struct buf *lines, char **err)
 {
 	struct conn_stat st;
 	struct buf chunk;
-	size_t i, start = 0;
+	uint64_t from;
 	enum conn_status rc;
 
 	f->restarted = 0;
@@ -218,36 +245,17 @@ int log_follow_tick(struct log_follow *f, struct conn *c, struct buf *lines, cha
 	}
 	if (rc != CONN_OK)
 		return -1;
-	if (st.size < f->offset) {
-		/* It shrank: a new file under the same name. */
-		f->offset = 0;
-		buf_reset(&f->partial);
-		f->restarted = 1;
-	}
-	if (st.size == f->offset)
+	from = st.size < f->offset ? 0 : f->offset;
+	if (st.size == from && from == f->offset)
 		return 0;
 	buf_init(&chunk);
-	rc = conn_read_at(c, f->path, f->offset,
-	    (size_t)(st.size - f->offset > TICK_MAX ? TICK_MAX : st.size - f->offset), &chunk, err);
+	rc = conn_read_at(c, f->path, from,
+	    (size_t)(st.size - from > TICK_MAX ? TICK_MAX : st.size - from), &chunk, err);
 	if (rc != CONN_OK) {
 		buf_free(&chunk);
 		return -1;
 	}
-	f->offset += chunk.len;
-	f->bytes_read += chunk.len;
-	for (i = 0; i < chunk.len; i++) {
-		if (chunk.data[i] != '\n')
-			continue;
-		if (f->partial.len > 0) {
-			buf_add(&f->partial, chunk.data + start, i - start);
-			add_line(lines, f->partial.data, f->partial.len);
-			buf_reset(&f->partial);
-		} else {
-			add_line(lines, chunk.data + start, i - start);
-		}
-		start = i + 1;
-	}
-	buf_add(&f->partial, chunk.data + start, chunk.len - start);
+	log_follow_feed(f, from, chunk.data, chunk.len, lines);
 	buf_free(&chunk);
 	return 0;
 }

@@ -49,6 +49,12 @@ void log_follow_free(struct log_follow *f);
  * connection problem: the offset stays, so nothing is lost or doubled. */
 int log_follow_tick(struct log_follow *f, struct conn *c, struct buf *lines, char **err);
 
+/* The same for bytes read some other way (the poll's own command): len
+ * bytes of the file from offset `from` (0 below the offset: the file
+ * shrank, and restarted is set). The caller clears restarted. */
+void log_follow_feed(struct log_follow *f, uint64_t from, const char *data, size_t len,
+    struct buf *lines);
+
 /* The text of one line as a terminal would leave it after its '\r's. */
 size_t log_collapse_cr(const char *line, size_t len, const char **start);
 

@@ -22,6 +22,7 @@
 #define POLL_TIMEOUT_MS		30000
 /* status.json can grow long; its last lines are all we need. */
 #define STATUS_TAIL		(256u << 10)
+#define STATUS_TICK_MAX		(1u << 20)	/* of a status.json read by one poll */
 
 static int same(const char *a, const char *b)
 {
@@ -523,37 +524,99 @@ void tracker_free(struct tracker *t)
 	free(t);
 }
 
-/* Read what TAO appended to a running job's status.json since last time. */
-static const struct tao_status *follow_progress(struct tracker *t, struct conn *c,
-    const struct job_record *r)
+/* A running job's status.json follower, made the first time. */
+static size_t progress_index(struct tracker *t, const struct job_record *r)
 {
-	struct progress *p = NULL;
-	struct buf lines;
-	char *err = NULL;
+	struct progress *p;
+	char *path;
 	size_t i;
 
-	for (i = 0; i < t->nprog && p == NULL; i++)
+	for (i = 0; i < t->nprog; i++)
 		if (strcmp(t->prog[i].record_id, r->id) == 0)
-			p = &t->prog[i];
-	if (p == NULL) {
-		char *path = xasprintf("%s/status.json", r->results_dir);
-		t->prog = xreallocarray(t->prog, t->nprog + 1, sizeof(*t->prog));
-		p = &t->prog[t->nprog++];
-		p->record_id = xstrdup(r->id);
-		log_follow_init(&p->follow, path, 0);
-		tao_status_init(&p->ts);
-		free(path);
+			return i;
+	path = xasprintf("%s/status.json", r->results_dir);
+	t->prog = xreallocarray(t->prog, t->nprog + 1, sizeof(*t->prog));
+	p = &t->prog[t->nprog];
+	p->record_id = xstrdup(r->id);
+	log_follow_init(&p->follow, path, 0);
+	tao_status_init(&p->ts);
+	free(path);
+	return t->nprog++;
+}
+
+/* What TAO reported so far for a job whose status.json is followed. */
+static const struct tao_status *reported(struct tracker *t, const struct job_record *r)
+{
+	size_t i;
+
+	for (i = 0; i < t->nprog; i++)
+		if (strcmp(t->prog[i].record_id, r->id) == 0)
+			return &t->prog[i].ts;
+	return NULL;
+}
+
+/*
+ * The running jobs' status.json, read by the poll's own command from where
+ * the last poll stopped: one round trip for the queue, accounting and
+ * every job's progress. A file that shrank (a requeued run starting over)
+ * is read again from its start; one not there yet says nothing.
+ */
+static void status_sections(struct buf *cmd, const struct tracker *t, const size_t *which,
+    size_t n, const char *nonce)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		const struct log_follow *f = &t->prog[which[k]].follow;
+		buf_adds(cmd, "; f=");
+		sh_quote_buf(cmd, f->path, strlen(f->path));
+		buf_addf(cmd, "; if s=$(wc -c < \"$f\" 2>/dev/null); then o=%llu; "
+		    "[ \"$s\" -lt \"$o\" ] && o=0; printf '\\n@@%s:json %zu %%s\\n' \"$o\"; "
+		    "tail -c +$((o + 1)) \"$f\" | head -c %u; printf '\\n@@%s:jend %zu\\n'; fi",
+		    (unsigned long long)f->offset, nonce, k, STATUS_TICK_MAX, nonce, k);
 	}
-	buf_init(&lines);
-	if (log_follow_tick(&p->follow, c, &lines, &err) == 0) {
-		if (p->follow.restarted) {
-			tao_status_free(&p->ts);	/* a requeued run starts over */
+}
+
+/* needle in the len bytes at hay, or NULL. */
+static const char *find_bytes(const char *hay, size_t len, const char *needle)
+{
+	size_t n = strlen(needle), i;
+
+	for (i = 0; i + n <= len; i++)
+		if (hay[i] == needle[0] && memcmp(hay + i, needle, n) == 0)
+			return hay + i;
+	return NULL;
+}
+
+/* Feed what the command read of each status.json to its follower. */
+static void status_take(struct tracker *t, const size_t *which, size_t n, const char *out,
+    size_t len, const char *nonce)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		struct progress *p = &t->prog[which[k]];
+		char *head = xasprintf("\n@@%s:json %zu ", nonce, k), *end;
+		const char *at = find_bytes(out, len, head), *body, *stop = NULL;
+		unsigned long long from;
+
+		end = xasprintf("\n@@%s:jend %zu\n", nonce, k);
+		if (at != NULL && sscanf(at + strlen(head), "%llu", &from) == 1 &&
+		    (body = memchr(at + 1, '\n', len - (size_t)(at + 1 - out))) != NULL)
+			stop = find_bytes(body + 1, len - (size_t)(body + 1 - out), end);
+		if (stop != NULL) {
+			struct buf lines;
+			buf_init(&lines);
+			p->follow.restarted = 0;
+			log_follow_feed(&p->follow, from, body + 1, (size_t)(stop - (body + 1)), &lines);
+			if (p->follow.restarted)
+				tao_status_free(&p->ts);	/* a requeued run starts over */
+			tao_status_feed(&p->ts, lines.data ? lines.data : "", lines.len);
+			buf_free(&lines);
 		}
-		tao_status_feed(&p->ts, lines.data ? lines.data : "", lines.len);
+		free(head);
+		free(end);
 	}
-	free(err);
-	buf_free(&lines);
-	return &p->ts;
 }
 
 /* Forget the progress of jobs no longer running. */
@@ -711,10 +774,11 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 	struct conn_exec x;
 	const char **ids;
 	char *cmd, *warn = NULL, nonce[SLURM_NONCE_LEN + 1];
-	size_t nrec = 0, nids = 0, i, k, nrefs;
+	size_t nrec = 0, nids = 0, i, k, nrefs, *which, nwhich = 0;
 	const char **refs;
 	enum conn_status cst;
 	struct slurm_history hist;
+	struct buf full;
 
 	memset(res, 0, sizeof(*res));
 	store_list(st, &recs, &nrec, &warn);
@@ -740,16 +804,38 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 	hist.since_s = t->hist_window;
 	hist.max = t->hist_max;
 	cmd = slurm_poll_command(ids, nids, t->hist_asked ? &hist : NULL, nonce);
-	conn_exec_init(&x, cmd);
+	/* The running jobs' progress, read by the same command. */
+	which = xcalloc(nrec + 1, sizeof(*which));
+	for (i = 0; i < nrec; i++)
+		if (same(recs[i]->cluster, cl->name) && recs[i]->state == TAO_RUNNING &&
+		    recs[i]->results_dir != NULL)
+			which[nwhich++] = progress_index(t, recs[i]);
+	buf_init(&full);
+	buf_adds(&full, cmd);
+	status_sections(&full, t, which, nwhich, nonce);
+	free(cmd);
+	conn_exec_init(&x, full.data);
 	x.timeout_ms = POLL_TIMEOUT_MS;
 	cst = conn_exec(c, &x, err);
-	free(cmd);
+	buf_free(&full);
 	free(ids);
 	if (cst != CONN_OK) {
 		conn_exec_free(&x);
 		store_list_free(recs, nrec);
+		free(which);
 		return -1;
 	}
+	{
+		/* The scheduler's part ends where the first status.json starts. */
+		char *mark = xasprintf("\n@@%s:json ", nonce);
+		const char *at = x.out.data ? find_bytes(x.out.data, x.out.len, mark) : NULL;
+		if (at != NULL) {
+			status_take(t, which, nwhich, at, x.out.len - (size_t)(at - x.out.data), nonce);
+			x.out.data[at - x.out.data] = '\0';
+		}
+		free(mark);
+	}
+	free(which);
 	slurm_poll_parse(x.out.data, x.err.data, nonce, &p);
 	conn_exec_free(&x);
 	res->at = time(NULL);
@@ -804,7 +890,7 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 			}
 		}
 		row_of_record(res, r, j, r->state == TAO_RUNNING && r->results_dir != NULL
-		    ? follow_progress(t, c, r) : NULL);
+		    ? reported(t, r) : NULL);
 	}
 	prune_progress(t, recs, nrec);
 	/* The user's other jobs: live ones the records do not know, then the
