@@ -2,6 +2,7 @@
 #
 #   make                 build ./taotop
 #   make check           install deps, bring the test cluster up, run every test, bring it down
+#   make portable-check  build with -D_POSIX_C_SOURCE=200809L alone and run the unit tests (no cluster)
 #   make demo            install deps, bring the test cluster up, submit sample jobs, open taotop
 #   make bench           run the benchmarks and print one table
 #   make SANITIZE=1 ...  the same with AddressSanitizer + UndefinedBehaviorSanitizer
@@ -20,12 +21,22 @@ CC        ?= cc
 LIBS_PC    = ncursesw libssh libcjson yaml-0.1
 
 CFLAGS    ?= -O2 -g
-CFLAGS    += -std=c17 -D_GNU_SOURCE -pthread
+CFLAGS    += -std=c17 -D_POSIX_C_SOURCE=200809L -pthread
 CFLAGS    += -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
              -Wmissing-prototypes -Wwrite-strings -Wundef -Wpointer-arith \
              -Wold-style-definition -Wnull-dereference -Wvla
 CPPFLAGS  += -Isrc -DTAOTOP_VERSION='"$(VERSION)"' -DTAOTOP_DATADIR='"$(DATADIR)"'
-CPPFLAGS  += $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
+PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
+ifeq ($(PORTABLE),1)
+# make portable-check: POSIX.1-2008 and nothing else. The libraries' own
+# feature macros (Debian's ncursesw.pc adds -D_DEFAULT_SOURCE
+# -D_XOPEN_SOURCE=600) would show glibc's extensions again, so they go too.
+PC_CFLAGS := $(filter-out -D_%,$(PC_CFLAGS))
+# compat.c's POSIX fallbacks instead of glibc's calls, so they are built
+# and tested here too.
+CPPFLAGS  += -DTAOTOP_COMPAT_POSIX=1
+endif
+CPPFLAGS  += $(PC_CFLAGS)
 LDLIBS    += $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null) -pthread -lm
 
 ifeq ($(FUZZ),1)
@@ -39,6 +50,8 @@ else ifeq ($(SANITIZE),1)
 BUILD      = build/san
 CFLAGS    += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS   += -fsanitize=address,undefined
+else ifeq ($(PORTABLE),1)
+BUILD      = build/portable
 else
 BUILD      = build/rel
 endif
@@ -66,6 +79,9 @@ FUZZ_SECONDS ?= 60
 TEST_LIBS  = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 # Criterion's macros trip a few of our stricter warnings; tests only.
 TEST_CFLAGS = -Wno-missing-prototypes -Itests
+# The integration tests and benchmarks drive the Linux test cluster (tmux,
+# /proc, the rig's daemons): they alone may use glibc's extensions.
+RIG_CFLAGS  = -D_GNU_SOURCE
 
 # V=1 shows every compiler command.
 Q = $(if $(V),,@)
@@ -123,12 +139,12 @@ $(BUILD)/tests/runner/%: tests/runner/%.c $(CRIT_HELP) $(LIB)
 $(BUILD)/tests/integration/%: tests/integration/%.c $(INTEG_HELP) $(CRIT_HELP) $(LIB)
 	@mkdir -p $(@D)
 	@echo "CC $<"
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(INTEG_HELP) $(CRIT_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(RIG_CFLAGS) $(LDFLAGS) -o $@ $< $(INTEG_HELP) $(CRIT_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/bench/%: tests/bench/%.c $(INTEG_HELP) $(LIB)
 	@mkdir -p $(@D)
 	@echo "CC $<"
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(INTEG_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(RIG_CFLAGS) $(LDFLAGS) -o $@ $< $(INTEG_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
 
 build/fuzz/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIB)
 	@mkdir -p $(@D)
@@ -144,6 +160,7 @@ deps:
 # test fails, and the last line counts passed and failed tests.
 # check-unit and check-integration run one part, in this build only.
 check: deps lint-man
+	$(MAKE) --no-print-directory portable-check
 	$(MAKE) --no-print-directory build-tests
 	$(MAKE) --no-print-directory SANITIZE=1 build-tests
 	$(MAKE) --no-print-directory FUZZ=1 build-fuzz
@@ -157,8 +174,9 @@ check-integration: deps
 	$(MAKE) --no-print-directory build-tests
 	TAOTOP_BUILDS="$(BUILD)" tests/run integration
 
-.PHONY: build-tests build-fuzz
+.PHONY: build-tests build-unit build-fuzz portable-check
 build-tests: $(BIN) $(UNIT_BIN) $(INTEG_BIN) $(BENCH_BIN) $(RUNNER_BIN)
+build-unit: $(BIN) $(UNIT_BIN)
 build-fuzz: $(FUZZ_BIN)
 
 # Each fuzz target FUZZ_SECONDS from its seed corpus (tests/fuzz/corpus/),
@@ -179,6 +197,14 @@ bench: deps
 valgrind: deps
 	$(MAKE) --no-print-directory SANITIZE= taotop
 	tests/valgrind/run
+
+# The code as a Mac or a BSD sees it: -D_POSIX_C_SOURCE=200809L as the only
+# feature macro (no -D_GNU_SOURCE, the libraries' own -D_* dropped), and
+# util/compat's POSIX fallbacks instead of glibc's calls; the binary and the
+# unit tests built that way, and the unit tests run. No cluster needed.
+portable-check:
+	$(MAKE) --no-print-directory PORTABLE=1 build/portable/taotop build-unit
+	TAOTOP_BUILDS=build/portable tests/run unit
 
 lint-man:
 	mandoc -Tlint -W warning man/taotop.1

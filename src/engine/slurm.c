@@ -1,10 +1,10 @@
+#include "util/compat.h"
 #include "engine/slurm.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "util/buf.h"
 #include "util/xmalloc.h"
@@ -57,7 +57,7 @@ void slurm_nonce(char out[SLURM_NONCE_LEN + 1])
 	unsigned char rnd[SLURM_NONCE_LEN / 2];
 	size_t i;
 
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+	if (compat_random_bytes(rnd, sizeof(rnd)) != 0)
 		abort();
 	for (i = 0; i < sizeof(rnd); i++)
 		snprintf(out + 2 * i, 3, "%02x", rnd[i]);

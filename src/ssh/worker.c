@@ -1,3 +1,4 @@
+#include "util/compat.h"
 #include "ssh/worker.h"
 
 #include <errno.h>
@@ -320,7 +321,7 @@ struct worker *worker_start(const struct conn_target *t, const struct worker_opt
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0)
+	if (compat_pipe_nb_cloexec(fds) != 0)
 		abort();	/* out of descriptors at start: nothing sane to do */
 	w->pipe_rd = fds[0];
 	w->pipe_wr = fds[1];
