@@ -9,12 +9,16 @@
 #   make fuzz            build the libFuzzer targets (clang) and run each FUZZ_SECONDS (60)
 #                        or FUZZ_RUNS executions, whichever comes first
 #   make valgrind        every CLI verb and the monitor once under valgrind (by hand)
-#   make install         PREFIX=/usr/local DESTDIR= (binary, man page, templates, themes)
+#   make install         PREFIX=/usr/local DESTDIR= (binary, man page, templates, themes,
+#                        bash and zsh completions: BASHCOMPDIR, ZSHCOMPDIR)
 
 VERSION    = 0.1.0
 PREFIX    ?= /usr/local
 MANPREFIX ?= $(PREFIX)/share/man
 DATADIR   ?= $(PREFIX)/share/taotop
+# Where bash-completion and zsh look for completions under PREFIX.
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 PKG_CONFIG ?= pkg-config
 CC        ?= cc
 
@@ -216,9 +220,13 @@ install: taotop
 	install -m 644 man/taotop.1 $(DESTDIR)$(MANPREFIX)/man1/taotop.1
 	install -m 644 templates/* $(DESTDIR)$(DATADIR)/templates/
 	install -m 644 themes/*.yaml $(DESTDIR)$(DATADIR)/themes/
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 644 contrib/completion/taotop.bash $(DESTDIR)$(BASHCOMPDIR)/taotop
+	install -m 644 contrib/completion/_taotop $(DESTDIR)$(ZSHCOMPDIR)/_taotop
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/taotop $(DESTDIR)$(MANPREFIX)/man1/taotop.1
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/taotop $(DESTDIR)$(ZSHCOMPDIR)/_taotop
 	rm -rf $(DESTDIR)$(DATADIR)
 
 clean:
