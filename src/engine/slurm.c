@@ -136,7 +136,9 @@ int slurm_count_gpus(const char *s, int nodes, int per_node)
 	long total = 0;
 
 	/* Entries are comma-separated: gres:gpu:4, gres/gpu=8, gpu:a100:2,
-	 * gres/gpu:a100=2 (TRES also lists typed GPUs; count untyped only). */
+	 * gres/gpu:a100=2 (TRES also lists typed GPUs; count untyped only).
+	 * squeue's %b (GRES per node) is gres:gpu:4 up to SLURM 22.05 and
+	 * gres/gpu:4 (gres/gpu:a100:4) from 23.02 on, the TRES name. */
 	while (p != NULL && *p != '\0') {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -146,7 +148,8 @@ int slurm_count_gpus(const char *s, int nodes, int per_node)
 		copy(item, sizeof(item) < len + 1 ? sizeof(item) : len + 1, p);
 		if (strncmp(item, "gres/gpu=", 9) == 0) {
 			count = gpu_number(item + 9);
-		} else if (strncmp(item, "gres:gpu", 8) == 0 || strncmp(item, "gpu", 3) == 0) {
+		} else if (strncmp(item, "gres:gpu", 8) == 0 || strncmp(item, "gres/gpu:", 9) == 0 ||
+		    strncmp(item, "gpu", 3) == 0) {
 			const char *last = strrchr(item, ':');
 			if (last != NULL && isdigit((unsigned char)last[1]))
 				count = gpu_number(last + 1);
@@ -210,7 +213,9 @@ static int parse_sacct(char *line, const char *delim, struct slurm_job *j)
 	j->partition = xstrdup(f[5]);
 	j->nodes = atoi(f[6]);
 	copy(j->elapsed, sizeof(j->elapsed), f[7]);
-	copy(j->limit, sizeof(j->limit), f[8]);
+	/* A job without a time limit of its own: 22.05's sacct prints
+	 * nothing, 24.11's "Partition_Limit"; either is "not known here". */
+	copy(j->limit, sizeof(j->limit), strcmp(f[8], "Partition_Limit") == 0 ? "" : f[8]);
 	copy(j->exit_code, sizeof(j->exit_code), f[9]);
 	j->from_sacct = 1;
 	return 0;
