@@ -128,21 +128,18 @@ Test(completion, bash_completes_status_to_the_local_records_ids)
 
 Test(completion, bash_completes_clusters_options_and_global_options)
 {
-	char *got = bash_complete("taotop logs --cluster ");
-	cr_expect_str_eq(got, "alpha\nbeta\n");
-	free(got);
-	got = bash_complete("taotop jobs --c");
-	cr_expect_str_eq(got, "--cluster\n");
-	free(got);
-	got = bash_complete("taotop --log-colors ");
-	cr_expect_str_eq(got, "render\nstrip\n");
-	free(got);
-	got = bash_complete("taotop --read");
-	cr_expect_str_eq(got, "--readonly\n");
-	free(got);
-	got = bash_complete("taotop nosuchverb ");
-	cr_expect_str_eq(got, "");
-	free(got);
+	static const struct { const char *line, *want; } rows[] = {
+		{ "taotop logs --cluster ", "alpha\nbeta\n" },
+		{ "taotop jobs --c", "--cluster\n" },
+		{ "taotop --log-colors ", "render\nstrip\n" },
+		{ "taotop --read", "--readonly\n" },
+		{ "taotop nosuchverb ", "" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *got = bash_complete(rows[i].line);
+		cr_expect_str_eq(got, rows[i].want, "'%s'", rows[i].line);
+		free(got);
+	}
 }
 
 /* The candidates are the verb table's: every verb, and every option of
