@@ -229,6 +229,41 @@ int compat_wcwidth(wchar_t wc)
 	return wcwidth(wc);
 }
 
+void compat_cond_init_monotonic(pthread_cond_t *c)
+{
+#if defined(__APPLE__)
+	pthread_cond_init(c, NULL);
+#else
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(c, &ca);
+	pthread_condattr_destroy(&ca);
+#endif
+}
+
+int compat_cond_timedwait_monotonic(pthread_cond_t *c, pthread_mutex_t *m,
+    const struct timespec *until)
+{
+#if defined(__APPLE__)
+	struct timespec now, rel;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	rel.tv_sec = until->tv_sec - now.tv_sec;
+	rel.tv_nsec = until->tv_nsec - now.tv_nsec;
+	if (rel.tv_nsec < 0) {
+		rel.tv_sec--;
+		rel.tv_nsec += 1000000000L;
+	}
+	if (rel.tv_sec < 0)
+		return ETIMEDOUT;
+	return pthread_cond_timedwait_relative_np(c, m, &rel);
+#else
+	return pthread_cond_timedwait(c, m, until);
+#endif
+}
+
 void compat_sleep_ms(unsigned ms)
 {
 	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };

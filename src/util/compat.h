@@ -9,6 +9,7 @@
 #ifndef TAOTOP_UTIL_COMPAT_H
 #define TAOTOP_UTIL_COMPAT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
@@ -45,6 +46,14 @@ char *compat_realpath(const char *path);
 
 /* Columns a wide character takes (wcwidth), -1 for a non-printable one. */
 int compat_wcwidth(wchar_t wc);
+
+/* A condition variable whose timed waits count on CLOCK_MONOTONIC (a
+ * clock step must not stretch or cut a wait), and such a wait until the
+ * monotonic instant `until`: 0, ETIMEDOUT, or an error. macOS has no
+ * pthread_condattr_setclock: there the wait is made relative. */
+void compat_cond_init_monotonic(pthread_cond_t *c);
+int compat_cond_timedwait_monotonic(pthread_cond_t *c, pthread_mutex_t *m,
+    const struct timespec *until);
 
 /* Sleep ms milliseconds, through signals. */
 void compat_sleep_ms(unsigned ms);

@@ -123,3 +123,28 @@ Test(compat, wcwidth_and_sleep)
 	cr_expect_geq((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000, 30);
 	compat_trim_heap();	/* a no-op or glibc's; it must not crash */
 }
+
+Test(compat, a_monotonic_timed_wait_ends_at_its_instant)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t c;
+	struct timespec a, until, b;
+	int rc;
+
+	compat_cond_init_monotonic(&c);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	until = a;
+	until.tv_nsec += 50 * 1000000L;
+	if (until.tv_nsec >= 1000000000L)
+		until.tv_sec++, until.tv_nsec -= 1000000000L;
+	pthread_mutex_lock(&m);
+	do
+		rc = compat_cond_timedwait_monotonic(&c, &m, &until);
+	while (rc == 0);	/* a spurious wake-up: wait on */
+	pthread_mutex_unlock(&m);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	cr_expect_eq(rc, ETIMEDOUT);
+	long ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+	cr_expect(ms >= 49 && ms < 5000, "waited %ld ms for 50", ms);
+	pthread_cond_destroy(&c);
+}
