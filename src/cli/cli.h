@@ -82,6 +82,7 @@ int cli_usage_error(const struct cli_verb *v);
  * network. Not a verb of the table, and not in --help. */
 int cli_complete(int argc, char **argv);
 
+int cli_init(const struct cli_args *a);
 int cli_jobs(const struct cli_args *a);
 int cli_status(const struct cli_args *a);
 int cli_cancel(const struct cli_args *a);
@@ -89,5 +90,9 @@ int cli_logs(const struct cli_args *a);
 int cli_submit(const struct cli_args *a);
 int cli_preflight(const struct cli_args *a);
 int cli_retry(const struct cli_args *a);
+
+/* The preflight's checks, one a line: a mark, the check, its fix. */
+struct preflight;
+void cli_print_preflight(FILE *f, const struct preflight *p);
 
 #endif

@@ -65,7 +65,21 @@ static const struct cli_opt preflight_opts[] = {
 	{ NULL, 0, NULL, NULL },
 };
 
+static const struct cli_opt init_opts[] = {
+	{ "hosts", 0, "HOSTS", "login hosts, comma-separated (a Host of ~/.ssh/config counts)" },
+	{ "name", 0, "NAME", "the cluster's name in taotop (default: the first host's)" },
+	{ "user", 0, "USER", "your user there (default: as ssh takes it)" },
+	{ "key", 0, "FILE", "the private key (default: the agent and ssh's own)" },
+	{ "results-root", 0, "PATH", "shared storage for job folders (lustre:///path)" },
+	{ "partitions", 0, "LIST", "GPU partitions, the first the default" },
+	{ "account", 0, "A", "#SBATCH --account, if your site charges one" },
+	{ "yes", 'y', NULL, "write without asking (and trust no new host key)" },
+	{ NULL, 0, NULL, NULL },
+};
+
 static const struct cli_verb verbs[] = {
+	{ "init", "", "set up a cluster: connect, run the preflight, write the config",
+	  init_opts, cli_init },
 	{ "submit", "SPEC", "stage and submit a job from a spec bundle",
 	  submit_opts, cli_submit },
 	{ "status", "JOB", "show a job's TAO and SLURM state",

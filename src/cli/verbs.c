@@ -20,6 +20,7 @@
 #include "engine/tracker.h"
 #include "ssh/conn.h"
 #include "cli/show.h"
+#include "cli/ttyask.h"
 #include "util/sanitize.h"
 #include "util/xmalloc.h"
 
@@ -110,6 +111,7 @@ static int session_open(struct session *s, const char *cluster, const char *job)
 	}
 	free(owned);
 	cluster_target(s->cl, &t);
+	tty_ask_target(&t);
 	s->conn = conn_new(&t);
 	st = conn_connect(s->conn, &err);
 	if (st != CONN_OK) {
@@ -209,6 +211,7 @@ static void *poll_cluster(void *arg)
 	enum conn_status st;
 
 	cluster_target(p->cl, &t);
+	tty_ask_target(&t);
 	c = conn_new(&t);
 	st = conn_connect(c, &p->err);
 	if (st != CONN_OK) {
@@ -738,13 +741,22 @@ int cli_submit(const struct cli_args *a)
 	return EXIT_OK;
 }
 
+void cli_print_preflight(FILE *f, const struct preflight *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		fprintf(f, "%s %s%s%s\n", p->checks[i].ok ? "\xe2\x9c\x93" : p->checks[i].warn_only
+		    ? "!" : "\xe2\x9c\x97", p->checks[i].name, p->checks[i].fix ? ": " : "",
+		    p->checks[i].fix ? show_on(f, p->checks[i].fix) : "");
+}
+
 int cli_preflight(const struct cli_args *a)
 {
 	struct preflight p;
 	struct session s;
 	char *err = NULL;
 	int rc, install = cli_val(a, "install-ngc-credentials") != NULL;
-	size_t i;
 
 	if ((rc = session_open(&s, cli_val(a, "cluster"), NULL)) != EXIT_OK)
 		return rc;
@@ -763,9 +775,7 @@ int cli_preflight(const struct cli_args *a)
 		session_close(&s);
 		return EXIT_FAILED;
 	}
-	for (i = 0; i < p.n; i++)
-		printf("%s %s%s%s\n", p.checks[i].ok ? "\xe2\x9c\x93" : p.checks[i].warn_only ? "!" : "\xe2\x9c\x97",
-		    p.checks[i].name, p.checks[i].fix ? ": " : "", p.checks[i].fix ? show(p.checks[i].fix) : "");
+	cli_print_preflight(stdout, &p);
 	rc = p.all_ok ? EXIT_OK : EXIT_FAILED;
 	preflight_free(&p);
 	session_close(&s);

@@ -29,6 +29,7 @@ enum field_kind {
 	F_INT,		/* a number from min to max */
 	F_MAYBE_EMPTY,	/* text that may be empty ("" means something) */
 	F_LIST,		/* a list of texts, kept one per line */
+	F_BOOL,		/* true/false, yes/no */
 };
 static const struct field {
 	const char	*name;
@@ -40,6 +41,8 @@ static const struct field {
 	{ "user", F_TEXT, offsetof(struct cluster_cfg, user), 0, 0 },
 	{ "key", F_PATH, offsetof(struct cluster_cfg, key_path), 0, 0 },
 	{ "known_hosts", F_PATH, offsetof(struct cluster_cfg, known_hosts), 0, 0 },
+	{ "jump", F_TEXT, offsetof(struct cluster_cfg, jump), 0, 0 },
+	{ "password_auth", F_BOOL, offsetof(struct cluster_cfg, password_auth), 0, 0 },
 	{ "partitions", F_TEXT, offsetof(struct cluster_cfg, partitions), 0, 0 },
 	{ "account", F_TEXT, offsetof(struct cluster_cfg, account), 0, 0 },
 	{ "results_root", F_TEXT, offsetof(struct cluster_cfg, results_root), 0, 0 },
@@ -131,6 +134,12 @@ static int read_cluster(yaml_document_t *doc, const char *file, const yaml_node_
 				return yamldoc_fail(err, file, v, "cluster '%s': field '%s' must be a number from "
 				    "%d to %d", cl->name, key, f->min, f->max);
 			*(int *)((char *)cl + f->off) = (int)n;
+		} else if (f->kind == F_BOOL) {
+			int yes = strcmp(val, "true") == 0 || strcmp(val, "yes") == 0;
+			if (!yes && strcmp(val, "false") != 0 && strcmp(val, "no") != 0)
+				return yamldoc_fail(err, file, v, "cluster '%s': field '%s' is true or "
+				    "false, not '%s'", cl->name, key, val);
+			*(int *)((char *)cl + f->off) = yes;
 		} else {
 			char **slot = (char **)((char *)cl + f->off);
 			free(*slot);
@@ -336,6 +345,7 @@ static void apply_env(struct cluster_cfg *cl)
 		{ "SLURM_USER", offsetof(struct cluster_cfg, user), 0 },
 		{ "SSH_KEY_PATH", offsetof(struct cluster_cfg, key_path), 1 },
 		{ "TAOTOP_KNOWN_HOSTS", offsetof(struct cluster_cfg, known_hosts), 1 },
+		{ "TAOTOP_JUMP", offsetof(struct cluster_cfg, jump), 0 },
 		{ "SLURM_PARTITION", offsetof(struct cluster_cfg, partitions), 0 },
 		{ "SLURM_ACCOUNT", offsetof(struct cluster_cfg, account), 0 },
 		{ "SLURM_BASE_RESULTS_DIR", offsetof(struct cluster_cfg, results_root), 0 },
@@ -354,14 +364,19 @@ static void apply_env(struct cluster_cfg *cl)
 	}
 	if (getenv("TAOTOP_POLL_S") != NULL && atoi(getenv("TAOTOP_POLL_S")) > 0)
 		cl->poll_s = atoi(getenv("TAOTOP_POLL_S"));
+	if (getenv("TAOTOP_RETRY_BUDGET") != NULL && getenv("TAOTOP_RETRY_BUDGET")[0] != '\0')
+		cl->retry_budget = atoi(getenv("TAOTOP_RETRY_BUDGET"));
+	config_cluster_defaults(cl);
+}
+
+void config_cluster_defaults(struct cluster_cfg *cl)
+{
 	if (cl->partitions == NULL)
 		cl->partitions = xstrdup("polar,polar3,polar4,grizzly");
 	if (cl->cpu_partition == NULL)
 		cl->cpu_partition = xstrdup("cpu_long");
 	if (cl->poll_s < 1)
 		cl->poll_s = 10;
-	if (getenv("TAOTOP_RETRY_BUDGET") != NULL && getenv("TAOTOP_RETRY_BUDGET")[0] != '\0')
-		cl->retry_budget = atoi(getenv("TAOTOP_RETRY_BUDGET"));
 	if (cl->retry_budget < 0)
 		cl->retry_budget = 2;
 	if (cl->nccl_probe_timeout_s < 1)
@@ -370,6 +385,7 @@ static void apply_env(struct cluster_cfg *cl)
 
 int config_load(struct config *cfg, char **err)
 {
+	const char *hosts = getenv("SLURM_HOSTNAME");
 	size_t i;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -377,6 +393,16 @@ int config_load(struct config *cfg, char **err)
 	if (load_file(cfg, err) != 0) {
 		config_free(cfg);
 		return -1;
+	}
+	if (cfg->n == 0 && (hosts == NULL || hosts[0] == '\0')) {
+		/* A new user: nothing to connect to yet, which is not an error
+		 * of theirs; the caller offers the setup. */
+		char *path = config_path();
+		*err = xasprintf("no cluster is configured yet: run 'taotop init' (or 'taotop' for "
+		    "the setup form) to write %s, or set SLURM_HOSTNAME", path);
+		free(path);
+		config_free(cfg);
+		return CONFIG_NONE;
 	}
 	if (cfg->n == 0) {
 		/* No file: the seed's variables are the one cluster. */
@@ -389,22 +415,28 @@ int config_load(struct config *cfg, char **err)
 	}
 	for (i = 0; i < cfg->n; i++) {
 		struct cluster_cfg *cl = &cfg->clusters[i];
-		const char *missing = NULL;
 		apply_env(cl);
-		if (cl->hosts == NULL)
-			missing = "hosts";
-		else if (cl->user == NULL)
-			missing = "user";
-		if (missing != NULL) {
-			*err = xasprintf("cluster '%s' has no %s: set %s in your shell, or %s: in the "
-			    "cluster's entry of the config file", cl->name, missing,
-			    missing[0] == 'h' ? "SLURM_HOSTNAME (login hosts, comma-separated)"
-			    : "SLURM_USER (your user name on the cluster)", missing);
+		/* No user is fine: OpenSSH's rules give one (user@ in hosts,
+		 * ~/.ssh/config's User, else the local user's name). */
+		if (cl->hosts == NULL) {
+			*err = xasprintf("cluster '%s' has no hosts: set SLURM_HOSTNAME (login hosts, "
+			    "comma-separated) in your shell, or hosts: in the cluster's entry of "
+			    "the config file", cl->name);
 			config_free(cfg);
 			return -1;
 		}
 	}
 	return 0;
+}
+
+void config_cluster_free(struct cluster_cfg *cl)
+{
+	free(cl->name), free(cl->hosts), free(cl->user);
+	free(cl->key_path), free(cl->known_hosts), free(cl->jump);
+	free(cl->partitions), free(cl->account), free(cl->results_root);
+	free(cl->nccl_env), free(cl->nccl_env_shape), free(cl->nccl_ladder);
+	free(cl->image_cache), free(cl->cpu_partition);
+	memset(cl, 0, sizeof(*cl));
 }
 
 void config_free(struct config *cfg)
@@ -415,14 +447,8 @@ void config_free(struct config *cfg)
 	free(cfg->theme);
 	free(cfg->keys);
 	free(cfg->columns);
-	for (i = 0; i < cfg->n; i++) {
-		struct cluster_cfg *cl = &cfg->clusters[i];
-		free(cl->name), free(cl->hosts), free(cl->user);
-		free(cl->key_path), free(cl->known_hosts);
-		free(cl->partitions), free(cl->account), free(cl->results_root);
-		free(cl->nccl_env), free(cl->nccl_env_shape), free(cl->nccl_ladder);
-		free(cl->image_cache), free(cl->cpu_partition);
-	}
+	for (i = 0; i < cfg->n; i++)
+		config_cluster_free(&cfg->clusters[i]);
 	free(cfg->clusters);
 	memset(cfg, 0, sizeof(*cfg));
 }
@@ -448,6 +474,9 @@ void cluster_target(const struct cluster_cfg *cl, struct conn_target *t)
 	t->user = cl->user;
 	t->key_path = cl->key_path;
 	t->known_hosts = cl->known_hosts;
+	t->ssh_config = getenv("TAOTOP_SSH_CONFIG");	/* NULL: ~/.ssh/config */
+	t->jump = cl->jump;
+	t->password_auth = cl->password_auth;
 }
 
 /* ---- remembering the probe's answer --------------------------------------------------------- */
@@ -638,27 +667,29 @@ static void edit_close(struct lines *l, yaml_document_t *doc, int have_doc)
 	free(l->v);
 }
 
-/* Set one field of cluster `name` to value, one line, in place or added. */
-static int save_cluster_field(const char *name, const char *field, const char *value,
-    char **err)
+/* Fields of cluster `name`, one line each. A cluster the file does not
+ * have yet gets all of them, after the last one; with `adding`, a cluster
+ * it has already is an error. Else (one field) the field's line is
+ * replaced, or added after the cluster's last field. */
+static int edit_cluster(const char *name, const char *const *field, const char *const *value,
+    size_t n, int adding, const char *why, char **err)
 {
-	char *path = config_path(), *qv = yaml_quoted(value), *qn = yaml_quoted(name);
+	char *path = config_path(), *qn = yaml_quoted(name);
 	struct lines l = { NULL, 0 };
 	yaml_document_t doc;
 	const yaml_node_t *root, *clusters, *cl, *v, *k;
 	int rc = -1, have_doc = 0;
-	size_t i;
+	size_t i, at;
 
-	if (edit_open(path, &l, &doc, &have_doc, "taotop can remember the NCCL knobs there",
-	    err) != 0)
+	if (edit_open(path, &l, &doc, &have_doc, why, err) != 0)
 		goto out;
 	root = have_doc ? yaml_document_get_root_node(&doc) : NULL;
 	clusters = value_of(&doc, root, "clusters", NULL);
 	cl = clusters != NULL ? value_of(&doc, clusters, name, NULL) : NULL;
 	if (root != NULL && root->type == YAML_MAPPING_NODE && root->data.mapping.style ==
 	    YAML_FLOW_MAPPING_STYLE) {
-		*err = xasprintf("%s is written as one flow mapping; add %s: %s to cluster "
-		    "'%s' by hand", path, field, qv, name);
+		*err = xasprintf("%s is written as one flow mapping; add cluster '%s' by hand", path,
+		    name);
 		goto out;
 	}
 	if (clusters == NULL) {
@@ -666,40 +697,80 @@ static int save_cluster_field(const char *name, const char *field, const char *v
 			insert_line(&l, l.n, xstrdup("\n"));
 		insert_line(&l, l.n, xstrdup("clusters:\n"));
 		insert_line(&l, l.n, xasprintf("  %s:\n", qn));
-		insert_line(&l, l.n, xasprintf("    %s: %s\n", field, qv));
+		for (i = 0; i < n; i++) {
+			char *qv = yaml_quoted(value[i]);
+			insert_line(&l, l.n, xasprintf("    %s: %s\n", field[i], qv));
+			free(qv);
+		}
 	} else if (clusters->type != YAML_MAPPING_NODE || clusters->data.mapping.style ==
 	    YAML_FLOW_MAPPING_STYLE || clusters->data.mapping.pairs.top ==
 	    clusters->data.mapping.pairs.start || (cl != NULL && (cl->type != YAML_MAPPING_NODE ||
 	    cl->data.mapping.style == YAML_FLOW_MAPPING_STYLE ||
 	    cl->data.mapping.pairs.top == cl->data.mapping.pairs.start))) {
-		*err = xasprintf("%s: clusters are not written one field per line; add %s: %s "
-		    "to cluster '%s' by hand", path, field, qv, name);
+		*err = xasprintf("%s: clusters are not written one field per line; %s cluster '%s' "
+		    "by hand", path, adding ? "add" : "edit", name);
 		goto out;
 	} else if (cl == NULL) {
 		const yaml_node_t *first = yaml_document_get_node(&doc,
 		    clusters->data.mapping.pairs.start->key);
-		size_t at = line_after(&l, last_value(&doc, clusters));
 		int ind = (int)first->start_mark.column;
-		insert_line(&l, at, xasprintf("%*s%s:\n", ind, "", qn));
-		insert_line(&l, at + 1, xasprintf("%*s%s: %s\n", ind + 2, "", field, qv));
-	} else if ((v = value_of(&doc, cl, field, &k)) != NULL && k->start_mark.line < l.n &&
-	    v->start_mark.line == k->start_mark.line) {
-		/* Replace the field's line: one line, the way taotop writes it. */
-		i = k->start_mark.line;
-		free(l.v[i]);
-		l.v[i] = xasprintf("%*s%s: %s\n", (int)k->start_mark.column, "", field, qv);
+		at = line_after(&l, last_value(&doc, clusters));
+		insert_line(&l, at++, xasprintf("%*s%s:\n", ind, "", qn));
+		for (i = 0; i < n; i++) {
+			char *qv = yaml_quoted(value[i]);
+			insert_line(&l, at++, xasprintf("%*s%s: %s\n", ind + 2, "", field[i], qv));
+			free(qv);
+		}
+	} else if (adding) {
+		*err = xasprintf("%s has a cluster called '%s' already: choose another name, or "
+		    "edit that cluster in the file", path, name);
+		goto out;
 	} else {
-		const yaml_node_t *first = yaml_document_get_node(&doc, cl->data.mapping.pairs.start->key);
-		insert_line(&l, line_after(&l, last_value(&doc, cl)), xasprintf("%*s%s: %s\n",
-		    (int)first->start_mark.column, "", field, qv));
+		char *qv = yaml_quoted(value[0]);
+		if ((v = value_of(&doc, cl, field[0], &k)) != NULL && k->start_mark.line < l.n &&
+		    v->start_mark.line == k->start_mark.line) {
+			/* Replace the field's line: one line, the way taotop writes it. */
+			i = k->start_mark.line;
+			free(l.v[i]);
+			l.v[i] = xasprintf("%*s%s: %s\n", (int)k->start_mark.column, "", field[0], qv);
+		} else {
+			const yaml_node_t *first = yaml_document_get_node(&doc,
+			    cl->data.mapping.pairs.start->key);
+			insert_line(&l, line_after(&l, last_value(&doc, cl)), xasprintf("%*s%s: %s\n",
+			    (int)first->start_mark.column, "", field[0], qv));
+		}
+		free(qv);
 	}
 	rc = write_atomically(path, &l, err);
 out:
 	edit_close(&l, &doc, have_doc);
-	free(qv);
 	free(qn);
 	free(path);
 	return rc;
+}
+
+static int save_cluster_field(const char *name, const char *field, const char *value,
+    char **err)
+{
+	return edit_cluster(name, &field, &value, 1, 0, "taotop can remember the NCCL knobs there",
+	    err);
+}
+
+int config_add_cluster(const struct cluster_cfg *c, char **err)
+{
+	const char *field[8], *value[8];
+	size_t n = 0;
+
+	/* What the user gave, in the order the example file shows it. */
+#define ADD(f, v) do { if ((v) != NULL && (v)[0] != '\0') field[n] = (f), value[n++] = (v); } while (0)
+	ADD("hosts", c->hosts);
+	ADD("user", c->user);
+	ADD("key", c->key_path);
+	ADD("partitions", c->partitions);
+	ADD("account", c->account);
+	ADD("results_root", c->results_root);
+#undef ADD
+	return edit_cluster(c->name, field, value, n, 1, "taotop can add the cluster there", err);
 }
 
 int config_save_nccl_env(const char *name, const char *env, const char *shape, char **err)

@@ -8,8 +8,12 @@
  * with file:line:column; templates/config.example.yaml shows every field.
  *
  *   SLURM_HOSTNAME  login hosts, comma-separated, tried in order (required)
- *   SLURM_USER      the user on the cluster (required)
- *   SSH_KEY_PATH    the private key, tried first
+ *   SLURM_USER      the user on the cluster (default: as ssh takes it:
+ *                   user@ in hosts, ~/.ssh/config's User, the local user)
+ *   SSH_KEY_PATH    the private key, tried first (default: the agent and
+ *                   ~/.ssh/config's IdentityFile, then ssh's usual keys)
+ *   TAOTOP_SSH_CONFIG  the ssh client config read for every host
+ *                   (default ~/.ssh/config)
  *   TAOTOP_KNOWN_HOSTS  known_hosts to check host keys against
  *                   (default ~/.ssh/known_hosts)
  *   TAOTOP_CLUSTER  the cluster's name in records (default "default")
@@ -39,6 +43,11 @@ struct cluster_cfg {
 	char	*user;
 	char	*key_path;
 	char	*known_hosts;
+	char	*jump;		/* jump hosts, "[user@]host[:port]" comma-separated,
+				 * connected by taotop; NULL: ~/.ssh/config's
+				 * ProxyJump; "none": no jump host */
+	int	 password_auth;	/* answer a server's password request (asked
+				 * like a one-time code); off unless set */
 	int	 poll_s;
 	char	*partitions;
 	char	*account;
@@ -75,9 +84,18 @@ struct config {
 						 * for errors), or NULL */
 };
 
-/* -1 with a sentence naming the missing input and where to set it. */
+/* -1 with a sentence naming the wrong or missing input and where to set
+ * it; CONFIG_NONE (and a sentence saying how to set one up) when no
+ * cluster is configured at all: no file, or none in it, and no
+ * SLURM_HOSTNAME. */
+enum { CONFIG_NONE = 1 };
 int config_load(struct config *cfg, char **err);
 void config_free(struct config *cfg);
+/* What a cluster's unset fields mean (partitions, cpu_partition, poll,
+ * retry budget, probe timeout): for a cluster made outside config_load,
+ * such as the first-run setup's draft; retry_budget -1 means unset. */
+void config_cluster_defaults(struct cluster_cfg *cl);
+void config_cluster_free(struct cluster_cfg *cl);
 /* The config file's text alone (named file in messages): no environment,
  * no check that a cluster can be reached. For tests and fuzzing. */
 int config_parse(const char *file, const char *text, size_t len, struct config *cfg, char **err);
@@ -90,6 +108,11 @@ const struct cluster_cfg *config_cluster(const struct config *cfg, const char *n
  * the rest of the file, comments included, stays as it was; written
  * atomically. */
 int config_save_nccl_env(const char *name, const char *env, const char *shape, char **err);
+/* Add cluster c (its name, hosts, and user, key, partitions, account and
+ * results_root where set) to the config file, created if there is none;
+ * the rest of the file stays as it was; written atomically. A name the
+ * file has already is refused. */
+int config_add_cluster(const struct cluster_cfg *c, char **err);
 /* The jobs list's columns, in order, as config.yaml's top-level columns:
  * (one line, in place of what was there); none: the field goes, and the
  * monitor chooses for the width again. The rest of the file stays as it

@@ -45,18 +45,21 @@ static char *path_of_squeue(const char *out, const char *nonce, int want_err)
 	return path;
 }
 
-int job_log_path(struct conn *c, struct record_store *st, const char *job, int want_err,
-    char **path, char **err)
+int job_log_paths(struct conn *c, struct record_store *st, const char *job, char *paths[2],
+    char **err)
 {
-	const char *name = want_err ? "main.err" : "main.out";
 	struct job_record *r = NULL;
 	struct conn_exec x;
 	char *why = NULL, *cmd, nonce[SLURM_NONCE_LEN + 1];
-	int rc = -1;
+	int rc = -1, i;
 
-	*path = NULL;
+	paths[0] = paths[1] = NULL;
 	if (store_load(st, job, &r, &why) == 0) {
-		rc = path_of_record(r, name, path, err);
+		rc = path_of_record(r, "main.out", &paths[0], err);
+		if (rc == 0 && (rc = path_of_record(r, "main.err", &paths[1], err)) != 0) {
+			free(paths[0]);
+			paths[0] = NULL;
+		}
 		record_free(r);
 		return rc;
 	}
@@ -65,6 +68,7 @@ int job_log_path(struct conn *c, struct record_store *st, const char *job, int w
 		*err = xasprintf("%s is neither a taotop job id nor a SLURM job id", job);
 		return -1;
 	}
+	/* Both paths from one answer of the queue. */
 	slurm_nonce(nonce);
 	cmd = slurm_paths_command(job, nonce);
 	conn_exec_init(&x, cmd);
@@ -75,13 +79,30 @@ int job_log_path(struct conn *c, struct record_store *st, const char *job, int w
 	} else if (x.exit_status != 0 || x.out.data == NULL || x.out.data[0] == '\0') {
 		*err = xasprintf("%s: SLURM no longer knows this job (it ended more than "
 		    "MinJobAge ago); its log path is unknown", job);
-	} else if ((*path = path_of_squeue(x.out.data, nonce, want_err)) == NULL) {
-		*err = xasprintf("%s: SLURM reports no %s path", job, want_err ? "StdErr" : "StdOut");
 	} else {
+		for (i = 0; i < 2; i++)
+			paths[i] = path_of_squeue(x.out.data, nonce, i);
 		rc = 0;
 	}
 	free(why);
 	conn_exec_free(&x);
 	free(cmd);
 	return rc;
+}
+
+int job_log_path(struct conn *c, struct record_store *st, const char *job, int want_err,
+    char **path, char **err)
+{
+	char *paths[2];
+
+	*path = NULL;
+	if (job_log_paths(c, st, job, paths, err) != 0)
+		return -1;
+	*path = paths[want_err != 0];
+	free(paths[want_err == 0]);
+	if (*path == NULL) {
+		*err = xasprintf("%s: SLURM reports no %s path", job, want_err ? "StdErr" : "StdOut");
+		return -1;
+	}
+	return 0;
 }

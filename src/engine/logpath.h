@@ -14,5 +14,9 @@ struct record_store;
  * sentence in *err (not launched yet, unknown to SLURM, ...). */
 int job_log_path(struct conn *c, struct record_store *st, const char *job, int want_err,
     char **path, char **err);
+/* Both: paths[0] main.out, paths[1] main.err (one remote command at most);
+ * one SLURM reports none for is NULL. */
+int job_log_paths(struct conn *c, struct record_store *st, const char *job, char *paths[2],
+    char **err);
 
 #endif

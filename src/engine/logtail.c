@@ -1,13 +1,19 @@
 #include "util/compat.h"
 #include "engine/logtail.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/slurm.h"
 #include "ssh/conn.h"
+#include "ssh/quote.h"
 #include "util/xmalloc.h"
 
-#define BLOCK		(64u << 10)
+/* The bytes a first screen reads back at most, per file: 1000 lines of a
+ * log are rarely more; a tail in one exec needs a bound. */
+#define WINDOW		(1u << 20)
+#define TAIL_TIMEOUT_MS	30000
 /* Most bytes one follow tick reads: a burst of log output never makes one
  * tick (and the UI waiting on it) arbitrarily long. */
 #define TICK_MAX	(4u << 20)
@@ -37,73 +43,133 @@ static void add_line(struct buf *out, const char *line, size_t len)
 	buf_addc(out, '\n');
 }
 
+/* The last n lines of the window `back` (the file's bytes up to *end) into
+ * out; with complete_only an unfinished last line is left out and *end
+ * moved back before it. */
+static void last_lines(struct buf *back, size_t n, int complete_only, struct buf *out,
+    uint64_t *end)
+{
+	size_t i, from, seen = 0, stop;
+
+	if (complete_only && back->len > 0 && back->data[back->len - 1] != '\n') {
+		const char *nl = compat_memrchr(back->data, '\n', back->len);
+		size_t keep = nl ? (size_t)(nl - back->data) + 1 : 0;
+		*end -= back->len - keep;
+		back->len = keep;
+	}
+	/* Lines end at '\n'; a last line without one counts too. */
+	stop = back->len;
+	if (stop > 0 && back->data[stop - 1] == '\n')
+		stop--;
+	from = 0;
+	for (i = stop; i > 0; i--) {
+		if (back->data[i - 1] == '\n' && ++seen == n) {
+			from = i;
+			break;
+		}
+	}
+	if (n == 0)
+		from = back->len;
+	for (i = from; i < back->len;) {
+		const char *nl = memchr(back->data + i, '\n', back->len - i);
+		size_t len = nl ? (size_t)(nl - (back->data + i)) : back->len - i;
+		add_line(out, back->data + i, len);
+		i += len + 1;
+	}
+}
+
+/* The remote side of log_tails: for each file, its size and the last
+ * WINDOW bytes up to that size (a file growing meanwhile does not move
+ * the window), between marks carrying the nonce. */
+static char *tails_command(const char *const *paths, size_t count, const char *nonce)
+{
+	struct buf b;
+	size_t i;
+
+	buf_init(&b);
+	for (i = 0; i < count; i++) {
+		buf_adds(&b, "f=");
+		sh_quote_buf(&b, paths[i], strlen(paths[i]));
+		buf_addf(&b, "; if [ -f \"$f\" ] && s=$(wc -c < \"$f\"); then "
+		    "w=$s; [ \"$w\" -gt %u ] && w=%u; printf '@@%s %zu %%s\\n' \"$s\"; "
+		    "tail -c +$((s - w + 1)) \"$f\" | head -c \"$w\"; printf '\\n@@%s done\\n'; "
+		    "else echo '@@%s %zu missing'; fi; ", WINDOW, WINDOW, nonce, i, nonce, nonce, i);
+	}
+	return buf_detach(&b);
+}
+
+int log_tails(struct conn *c, const char *const *paths, size_t count, size_t n,
+    int complete_only, struct buf *out, uint64_t *end, int *missing, char **err)
+{
+	char nonce[SLURM_NONCE_LEN + 1], *cmd, *head, *done;
+	struct conn_exec x;
+	const char *p;
+	size_t i;
+
+	slurm_nonce(nonce);
+	cmd = tails_command(paths, count, nonce);
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = TAIL_TIMEOUT_MS;
+	if (conn_exec(c, &x, err) != CONN_OK) {
+		conn_exec_free(&x);
+		free(cmd);
+		return -1;
+	}
+	free(cmd);
+	head = xasprintf("@@%s ", nonce);
+	done = xasprintf("\n@@%s done\n", nonce);
+	p = x.out.data != NULL ? x.out.data : "";
+	for (i = 0; i < count; i++) {
+		unsigned long long size = 0;
+		size_t k;
+		char word[16] = "";
+		const char *at = strstr(p, head), *body, *stop;
+
+		end[i] = 0;
+		missing[i] = 1;
+		if (at == NULL || sscanf(at + strlen(head), "%zu %15s", &k, word) != 2 || k != i)
+			break;
+		body = strchr(at, '\n');
+		if (strcmp(word, "missing") == 0 || body == NULL) {
+			p = body != NULL ? body + 1 : at + strlen(head);
+			continue;
+		}
+		size = strtoull(word, NULL, 10);
+		stop = strstr(body + 1, done);
+		if (stop == NULL)
+			break;
+		{
+			struct buf back;
+			buf_init(&back);
+			buf_add(&back, body + 1, (size_t)(stop - (body + 1)));
+			missing[i] = 0;
+			end[i] = size;
+			last_lines(&back, n, complete_only, &out[i], &end[i]);
+			buf_free(&back);
+		}
+		p = stop + strlen(done);
+	}
+	free(head);
+	free(done);
+	if (i < count && x.exit_status != 0) {
+		const char *e = x.err.data ? x.err.data : "";
+		*err = xasprintf("reading %s failed: %.*s", paths[i], (int)strcspn(e, "\n"), e);
+		conn_exec_free(&x);
+		return -1;
+	}
+	conn_exec_free(&x);
+	return 0;
+}
+
 int log_tail(struct conn *c, const char *path, size_t n, int complete_only, struct buf *out,
     uint64_t *end, int *missing, char **err)
 {
-	struct conn_stat st;
-	struct buf back;
-	uint64_t pos;
-	size_t newlines = 0, i, from;
-	enum conn_status rc;
-
-	*missing = 0;
-	rc = conn_stat(c, path, &st, err);
-	if (rc != CONN_OK) {
-		*missing = rc == CONN_NOTFOUND;
+	if (log_tails(c, &path, 1, n, complete_only, out, end, missing, err) != 0)
+		return -1;
+	if (*missing) {
+		*err = xasprintf("%s does not exist (yet)", path);
 		return -1;
 	}
-	*end = st.size;
-	/* Read blocks backwards until n+1 newlines (the last may end the
-	 * file) or the start: never the whole of a large file. */
-	buf_init(&back);
-	pos = st.size;
-	while (pos > 0 && newlines <= n) {
-		uint64_t at = pos > BLOCK ? pos - BLOCK : 0;
-		struct buf blk;
-
-		buf_init(&blk);
-		if (conn_read_at(c, path, at, (size_t)(pos - at), &blk, err) != CONN_OK) {
-			buf_free(&blk);
-			buf_free(&back);
-			return -1;
-		}
-		for (i = 0; i < blk.len; i++)
-			newlines += blk.data[i] == '\n';
-		buf_add(&blk, back.data, back.len);
-		buf_free(&back);
-		back = blk;
-		pos = at;
-	}
-	if (complete_only && back.len > 0 && back.data[back.len - 1] != '\n') {
-		const char *nl = compat_memrchr(back.data, '\n', back.len);
-		size_t keep = nl ? (size_t)(nl - back.data) + 1 : 0;
-		*end -= back.len - keep;
-		back.len = keep;
-	}
-	/* Keep the last n lines of what was read (lines end at '\n'; a last
-	 * line without one counts too). */
-	from = back.len;
-	{
-		size_t seen = 0, stop = back.len;
-		if (stop > 0 && back.data[stop - 1] == '\n')
-			stop--;
-		from = 0;
-		for (i = stop; i > 0; i--) {
-			if (back.data[i - 1] == '\n' && ++seen == n) {
-				from = i;
-				break;
-			}
-		}
-		if (n == 0)
-			from = back.len;
-	}
-	for (i = from; i < back.len;) {
-		const char *nl = memchr(back.data + i, '\n', back.len - i);
-		size_t len = nl ? (size_t)(nl - (back.data + i)) : back.len - i;
-		add_line(out, back.data + i, len);
-		i += len + 1;
-	}
-	buf_free(&back);
 	return 0;
 }
 

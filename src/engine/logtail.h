@@ -1,7 +1,8 @@
 /*
- * A job's log over SFTP: its last N lines without reading the whole file
- * (blocks read backwards from the end), and following it by byte offset, so
- * a tick reads only what was appended and no remote process runs per tick.
+ * A job's log: its last N lines without reading the whole file (one
+ * remote command reads the end of both of a job's logs), and following it
+ * by byte offset over SFTP, so a tick reads only what was appended and no
+ * remote process runs per tick.
  *
  * Following assembles lines across reads, collapses '\r'-rewritten progress
  * bars (tqdm) to their last state, notices a file that shrank (truncated,
@@ -18,12 +19,18 @@
 
 struct conn;
 
-/* Append the last n lines of path to out. Returns 0; -1 with *err (and
- * *missing set when the file does not exist yet). *end gets the offset the
- * tail ends at, to follow from: with complete_only, an unfinished last line
- * is left out and *end stops before it, so a follower prints it whole. */
+/* Append the last n lines of path to out (of its last MiB at most), in
+ * one remote command. Returns 0; -1 with *err (and *missing set when the
+ * file does not exist yet). *end gets the offset the tail ends at, to
+ * follow from: with complete_only, an unfinished last line is left out and
+ * *end stops before it, so a follower prints it whole. */
 int log_tail(struct conn *c, const char *path, size_t n, int complete_only, struct buf *out,
     uint64_t *end, int *missing, char **err);
+/* The same for count files in the same command (a job's main.out and
+ * main.err: the monitor's first screen of both panes is one round trip);
+ * a file that does not exist yet sets its missing[i] and is no error. */
+int log_tails(struct conn *c, const char *const *paths, size_t count, size_t n,
+    int complete_only, struct buf *out, uint64_t *end, int *missing, char **err);
 
 struct log_follow {
 	char		*path;

@@ -23,6 +23,7 @@
 #include "engine/secrets.h"
 #include "engine/slurm.h"
 #include "engine/spec.h"
+#include "engine/stage.h"
 #include "engine/storage.h"
 #include "engine/template.h"
 #include "ssh/conn.h"
@@ -549,20 +550,6 @@ static int open_record(struct job *j, char **err)
 	return 0;
 }
 
-static int stage_bytes(struct job *j, const char *path, const char *data, size_t len, char **err)
-{
-	if (j->o->dry_run) {
-		plan(j, "write %s (%zu bytes)", path, len);
-		return 0;
-	}
-	return conn_write_file(j->c, path, data, len, 0644, CONN_WRITE_ATOMIC, err) == CONN_OK ? 0 : -1;
-}
-
-static int stage_file(struct job *j, const char *path, const char *text, char **err)
-{
-	return stage_bytes(j, path, text, strlen(text), err);
-}
-
 /* The sha256 of a local file, by the system's sha256sum; NULL if unreadable. */
 static char *sha256_of(const char *path)
 {
@@ -623,51 +610,45 @@ static int verify_supporting(const struct job *j, char **err)
 	return 0;
 }
 
-/* Upload one verified supporting file beside spec.yaml. */
-static int stage_supporting(struct job *j, const struct spec_file *f, char **err)
+/* One verified supporting file, beside spec.yaml. */
+static int stage_supporting(struct job *j, struct stage *sg, const struct spec_file *f,
+    char **err)
 {
 	const char *base = strrchr(f->path, '/');
 	char *local = supporting_path(j, f), *text, *dest;
 	size_t len;
-	int rc = -1;
 
 	text = file_read_all(local, &len, err);
+	free(local);
 	if (text == NULL)
-		goto out;
+		return -1;
 	dest = xasprintf("%s/specs/%s", j->job_dir, base ? base + 1 : f->path);
-	rc = stage_bytes(j, dest, text, len, err);
+	stage_write(sg, dest, text, len, NULL);
 	free(dest);
 	free(text);
-out:
-	free(local);
-	return rc;
+	return 0;
 }
 
-static int stage(struct job *j, char **err)
+/* The job folder's files, into the batch the launch sends. */
+static int stage(struct job *j, struct stage *sg, char **err)
 {
-	/* NULL entries stand for the log and results folders. */
-	const char *dirs[] = { "specs", "env", "meta", "sbatch", NULL, NULL };
-	char *yaml = NULL, *env_text, *meta_text;
+	const char *parts[] = { "specs", "env", "meta", "sbatch" };
+	char *yaml = NULL, *env_text, *meta_text, *dirs[6];
 	cJSON *env, *meta, *list;
 	size_t i;
-	int rc;
+	int rc = 0;
 
 	step(j, STEP_SPEC, 0, NULL);
 	if (spec_emit_tao(&j->spec, &yaml, err) != 0)
 		return failed(j, STEP_SPEC, err);
 	/* The job folder's parts, the log folder and the results folder. */
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		char *d = dirs[i] != NULL ? xasprintf("%s/%s", j->job_dir, dirs[i])
-		    : xstrdup(i == 4 ? j->log_dir : j->results_dir);
-		if (j->o->dry_run)
-			plan(j, "mkdir -p %s", d);
-		else if (conn_mkdir_p(j->c, d, 0755, err) != CONN_OK) {
-			free(d);
-			free(yaml);
-			return failed(j, STEP_SPEC, err);
-		}
-		free(d);
-	}
+	for (i = 0; i < 4; i++)
+		dirs[i] = xasprintf("%s/%s", j->job_dir, parts[i]);
+	dirs[4] = xstrdup(j->log_dir);
+	dirs[5] = xstrdup(j->results_dir);
+	stage_mkdirs(sg, (const char *const *)dirs, 6);
+	for (i = 0; i < 6; i++)
+		free(dirs[i]);
 	env = cJSON_CreateObject();
 	for (i = 0; i < j->spec.nextra_env; i++)
 		cJSON_AddStringToObject(env, j->spec.extra_env[i].key, j->spec.extra_env[i].value);
@@ -690,40 +671,38 @@ static int stage(struct job *j, char **err)
 			{ "specs/spec.yaml", yaml }, { "env/env.json", env_text },
 			{ "meta/meta.json", meta_text },
 		};
-		rc = 0;
-		for (i = 0; rc == 0 && i < sizeof(files) / sizeof(files[0]); i++) {
+		for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 			char *path = xasprintf("%s/%s", j->job_dir, files[i].name);
-			rc = stage_file(j, path, files[i].text, err);
+			stage_write(sg, path, files[i].text, strlen(files[i].text), NULL);
 			free(path);
 		}
 	}
 	cJSON_free(env_text);
 	cJSON_free(meta_text);
 	for (i = 0; rc == 0 && i < j->spec.nfiles; i++)
-		rc = stage_supporting(j, &j->spec.files[i], err);
+		rc = stage_supporting(j, sg, &j->spec.files[i], err);
 	free(yaml);
 	cJSON_Delete(env);
 	cJSON_Delete(meta);
 	if (rc != 0)
 		return failed(j, STEP_SPEC, err);
-	step(j, STEP_SPEC, 1, NULL);
-	return 0;
+	return 0;	/* done once the launch has sent it */
 }
 
 /* Secrets named by the bundle: values typed, from the environment or a
  * .env file, into a file created 0600 from its first byte, written last
- * before sbatch (engine/secrets.h). They appear nowhere else. */
-static int sidecar(struct job *j, char **err)
+ * before sbatch (engine/secrets.h), in the launch's batch. They appear
+ * nowhere else. */
+static int sidecar(struct job *j, struct stage *sg, char **err)
 {
 	struct buf text, names;
+	char *about;
 	size_t i;
 	int rc;
 
 	step(j, STEP_SIDECAR, 0, NULL);
-	if (j->spec.nsecrets == 0) {
-		step(j, STEP_SIDECAR, 1, "no secrets");
+	if (j->spec.nsecrets == 0)
 		return 0;
-	}
 	buf_init(&names);
 	for (i = 0; i < j->spec.nsecrets; i++)
 		buf_addf(&names, "%s%s", i ? "," : "", j->spec.secrets[i]);
@@ -733,19 +712,11 @@ static int sidecar(struct job *j, char **err)
 	buf_free(&names);
 	if (rc != 0)
 		return failed(j, STEP_SIDECAR, err);
-	if (j->o->dry_run) {
-		plan(j, "write %s, mode 0600 from its first byte: %zu secret(s) from your environment",
-		    j->sidecar, j->spec.nsecrets);
-	} else {
-		rc = conn_write_file(j->c, j->sidecar, text.data, text.len, 0600, CONN_WRITE_EXCL, err)
-		    == CONN_OK ? 0 : -1;
-		j->sidecar_written = rc == 0;
-	}
-	/* Leave no copy of the values in memory we give back. */
+	about = xasprintf("%zu secret(s) from your environment", j->spec.nsecrets);
+	stage_write_secret(sg, j->sidecar, text.data, text.len, about);
+	free(about);
+	/* No copy of the values left in memory but the batch's (wiped). */
 	secrets_wipe(&text);
-	if (rc != 0)
-		return failed(j, STEP_SIDECAR, err);
-	step(j, STEP_SIDECAR, 1, NULL);
 	return 0;
 }
 
@@ -975,41 +946,50 @@ char *submit_staged_sbatch(const struct job_record *r)
 	return path;
 }
 
-int submit_launch_staged(struct conn *c, struct record_store *st, const char *id,
-    const char *job_dir, const char *sbatch_path, const char *log_dir, char **slurm_id_out,
-    int *adopted, char **err)
+/* The launch's commands: SLURM does not create %x-%j/, so the job is
+ * submitted held, its log folder made, then released. The name is given on
+ * the command line too: a retry runs the sbatch staged for the job it
+ * retries, under its own name. */
+static char *launch_cmds(const char *id, const char *job_dir, const char *sbatch_path,
+    const char *log_dir)
 {
-	struct conn_exec x;
 	char *qdir = sh_quote(job_dir), *qsb = sh_quote(sbatch_path), *qlog = sh_quote(log_dir);
-	char *qname = sh_quote(id), *cmd, *slurm_id = NULL, *mark;
-	const char *v[2];
-	int rc = -1;
-	enum conn_status cst;
+	char *qname = sh_quote(id), *cmd;
 
-	*adopted = 0;
-	/* SLURM does not create %x-%j/: submit held, make it, release. The
-	 * name is given on the command line too: a retry runs the sbatch
-	 * staged for the job it retries, under its own name. */
 	cmd = xasprintf("cd %s && out=$(sbatch --hold --parsable --job-name=%s %s) && "
 	    "id=${out%%%%;*} && mkdir -p %s/%s-\"$id\" && scontrol release \"$id\" && "
 	    "echo \"@@taotop-id $id\"", qdir, qname, qsb, qlog, id);
-	conn_exec_init(&x, cmd);
-	x.timeout_ms = SUBMIT_TIMEOUT_MS;
-	cst = conn_exec(c, &x, err);
-	free(cmd);
-	mark = cst == CONN_OK && x.out.data ? strstr(x.out.data, "@@taotop-id ") : NULL;
-	if (mark != NULL && (slurm_id = xstrndup(mark + 12, strcspn(mark + 12, "\n"))) != NULL &&
-	    !slurm_id_ok(slurm_id)) {
-		*err = xasprintf("sbatch answered '%s', not a SLURM job id", slurm_id);
-		conn_exec_free(&x);
+	free(qdir), free(qsb), free(qlog), free(qname);
+	return cmd;
+}
+
+/* What the launch's exec said: the SLURM id, a write or sbatch that
+ * failed (nothing submitted), or (an answer lost with the connection, or
+ * none) the job looked up by its name and adopted, never submitted again;
+ * then the record says so. */
+static int launch_answer(struct conn *c, struct record_store *st, const char *id,
+    const char *log_dir, struct conn_exec *x, enum conn_status cst, char **slurm_id_out,
+    int *adopted, char **err)
+{
+	char *mark = cst == CONN_OK && x->out.data ? strstr(x->out.data, "@@taotop-id ") : NULL;
+	char *slurm_id = NULL, *staged = cst == CONN_OK ? stage_failure(x->out.data) : NULL;
+	const char *e = x->err.data ? x->err.data : "";
+	const char *v[2];
+	int rc = -1;
+
+	*adopted = 0;
+	if (mark != NULL) {
+		slurm_id = xstrndup(mark + 12, strcspn(mark + 12, "\n"));
+		if (!slurm_id_ok(slurm_id)) {
+			*err = xasprintf("sbatch answered '%s', not a SLURM job id", slurm_id);
+			goto out;
+		}
+	} else if (staged != NULL) {
+		*err = xasprintf("%s on %s: %.*s", staged, conn_host(c), (int)strcspn(e, "\n"), e);
 		goto out;
-	} else if (mark != NULL) {
-		/* slurm_id is set */
-	} else if (cst == CONN_OK && x.exit_status != 0 && strstr(x.err.data ? x.err.data : "",
-	    "Batch job submission failed") != NULL) {
-		const char *e = x.err.data;
+	} else if (cst == CONN_OK && x->exit_status != 0 && strstr(e, "Batch job submission failed")
+	    != NULL) {
 		*err = xasprintf("sbatch refused the job: %.*s", (int)strcspn(e, "\n"), e);
-		conn_exec_free(&x);
 		goto out;
 	} else {
 		/* Ambiguous: the job may exist. Look for it, never resubmit. */
@@ -1017,13 +997,10 @@ int submit_launch_staged(struct conn *c, struct record_store *st, const char *id
 		    *err ? *err : "no job id");
 		free(*err);
 		*err = NULL;
-		if (reconcile(c, id, log_dir, &slurm_id, err) != 0) {
-			conn_exec_free(&x);
+		if (reconcile(c, id, log_dir, &slurm_id, err) != 0)
 			goto out;
-		}
 		*adopted = 1;
 	}
-	conn_exec_free(&x);
 	v[0] = slurm_id;
 	v[1] = *adopted ? "submitted; the answer was lost and the job adopted by its name"
 	    : "submitted";
@@ -1033,33 +1010,66 @@ int submit_launch_staged(struct conn *c, struct record_store *st, const char *id
 	slurm_id = NULL;
 	rc = 0;
 out:
-	free(slurm_id), free(qdir), free(qsb), free(qlog), free(qname);
+	free(slurm_id);
+	free(staged);
 	return rc;
 }
 
-static int launch(struct job *j, const struct linted_script *script, struct submit_result *res,
-    char **err)
+int submit_launch_staged(struct conn *c, struct record_store *st, const char *id,
+    const char *job_dir, const char *sbatch_path, const char *log_dir, char **slurm_id_out,
+    int *adopted, char **err)
 {
-	char *qdir, *qsb, *qlog, *qname;
+	struct conn_exec x;
+	char *cmd = launch_cmds(id, job_dir, sbatch_path, log_dir);
+	enum conn_status cst;
+	int rc;
+
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = SUBMIT_TIMEOUT_MS;
+	cst = conn_exec(c, &x, err);
+	free(cmd);
+	rc = launch_answer(c, st, id, log_dir, &x, cst, slurm_id_out, adopted, err);
+	conn_exec_free(&x);
+	return rc;
+}
+
+/* The staged files, the sidecar, the sbatch last, and the launch: one
+ * exec, whatever the bundle holds. */
+static int launch(struct job *j, struct stage *sg, const struct linted_script *script,
+    struct submit_result *res, char **err)
+{
+	struct conn_exec x;
+	char *cmd = launch_cmds(j->id, j->job_dir, j->sbatch_path, j->log_dir), *stopped, *line;
+	enum conn_status cst;
+	int rc;
 
 	step(j, STEP_SUBMIT, 0, NULL);
+	stage_write(sg, j->sbatch_path, script->text, strlen(script->text), "the sbatch below");
+	line = xasprintf("submit: %s", cmd);
+	stage_run(sg, cmd, line);
+	free(line);
+	free(cmd);
 	if (j->o->dry_run) {
-		qdir = sh_quote(j->job_dir), qsb = sh_quote(j->sbatch_path);
-		qlog = sh_quote(j->log_dir), qname = sh_quote(j->id);
-		plan(j, "write %s (the sbatch below)", j->sbatch_path);
-		plan(j, "submit: cd %s && out=$(sbatch --hold --parsable --job-name=%s %s) && "
-		    "id=${out%%%%;*} && mkdir -p %s/%s-\"$id\" && scontrol release \"$id\"", qdir,
-		    qname, qsb, qlog, j->id);
-		free(qdir), free(qsb), free(qlog), free(qname);
+		plan(j, "one command (sh -s), this script on its standard input:");
+		buf_adds(&j->plan, sg->plan.data);
+		step(j, STEP_SPEC, 1, NULL);
+		step(j, STEP_SIDECAR, 1, j->sidecar ? NULL : "no secrets");
 		step(j, STEP_SUBMIT, 1, "dry run: nothing submitted");
 		return 0;
 	}
-	if (conn_write_file(j->c, j->sbatch_path, script->text, strlen(script->text), 0644,
-	    CONN_WRITE_ATOMIC, err) != CONN_OK)
+	cst = stage_send(j->c, sg, &x, SUBMIT_TIMEOUT_MS, err) == 0 ? CONN_OK : CONN_DISCONNECTED;
+	/* Whether the sidecar may be left: a script that stopped removed the
+	 * one it wrote; a lost answer leaves it to submit_run. */
+	stopped = cst == CONN_OK ? stage_failure(x.out.data) : NULL;
+	j->sidecar_written = j->sidecar != NULL && stopped == NULL;
+	free(stopped);
+	rc = launch_answer(j->c, j->st, j->id, j->log_dir, &x, cst, &res->slurm_id, &res->adopted,
+	    err);
+	conn_exec_free(&x);
+	if (rc != 0)
 		return failed(j, STEP_SUBMIT, err);
-	if (submit_launch_staged(j->c, j->st, j->id, j->job_dir, j->sbatch_path, j->log_dir,
-	    &res->slurm_id, &res->adopted, err) != 0)
-		return failed(j, STEP_SUBMIT, err);
+	step(j, STEP_SPEC, 1, NULL);
+	step(j, STEP_SIDECAR, 1, j->sidecar ? NULL : "no secrets");
 	step(j, STEP_SUBMIT, 1, res->slurm_id);
 	return 0;
 }
@@ -1114,20 +1124,22 @@ int submit_run(struct conn *c, struct record_store *st, const struct cluster_cfg
 {
 	struct job j;
 	struct linted_script script = { NULL };
+	struct stage sg;
 	int rc = -1;
 
 	memset(res, 0, sizeof(*res));
 	memset(&j, 0, sizeof(j));
 	j.c = c, j.st = st, j.cl = cl, j.o = o, j.progress = progress, j.data = data;
 	buf_init(&j.plan);
+	stage_init(&sg);
 	if (preflight(&j, err) != 0 || check_remote(&j, err) != 0 || convert_image(&j, res, err) != 0 ||
 	    nccl_knobs(&j, err) != 0 || open_record(&j, err) != 0)
 		goto out;
 	res->record_id = xstrdup(j.id);
 	/* From here a failure leaves the record saying why. */
 	/* The sidecar last before sbatch: a failed render or lint leaves none. */
-	if (stage(&j, err) != 0 || render_and_lint(&j, &script, err) != 0 || sidecar(&j, err) != 0 ||
-	    launch(&j, &script, res, err) != 0) {
+	if (render_and_lint(&j, &script, err) != 0 || stage(&j, &sg, err) != 0 ||
+	    sidecar(&j, &sg, err) != 0 || launch(&j, &sg, &script, res, err) != 0) {
 		if (!o->dry_run && !res->adopted && res->slurm_id == NULL) {
 			char *e2 = NULL;
 			log_msg(LOG_WARN, "submit: %s: not launched: %s", j.id, *err);
@@ -1151,6 +1163,7 @@ int submit_run(struct conn *c, struct record_store *st, const struct cluster_cfg
 	}
 	rc = 0;
 out:
+	stage_free(&sg);
 	free(script.text);
 	job_free(&j);
 	return rc;

@@ -787,9 +787,13 @@ int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster
 	 * command: a job it no longer lists had ended, and keeps its state.
 	 */
 	{
-		char *q = sh_quote(id);
-		cmd = xasprintf("squeue -h -j %s -o %%T 2>/dev/null; scancel %s", q, q);
-		free(q);
+		/* A pending job never ran its cleanup: its secrets go with a
+		 * cancel that worked, in the same command (one round trip). */
+		char *q = sh_quote(id), *side = r != NULL ? secrets_sidecar_of(r) : NULL;
+		char *qs = side != NULL ? sh_quote(side) : NULL;
+		cmd = xasprintf("squeue -h -j %s -o %%T 2>/dev/null; scancel %s%s%s%s", q, q,
+		    qs ? " && { rm -f -- " : "", qs ? qs : "", qs ? "; true; }" : "");
+		free(q), free(side), free(qs);
 	}
 	conn_exec_init(&x, cmd);
 	x.timeout_ms = POLL_TIMEOUT_MS;
@@ -809,13 +813,6 @@ int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster
 		const char *e = x.err.data ? x.err.data : "";
 		*err = xasprintf("scancel refused: %.*s", (int)strcspn(e, "\n"), e);
 		goto out;
-	}
-	/* A pending job never ran its cleanup: its secrets go now. */
-	if (r != NULL) {
-		char *serr = NULL;
-		if (secrets_remove_sidecar(c, r, &serr) != 0)
-			log_msg(LOG_WARN, "cancel: %s: sidecar: %s", r->id, serr);
-		free(serr);
 	}
 	if (r != NULL && store_update(st, r->id, mark_canceled, NULL, err) != 0)
 		rc = -1;

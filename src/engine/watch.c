@@ -154,29 +154,34 @@ static void run_follow(struct conn *c, struct worker_task *wt)
 	char *err = NULL;
 	int i;
 
-	for (i = 0; i < 2; i++) {
-		const char *path = lf->f[i].path;
-		if (path == NULL) {
-			if (job_log_path(c, t->w->store, lf->pub.job, i, &t->path[i], &err) != 0)
-				goto fail;
-			path = t->path[i];
-		}
-		if (lf->f[i].path == NULL) {
-			uint64_t end = 0;
-			int missing = 0;
-			if (log_tail(c, path, LOG_TAIL_LINES, 1, &t->got[i], &end, &missing,
-			    &err) != 0) {
-				if (!missing)
-					goto fail;
-				free(err);
-				err = NULL;
-				end = 0;
-			}
-			log_follow_init(&lf->f[i], path, end);
-		} else if (log_follow_tick(&lf->f[i], c, &t->got[i], &err) != 0) {
+	if (lf->f[0].path == NULL || lf->f[1].path == NULL) {
+		/* The first screen of both panes: the paths (from the record,
+		 * or one question to the queue) and both tails in one command. */
+		const char *paths[2];
+		uint64_t end[2] = { 0, 0 };
+		int missing[2] = { 0, 0 };
+
+		if (job_log_paths(c, t->w->store, lf->pub.job, t->path, &err) != 0)
 			goto fail;
+		for (i = 0; i < 2; i++) {
+			if (t->path[i] == NULL) {
+				err = xasprintf("%s: SLURM reports no %s path", lf->pub.job,
+				    i ? "StdErr" : "StdOut");
+				goto fail;
+			}
+			paths[i] = t->path[i];
 		}
+		if (log_tails(c, paths, 2, LOG_TAIL_LINES, 1, t->got, end, missing, &err) != 0)
+			goto fail;
+		for (i = 0; i < 2; i++) {
+			log_follow_free(&lf->f[i]);
+			log_follow_init(&lf->f[i], paths[i], missing[i] ? 0 : end[i]);
+		}
+		return;
 	}
+	for (i = 0; i < 2; i++)
+		if (log_follow_tick(&lf->f[i], c, &t->got[i], &err) != 0)
+			goto fail;
 	return;
 fail:
 	wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
@@ -425,6 +430,7 @@ void watch_free(struct watch *w)
 		free(p->host);
 		free(p->fingerprint);
 		free(p->error);
+		conn_challenge_free(p->ask);
 	}
 	for (i = 0; i < LOG_CACHED; i++)
 		follower_free(w->logs[i]);
@@ -473,7 +479,15 @@ static unsigned on_event(struct cluster *cl, const struct worker_event *ev)
 	case WEV_CONNECTING:
 		p->link = LINK_CONNECTING;
 		break;
+	case WEV_ASK:
+		conn_challenge_free(p->ask);
+		p->ask = ev->challenge;
+		((struct worker_event *)ev)->challenge = NULL;	/* ours now */
+		p->link = LINK_ASKING;
+		return WATCH_LINK | WATCH_ASK;
 	case WEV_CONNECTED:
+		conn_challenge_free(p->ask);
+		p->ask = NULL;
 		p->link = LINK_UP;
 		set_str(&p->host, ev->host);
 		set_str(&p->error, NULL);
@@ -487,6 +501,8 @@ static unsigned on_event(struct cluster *cl, const struct worker_event *ev)
 		p->next_poll_ms = 0;
 		return WATCH_LINK | WATCH_HOSTKEY;
 	case WEV_AUTH_FAILED:
+		conn_challenge_free(p->ask);
+		p->ask = NULL;
 		p->link = LINK_AUTH_FAILED;
 		set_str(&p->error, ev->error);
 		p->next_poll_ms = 0;
@@ -522,6 +538,11 @@ static unsigned poll_done(struct cluster *cl, struct task *t)
 		p->next_poll_ms = waits_for_user(p) ? 0 : now + next_s * 1000LL;
 		return WATCH_LINK;
 	}
+	/* A poll that reconnected by itself (a dropped connection found when
+	 * it ran, a new code asked meanwhile) has no WEV_CONNECTED: its
+	 * success says the link is up. */
+	if (p->link == LINK_CONNECTING || p->link == LINK_ASKING)
+		p->link = LINK_UP;
 	poll_result_free(&p->last);
 	p->last = t->res;
 	memset(&t->res, 0, sizeof(t->res));
@@ -901,6 +922,20 @@ void watch_trust(struct watch *w, size_t cluster)
 	t->fp = xstrdup(cl->pub.fingerprint);
 	cl->trusting = 1;
 	worker_submit(cl->worker, &t->wt);
+}
+
+void watch_answer(struct watch *w, size_t cluster, struct buf *answers, size_t n)
+{
+	struct cluster *cl;
+
+	if (cluster >= w->n)
+		return;
+	cl = &w->cl[cluster];
+	worker_answer(cl->worker, answers, n);
+	if (cl->pub.link == LINK_ASKING)
+		cl->pub.link = LINK_CONNECTING;
+	conn_challenge_free(cl->pub.ask);
+	cl->pub.ask = NULL;
 }
 
 void watch_fetch(struct watch *w, size_t cluster, char *const *paths, size_t n)

@@ -26,8 +26,10 @@
 #include "engine/logring.h"
 #include "engine/tracker.h"
 
+struct buf;
 struct config;
 struct cluster_cfg;
+struct conn_challenge;
 struct record_store;
 
 enum link_state {
@@ -37,6 +39,8 @@ enum link_state {
 	LINK_HOSTKEY_UNKNOWN,	/* waits for watch_trust() or watch_poll_now() */
 	LINK_HOSTKEY_CHANGED,	/* refused for good: fix known_hosts */
 	LINK_AUTH_FAILED,
+	LINK_ASKING,		/* the server asks a question (a one-time code):
+				 * ask holds it, watch_answer() answers */
 };
 
 /* One cluster as the UI sees it. */
@@ -53,6 +57,7 @@ struct watched {
 	int64_t		 poll_started_ms;/* a poll in flight since (monotonic), or 0 */
 	int64_t		 next_poll_ms;	/* 0: none planned (waiting for the user) */
 	int		 submitting;	/* a submit holds the connection: polls wait */
+	struct conn_challenge *ask;	/* LINK_ASKING: the server's question, raw */
 };
 
 /* One job's followed logs. */
@@ -98,6 +103,7 @@ enum {
 	WATCH_RETRY	= 1 << 6,	/* a retry finished */
 	WATCH_ACTION	= 1 << 7,	/* an action's answer came */
 	WATCH_SUBMIT	= 1 << 8,	/* a submit reported a step, or finished */
+	WATCH_ASK	= 1 << 9,	/* a server's question waits for the user */
 };
 
 /* A submit's step as it happens (engine/submit.h's progress). */
@@ -141,6 +147,11 @@ void watch_outcomes_free(struct watch_outcome *o, size_t n);
 /* Accept the refused host key of a cluster in LINK_HOSTKEY_UNKNOWN: written
  * to known_hosts, then connect. */
 void watch_trust(struct watch *w, size_t cluster);
+
+/* Answer the question of a cluster in LINK_ASKING: n answers, one per
+ * prompt, taken from the caller's secret buffers and wiped there; NULL
+ * declines (the cluster goes to LINK_AUTH_FAILED). */
+void watch_answer(struct watch *w, size_t cluster, struct buf *answers, size_t n);
 
 /* Read files of a cluster (paths: n of them); they come back with
  * WATCH_FILES, for watch_take_files. A new fetch replaces an unanswered

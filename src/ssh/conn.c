@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +28,7 @@
 #define DEFAULT_ERR_CAP		(1u << 20)
 #define DEFAULT_CONNECT_S	10
 #define IO_CHUNK		(64u << 10)
+#define ASK_TRIES		3	/* answers refused before giving up */
 
 /* One entry of the host list: "[user@]name[:port]". */
 struct host {
@@ -35,6 +38,19 @@ struct host {
 	char	*display;	/* as the user wrote it, for messages */
 };
 
+/* A jump host in use: its session, the direct-tcpip channel to the next
+ * hop, and the thread that pumps bytes between that channel and the
+ * socketpair the next hop's session reads (the next session owns the other
+ * end). After the hand-over only the pump thread touches s and ch. */
+struct hop {
+	ssh_session	 s;
+	ssh_channel	 ch;
+	int		 fd;		/* our end of the socketpair, or -1 */
+	pthread_t	 th;
+	int		 running;
+	atomic_int	 stop;
+};
+
 struct conn {
 	char		*hosts_spec;
 	char		*user;
@@ -42,9 +58,17 @@ struct conn {
 	char		*known_hosts;
 	char		*ssh_config;
 	int		 connect_timeout_s;
+	char		*jump_spec;	/* NULL: ~/.ssh/config's ProxyJump */
+	conn_ask_fn	*ask;
+	void		*ask_data;
+	int		 password_auth;
 
 	struct host	*hosts;
 	size_t		 nhosts;
+	struct host	*jumps;		/* of the last connect: for messages, trust */
+	size_t		 njumps;
+	struct hop	*hops;		/* under c->s, first to last */
+	size_t		 nhops;
 
 	ssh_session	 s;
 	sftp_session	 sftp;
@@ -186,10 +210,27 @@ static char *dup_or_null(const char *s)
 	return s != NULL ? xstrdup(s) : NULL;
 }
 
+/* A comma-separated list of "[user@]name[:port]" appended to *hosts. */
+static void parse_hosts(const char *spec, struct host **hosts, size_t *n)
+{
+	char *list = xstrdup(spec), *item, *save = NULL;
+
+	for (item = strtok_r(list, ", \t", &save); item != NULL; item = strtok_r(NULL, ", \t", &save)) {
+		struct host h;
+		if (parse_host(item, &h) != 0) {
+			/* Kept with no name: connecting reports it. */
+			free(h.name);
+			h.name = NULL;
+		}
+		*hosts = xreallocarray(*hosts, *n + 1, sizeof(**hosts));
+		(*hosts)[(*n)++] = h;
+	}
+	free(list);
+}
+
 struct conn *conn_new(const struct conn_target *t)
 {
 	struct conn *c = xcalloc(1, sizeof(*c));
-	char *list, *item, *save = NULL;
 
 	pthread_once(&lib_once, lib_init);
 	c->hosts_spec = xstrdup(t->hosts != NULL ? t->hosts : "");
@@ -198,21 +239,16 @@ struct conn *conn_new(const struct conn_target *t)
 	c->known_hosts = dup_or_null(t->known_hosts);
 	c->ssh_config = dup_or_null(t->ssh_config);
 	c->connect_timeout_s = t->connect_timeout_s > 0 ? t->connect_timeout_s : DEFAULT_CONNECT_S;
+	c->jump_spec = dup_or_null(t->jump);
+	c->ask = t->ask;
+	c->ask_data = t->ask_data;
+	c->password_auth = t->password_auth;
 
-	list = xstrdup(c->hosts_spec);
-	for (item = strtok_r(list, ", \t", &save); item != NULL; item = strtok_r(NULL, ", \t", &save)) {
-		struct host h;
-		if (parse_host(item, &h) != 0) {
-			/* Kept with no name: conn_connect reports it. */
-			free(h.name);
-			h.name = NULL;
-		}
-		c->hosts = xreallocarray(c->hosts, c->nhosts + 1, sizeof(*c->hosts));
-		c->hosts[c->nhosts++] = h;
-	}
-	free(list);
+	parse_hosts(c->hosts_spec, &c->hosts, &c->nhosts);
 	return c;
 }
+
+static void hops_free(struct hop *hops, size_t n);
 
 static void drop_session(struct conn *c)
 {
@@ -225,6 +261,10 @@ static void drop_session(struct conn *c)
 		ssh_free(c->s);
 		c->s = NULL;
 	}
+	/* After the session they carry: its end of the socketpair is closed. */
+	hops_free(c->hops, c->nhops);
+	c->hops = NULL;
+	c->nhops = 0;
 	c->at = NULL;
 	free(c->banner);
 	c->banner = NULL;
@@ -245,6 +285,10 @@ void conn_free(struct conn *c)
 	for (i = 0; i < c->nhosts; i++)
 		free_host(&c->hosts[i]);
 	free(c->hosts);
+	for (i = 0; i < c->njumps; i++)
+		free_host(&c->jumps[i]);
+	free(c->jumps);
+	free(c->jump_spec);
 	free(c->hosts_spec);
 	free(c->user);
 	free(c->key_path);
@@ -284,6 +328,17 @@ const char *conn_refused_fingerprint(const struct conn *c)
 const struct conn_counters *conn_counters(const struct conn *c)
 {
 	return &c->counters;
+}
+
+/* Whether len bytes at p hold the text s (memmem is not POSIX). */
+static int bytes_hold(const void *p, size_t len, const char *s)
+{
+	size_t n = strlen(s), i;
+
+	for (i = 0; p != NULL && i + n <= len; i++)
+		if (memcmp((const char *)p + i, s, n) == 0)
+			return 1;
+	return 0;
 }
 
 void conn_test_cut_after(struct conn *c, const char *needle)
@@ -398,14 +453,257 @@ static enum conn_status check_host_key(struct conn *c, ssh_session s,
 	return st;
 }
 
+/* known_hosts must live in an existing folder for libssh to append to it. */
+static void make_known_hosts_dir(const struct conn *c)
+{
+	char *path, *slash;
+
+	if (c->known_hosts != NULL) {
+		path = xstrdup(c->known_hosts);
+	} else {
+		const char *home = getenv("HOME");
+		if (home == NULL)
+			return;
+		path = xasprintf("%s/.ssh/known_hosts", home);
+	}
+	slash = strrchr(path, '/');
+	if (slash != NULL && slash != path) {
+		*slash = '\0';
+		mkdir(path, 0700);
+	}
+	free(path);
+}
+
+/* ---- challenges (keyboard-interactive, password) ---------------------------- */
+
+struct conn_challenge *conn_challenge_dup(const struct conn_challenge *ch)
+{
+	struct conn_challenge *d;
+	struct conn_prompt *p;
+	size_t i;
+
+	if (ch == NULL)
+		return NULL;
+	d = xcalloc(1, sizeof(*d));
+	d->host = dup_or_null(ch->host);
+	d->name = dup_or_null(ch->name);
+	d->instruction = dup_or_null(ch->instruction);
+	d->said = dup_or_null(ch->said);
+	d->attempt = ch->attempt;
+	d->n = ch->n;
+	p = xcalloc(ch->n > 0 ? ch->n : 1, sizeof(*p));
+	for (i = 0; i < ch->n; i++) {
+		p[i].text = dup_or_null(ch->prompts[i].text);
+		p[i].echo = ch->prompts[i].echo;
+	}
+	d->prompts = p;
+	return d;
+}
+
+void conn_challenge_free(struct conn_challenge *ch)
+{
+	size_t i;
+
+	if (ch == NULL)
+		return;
+	for (i = 0; i < ch->n; i++)
+		free((char *)ch->prompts[i].text);
+	free((void *)ch->prompts);
+	free((char *)ch->host);
+	free((char *)ch->name);
+	free((char *)ch->instruction);
+	free((char *)ch->said);
+	free(ch);
+}
+
+/* Ask the caller's ask function; answers[] are n secret buffers. */
+static int ask_user(struct conn *c, const struct conn_challenge *ch, struct buf *answers)
+{
+	size_t i;
+
+	for (i = 0; i < ch->n; i++)
+		buf_init_secret(&answers[i]);
+	if (c->ask == NULL)
+		return -1;
+	if (c->ask(ch, answers, c->ask_data) != 0) {
+		for (i = 0; i < ch->n; i++)
+			buf_free(&answers[i]);
+		return -1;
+	}
+	return 0;
+}
+
+static void wipe_answers(struct buf *answers, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		buf_free(&answers[i]);
+}
+
+/* The server's words from an info request without prompts (PAM's message on
+ * a refused code), or NULL. */
+static char *server_words(const char *name, const char *instruction)
+{
+	const char *a = name != NULL ? name : "", *b = instruction != NULL ? instruction : "";
+	size_t la = strlen(a), lb = strlen(b);
+
+	while (lb > 0 && (b[lb - 1] == '\n' || b[lb - 1] == ' '))
+		lb--;
+	if (la == 0 && lb == 0)
+		return NULL;
+	if (la == 0 || lb == 0)
+		return la ? xstrndup(a, la) : xstrndup(b, lb);
+	return xasprintf("%s: %.*s", a, (int)lb, b);
+}
+
+enum { AUTH_DONE, AUTH_PARTIAL, AUTH_FAILED };
+
+/*
+ * Keyboard-interactive: each info request goes to the ask function (one
+ * challenge, all its prompts); a refused answer asks again, up to ASK_TRIES
+ * times, with the server's words. The answers live only in secret buffers,
+ * wiped as soon as libssh has them.
+ */
+static int kbdint(struct conn *c, ssh_session s, const struct host *h, char **err)
+{
+	char *said = NULL;
+	int attempt = 1, rc;
+
+	for (;;) {
+		rc = ssh_userauth_kbdint(s, NULL, NULL);
+		while (rc == SSH_AUTH_INFO) {
+			int n = ssh_userauth_kbdint_getnprompts(s), i;
+			const char *name = ssh_userauth_kbdint_getname(s);
+			const char *instr = ssh_userauth_kbdint_getinstruction(s);
+			struct conn_prompt *pr;
+			struct conn_challenge ch;
+			struct buf *answers;
+
+			if (n <= 0) {
+				/* Words without a question: OpenSSH sends PAM's
+				 * message on a refused code this way. */
+				char *w = server_words(name, instr);
+				if (w != NULL) {
+					free(said);
+					said = w;
+				}
+				rc = ssh_userauth_kbdint(s, NULL, NULL);
+				continue;
+			}
+			pr = xcalloc((size_t)n, sizeof(*pr));
+			for (i = 0; i < n; i++) {
+				char echo = 0;
+				pr[i].text = ssh_userauth_kbdint_getprompt(s, (unsigned)i, &echo);
+				pr[i].echo = echo != 0;
+			}
+			memset(&ch, 0, sizeof(ch));
+			ch.host = h->display;
+			ch.name = name != NULL ? name : "";
+			ch.instruction = instr != NULL ? instr : "";
+			ch.said = said;
+			ch.attempt = attempt;
+			ch.n = (size_t)n;
+			ch.prompts = pr;
+			answers = xcalloc((size_t)n, sizeof(*answers));
+			if (ask_user(c, &ch, answers) != 0) {
+				free(answers);
+				free(pr);
+				fail(err, CONN_AUTH, c->ask == NULL
+				    ? "%s: the server asks a question (keyboard-interactive: a one-time "
+				      "code or the like) and there is no terminal to ask it on: run taotop "
+				      "from a terminal, or open the monitor, which asks in a dialog"
+				    : "%s: the server's question was not answered: not connected",
+				    h->display);
+				free(said);
+				return AUTH_FAILED;
+			}
+			for (i = 0; i < n; i++)
+				ssh_userauth_kbdint_setanswer(s, (unsigned)i, answers[i].data);
+			wipe_answers(answers, (size_t)n);
+			free(answers);
+			free(pr);
+			rc = ssh_userauth_kbdint(s, NULL, NULL);
+		}
+		if (rc == SSH_AUTH_SUCCESS || rc == SSH_AUTH_PARTIAL) {
+			free(said);
+			return rc == SSH_AUTH_SUCCESS ? AUTH_DONE : AUTH_PARTIAL;
+		}
+		if (rc == SSH_AUTH_ERROR || !ssh_is_connected(s)) {
+			fail(err, CONN_AUTH, "%s: the connection failed while answering the server's "
+			    "question: %s", h->display, ssh_get_error(s));
+			free(said);
+			return AUTH_FAILED;
+		}
+		/* Refused: ask again with what the server said. */
+		if (said == NULL)
+			said = xstrdup("the server refused the answer");
+		if (++attempt > ASK_TRIES ||
+		    !(ssh_userauth_list(s, NULL) & SSH_AUTH_METHOD_INTERACTIVE)) {
+			fail(err, CONN_AUTH, "%s: the server refused the answer %d times (it said: %s)",
+			    h->display, attempt - 1, said);
+			free(said);
+			return AUTH_FAILED;
+		}
+		log_msg(LOG_INFO, "ssh: %s: answer refused (%s); asking again", h->display, said);
+	}
+}
+
+/* Password authentication, only where the config turns it on. */
+static int password(struct conn *c, ssh_session s, const struct host *h, const char *user,
+    char **err)
+{
+	struct conn_prompt pr = { .text = "Password: ", .echo = 0 };
+	struct conn_challenge ch;
+	char *said = NULL, *title = xasprintf("Password for %s@%s", user, h->display);
+	int attempt, rc = SSH_AUTH_DENIED;
+
+	for (attempt = 1; attempt <= ASK_TRIES; attempt++) {
+		struct buf ans;
+
+		memset(&ch, 0, sizeof(ch));
+		ch.host = h->display;
+		ch.name = title;
+		ch.instruction = "";
+		ch.said = said;
+		ch.attempt = attempt;
+		ch.n = 1;
+		ch.prompts = &pr;
+		if (ask_user(c, &ch, &ans) != 0) {
+			fail(err, CONN_AUTH, "%s: the password was not given: not connected", h->display);
+			break;
+		}
+		rc = ssh_userauth_password(s, NULL, ans.data);
+		buf_free(&ans);
+		if (rc != SSH_AUTH_DENIED)
+			break;
+		free(said);
+		said = xstrdup("the server refused the password");
+	}
+	free(title);
+	free(said);
+	if (rc == SSH_AUTH_SUCCESS)
+		return AUTH_DONE;
+	if (rc == SSH_AUTH_PARTIAL)
+		return AUTH_PARTIAL;
+	if (rc == SSH_AUTH_DENIED)
+		fail(err, CONN_AUTH, "%s: the server refused the password %d times", h->display,
+		    ASK_TRIES);
+	else if (rc == SSH_AUTH_ERROR)
+		fail(err, CONN_AUTH, "%s: password authentication failed: %s", h->display,
+		    ssh_get_error(s));
+	return AUTH_FAILED;
+}
+
 static enum conn_status authenticate(struct conn *c, ssh_session s, const struct host *h,
     char **err)
 {
 	char *user = NULL, *tried = NULL;
 	struct buf why;
-	int rc;
+	int rc, methods, round, partial = 0;
 
 	buf_init(&why);
+	ssh_options_get(s, SSH_OPTIONS_USER, &user);
 	rc = ssh_userauth_none(s, NULL);
 	if (rc == SSH_AUTH_SUCCESS)
 		goto ok;
@@ -422,22 +720,53 @@ static enum conn_status authenticate(struct conn *c, ssh_session s, const struct
 			ssh_key_free(key);
 			if (rc == SSH_AUTH_SUCCESS)
 				goto ok;
-			buf_addf(&why, "; the server refused SSH_KEY_PATH %s", c->key_path);
+			if (rc != SSH_AUTH_PARTIAL)
+				buf_addf(&why, "; the server refused SSH_KEY_PATH %s", c->key_path);
 		}
 	}
-	if (getenv("SSH_AUTH_SOCK") != NULL) {
+	if (rc != SSH_AUTH_PARTIAL && getenv("SSH_AUTH_SOCK") != NULL) {
 		rc = ssh_userauth_agent(s, NULL);
 		if (rc == SSH_AUTH_SUCCESS)
 			goto ok;
 	}
-	rc = ssh_userauth_publickey_auto(s, NULL, NULL);
-	if (rc == SSH_AUTH_SUCCESS)
-		goto ok;
+	if (rc != SSH_AUTH_PARTIAL) {
+		rc = ssh_userauth_publickey_auto(s, NULL, NULL);
+		if (rc == SSH_AUTH_SUCCESS)
+			goto ok;
+	}
+	partial = rc == SSH_AUTH_PARTIAL;
 
-	ssh_options_get(s, SSH_OPTIONS_USER, &user);
-	if (rc == SSH_AUTH_PARTIAL)
-		tried = xstrdup("the server wants a second factor, which taotop cannot answer "
-		    "without a terminal; use a key the cluster accepts alone");
+	/* What the server lets us go on with: a question (a one-time code
+	 * after the key), or a password where the config allows it. A second
+	 * round covers a server that asks for both. */
+	for (round = 0; round < 2; round++) {
+		int r;
+		methods = ssh_userauth_list(s, NULL);
+		if (methods & SSH_AUTH_METHOD_INTERACTIVE)
+			r = kbdint(c, s, h, err);
+		else if (c->password_auth && (methods & SSH_AUTH_METHOD_PASSWORD))
+			r = password(c, s, h, user != NULL ? user : "?", err);
+		else
+			break;
+		if (r == AUTH_DONE)
+			goto ok;
+		if (r == AUTH_FAILED) {
+			ssh_string_free_char(user);
+			buf_free(&why);
+			return CONN_AUTH;
+		}
+		partial = 1;
+	}
+
+	methods = ssh_userauth_list(s, NULL);
+	if (!c->password_auth && (methods & SSH_AUTH_METHOD_PASSWORD) &&
+	    !(methods & SSH_AUTH_METHOD_PUBLICKEY))
+		tried = xstrdup("the server wants a password, which taotop sends only for a "
+		    "cluster whose config has password_auth: true");
+	else if (partial)
+		tried = xstrdup("the server wants another factor that taotop does not answer "
+		    "(only keyboard-interactive questions, and passwords where password_auth is "
+		    "on)");
 	else
 		tried = xasprintf("no key was accepted (tried SSH_KEY_PATH, the agent, "
 		    "the default keys%s)", why.len ? why.data : "");
@@ -449,24 +778,156 @@ static enum conn_status authenticate(struct conn *c, ssh_session s, const struct
 	buf_free(&why);
 	return CONN_AUTH;
 ok:
+	ssh_string_free_char(user);
 	buf_free(&why);
 	return CONN_OK;
 }
 
-/* Open a session to h. With trust_fp, only check the key against it and add
- * it to known_hosts (no authentication). */
-static enum conn_status open_host(struct conn *c, const struct host *h, const char *trust_fp,
-    ssh_session *out, char **err)
+/* ---- jump hosts --------------------------------------------------------------- */
+
+/* Bytes between a jump host's channel and the socketpair under the next
+ * hop's session, until either side closes. */
+static void *pump_main(void *arg)
+{
+	struct hop *hp = arg;
+	char down[IO_CHUNK], up[IO_CHUNK];
+	size_t pend = 0, poff = 0;
+
+	fcntl(hp->fd, F_SETFL, fcntl(hp->fd, F_GETFL) | O_NONBLOCK);
+	while (!atomic_load(&hp->stop)) {
+		int progress = 0;
+		ssize_t n;
+
+		if (pend == 0) {
+			int r = ssh_channel_read_nonblocking(hp->ch, down, sizeof(down), 0);
+			if (r == SSH_ERROR)
+				break;
+			if (r > 0) {
+				pend = (size_t)r;
+				poff = 0;
+			}
+		}
+		if (pend > 0) {
+			n = write(hp->fd, down + poff, pend);
+			if (n > 0) {
+				poff += (size_t)n;
+				pend -= (size_t)n;
+				progress = 1;
+			} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				break;
+			}
+		}
+		n = read(hp->fd, up, sizeof(up));
+		if (n == 0)
+			break;		/* the session above closed its end */
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			break;
+		if (n > 0) {
+			if (ssh_channel_write(hp->ch, up, (uint32_t)n) != n)
+				break;
+			progress = 1;
+		}
+		if (pend == 0 && (ssh_channel_is_eof(hp->ch) || ssh_channel_is_closed(hp->ch) ||
+		    !ssh_is_connected(hp->s)))
+			break;
+		if (!progress) {
+			struct pollfd p[2] = {
+				{ .fd = ssh_get_fd(hp->s), .events = POLLIN },
+				{ .fd = hp->fd, .events = (short)(POLLIN | (pend ? POLLOUT : 0)) },
+			};
+			poll(p, 2, 100);
+		}
+	}
+	/* The session above sees its connection end. */
+	shutdown(hp->fd, SHUT_RDWR);
+	return NULL;
+}
+
+/* Last first: each hop carries the ones after it. */
+static void hops_free(struct hop *hops, size_t n)
+{
+	while (n > 0) {
+		struct hop *hp = &hops[--n];
+		if (hp->running) {
+			atomic_store(&hp->stop, 1);
+			pthread_join(hp->th, NULL);
+		}
+		if (hp->fd >= 0)
+			close(hp->fd);
+		if (hp->ch != NULL) {
+			ssh_channel_close(hp->ch);
+			ssh_channel_free(hp->ch);
+		}
+		if (hp->s != NULL) {
+			ssh_disconnect(hp->s);
+			ssh_free(hp->s);
+		}
+	}
+	free(hops);
+}
+
+/*
+ * libssh 0.10 turns a ProxyJump of ~/.ssh/config into a ProxyCommand
+ * "ssh [-l user] [-p port] [-J rest] -W '[%h]:%p' host" that it would run
+ * itself. taotop runs no other program: read the jump list back from it
+ * (the first host, then the rest), and clear the command. Any other
+ * ProxyCommand is refused.
+ */
+static int proxy_to_jumps(const char *cmd, char **jumps)
+{
+	char *copy = xstrdup(cmd), *tok, *save = NULL, *user = NULL, *port = NULL, *rest = NULL,
+	    *host = NULL;
+	int ok = 1;
+
+	*jumps = NULL;
+	tok = strtok_r(copy, " ", &save);
+	if (tok == NULL || strcmp(tok, "ssh") != 0)
+		ok = 0;
+	while (ok && (tok = strtok_r(NULL, " ", &save)) != NULL) {
+		if (strcmp(tok, "-l") == 0)
+			user = strtok_r(NULL, " ", &save);
+		else if (strcmp(tok, "-p") == 0)
+			port = strtok_r(NULL, " ", &save);
+		else if (strcmp(tok, "-J") == 0)
+			rest = strtok_r(NULL, " ", &save);
+		else if (strcmp(tok, "-W") == 0)
+			strtok_r(NULL, " ", &save);
+		else if (host == NULL && tok[0] != '-')
+			host = tok;
+		else
+			ok = 0;
+	}
+	if (ok && host != NULL) {
+		int v6 = strchr(host, ':') != NULL;
+		*jumps = xasprintf("%s%s%s%s%s%s%s%s", user ? user : "", user ? "@" : "",
+		    v6 && port ? "[" : "", host, v6 && port ? "]" : "", port ? ":" : "",
+		    port ? port : "", rest ? "," : "");
+		if (rest != NULL) {
+			char *all = xasprintf("%s%s", *jumps, rest);
+			free(*jumps);
+			*jumps = all;
+		}
+	}
+	free(copy);
+	return ok && host != NULL ? 0 : -1;
+}
+
+/* A session for h with its options (ssh config, user, port, timeouts), not
+ * connected. For the login host (jumps != NULL), the ProxyJump the config
+ * gives it comes back in *jumps. */
+static enum conn_status prepare(struct conn *c, const struct host *h, int is_jump,
+    char **jumps, ssh_session *out, char **err)
 {
 	ssh_session s;
+	char *proxy = NULL, *cfg_user = NULL;
 	long timeout = c->connect_timeout_s;
 	int yes = 1, no = 0;
-	enum conn_status st;
 
 	*out = NULL;
 	if (h->name == NULL)
-		return fail(err, CONN_UNREACHABLE, "'%s' is not a host name: write login hosts "
-		    "as host, host:port or user@host, separated by commas", h->display);
+		return fail(err, CONN_UNREACHABLE, "'%s' is not a host name: write %s as host, "
+		    "host:port or user@host, separated by commas", h->display,
+		    is_jump ? "jump hosts" : "login hosts");
 	s = ssh_new();
 	if (s == NULL)
 		return fail(err, CONN_REMOTE, "%s: libssh could not make a session", h->display);
@@ -483,10 +944,35 @@ static enum conn_status open_host(struct conn *c, const struct host *h, const ch
 		}
 	}
 	ssh_options_set(s, SSH_OPTIONS_PROCESS_CONFIG, &no);
+	if (ssh_options_get(s, SSH_OPTIONS_PROXYCOMMAND, &proxy) == SSH_OK && proxy != NULL) {
+		char *list = NULL;
+		if (proxy_to_jumps(proxy, &list) != 0) {
+			enum conn_status st = fail(err, CONN_REMOTE, "%s: ~/.ssh/config gives it a "
+			    "ProxyCommand (%s); taotop runs no other program to connect: write the "
+			    "jump host as ProxyJump there, or as jump: in the cluster's config",
+			    h->display, proxy);
+			ssh_string_free_char(proxy);
+			ssh_free(s);
+			return st;
+		}
+		if (jumps != NULL)
+			*jumps = list;
+		else {
+			log_msg(LOG_INFO, "ssh: jump host %s: its own ProxyJump (%s) is not used: "
+			    "the chain comes from the login host's", h->display, list);
+			free(list);
+		}
+		ssh_string_free_char(proxy);
+	}
+	/* Never let libssh start a process. */
+	ssh_options_set(s, SSH_OPTIONS_PROXYCOMMAND, "none");
+	if (is_jump && ssh_options_get(s, SSH_OPTIONS_USER, &cfg_user) == SSH_OK)
+		;	/* ~/.ssh/config names this jump host's user: it wins */
+	else if (h->user == NULL && c->user != NULL)
+		ssh_options_set(s, SSH_OPTIONS_USER, c->user);
+	ssh_string_free_char(cfg_user);
 	if (h->user != NULL)
 		ssh_options_set(s, SSH_OPTIONS_USER, h->user);
-	else if (c->user != NULL)
-		ssh_options_set(s, SSH_OPTIONS_USER, c->user);
 	if (h->port != 0)
 		ssh_options_set(s, SSH_OPTIONS_PORT, &h->port);
 	ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &timeout);
@@ -494,21 +980,169 @@ static enum conn_status open_host(struct conn *c, const struct host *h, const ch
 	ssh_options_set(s, SSH_OPTIONS_NODELAY, &yes);
 	if (c->known_hosts != NULL)
 		ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, c->known_hosts);
+	*out = s;
+	return CONN_OK;
+}
 
-	if (ssh_connect(s) != SSH_OK) {
-		st = fail(err, CONN_UNREACHABLE, "%s: %s", h->display, ssh_get_error(s));
-		ssh_free(s);
+/* What a trust-on-first-use asks: accept this host's key if it has fp. */
+struct trust {
+	const char	*host;
+	const char	*fp;
+	int		 done;
+};
+
+/* Connect s (over fd when >= 0), check its key, and authenticate it, or,
+ * when it is the host to trust, write its key to known_hosts instead. */
+static enum conn_status finish_session(struct conn *c, ssh_session s, const struct host *h,
+    int fd, struct trust *tr, char **err)
+{
+	enum conn_status st;
+	int trusting = tr != NULL && strcmp(tr->host, h->display) == 0;
+
+	if (fd >= 0)
+		ssh_options_set(s, SSH_OPTIONS_FD, &fd);	/* the session owns it now */
+	if (ssh_connect(s) != SSH_OK)
+		return fail(err, CONN_UNREACHABLE, "%s: %s", h->display, ssh_get_error(s));
+	st = check_host_key(c, s, h, trusting ? tr->fp : NULL, err);
+	if (st != CONN_OK)
+		return st;
+	if (!trusting)
+		return authenticate(c, s, h, err);
+	make_known_hosts_dir(c);
+	if (ssh_session_update_known_hosts(s) != SSH_OK)
+		return fail(err, CONN_REMOTE, "%s: could not add the host key to %s: %s",
+		    h->display, known_hosts_path(c), ssh_get_error(s));
+	log_msg(LOG_INFO, "ssh: %s: accepted host key %s into %s", h->display, tr->fp,
+	    known_hosts_path(c));
+	tr->done = 1;
+	return CONN_OK;
+}
+
+static void set_jumps(struct conn *c, const char *spec)
+{
+	size_t i;
+
+	for (i = 0; i < c->njumps; i++)
+		free_host(&c->jumps[i]);
+	free(c->jumps);
+	c->jumps = NULL;
+	c->njumps = 0;
+	if (spec != NULL && strcasecmp(spec, "none") != 0)
+		parse_hosts(spec, &c->jumps, &c->njumps);
+}
+
+/* Open a direct-tcpip channel from hop to (the host and port next will
+ * connect to), and a socketpair between it and next's session. */
+static enum conn_status forward(struct hop *hop, const struct host *from,
+    ssh_session next, const struct host *to, int *fd, char **err)
+{
+	char *host = NULL;
+	unsigned int port = 22;
+	int sv[2];
+	enum conn_status st = CONN_OK;
+
+	ssh_options_get(next, SSH_OPTIONS_HOST, &host);	/* HostName from the config */
+	ssh_options_get_port(next, &port);
+	hop->ch = ssh_channel_new(hop->s);
+	if (hop->ch == NULL || ssh_channel_open_forward(hop->ch, host != NULL ? host : to->name,
+	    (int)port, "127.0.0.1", 0) != SSH_OK) {
+		st = fail(err, CONN_UNREACHABLE, "%s: the jump host %s could not reach %s port %u: %s",
+		    to->display, from->display, host != NULL ? host : to->name, port,
+		    ssh_get_error(hop->s));
+		ssh_string_free_char(host);
 		return st;
 	}
-	st = check_host_key(c, s, h, trust_fp, err);
-	if (st == CONN_OK && trust_fp == NULL)
-		st = authenticate(c, s, h, err);
-	if (st != CONN_OK) {
-		ssh_disconnect(s);
-		ssh_free(s);
+	ssh_string_free_char(host);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return fail(err, CONN_REMOTE, "%s: socketpair: %s", to->display, strerror(errno));
+	hop->fd = sv[1];
+	*fd = sv[0];
+	atomic_init(&hop->stop, 0);
+	if (pthread_create(&hop->th, NULL, pump_main, hop) != 0) {
+		close(sv[0]);
+		*fd = -1;
+		return fail(err, CONN_REMOTE, "%s: cannot start the jump host's relay", to->display);
+	}
+	hop->running = 1;
+	return CONN_OK;
+}
+
+/*
+ * Open a session to h, through the jump hosts when there are any (from the
+ * cluster's config, else the ProxyJump ~/.ssh/config gives h): each jump
+ * host connected, its key checked and authenticated like a login host, and
+ * the next one reached over a direct-tcpip channel of it. With tr, stop
+ * once the host to trust was reached and its key written.
+ */
+static enum conn_status open_host(struct conn *c, const struct host *h, struct trust *tr,
+    ssh_session *out, struct hop **hops_out, size_t *nhops_out, char **err)
+{
+	ssh_session s = NULL, js;
+	char *cfg_jumps = NULL;
+	struct hop *hops = NULL;
+	size_t i;
+	int fd = -1;
+	enum conn_status st;
+
+	*out = NULL;
+	*hops_out = NULL;
+	*nhops_out = 0;
+	st = prepare(c, h, 0, &cfg_jumps, &s, err);
+	if (st != CONN_OK)
+		return st;
+	set_jumps(c, c->jump_spec != NULL ? c->jump_spec : cfg_jumps);
+	free(cfg_jumps);
+	if (c->njumps > 0)
+		hops = xcalloc(c->njumps, sizeof(*hops));
+	for (i = 0; i < c->njumps; i++) {
+		const struct host *j = &c->jumps[i], *next = i + 1 < c->njumps ? &c->jumps[i + 1] : h;
+		ssh_session ns = NULL;
+
+		hops[i].fd = -1;
+		st = prepare(c, j, 1, NULL, &js, err);
+		if (st != CONN_OK)
+			goto out;
+		hops[i].s = js;
+		*nhops_out = i + 1;
+		st = finish_session(c, js, j, fd, tr, err);
+		fd = -1;
+		if (st != CONN_OK || (tr != NULL && tr->done))
+			goto out;
+		log_msg(LOG_INFO, "ssh: through jump host %s (%s)", j->display,
+		    ssh_get_serverbanner(js) ? ssh_get_serverbanner(js) : "");
+		if (next == h) {
+			ns = s;
+		} else {
+			st = prepare(c, next, 1, NULL, &ns, err);
+			if (st != CONN_OK)
+				goto out;
+		}
+		st = forward(&hops[i], j, ns, next, &fd, err);
+		if (ns != s)
+			ssh_free(ns);	/* made for its HostName and port only */
+		if (st != CONN_OK)
+			goto out;
+	}
+	st = finish_session(c, s, h, fd, tr, err);
+	fd = -1;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (st != CONN_OK || tr != NULL) {
+		if (s != NULL) {
+			ssh_disconnect(s);
+			ssh_free(s);
+		}
+		hops_free(hops, *nhops_out);
+		*nhops_out = 0;
 		return st;
 	}
 	*out = s;
+	*hops_out = hops;
+	if (hops != NULL && *nhops_out == 0) {
+		free(hops);
+		*hops_out = NULL;
+	}
 	return CONN_OK;
 }
 
@@ -527,14 +1161,19 @@ enum conn_status conn_connect(struct conn *c, char **err)
 	for (i = 0; i < c->nhosts; i++) {
 		char *e = NULL;
 		ssh_session s;
-		enum conn_status st = open_host(c, &c->hosts[i], NULL, &s, &e);
+		struct hop *hops;
+		size_t nhops;
+		enum conn_status st = open_host(c, &c->hosts[i], NULL, &s, &hops, &nhops, &e);
 
 		if (st == CONN_OK) {
 			c->s = s;
+			c->hops = hops;
+			c->nhops = nhops;
 			c->at = &c->hosts[i];
 			c->banner = xstrdup(ssh_get_serverbanner(s) ? ssh_get_serverbanner(s) : "");
 			c->counters.connects++;
-			log_msg(LOG_INFO, "ssh: connected to %s (%s)", c->at->display, c->banner);
+			log_msg(LOG_INFO, "ssh: connected to %s (%s)%s", c->at->display, c->banner,
+			    nhops ? " through jump hosts" : "");
 			buf_free(&why);
 			free(e);
 			return CONN_OK;
@@ -559,53 +1198,28 @@ enum conn_status conn_connect(struct conn *c, char **err)
 	return CONN_UNREACHABLE;
 }
 
-/* known_hosts must live in an existing folder for libssh to append to it. */
-static void make_known_hosts_dir(const struct conn *c)
-{
-	char *path, *slash;
-
-	if (c->known_hosts != NULL) {
-		path = xstrdup(c->known_hosts);
-	} else {
-		const char *home = getenv("HOME");
-		if (home == NULL)
-			return;
-		path = xasprintf("%s/.ssh/known_hosts", home);
-	}
-	slash = strrchr(path, '/');
-	if (slash != NULL && slash != path) {
-		*slash = '\0';
-		mkdir(path, 0700);
-	}
-	free(path);
-}
-
 enum conn_status conn_trust_host(struct conn *c, const char *host, const char *fingerprint,
     char **err)
 {
 	const struct host *h = NULL;
+	struct trust tr = { .host = host, .fp = fingerprint };
 	ssh_session s;
+	struct hop *hops;
+	size_t i, nhops;
 	enum conn_status st;
-	size_t i;
 
 	for (i = 0; i < c->nhosts; i++)
 		if (strcmp(c->hosts[i].display, host) == 0)
 			h = &c->hosts[i];
+	for (i = 0; h == NULL && i < c->njumps; i++)
+		if (strcmp(c->jumps[i].display, host) == 0)
+			h = &c->hosts[0];	/* reached on the way to the first login host */
 	if (h == NULL)
-		return fail(err, CONN_REMOTE, "%s is not one of this cluster's login hosts (%s)",
-		    host, c->hosts_spec);
-	st = open_host(c, h, fingerprint, &s, err);
-	if (st != CONN_OK)
-		return st;
-	make_known_hosts_dir(c);
-	if (ssh_session_update_known_hosts(s) != SSH_OK)
-		st = fail(err, CONN_REMOTE, "%s: could not add the host key to %s: %s",
-		    h->display, known_hosts_path(c), ssh_get_error(s));
-	else
-		log_msg(LOG_INFO, "ssh: %s: accepted host key %s into %s", h->display,
-		    fingerprint, known_hosts_path(c));
-	ssh_disconnect(s);
-	ssh_free(s);
+		return fail(err, CONN_REMOTE, "%s is not one of this cluster's login or jump hosts "
+		    "(%s)", host, c->hosts_spec);
+	st = open_host(c, h, &tr, &s, &hops, &nhops, err);
+	if (st == CONN_OK && !tr.done)
+		st = fail(err, CONN_REMOTE, "%s: was not reached to accept its key", host);
 	if (st == CONN_OK && c->refused_host != NULL && strcmp(c->refused_host, host) == 0) {
 		free(c->refused_host);
 		free(c->refused_fp);
@@ -877,7 +1491,8 @@ enum conn_status conn_exec(struct conn *c, struct conn_exec *x, char **err)
 		goto out;
 	}
 	st = pump(c, ch, x, &es, deadline, err);
-	if (st == CONN_OK && c->cut_needle != NULL && strstr(x->cmd, c->cut_needle) != NULL) {
+	if (st == CONN_OK && c->cut_needle != NULL && (strstr(x->cmd, c->cut_needle) != NULL ||
+	    bytes_hold(x->in, x->in_len, c->cut_needle))) {
 		ssh_remove_channel_callbacks(ch, &cb);
 		ssh_channel_free(ch);
 		ch = NULL;
@@ -953,12 +1568,19 @@ static enum conn_status sftp_fail(struct conn *c, const char *what, const char *
 	}
 }
 
-/* Read-only SFTP operations are safe to retry once on a fresh connection. */
+/* Read-only SFTP operations are safe to retry once on a fresh connection;
+ * a retry that succeeds drops the first attempt's message (the caller sees
+ * CONN_OK and would never free it). */
 #define RETRY_ONCE(call)						\
 	do {								\
 		enum conn_status st_ = (call);				\
-		if (st_ == CONN_DISCONNECTED)				\
+		if (st_ == CONN_DISCONNECTED) {				\
 			st_ = (call);					\
+			if (st_ == CONN_OK && err != NULL) {		\
+				free(*err);				\
+				*err = NULL;				\
+			}						\
+		}							\
 		return st_;						\
 	} while (0)
 

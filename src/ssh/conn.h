@@ -1,7 +1,9 @@
 /*
  * One SSH connection to a cluster's login host: connect with failover over a
- * host list, host-key check against known_hosts, public-key authentication
- * without prompts, command execution and SFTP on the same session.
+ * host list, host-key check against known_hosts, public-key authentication,
+ * keyboard-interactive prompts (one-time codes) answered through the
+ * caller's ask function, jump hosts (ProxyJump) connected by this layer
+ * itself, command execution and SFTP on the same session.
  *
  * A conn belongs to one thread at a time (libssh sessions are not shared).
  * Calls block, each bounded by a timeout; ssh/worker.h runs a conn on its own
@@ -25,7 +27,8 @@ enum conn_status {
 	CONN_UNREACHABLE,	/* no host of the list answered */
 	CONN_HOSTKEY_UNKNOWN,	/* host key not in known_hosts: refused */
 	CONN_HOSTKEY_CHANGED,	/* host key differs from known_hosts: refused */
-	CONN_AUTH,		/* no key was accepted */
+	CONN_AUTH,		/* no key was accepted, or a challenge went
+				 * unanswered or was refused */
 	CONN_TIMEOUT,		/* the request ran over its time */
 	CONN_DISCONNECTED,	/* the connection dropped during the request */
 	CONN_CANCELLED,		/* the caller cancelled the request */
@@ -36,6 +39,37 @@ enum conn_status {
 /* A short name for a status, for logs and events ("host-key-unknown"). */
 const char *conn_status_name(enum conn_status st);
 
+/* One prompt of a keyboard-interactive challenge, as the server sent it
+ * (raw: sanitise before showing). */
+struct conn_prompt {
+	const char	*text;
+	int		 echo;		/* the server says the answer may be shown */
+};
+
+/* A challenge a server sends during authentication: a one-time code, a
+ * password (only where the config allows it), or any PAM question. */
+struct conn_challenge {
+	const char	*host;		/* the host asking, as written ("bastion:22") */
+	const char	*name;		/* the server's title for it, may be "" */
+	const char	*instruction;	/* may be "" */
+	const char	*said;		/* the server's words on the last refused
+					 * answer, or NULL on the first asking */
+	int		 attempt;	/* 1, then 2, ... after refused answers */
+	size_t		 n;
+	const struct conn_prompt *prompts;
+};
+
+/* Answer each of ch's n prompts into answers[i] (empty secret buffers the
+ * caller made with buf_init_secret and wipes after use) and return 0, or
+ * return -1: no one can answer (no terminal) or the user declined. Called on
+ * the thread that connects, and may block until the user answers. */
+typedef int conn_ask_fn(const struct conn_challenge *ch, struct buf *answers, void *data);
+
+/* A copy that owns its strings (for handing to another thread), and its
+ * free; NULL is fine. */
+struct conn_challenge *conn_challenge_dup(const struct conn_challenge *ch);
+void conn_challenge_free(struct conn_challenge *ch);
+
 struct conn_target {
 	const char	*hosts;		/* "login1,login2:2222,user@[::1]:22" */
 	const char	*user;		/* NULL: user@ in hosts, ssh config, $USER */
@@ -43,6 +77,14 @@ struct conn_target {
 	const char	*known_hosts;	/* NULL: ~/.ssh/known_hosts */
 	const char	*ssh_config;	/* NULL: ~/.ssh/config; "": none */
 	int		 connect_timeout_s; /* per host; 0: 10 s */
+	/* Jump hosts, "[user@]host[:port]" comma-separated, connected in
+	 * order, each through the one before; the login host through the
+	 * last. NULL: the ProxyJump ~/.ssh/config gives the login host, if
+	 * any; "none": no jump even if it gives one. */
+	const char	*jump;
+	conn_ask_fn	*ask;		/* NULL: challenges are refused (CONN_AUTH) */
+	void		*ask_data;
+	int		 password_auth;	/* answer a "password" method through ask too */
 };
 
 struct conn;
@@ -74,9 +116,10 @@ const char *conn_refused_host(const struct conn *c);
 const char *conn_refused_fingerprint(const struct conn *c);
 
 /* Trust on first use, for the UI to offer after showing the fingerprint:
- * connect to host (an entry of the list), check that its key still has
- * this fingerprint, and append it to known_hosts. Never replaces a changed
- * key: that stays refused. */
+ * connect to host (an entry of the list, or one of the jump hosts, reached
+ * through the jumps before it), check that its key still has this
+ * fingerprint, and append it to known_hosts. Never replaces a changed key:
+ * that stays refused. */
 enum conn_status conn_trust_host(struct conn *c, const char *host,
     const char *fingerprint, char **err);
 
@@ -146,7 +189,8 @@ struct conn_counters {
 const struct conn_counters *conn_counters(const struct conn *c);
 
 /* Test hook: drop the connection as a cut network would (CONN_DISCONNECTED)
- * after a command containing `needle` has run to its end on the server but
+ * after a command containing `needle` (in its line or the script on its
+ * standard input) has run to its end on the server but
  * before its answer is read, or halfway through an SFTP write to a path
  * containing it. NULL clears it. */
 void conn_test_cut_after(struct conn *c, const char *needle);

@@ -37,6 +37,13 @@ struct worker {
 	struct msg_node		*out_head, *out_tail;
 	int			 pipe_rd, pipe_wr;
 
+	/* a question for the caller (WEV_ASK), under lock */
+	pthread_cond_t		 answered;
+	int			 asking;	/* 1 while one waits */
+	int			 ask_state;	/* 0 waiting, 1 answered, -1 declined */
+	struct buf		*ask_answers;
+	size_t			 ask_n;
+
 	/* reconnect schedule, worker thread only */
 	int			 backoff_s;
 	struct timespec		 next_try;	/* zero: none scheduled */
@@ -130,7 +137,64 @@ void worker_event_free(struct worker_event *ev)
 	free(ev->host);
 	free(ev->detail);
 	free(ev->error);
+	conn_challenge_free(ev->challenge);
 	ev->host = ev->detail = ev->error = NULL;
+	ev->challenge = NULL;
+}
+
+/* The conn's ask function, on the worker thread: hand the challenge to
+ * the caller and wait for the answer. */
+static int ask_caller(const struct conn_challenge *ch, struct buf *answers, void *data)
+{
+	struct worker *w = data;
+	struct worker_msg m;
+	size_t i;
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	m.type = WMSG_EVENT;
+	m.ev.kind = WEV_ASK;
+	m.ev.status = CONN_AUTH;
+	m.ev.host = xstrdup(ch->host);
+	m.ev.challenge = conn_challenge_dup(ch);
+	pthread_mutex_lock(&w->lock);
+	w->asking = 1;
+	w->ask_state = 0;
+	w->ask_answers = answers;
+	w->ask_n = ch->n;
+	pthread_mutex_unlock(&w->lock);
+	post(w, &m);
+	pthread_mutex_lock(&w->lock);
+	while (w->ask_state == 0 && !w->stopping)
+		pthread_cond_wait(&w->answered, &w->lock);
+	rc = w->ask_state == 1 ? 0 : -1;
+	w->asking = 0;
+	w->ask_answers = NULL;
+	pthread_mutex_unlock(&w->lock);
+	if (rc != 0)
+		for (i = 0; i < ch->n; i++)
+			buf_reset(&answers[i]);
+	return rc;
+}
+
+void worker_answer(struct worker *w, struct buf *answers, size_t n)
+{
+	size_t i;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->asking && w->ask_state == 0) {
+		if (answers != NULL && n == w->ask_n) {
+			for (i = 0; i < n; i++)
+				buf_add(&w->ask_answers[i], answers[i].data, answers[i].len);
+			w->ask_state = 1;
+		} else {
+			w->ask_state = -1;
+		}
+		pthread_cond_signal(&w->answered);
+	}
+	pthread_mutex_unlock(&w->lock);
+	for (i = 0; answers != NULL && i < n; i++)
+		buf_reset(&answers[i]);
 }
 
 int worker_next(struct worker *w, struct worker_msg *m)
@@ -311,12 +375,19 @@ struct worker *worker_start(const struct conn_target *t, const struct worker_opt
 	struct worker *w = xcalloc(1, sizeof(*w));
 	int fds[2];
 
-	w->conn = conn_new(t);
+	{
+		/* Questions while connecting go to the caller through us. */
+		struct conn_target tt = *t;
+		tt.ask = ask_caller;
+		tt.ask_data = w;
+		w->conn = conn_new(&tt);
+	}
 	w->hosts = xstrdup(t->hosts != NULL ? t->hosts : "");
 	w->keepalive_s = o != NULL && o->keepalive_s > 0 ? o->keepalive_s : 30;
 	w->backoff_max_s = o != NULL && o->backoff_max_s > 0 ? o->backoff_max_s : 60;
 	pthread_mutex_init(&w->lock, NULL);
 	compat_cond_init_monotonic(&w->wake);
+	pthread_cond_init(&w->answered, NULL);
 	if (compat_pipe_nb_cloexec(fds) != 0)
 		abort();	/* out of descriptors at start: nothing sane to do */
 	w->pipe_rd = fds[0];
@@ -364,6 +435,7 @@ void worker_stop(struct worker *w, void (*leftover)(struct worker_task *t))
 	if (w->running != NULL)
 		atomic_store(&w->running->cancel, 1);
 	pthread_cond_signal(&w->wake);
+	pthread_cond_signal(&w->answered);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
 
@@ -384,6 +456,7 @@ void worker_stop(struct worker *w, void (*leftover)(struct worker_task *t))
 	close(w->pipe_wr);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->wake);
+	pthread_cond_destroy(&w->answered);
 	free(w->hosts);
 	free(w);
 }

@@ -10,6 +10,11 @@
  * connection with keepalives to find a dead peer. A task that arrives while
  * disconnected makes it try at once. A refused host key or failed
  * authentication is not retried by itself: it waits for the next task.
+ *
+ * A server's question while connecting (a one-time code) comes to the
+ * caller as WEV_ASK; the worker waits, connection half made, until the
+ * caller answers with worker_answer (or stops the worker). A reconnection
+ * that needs a new code asks again the same way.
  */
 #ifndef TAOTOP_SSH_WORKER_H
 #define TAOTOP_SSH_WORKER_H
@@ -44,6 +49,7 @@ enum worker_event_kind {
 	WEV_UNREACHABLE,	/* error */
 	WEV_DISCONNECTED,	/* error: why */
 	WEV_RECONNECTING,	/* in_s: seconds until the next try */
+	WEV_ASK,		/* challenge: answer it with worker_answer */
 };
 
 struct worker_event {
@@ -53,6 +59,7 @@ struct worker_event {
 	char			*detail;
 	char			*error;
 	int			 in_s;
+	struct conn_challenge	*challenge;	/* WEV_ASK */
 };
 
 struct worker_msg {
@@ -77,6 +84,10 @@ void worker_submit(struct worker *w, struct worker_task *t);
 void worker_news(struct worker *w, struct worker_task *t);
 /* Ask a queued or running task to stop; it still comes back as WMSG_DONE. */
 void worker_cancel(struct worker *w, struct worker_task *t);
+/* Answer the WEV_ASK waiting: n answers (the challenge's prompts), taken
+ * and wiped from the caller's secret buffers; answers NULL declines. A
+ * no-op when nothing waits. */
+void worker_answer(struct worker *w, struct buf *answers, size_t n);
 /* Pop one message; 1 if there was one. Call until it returns 0 each time
  * worker_fd is readable. */
 int worker_next(struct worker *w, struct worker_msg *m);

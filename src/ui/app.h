@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "engine/config.h"
+#include "util/buf.h"
 #include "engine/watch.h"
 #include "ui/jobtable.h"
 #include "ui/layout.h"
@@ -45,6 +46,7 @@ enum mode {
 	MODE_STEPS,		/* a submit's (or preview's) steps */
 	MODE_PREVIEW,		/* the rendered sbatch and remote commands */
 	MODE_COLUMNS,		/* the column picker */
+	MODE_ASK,		/* a server's question (one-time code) */
 };
 
 /* What needs drawing at the end of this pass. */
@@ -105,6 +107,11 @@ struct app {
 	size_t			 nouts;
 
 	size_t			 hostkey_cluster;
+
+#define ASK_FIELDS	8
+	size_t			 ask_cluster;	/* whose question the dialog shows */
+	struct buf		 ask_ans[ASK_FIELDS];	/* secret: typed answers */
+	size_t			 ask_n, ask_cur;
 
 	char			*detail_key;	/* the job shown in detail (jt key) */
 	size_t			 detail_cluster;
@@ -176,6 +183,21 @@ void submit_view_free(struct app *a);
 void colpick_open(struct app *a);
 void colpick_key(struct app *a, wint_t ch, int func);
 void colpick_draw(struct app *a);
+
+/* setup_view.c: the first-run setup form, when no cluster is configured
+ * (existing: NULL). Its own loop until the user quits (1; nothing written)
+ * or a cluster was written to the config file (0). sig_fd: the signal
+ * self-pipe (a quit signal leaves, nothing written). */
+int setup_view_run(struct app *a, int sig_fd, const struct config *existing);
+
+/* askview.c: a server's question (a one-time code) */
+void ask_open(struct app *a, size_t cluster);
+/* Open the dialog for a question waiting, or close it when its question
+ * went away. */
+void ask_check(struct app *a);
+void ask_key(struct app *a, wint_t ch, int func);
+void ask_draw(struct app *a);
+void ask_free(struct app *a);
 
 /* draw.c */
 /* A box in the middle of the screen with a title, lines from `top` on,

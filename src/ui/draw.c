@@ -519,6 +519,9 @@ static enum role cluster_status(const struct watched *c, int64_t now, char *buf,
 	case LINK_AUTH_FAILED:
 		snprintf(buf, len, "%s: authentication failed", c->cfg->name);
 		return ROLE_STATUS_ERROR;
+	case LINK_ASKING:
+		snprintf(buf, len, "%s: the server asks a question (one-time code?)", c->cfg->name);
+		return ROLE_STATUS_BAR;
 	case LINK_UP:
 		break;
 	}
@@ -768,6 +771,9 @@ void draw(struct app *a)
 			break;
 		case MODE_HOSTKEY:
 			draw_hostkey(a);
+			break;
+		case MODE_ASK:
+			ask_draw(a);
 			break;
 		case MODE_DETAIL:
 			draw_dialog(a, "Job detail", a->detail, a->ndetail, a->detail_top,

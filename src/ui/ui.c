@@ -283,6 +283,8 @@ static void on_watch(struct app *a, unsigned bits)
 			watch_retry_free(&r);
 		}
 	}
+	if (bits & (WATCH_ASK | WATCH_LINK))
+		ask_check(a);
 	if ((bits & WATCH_HOSTKEY) && a->mode == MODE_NORMAL) {
 		for (i = 0; i < watch_count(a->watch); i++) {
 			enum link_state l = watch_cluster(a->watch, i)->link;
@@ -728,6 +730,10 @@ static void on_key(struct app *a, wint_t ch, int func)
 		colpick_key(a, ch, func);
 		return;
 	}
+	if (a->mode == MODE_ASK) {
+		ask_key(a, ch, func);
+		return;
+	}
 	if (a->mode != MODE_NORMAL) {
 		dialog_key(a, ch, func);
 		return;
@@ -825,6 +831,8 @@ static void loop(struct app *a)
 			on_key(a, ch, kr == KEY_CODE_YES);
 			keys++;
 		}
+		if (keys > 0)
+			ask_check(a);	/* a dialog closed: a question may wait */
 		if (keys > 0 && !a->quit) {
 			if (a->dirty)
 				draw(a);
@@ -924,7 +932,7 @@ int ui_run(const struct ui_opts *o)
 	struct app a;
 	char *err = NULL, *warning = NULL, **help_lines;
 	const char *nc = getenv("NO_COLOR");
-	int use_color;
+	int use_color, rc, first_run = 0;
 	size_t i, n;
 
 	memset(&a, 0, sizeof(a));
@@ -935,7 +943,11 @@ int ui_run(const struct ui_opts *o)
 	}
 	if (open_log() != 0)
 		return 1;
-	if (config_load(&a.cfg, &err) != 0) {
+	if ((rc = config_load(&a.cfg, &err)) == CONFIG_NONE) {
+		first_run = 1;	/* the setup form, once the screen is ours */
+		free(err);
+		err = NULL;
+	} else if (rc != 0) {
 		fprintf(stderr, "taotop: %s\n", err);
 		free(err);
 		return 2;
@@ -964,8 +976,6 @@ int ui_run(const struct ui_opts *o)
 	text_init(strcmp(nl_langinfo(CODESET), "UTF-8") == 0);
 	a.readonly = o->readonly;
 	a.sgr = o->log_colors >= 0 ? o->log_colors : a.cfg.log_colors > 0;
-	a.watch = watch_new(&a.cfg, a.store);
-	a.seen_polls = xcalloc(a.cfg.n + 1, sizeof(*a.seen_polls));
 	jt_init(&a.jt);
 	logpane_init(&a.pane[0]);
 	logpane_init(&a.pane[1]);
@@ -999,19 +1009,34 @@ int ui_run(const struct ui_opts *o)
 	getmaxyx(stdscr, a.lines, a.cols);
 	a.side_by_side = a.cols >= 140;
 	a.dirty = DIRTY_ALL;
+	if (first_run && (setup_view_run(&a, sig_pipe[0], NULL) != 0 ||
+	    config_load(&a.cfg, &err) != 0)) {
+		/* Quit from the form (nothing written), or the file written
+		 * does not read back, which would be taotop's bug. */
+		a.quit = 1;
+	} else {
+		a.watch = watch_new(&a.cfg, a.store);
+		a.seen_polls = xcalloc(a.cfg.n + 1, sizeof(*a.seen_polls));
+	}
 	if (warning != NULL) {
 		ui_message(&a, 1, "%s", warning);
 		free(warning);
 	}
 
-	loop(&a);
+	if (!a.quit)
+		loop(&a);
 
 	/* The terminal first: whatever follows may take a moment. */
 	submit_view_free(&a);
+	ask_free(&a);
 	draw_free_windows(&a);
 	delwin(a.win_input);
 	endwin();
-	watch_free(a.watch);
+	if (err != NULL)
+		fprintf(stderr, "taotop: %s\n", err);
+	free(err);
+	if (a.watch != NULL)
+		watch_free(a.watch);
 	jt_free(&a.jt);
 	theme_free(&a.theme);
 	for (i = 0; i < a.nhelp; i++)

@@ -25,6 +25,9 @@ static void set_field(const char *key, const char *val)
 		{ "RIG_KEY", &rig.key }, { "RIG_KNOWN_HOSTS", &rig.known_hosts },
 		{ "RIG_SHARED", &rig.shared }, { "RIG_SSHD_CONFIG", &rig.sshd_config },
 		{ "SLURM_CONF", &rig.slurm_conf },
+		{ "RIG_TOTP_SECRET", &rig.totp_secret }, { "RIG_TOTP_USERS", &rig.totp_users },
+		{ "RIG_TOTP_SSHD", &rig.totp_sshd }, { "RIG_NETNS", &rig.netns },
+		{ "RIG_BASTION_ADDR", &rig.bastion_addr }, { "RIG_INNER_ADDR", &rig.inner_addr },
 	};
 	size_t i;
 
@@ -261,7 +264,10 @@ static char *first_line(const char *cmd)
 	return out;
 }
 
-void rig_sshd_start(struct rig_sshd *d, int port, int new_key)
+/* A private sshd: the rig's config with its port, address, key and pidfile,
+ * then `extra` sed expressions (or ""); started unless defer. */
+static void sshd_setup(struct rig_sshd *d, int port, int new_key, const char *addr,
+    const char *netns, const char *prog, const char *extra)
 {
 	const struct rig *r = rig_get();
 	char *cmd;
@@ -272,6 +278,9 @@ void rig_sshd_start(struct rig_sshd *d, int port, int new_key)
 	 * rigs' private servers never meet. */
 	port += r->port - 2222;
 	d->port = port;
+	d->addr = xstrdup(addr != NULL ? addr : "127.0.0.1");
+	d->netns = netns != NULL ? xstrdup(netns) : NULL;
+	d->prog = prog != NULL ? xstrdup(prog) : NULL;
 	/* A listener a failed test left behind on this port (with sessions it
 	 * may have left stopped) would answer in place of ours. Only this
 	 * rig's: the pattern holds its state folder. */
@@ -279,7 +288,7 @@ void rig_sshd_start(struct rig_sshd *d, int port, int new_key)
 	    "pkill -CONT -P $p; kill -CONT $p; pkill -KILL -P $p; kill -KILL $p; done; kill $m; "
 	    "done 2>/dev/null; true", r->state, port);
 	d->dir = xasprintf("%s/sshd-%d", r->state, port);
-	d->hosts = xasprintf("127.0.0.1:%d", port);
+	d->hosts = xasprintf("%s:%d", d->addr, port);
 	d->known_hosts = xasprintf("%s/known_hosts", d->dir);
 	cr_assert_eq(rig_local("rm -rf %s && mkdir -p %s", d->dir, d->dir), 0);
 	if (new_key)
@@ -290,26 +299,107 @@ void rig_sshd_start(struct rig_sshd *d, int port, int new_key)
 		    r->state, d->dir, r->state, d->dir), 0);
 	/* The rig's config with our port, key and pidfile. */
 	cr_assert_eq(rig_local("sed -e 's|^Port .*|Port %d|' -e 's|^HostKey .*|HostKey %s/host_key|' "
-	    "-e 's|^PidFile .*|PidFile %s/sshd.pid|' %s > %s/sshd_config",
-	    port, d->dir, d->dir, r->sshd_config, d->dir), 0);
-	cmd = xasprintf("printf '[127.0.0.1]:%d %%s\\n' \"$(cut -d' ' -f1,2 %s/host_key.pub)\" "
-	    "> %s && echo ok", port, d->dir, d->known_hosts);
+	    "-e 's|^PidFile .*|PidFile %s/sshd.pid|' -e 's|^ListenAddress .*|ListenAddress %s|' "
+	    "%s %s > %s/sshd_config", port, d->dir, d->dir, d->addr, extra, r->sshd_config,
+	    d->dir), 0);
+	cmd = xasprintf("printf '[%s]:%d %%s\\n' \"$(cut -d' ' -f1,2 %s/host_key.pub)\" "
+	    "> %s && echo ok", d->addr, port, d->dir, d->known_hosts);
 	free(first_line(cmd));
 	free(cmd);
 	cmd = xasprintf("ssh-keygen -l -E sha256 -f %s/host_key.pub | cut -d' ' -f2", d->dir);
 	d->fingerprint = first_line(cmd);
 	free(cmd);
+}
+
+void rig_sshd_start(struct rig_sshd *d, int port, int new_key)
+{
+	sshd_setup(d, port, new_key, NULL, NULL, NULL, "");
 	rig_sshd_restart(d);
+}
+
+/* s with its slot's number for the N at its end or before ".oath". */
+static char *slot_path(const char *s, int slot)
+{
+	const char *n = strrchr(s, 'N');
+
+	cr_assert_not_null(n, "%s", s);
+	return xasprintf("%.*s%d%s", (int)(n - s), s, slot, n + 1);
+}
+
+#define TOTP_SED "-e 's|^UsePAM .*|UsePAM yes|' -e 's|^KbdInteractiveAuthentication .*|" \
+    "KbdInteractiveAuthentication yes\\nAuthenticationMethods publickey,keyboard-interactive|'"
+
+/* Slot's users file written afresh; its sshd program (caller frees). */
+static char *totp_slot(int slot)
+{
+	const struct rig *r = rig_get();
+	char *users;
+
+	cr_assert_not_null(r->totp_sshd, "the rig has no TOTP service: bring it up again "
+	    "(tests/cluster/up)");
+	users = slot_path(r->totp_users, slot);
+	cr_assert_eq(rig_local("printf 'HOTP/T30/6\\t%s\\t-\\t%s\\n' > %s && chmod 600 %s",
+	    r->user, r->totp_secret, users, users), 0);
+	free(users);
+	return slot_path(r->totp_sshd, slot);
+}
+
+void rig_sshd_start_conf(struct rig_sshd *d, int port, const char *sed)
+{
+	sshd_setup(d, port, 0, NULL, NULL, NULL, sed);
+	rig_sshd_restart(d);
+}
+
+void rig_sshd_start_totp(struct rig_sshd *d, int port, int slot)
+{
+	char *prog = totp_slot(slot);
+
+	sshd_setup(d, port, 0, NULL, NULL, prog, TOTP_SED);
+	free(prog);
+	rig_sshd_restart(d);
+}
+
+char *rig_totp(int steps)
+{
+	const struct rig *r = rig_get();
+	char *cmd = xasprintf("oathtool --totp -N \"$(date -u -d @$(( $(date +%%s) + %d * 30 )) "
+	    "'+%%Y-%%m-%%d %%H:%%M:%%S UTC')\" %s", steps, r->totp_secret);
+	char *code = first_line(cmd);
+
+	free(cmd);
+	cr_assert(code != NULL && strlen(code) == 6, "oathtool gave no code");
+	return code;
+}
+
+void rig_sshd_start_bastion(struct rig_sshd *bastion, int bastion_port, int bastion_new_key,
+    int totp_slot_n, struct rig_sshd *login, int login_port)
+{
+	const struct rig *r = rig_get();
+	char *allow, *prog = totp_slot_n ? totp_slot(totp_slot_n) : NULL;
+
+	cr_assert_not_null(r->netns, "the rig has no bastion network: bring it up again "
+	    "(tests/cluster/up)");
+	sshd_setup(bastion, bastion_port, bastion_new_key, r->bastion_addr, r->netns, prog,
+	    prog != NULL ? TOTP_SED : "");
+	free(prog);
+	allow = xasprintf("-e 's|^AllowUsers .*|AllowUsers %s@%s|'", r->user, r->bastion_addr);
+	sshd_setup(login, login_port, 0, r->inner_addr, NULL, NULL, allow);
+	free(allow);
+	rig_sshd_restart(bastion);
+	rig_sshd_restart(login);
 }
 
 void rig_sshd_restart(struct rig_sshd *d)
 {
 	int i;
 
-	cr_assert_eq(rig_local("/usr/sbin/sshd -f %s/sshd_config -E %s/sshd.log", d->dir, d->dir), 0,
+	cr_assert_eq(rig_local("%s%s%s %s -f %s/sshd_config -E %s/sshd.log",
+	    d->netns ? "ip netns exec " : "", d->netns ? d->netns : "", d->netns ? "" : "",
+	    d->prog ? d->prog : "/usr/sbin/sshd", d->dir, d->dir), 0,
 	    "private sshd on port %d did not start (see %s/sshd.log)", d->port, d->dir);
 	for (i = 0; i < 50; i++) {
-		if (rig_local("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d' 2>/dev/null", d->port) == 0)
+		if (rig_local("bash -c 'exec 3<>/dev/tcp/%s/%d' 2>/dev/null", d->addr ? d->addr
+		    : "127.0.0.1", d->port) == 0)
 			return;
 		usleep(100 * 1000);
 	}
@@ -340,4 +430,7 @@ void rig_sshd_free(struct rig_sshd *d)
 	free(d->hosts);
 	free(d->known_hosts);
 	free(d->fingerprint);
+	free(d->addr);
+	free(d->netns);
+	free(d->prog);
 }

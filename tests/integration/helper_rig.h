@@ -16,6 +16,13 @@ struct rig {
 	char	*shared;	/* the folder standing for Lustre */
 	char	*sshd_config;
 	char	*slurm_conf;
+	/* one-time codes and bastions (tests/cluster/up) */
+	char	*totp_secret;	/* hex, for oathtool --totp */
+	char	*totp_users;	/* pam_oath's users file of slot N ("N" in it) */
+	char	*totp_sshd;	/* sshd under the name of slot N's PAM service */
+	char	*netns;		/* the bastion's network namespace */
+	char	*bastion_addr;	/* the bastion listens here, inside it */
+	char	*inner_addr;	/* a login host behind the bastion listens here */
 };
 
 /* The rig's coordinates; fails the calling test when the cluster is not up. */
@@ -55,11 +62,32 @@ struct rig_sshd {
 	char	*hosts;		/* "127.0.0.1:PORT" */
 	char	*known_hosts;	/* a known_hosts holding its key */
 	char	*fingerprint;	/* "SHA256:..." of its host key */
+	char	*addr;		/* where it listens: 127.0.0.1 unless set */
+	char	*netns;		/* run in this network namespace, or NULL */
+	char	*prog;		/* the sshd binary (an absolute path), or NULL */
 };
 /* Start one on port (shifted by the rig's sshd port minus 2222, so a
  * second rig's tests use their own; d->port is the real one); new_key: generate a fresh host key instead of the
  * rig's. Fails the test if it does not come up. */
 void rig_sshd_start(struct rig_sshd *d, int port, int new_key);
+/* A private sshd whose config is the rig's changed by sed expressions
+ * ("-e 's|...|...|'"), with the rig's host key. */
+void rig_sshd_start_conf(struct rig_sshd *d, int port, const char *sed);
+/* A private sshd that wants the rig's key and then a TOTP code (PAM,
+ * libpam-oath), through PAM slot 1-3 (tests/cluster/up): one per test that
+ * may run at the same time as another, since the slot's users file, written
+ * afresh here, records the last code used (pam_oath refuses it and older
+ * ones). */
+void rig_sshd_start_totp(struct rig_sshd *d, int port, int slot);
+/* The TOTP code for now + steps x 30 s (oathtool): each login of a test
+ * uses a later step, since a code is good once. Caller frees. */
+char *rig_totp(int steps);
+/* A bastion (in the rig's network namespace; key only, or key and a TOTP
+ * code through PAM slot totp_slot when not 0) and a login sshd behind it
+ * that lets in only connections from the bastion; both with the rig's host
+ * key unless bastion_new_key. Their hosts are "ADDR:PORT". */
+void rig_sshd_start_bastion(struct rig_sshd *bastion, int bastion_port, int bastion_new_key,
+    int totp_slot, struct rig_sshd *login, int login_port);
 /* (Re)start after rig_sshd_stop, with the same key and port. */
 void rig_sshd_restart(struct rig_sshd *d);
 void rig_sshd_stop(struct rig_sshd *d);

@@ -5,12 +5,13 @@
 #include <string.h>
 
 #include "engine/config.h"
+#include "ssh/conn.h"
 
 static void clear_env(void)
 {
 	const char *vars[] = { "SLURM_HOSTNAME", "SLURM_USER", "SSH_KEY_PATH", "TAOTOP_KNOWN_HOSTS",
 	    "SLURM_PARTITION", "SLURM_ACCOUNT", "SLURM_BASE_RESULTS_DIR", "TAOTOP_IMAGE_CACHE",
-	    "TAOTOP_CPU_PARTITION", "TAOTOP_CLUSTER", "TAOTOP_POLL_S" };
+	    "TAOTOP_CPU_PARTITION", "TAOTOP_CLUSTER", "TAOTOP_POLL_S", "TAOTOP_JUMP" };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -76,15 +77,32 @@ Test(config, no_file_means_the_seeds_variables_alone)
 
 	clear_env();
 	setenv("TAOTOP_CONFIG", "/nonexistent/config.yaml", 1);
-	cr_expect_eq(config_load(&cfg, &err), -1);
-	cr_expect(strstr(err, "cluster 'default' has no hosts: set SLURM_HOSTNAME") != NULL, "%s", err);
+	/* Nothing configured: not an error of the user's, but the way to
+	 * set one up. */
+	cr_expect_eq(config_load(&cfg, &err), CONFIG_NONE);
+	cr_expect(strstr(err, "no cluster is configured yet: run 'taotop init'") != NULL, "%s", err);
 	free(err), err = NULL;
+	/* Hosts alone are enough: ssh's rules give the user. */
 	setenv("SLURM_HOSTNAME", "login1,login2", 1);
+	cr_assert_eq(config_load(&cfg, &err), 0, "%s", err);
+	cr_expect_null(cfg.clusters[0].user);
+	config_free(&cfg);
 	setenv("SLURM_USER", "bob", 1);
 	cr_assert_eq(config_load(&cfg, &err), 0, "%s", err);
 	cr_expect_eq(cfg.n, 1);
 	cr_expect_str_eq(cfg.clusters[0].name, "default");
+	cr_expect_str_eq(cfg.clusters[0].user, "bob");
 	config_free(&cfg);
+	/* A file with no cluster in it, and no SLURM_HOSTNAME: the same. */
+	clear_env();
+	write_config("theme: light\n");
+	cr_expect_eq(config_load(&cfg, &err), CONFIG_NONE);
+	free(err), err = NULL;
+	/* A cluster of the file without hosts is the file's mistake. */
+	write_config("clusters:\n  a:\n    user: u\n");
+	cr_expect_eq(config_load(&cfg, &err), -1);
+	cr_expect(strstr(err, "cluster 'a' has no hosts") != NULL, "%s", err);
+	free(err);
 }
 
 Test(config, mistakes_are_reported_at_their_place)
@@ -269,4 +287,41 @@ Test(config, columns_are_not_saved_into_a_file_that_does_not_parse)
 	free(err);
 	now = read_back(getenv("TAOTOP_CONFIG"));
 	cr_assert_str_eq(now, bad, "the file was changed");
+}
+
+/* Jump hosts and password authentication (issue 18): the file's fields, the
+ * environment over them, what reaches the ssh layer, and a bad value. */
+Test(config, jump_hosts_and_password_auth)
+{
+	struct config cfg;
+	struct conn_target t;
+	char *err = NULL;
+	const struct cluster_cfg *cl;
+
+	clear_env();
+	write_config("clusters:\n  a:\n    hosts: login\n    user: u\n    jump: me@bastion:2200,gw\n"
+	    "    password_auth: true\n  b:\n    hosts: h\n    user: u\n");
+	cr_assert_eq(config_load(&cfg, &err), 0, "%s", err);
+	cl = config_cluster(&cfg, "a");
+	cr_assert_str_eq(cl->jump, "me@bastion:2200,gw");
+	cr_assert_eq(cl->password_auth, 1);
+	cluster_target(cl, &t);
+	cr_expect_str_eq(t.jump, "me@bastion:2200,gw");
+	cr_expect_eq(t.password_auth, 1);
+	cl = config_cluster(&cfg, "b");
+	cr_expect_null(cl->jump, "no jump: ~/.ssh/config's ProxyJump decides");
+	cr_expect_eq(cl->password_auth, 0, "password authentication is off unless turned on");
+	config_free(&cfg);
+
+	setenv("TAOTOP_JUMP", "none", 1);
+	cr_assert_eq(config_load(&cfg, &err), 0, "%s", err);
+	cr_expect_str_eq(config_cluster(&cfg, "a")->jump, "none");
+	config_free(&cfg);
+	unsetenv("TAOTOP_JUMP");
+
+	write_config("clusters:\n  a:\n    hosts: h\n    user: u\n    password_auth: sometimes\n");
+	cr_assert_neq(config_load(&cfg, &err), 0);
+	cr_expect_not_null(strstr(err, ":5:20: cluster 'a': field 'password_auth' is true or false, "
+	    "not 'sometimes'"), "%s", err);
+	free(err);
 }

@@ -1,0 +1,55 @@
+/*
+ * Writing a job's files on the cluster in one round trip: folders, files
+ * and the commands that follow them (the launch) become one shell script
+ * that `sh -s` reads from the standard input of a single exec. Nothing of
+ * it is on a command line (a secret file's bytes included), each file is
+ * written to a temporary name and renamed (old or new, never half), a
+ * secret file is created 0600 from its first byte and never replaces one,
+ * and a step that fails stops the script, removes the secret file it wrote
+ * and says which step it was. Through a 100 ms link the difference is a
+ * second per submit: SFTP costs a round trip per request (open, write,
+ * close, rename; a stat and a mkdir per folder level).
+ */
+#ifndef TAOTOP_ENGINE_STAGE_H
+#define TAOTOP_ENGINE_STAGE_H
+
+#include <stddef.h>
+
+#include "util/buf.h"
+
+struct conn;
+struct conn_exec;
+
+struct stage {
+	struct buf	 script;	/* for sh -s: may hold a secret (wiped) */
+	struct buf	 plan;		/* what it does, for a dry run: no contents */
+};
+
+void stage_init(struct stage *s);
+/* Wipes the script. */
+void stage_free(struct stage *s);
+
+/* mkdir -p of each path (n of them). */
+void stage_mkdirs(struct stage *s, const char *const *paths, size_t n);
+/* A file of mode 0644, written whole under a temporary name, then renamed;
+ * `about` stands for its contents in the plan (NULL: its size). */
+void stage_write(struct stage *s, const char *path, const void *data, size_t len,
+    const char *about);
+/* A secret file: 0600 from its first byte, refused if it exists; removed
+ * again if a later step fails. `about` stands for its contents in the
+ * plan ("1 secret(s) from your environment"). */
+void stage_write_secret(struct stage *s, const char *path, const void *data, size_t len,
+    const char *about);
+/* Shell commands run after the writes, as they are (their output and exit
+ * status are the exec's: they report their own failures); plan_line says
+ * what they do in the plan. */
+void stage_run(struct stage *s, const char *cmds, const char *plan_line);
+
+/* Run it: one exec of `sh -s`, the script on its standard input. The
+ * caller looks at x (exit status, output) and frees it. */
+int stage_send(struct conn *c, struct stage *s, struct conn_exec *x, int timeout_ms, char **err);
+/* The step that failed, as the script said ("cannot write /x/spec.yaml"),
+ * or NULL when none did (caller frees). */
+char *stage_failure(const char *out);
+
+#endif

@@ -1,0 +1,559 @@
+/*
+ * The monitor's first run: with no cluster configured, `taotop` opens on
+ * this form instead of an error. The user gives the login hosts (those of
+ * ~/.ssh/config are offered) and what ssh and the seed's defaults do not
+ * say; taotop connects on a worker thread (the keys never wait), asks about
+ * an unknown host key with the same words and keys as the monitor's
+ * host-key dialog, runs the preflight and shows it, and writes the cluster
+ * into config.yaml only when the user says so. Then the monitor goes on to
+ * its jobs list with that config.
+ *
+ * One file: its state, keys and drawing; the loop in setup_view_run is its
+ * own, since nothing else of the monitor exists yet.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include "engine/config.h"
+#include "engine/preflight.h"
+#include "engine/setup.h"
+#include "ssh/conn.h"
+#include "ssh/sshconfig.h"
+#include "ssh/worker.h"
+#include "ui/app.h"
+#include "ui/text.h"
+#include "util/buf.h"
+#include "util/sanitize.h"
+#include "util/xmalloc.h"
+
+#define CTRL(c)		((c) & 0x1f)
+#define ROW_BUTTON	SF_COUNT	/* the row after the fields */
+
+enum stage {
+	S_FORM,
+	S_CONNECTING,
+	S_HOSTKEY,	/* an unknown host key waits for a or r */
+	S_CHECKING,	/* the preflight runs */
+	S_RESULTS,	/* shown: write, edit or quit */
+	S_FAILED,	/* connecting or checking failed: back to the form */
+};
+
+/* The worker's task: trust a host key (offline) or run the preflight. */
+struct setup_task {
+	struct worker_task	 wt;
+	const struct cluster_cfg *cl;
+	char			*host, *fp;	/* to trust; NULL: the preflight */
+	struct preflight	 p;
+	int			 ran;
+};
+
+struct setup_view {
+	struct setup_draft	 d;
+	int			 row;
+	enum stage		 stage;
+	char			**ssh_hosts;	/* ~/.ssh/config's, offered */
+	size_t			 nssh, ssh_next;
+	char			*problem;	/* of the focused row, once asked */
+	struct cluster_cfg	 cl;		/* the draft being tried */
+	struct worker		*worker;
+	struct setup_task	*task;		/* in flight, or NULL */
+	char			*host, *fp;	/* the unknown host key */
+	char			*failure;
+	struct preflight	 p;
+	int			 have_p;
+	char			*written;	/* the name written, at the end */
+};
+
+/* ---- the worker side ---------------------------------------------------------------------- */
+
+static void run_task(struct conn *c, struct worker_task *wt)
+{
+	struct setup_task *t = (struct setup_task *)wt;
+
+	if (t->host != NULL) {
+		wt->status = conn_trust_host(c, t->host, t->fp, &wt->err);
+		return;
+	}
+	if (preflight_run(c, t->cl, &t->p, &wt->err) != 0)
+		wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
+	else
+		t->ran = 1;
+}
+
+static void task_free(struct setup_task *t)
+{
+	if (t == NULL)
+		return;
+	if (t->ran)
+		preflight_free(&t->p);
+	free(t->host), free(t->fp), free(t->wt.err);
+	free(t);
+}
+
+static void submit_task(struct setup_view *v, const char *host, const char *fp)
+{
+	struct setup_task *t = xcalloc(1, sizeof(*t));
+
+	worker_task_init(&t->wt, run_task, NULL);
+	t->cl = &v->cl;
+	if (host != NULL) {
+		t->host = xstrdup(host);
+		t->fp = xstrdup(fp);
+		t->wt.offline = 1;	/* the connection waits for this very key */
+	}
+	v->task = t;
+	worker_submit(v->worker, &t->wt);
+}
+
+static void leftover(struct worker_task *t)
+{
+	task_free((struct setup_task *)t);
+}
+
+static void stop_worker(struct setup_view *v)
+{
+	if (v->worker != NULL) {
+		worker_stop(v->worker, leftover);
+		v->worker = NULL;
+		v->task = NULL;
+	}
+	config_cluster_free(&v->cl);
+}
+
+static void fail(struct setup_view *v, const char *why)
+{
+	free(v->failure);
+	v->failure = xstrdup(why != NULL ? why : "the connection failed");
+	v->stage = S_FAILED;
+	stop_worker(v);
+}
+
+static void start(struct setup_view *v)
+{
+	struct conn_target t;
+
+	setup_cluster(&v->d, &v->cl);
+	cluster_target(&v->cl, &t);
+	v->worker = worker_start(&t, NULL);	/* it connects at once */
+	v->stage = S_CONNECTING;
+}
+
+static void on_event(struct setup_view *v, const struct worker_event *ev)
+{
+	switch (ev->kind) {
+	case WEV_CONNECTED:
+		if (v->stage == S_CONNECTING && v->task == NULL) {
+			v->stage = S_CHECKING;
+			submit_task(v, NULL, NULL);
+		}
+		break;
+	case WEV_HOSTKEY_REFUSED:
+		if (ev->status == CONN_HOSTKEY_UNKNOWN && ev->host != NULL && ev->detail != NULL) {
+			free(v->host), free(v->fp);
+			v->host = xstrdup(ev->host);
+			v->fp = xstrdup(ev->detail);
+			v->stage = S_HOSTKEY;
+		} else {
+			fail(v, ev->error);
+		}
+		break;
+	case WEV_ASK:
+		/* A one-time code: the form has no question dialog of its own;
+		 * taotop init asks it on the terminal. */
+		worker_answer(v->worker, NULL, 0);
+		fail(v, "the server asks a question while connecting (a one-time code): set up "
+		    "this cluster with 'taotop init' on the terminal, which asks it, then start "
+		    "taotop");
+		break;
+	case WEV_AUTH_FAILED:
+	case WEV_UNREACHABLE:
+		if (v->stage == S_CONNECTING || v->stage == S_CHECKING)
+			fail(v, ev->error);
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_done(struct setup_view *v, struct setup_task *t)
+{
+	v->task = NULL;
+	if (t->wt.status != CONN_OK) {
+		fail(v, t->wt.err);
+	} else if (t->host != NULL) {
+		/* Trusted: the preflight's task makes the worker connect. */
+		v->stage = S_CHECKING;
+		submit_task(v, NULL, NULL);
+	} else {
+		v->p = t->p;
+		t->ran = 0;
+		v->have_p = 1;
+		v->stage = S_RESULTS;
+	}
+	task_free(t);
+}
+
+static void take_messages(struct setup_view *v)
+{
+	struct worker_msg m;
+
+	while (v->worker != NULL && worker_next(v->worker, &m)) {
+		if (m.type == WMSG_EVENT) {
+			on_event(v, &m.ev);
+			worker_event_free(&m.ev);
+		} else if (m.type == WMSG_DONE) {
+			on_done(v, (struct setup_task *)m.task);
+		}
+	}
+}
+
+/* ---- drawing ------------------------------------------------------------------------------ */
+
+/* s made harmless and on one line (a check's fix may quote the cluster). */
+static char *line_of(const char *s)
+{
+	struct buf b;
+
+	buf_init(&b);
+	sanitize_append_line(&b, s, strlen(s));
+	if (b.data == NULL)
+		buf_adds(&b, "");
+	return buf_detach(&b);
+}
+
+static void put(struct app *a, int y, int x, const char *s, attr_t attr)
+{
+	char *l = line_of(s);
+
+	if (y < a->lines) {
+		wmove(stdscr, y, x);
+		text_draw(stdscr, l, strlen(l), 0, a->cols - x - 1, attr, 0);
+	}
+	free(l);
+}
+
+/* A paragraph from row y, wrapped to the width: the rows it took. */
+static int para(struct app *a, int y, const char *s, attr_t attr)
+{
+	char **l = NULL, *one = line_of(s);
+	size_t n = 0, i;
+
+	text_wrap(&l, &n, one, "  ", a->cols - 4);
+	for (i = 0; i < n; i++) {
+		put(a, y + (int)i, 2, l[i], attr);
+		free(l[i]);
+	}
+	free(l);
+	free(one);
+	return (int)n;
+}
+
+static void draw_form(struct app *a, struct setup_view *v, int *y)
+{
+	int f;
+
+	for (f = 0; f <= ROW_BUTTON; f++, (*y)++) {
+		int focus = v->stage == S_FORM && v->row == f;
+		attr_t attr = focus ? a->attr[ROLE_SELECTION] : A_NORMAL;
+		char *row;
+
+		if (f == ROW_BUTTON)
+			row = xstrdup("[ Connect and run the preflight ]");
+		else
+			row = xasprintf("%-15s %s%s", setup_label((enum setup_field)f), v->d.value[f],
+			    focus ? "_" : "");
+		wmove(stdscr, *y, 0);
+		wclrtoeol(stdscr);
+		put(a, *y, 2, row, attr);
+		free(row);
+	}
+	(*y)++;
+}
+
+static void draw_help(struct app *a, struct setup_view *v, int y)
+{
+	char *hint;
+
+	if (v->problem != NULL) {
+		y += para(a, y, v->problem, a->attr[ROLE_STATUS_ERROR]);
+	} else if (v->row < SF_COUNT) {
+		hint = setup_hint(&v->d, (enum setup_field)v->row);
+		y += para(a, y, hint, A_DIM);
+		free(hint);
+	} else {
+		y += para(a, y, "Enter: connect with these settings and check the cluster",
+		    A_DIM);
+	}
+	if (v->row == SF_HOSTS && v->nssh > 0) {
+		struct buf b;
+		size_t i;
+
+		buf_init(&b);
+		buf_adds(&b, "In ~/.ssh/config (Ctrl-N: the next one):");
+		for (i = 0; i < v->nssh; i++)
+			buf_addf(&b, "%s %s", i ? "," : "", v->ssh_hosts[i]);
+		para(a, y + 1, b.data, A_NORMAL);
+		buf_free(&b);
+	}
+}
+
+static void draw_results(struct app *a, struct setup_view *v, int y)
+{
+	char *path = config_file_path(), *l;
+	size_t i;
+
+	put(a, y++, 2, "Preflight:", A_BOLD);
+	for (i = 0; i < v->p.n && y < a->lines - 3; i++) {
+		const struct preflight_check *c = &v->p.checks[i];
+		l = xasprintf("%s %s%s%s", c->ok ? (text_utf8() ? "\xe2\x9c\x93" : "ok") :
+		    c->warn_only ? "!" : (text_utf8() ? "\xe2\x9c\x97" : "X"), c->name,
+		    c->fix ? ": " : "", c->fix ? c->fix : "");
+		put(a, y++, 4, l, c->ok ? A_NORMAL : a->attr[c->warn_only ? ROLE_JOB_PENDING
+		    : ROLE_JOB_ERROR]);
+		free(l);
+	}
+	y++;
+	if (!v->p.all_ok)
+		y += para(a, y, "Some checks failed: you can write the cluster now and fix them "
+		    "later (the preflight runs again with taotop preflight).", A_NORMAL);
+	l = xasprintf("Enter/w: write cluster '%s' to %s    e: edit    Esc: quit, nothing "
+	    "written", v->cl.name, path);
+	para(a, y, l, A_BOLD);
+	free(l);
+	free(path);
+}
+
+static void draw_view(struct app *a, struct setup_view *v)
+{
+	int y = 0;
+
+	erase();
+	put(a, y++, 1, "taotop: set up a cluster", A_BOLD);
+	put(a, y++, 1, "Nothing is written until you confirm. Tab/arrows: move, Enter: next, "
+	    "Esc: quit", A_DIM);
+	y++;
+	draw_form(a, v, &y);
+	switch (v->stage) {
+	case S_FORM:
+		draw_help(a, v, y);
+		break;
+	case S_CONNECTING:
+	case S_HOSTKEY:
+		put(a, y, 2, "Connecting ...", A_NORMAL);
+		break;
+	case S_CHECKING:
+		put(a, y, 2, "Connected; running the preflight ...", A_NORMAL);
+		break;
+	case S_RESULTS:
+		draw_results(a, v, y);
+		break;
+	case S_FAILED:
+		y += para(a, y, v->failure, a->attr[ROLE_STATUS_ERROR]);
+		put(a, y + 1, 2, "Enter/e: back to the form    Esc: quit", A_BOLD);
+		break;
+	}
+	wnoutrefresh(stdscr);
+	if (v->stage == S_HOSTKEY) {
+		/* The monitor's host-key dialog, its words and keys. */
+		char *lines[3], *h = line_of(v->host), *fp = line_of(v->fp);
+		lines[0] = xasprintf("%s (cluster %s) is not in known_hosts yet.", h, v->cl.name);
+		lines[1] = xasprintf("Its key: %s", fp);
+		lines[2] = xstrdup("Compare it with the fingerprint your cluster's admins publish.");
+		draw_dialog(a, "Unknown host key", lines, 3, 0,
+		    "a: accept and remember    r/Esc: refuse", ROLE_DIALOG);
+		free(lines[0]), free(lines[1]), free(lines[2]), free(h), free(fp);
+	}
+	doupdate();
+}
+
+/* ---- keys --------------------------------------------------------------------------------- */
+
+static void type(struct setup_view *v, wint_t ch)
+{
+	char mb[MB_LEN_MAX + 1];
+	mbstate_t st;
+	size_t n;
+	char *nv;
+
+	memset(&st, 0, sizeof(st));
+	n = wcrtomb(mb, (wchar_t)ch, &st);
+	if (n == (size_t)-1)
+		return;
+	mb[n] = '\0';
+	nv = xasprintf("%s%s", v->d.value[v->row], mb);
+	free(v->d.value[v->row]);
+	v->d.value[v->row] = nv;
+}
+
+static void backspace(struct setup_view *v)
+{
+	char *s = v->d.value[v->row];
+	size_t n = strlen(s);
+
+	while (n > 0 && ((unsigned char)s[n - 1] & 0xc0) == 0x80)
+		n--;	/* a UTF-8 character's continuation bytes */
+	if (n > 0)
+		n--;
+	s[n] = '\0';
+}
+
+static void clear_problem(struct setup_view *v)
+{
+	free(v->problem);
+	v->problem = NULL;
+}
+
+/* Enter on the button: every field checked, the first wrong one focused. */
+static void try_connect(struct setup_view *v, const struct config *existing)
+{
+	int f;
+
+	clear_problem(v);
+	f = setup_first_problem(&v->d, existing, &v->problem);
+	if (f >= 0) {
+		v->row = f;
+		return;
+	}
+	start(v);
+}
+
+/* 1 when the user quits. */
+static int form_key(struct setup_view *v, wint_t ch, int func)
+{
+	if (func && (ch == KEY_UP || ch == KEY_BTAB)) {
+		v->row = v->row > 0 ? v->row - 1 : ROW_BUTTON;
+		clear_problem(v);
+	} else if ((func && ch == KEY_DOWN) || (!func && ch == '\t')) {
+		v->row = v->row < ROW_BUTTON ? v->row + 1 : 0;
+		clear_problem(v);
+	} else if (!func && (ch == '\r' || ch == '\n') && v->row < ROW_BUTTON) {
+		clear_problem(v);
+		v->problem = setup_problem(&v->d, (enum setup_field)v->row, NULL);
+		if (v->problem == NULL)
+			v->row++;
+	} else if (!func && ch == 27) {
+		return 1;
+	} else if (v->row == ROW_BUTTON) {
+		return 0;
+	} else if ((func && ch == KEY_BACKSPACE) || (!func && (ch == 127 || ch == CTRL('H')))) {
+		backspace(v);
+		clear_problem(v);
+	} else if (!func && ch == CTRL('U')) {
+		setup_set(&v->d, (enum setup_field)v->row, "");
+		clear_problem(v);
+	} else if (!func && ch == CTRL('N') && v->row == SF_HOSTS && v->nssh > 0) {
+		setup_set(&v->d, SF_HOSTS, v->ssh_hosts[v->ssh_next++ % v->nssh]);
+		clear_problem(v);
+	} else if (!func && ch >= ' ' && ch != 127) {
+		type(v, ch);
+		clear_problem(v);
+	}
+	return 0;
+}
+
+/* 1 when the user quits, 2 when the cluster was written. */
+static int on_key(struct app *a, struct setup_view *v, const struct config *existing,
+    wint_t ch, int func)
+{
+	char *err = NULL;
+
+	if (func && ch == KEY_RESIZE) {
+		getmaxyx(stdscr, a->lines, a->cols);
+		return 0;
+	}
+	switch (v->stage) {
+	case S_FORM:
+		if (v->row == ROW_BUTTON && !func && (ch == '\r' || ch == '\n')) {
+			try_connect(v, existing);
+			return 0;
+		}
+		return form_key(v, ch, func);
+	case S_HOSTKEY:
+		if (!func && ch == 'a') {
+			v->stage = S_CONNECTING;
+			submit_task(v, v->host, v->fp);
+		} else if (!func && (ch == 'r' || ch == 27)) {
+			fail(v, "host key refused: nothing was written");
+		}
+		return 0;
+	case S_CONNECTING:
+	case S_CHECKING:
+		if (!func && ch == 27) {
+			stop_worker(v);		/* back to the form; nothing written */
+			v->stage = S_FORM;
+		}
+		return 0;
+	case S_FAILED:
+		if (!func && (ch == 'e' || ch == '\r' || ch == '\n'))
+			v->stage = S_FORM;
+		else if (!func && ch == 27)
+			return 1;
+		return 0;
+	case S_RESULTS:
+		if (!func && (ch == 'w' || ch == '\r' || ch == '\n')) {
+			if (setup_write(&v->d, &v->written, &err) != 0) {
+				fail(v, err);
+				free(err);
+				return 0;
+			}
+			return 2;
+		}
+		if (!func && ch == 'e') {
+			stop_worker(v);
+			v->stage = S_FORM;
+		} else if (!func && ch == 27) {
+			return 1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+int setup_view_run(struct app *a, int sig_fd, const struct config *existing)
+{
+	struct setup_view v;
+	int done = 0;
+	size_t i;
+
+	memset(&v, 0, sizeof(v));
+	setup_draft_init(&v.d);
+	v.nssh = sshcfg_hosts(NULL, &v.ssh_hosts);
+	while (!done) {
+		struct pollfd fds[3];
+		nfds_t n = 2;
+		wint_t ch;
+		int kr;
+
+		draw_view(a, &v);
+		fds[0] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
+		fds[1] = (struct pollfd){ .fd = sig_fd, .events = POLLIN };
+		if (v.worker != NULL)
+			fds[n++] = (struct pollfd){ .fd = worker_fd(v.worker), .events = POLLIN };
+		if (poll(fds, n, -1) < 0 && errno != EINTR)
+			break;
+		if (fds[1].revents & POLLIN) {
+			done = 1;	/* SIGINT, SIGTERM, SIGHUP: quit, nothing written */
+			break;
+		}
+		if (n > 2 && (fds[2].revents & POLLIN))
+			take_messages(&v);
+		while (!done && (kr = wget_wch(a->win_input, &ch)) != ERR)
+			done = on_key(a, &v, existing, ch, kr == KEY_CODE_YES);
+	}
+	stop_worker(&v);
+	if (v.have_p)
+		preflight_free(&v.p);
+	for (i = 0; i < v.nssh; i++)
+		free(v.ssh_hosts[i]);
+	free(v.ssh_hosts);
+	free(v.problem), free(v.failure), free(v.host), free(v.fp), free(v.written);
+	setup_draft_free(&v.d);
+	erase();
+	wnoutrefresh(stdscr);
+	return done == 2 ? 0 : 1;
+}
