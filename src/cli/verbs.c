@@ -18,6 +18,7 @@
 #include "engine/schedule.h"
 #include "engine/submit.h"
 #include "engine/tracker.h"
+#include "engine/usage.h"
 #include "ssh/conn.h"
 #include "cli/show.h"
 #include "cli/ttyask.h"
@@ -356,13 +357,64 @@ static const struct job_row *find_row(const struct poll_result *res, const char 
  * login node): --watch rides it out, a single status reports it. */
 #define STATUS_POLL_FAILED	(-2)
 
+/* A running job's GPUs, sampled once on its nodes (engine/usage.h): 0 and
+ * u filled, or -1 when it is not running, sampling is off for the cluster,
+ * or it could not be read (*why, caller frees). */
+static int sample_row(struct session *s, const struct job_row *row, struct job_use *u, char **why)
+{
+	struct use_job j;
+	struct use_round r;
+
+	*why = NULL;
+	if (row->state != TAO_RUNNING || (row->native != NULL && strcmp(row->native, "RUNNING") != 0) ||
+	    !use_id_ok(row->slurm_id) || s->cl->use_s <= 0)
+		return -1;
+	memset(&j, 0, sizeof(j));
+	j.slurm_id = row->slurm_id;
+	j.record_id = row->record_id;
+	j.nodes = row->nodes > 0 ? row->nodes : 1;
+	j.epoch = row->epoch;
+	if (use_sample(s->conn, &j, 1, &r, why) != 0)
+		return -1;
+	if (r.unavailable != NULL || r.n != 1 || !r.jobs[0].ok) {
+		*why = xstrdup(r.unavailable ? r.unavailable : r.n == 1 ? r.jobs[0].error : "no answer");
+		use_round_free(&r);
+		return -1;
+	}
+	*u = r.jobs[0];
+	use_round_free(&r);
+	return 0;
+}
+
+static cJSON *use_json(const struct job_use *u)
+{
+	cJSON *o = cJSON_CreateObject(), *gpus = cJSON_AddArrayToObject(o, "gpus");
+	int g;
+
+	cJSON_AddNumberToObject(o, "util_mean", use_mean_util(u));
+	for (g = 0; g < u->ngpu; g++) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "node", show(u->gpu[g].node));
+		cJSON_AddNumberToObject(e, "index", u->gpu[g].index);
+		cJSON_AddNumberToObject(e, "util", u->gpu[g].util);
+		cJSON_AddNumberToObject(e, "mem_used_mib", u->gpu[g].mem_used);
+		cJSON_AddNumberToObject(e, "mem_total_mib", u->gpu[g].mem_total);
+		cJSON_AddItemToArray(gpus, e);
+	}
+	cJSON_AddNumberToObject(o, "cpu_load", u->load);
+	cJSON_AddNumberToObject(o, "rss_kib", (double)u->rss_kib);
+	return o;
+}
+
 static int show_status(struct session *s, const char *job, int json, int *final,
     struct poll_schedule *sched)
 {
 	struct poll_result res;
 	const struct job_row *row;
 	struct job_record *rec = NULL;
-	char *err = NULL;
+	struct job_use use;
+	char *err = NULL, *use_why = NULL;
+	int have_use;
 	size_t i;
 
 	if (poll_or_say(s, &res) != 0) {
@@ -383,6 +435,7 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 		fprintf(stderr, "taotop: %s\n", show_err(err));
 		free(err);
 	}
+	have_use = sample_row(s, row, &use, &use_why) == 0;
 	if (json) {
 		cJSON *o = row_json(row, s->cl->name), *h;
 		if (rec != NULL) {
@@ -390,6 +443,10 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 			cJSON_AddItemToObject(o, "record", cJSON_Parse(text));
 			free(text);
 		}
+		if (have_use)
+			cJSON_AddItemToObject(o, "use", use_json(&use));
+		else if (use_why != NULL)
+			cJSON_AddStringToObject(o, "use_error", show(use_why));
 		(void)h;
 		print_json(o);
 	} else {
@@ -410,6 +467,19 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 			}
 			printf("\n");
 		}
+		if (have_use) {
+			char mem[32];
+			int g;
+			use_mem_text(&use, mem, sizeof(mem));
+			printf("  GPU use %d %% mean, memory %s:", use_mean_util(&use), mem);
+			for (g = 0; g < use.ngpu; g++)
+				printf(" %s/gpu%d %d %%", show(use.gpu[g].node), use.gpu[g].index,
+				    use.gpu[g].util);
+			printf("; CPU load %.2f, %.1f GiB resident\n", use.load,
+			    use.rss_kib / 1048576.0);
+		} else if (use_why != NULL) {
+			printf("  GPU use not read: %s\n", show(use_why));
+		}
 		for (i = 0; rec != NULL && i < rec->nhist; i++) {
 			const struct transition *t = &rec->hist[i];
 			char when[32];
@@ -421,6 +491,7 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 			    show(t->message ? t->message : ""));
 		}
 	}
+	free(use_why);
 	record_free(rec);
 	poll_result_free(&res);
 	return EXIT_OK;

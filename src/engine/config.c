@@ -54,6 +54,10 @@ static const struct field {
 	{ "nccl_ladder", F_LIST, offsetof(struct cluster_cfg, nccl_ladder), 0, 0 },
 	{ "nccl_probe_timeout_s", F_INT, offsetof(struct cluster_cfg, nccl_probe_timeout_s), 5, 3600 },
 	{ "retry_budget", F_INT, offsetof(struct cluster_cfg, retry_budget), 0, 10 },
+	{ "gpu_sample_seconds", F_INT, offsetof(struct cluster_cfg, use_s), 0, 86400 },
+	{ "gpu_idle_percent", F_INT, offsetof(struct cluster_cfg, idle_percent), 0, 100 },
+	{ "gpu_idle_seconds", F_INT, offsetof(struct cluster_cfg, idle_s), 1, 86400 },
+	{ "stall_seconds", F_INT, offsetof(struct cluster_cfg, stall_s), 1, 604800 },
 };
 
 static char *field_names(void)
@@ -84,6 +88,7 @@ static int read_cluster(yaml_document_t *doc, const char *file, const yaml_node_
 	memset(cl, 0, sizeof(*cl));
 	cl->name = xstrdup(yamldoc_scalar(name));
 	cl->retry_budget = -1;
+	cl->use_s = cl->idle_percent = cl->idle_s = cl->stall_s = -1;
 	if (body->type != YAML_MAPPING_NODE)
 		return yamldoc_fail(err, file, body, "cluster '%s' must be a mapping of fields (hosts:, user:, ...)",
 		    cl->name);
@@ -381,6 +386,14 @@ void config_cluster_defaults(struct cluster_cfg *cl)
 		cl->retry_budget = 2;
 	if (cl->nccl_probe_timeout_s < 1)
 		cl->nccl_probe_timeout_s = 120;
+	if (cl->use_s < 0)
+		cl->use_s = 60;
+	if (cl->idle_percent < 0)
+		cl->idle_percent = 5;
+	if (cl->idle_s < 1)
+		cl->idle_s = 600;
+	if (cl->stall_s < 1)
+		cl->stall_s = 1800;
 }
 
 int config_load(struct config *cfg, char **err)
@@ -408,6 +421,7 @@ int config_load(struct config *cfg, char **err)
 		/* No file: the seed's variables are the one cluster. */
 		cfg->clusters = xcalloc(1, sizeof(*cfg->clusters));
 		cfg->clusters[0].retry_budget = -1;
+		cfg->clusters[0].use_s = -1;
 		cfg->clusters[0].name = env("TAOTOP_CLUSTER");
 		if (cfg->clusters[0].name == NULL)
 			cfg->clusters[0].name = xstrdup("default");

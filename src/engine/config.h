@@ -64,6 +64,11 @@ struct cluster_cfg {
 				 * shipped templates/nccl-ladder.conf */
 	int	 nccl_probe_timeout_s;	/* a probe that runs longer hangs: 120 */
 	int	 retry_budget;	/* retries of an infrastructure failure: 2 */
+	/* live GPU use (engine/usage.h), in the monitor */
+	int	 use_s;		/* seconds between sampling rounds: 60 (0: never) */
+	int	 idle_percent;	/* GPUs below this count as idle: 5 */
+	int	 idle_s;	/* idle this long: flagged (600) */
+	int	 stall_s;	/* TAO's epoch unchanged this long: flagged (1800) */
 };
 
 enum { NOTIFY_BELL = 1, NOTIFY_OSC9 = 2, NOTIFY_OSC777 = 4 };

@@ -26,6 +26,10 @@
 #define FOLLOW_MIN_MS	1000	/* follow ticks: 1 s while lines come, */
 #define FOLLOW_MAX_MS	5000	/* backing off to 5 s while none do */
 #define FETCH_MAX	(256u << 10)	/* of one fetched file */
+#define USE_ASKED	8	/* the user's other jobs sampled on request */
+#define USE_BACKOFF	8	/* failed rounds back off to 8 times the cadence */
+#define USE_GAP_MS	2000	/* a round between polls only this far from the next */
+#define USE_FIRST_S	5	/* the first round's answer read back after this */
 
 /* A followed log with the reading state its worker task uses. */
 struct follower {
@@ -43,6 +47,11 @@ struct cluster {
 	struct tracker		*tracker;	/* the worker thread's */
 	struct poll_schedule	 sched;
 	int			 trusting;	/* a trust task runs */
+	struct use_tracker	*use;		/* the worker thread's */
+	int64_t			 next_use_ms;	/* the next sampling round, after a poll */
+	int			 use_busy;	/* a round runs */
+	int			 use_backoff;	/* 1, 2, 4...: failed rounds in a row */
+	char			*asked[USE_ASKED];	/* other jobs sampled on request */
 };
 
 /* A submit handed to a worker: what it takes, the steps it reports (kept
@@ -85,9 +94,12 @@ struct watch {
 	int			 sub_ok;
 	struct submit_result	 sub_res;
 	char			*sub_err;
+	struct watch_flag	*flags;		/* raised, not yet taken */
+	size_t			 nflags;
 };
 
-enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY, T_ACTION, T_SUBMIT };
+enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY, T_ACTION, T_SUBMIT,
+	T_SAMPLE };
 
 /* A request on a worker. The worker hands back the worker_task pointer,
  * which is the first member. */
@@ -117,6 +129,16 @@ struct task {
 	int			 action, action_ok;
 	/* T_SUBMIT */
 	struct submit_job	*sub;
+	/* T_SAMPLE: the jobs asked about (strings owned), what came back */
+	struct use_job		*uj;
+	size_t			 nuj;
+	struct use_limits	 lim;
+	struct job_use		*use;
+	size_t			 nuse;
+	struct use_event	*uev;
+	size_t			 nuev;
+	char			*use_off;
+	int			 use_first;	/* started the first round: no answer yet */
 };
 
 int64_t watch_now_ms(void)
@@ -288,6 +310,35 @@ static void run_submit(struct conn *c, struct worker_task *wt)
 	    &sj->res, &sj->err);
 }
 
+/* A sampling round: the remote command, the history and flags (the
+ * tracker is this worker's), the flags noted in the records. */
+static void run_sample(struct conn *c, struct worker_task *wt)
+{
+	struct task *t = (struct task *)wt;
+	struct cluster *cl = &t->w->cl[t->ci];
+	struct use_round r;
+	char *err = NULL;
+	int have = 0;
+
+	if (use_sample_behind(c, cl->use, t->uj, t->nuj, &r, &have, &err) != 0) {
+		wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
+		wt->err = err;
+		return;
+	}
+	t->use_first = !have;
+	if (!have) {
+		return;
+	} else if (r.unavailable != NULL) {
+		t->use_off = r.unavailable;
+		r.unavailable = NULL;
+	} else {
+		use_tracker_fold(cl->use, &r, t->uj, t->nuj, &t->lim, watch_now_ms(), &t->use,
+		    &t->nuse, &t->uev, &t->nuev);
+		use_note_events(t->w->store, t->uev, t->nuev);
+	}
+	use_round_free(&r);
+}
+
 static void submit_job_free(struct submit_job *sj)
 {
 	size_t i;
@@ -316,7 +367,7 @@ static struct task *task_new(struct watch *w, size_t ci, enum task_kind kind)
 		[T_POLL] = run_poll, [T_FOLLOW] = run_follow,
 		[T_CANCEL] = run_cancel, [T_TRUST] = run_trust,
 		[T_FETCH] = run_fetch, [T_RETRY] = run_retry, [T_ACTION] = run_action,
-		[T_SUBMIT] = run_submit,
+		[T_SUBMIT] = run_submit, [T_SAMPLE] = run_sample,
 	};
 	struct task *t = xcalloc(1, sizeof(*t));
 
@@ -364,6 +415,14 @@ static void task_free(struct task *t)
 	free(t->new_id);
 	free(t->message);
 	submit_job_free(t->sub);
+	for (i = 0; i < t->nuj; i++) {
+		free((char *)t->uj[i].slurm_id);
+		free((char *)t->uj[i].record_id);
+	}
+	free(t->uj);
+	free(t->use);
+	use_events_free(t->uev, t->nuev);
+	free(t->use_off);
 	free(t->wt.err);
 	free(t);
 }
@@ -386,6 +445,8 @@ struct watch *watch_new(const struct config *cfg, struct record_store *st)
 		cl->pub.link = LINK_CONNECTING;
 		cl->pub.next_poll_ms = now;
 		cl->tracker = tracker_new(cl->pub.cfg);
+		cl->use = use_tracker_new();
+		cl->use_backoff = 1;
 		schedule_init(&cl->sched, cl->pub.cfg->poll_s, POLL_MAX_S);
 		cluster_target(cl->pub.cfg, &t);
 		cl->worker = worker_start(&t, NULL);
@@ -416,7 +477,7 @@ static void follower_free(struct follower *lf)
 
 void watch_free(struct watch *w)
 {
-	size_t i;
+	size_t i, k;
 
 	if (w == NULL)
 		return;
@@ -426,6 +487,11 @@ void watch_free(struct watch *w)
 	for (i = 0; i < w->n; i++) {
 		struct watched *p = &w->cl[i].pub;
 		tracker_free(w->cl[i].tracker);
+		use_tracker_free(w->cl[i].use);
+		for (k = 0; k < USE_ASKED; k++)
+			free(w->cl[i].asked[k]);
+		free(p->use);
+		free(p->use_off);
 		poll_result_free(&p->last);
 		free(p->host);
 		free(p->fingerprint);
@@ -442,6 +508,7 @@ void watch_free(struct watch *w)
 	watch_steps_free(w->steps, w->nsteps);
 	submit_result_free(&w->sub_res);
 	free(w->sub_err);
+	watch_flags_free(w->flags, w->nflags);
 	free(w->cl);
 	free(w);
 }
@@ -553,6 +620,115 @@ static unsigned poll_done(struct cluster *cl, struct task *t)
 	log_msg(LOG_DEBUG, "monitor: %s: polled in %lld ms, %zu rows, next in %d s", p->cfg->name,
 	    (long long)(now - (t->started_ms)), p->last.n, next_s);
 	return WATCH_JOBS | WATCH_LINK;
+}
+
+static int asked_for(const struct cluster *cl, const char *id)
+{
+	size_t k;
+
+	for (k = 0; k < USE_ASKED; k++)
+		if (cl->asked[k] != NULL && strcmp(cl->asked[k], id) == 0)
+			return 1;
+	return 0;
+}
+
+/* When a round is due, right after a poll, or between polls when the next
+ * is at least USE_GAP_MS away. The round's command only reads the last
+ * round's answer and starts the next behind it on the login node
+ * (engine/usage.h): it returns in a round trip, whatever the jobs' nodes
+ * do, so it does not stand in a poll's way on the worker's queue. The jobs: taotop's running ones, and the others the
+ * user asked about, from the latest poll. */
+static void maybe_sample(struct watch *w, size_t ci, int64_t now)
+{
+	struct cluster *cl = &w->cl[ci];
+	struct watched *p = &cl->pub;
+	struct task *t;
+	size_t i, n = 0;
+
+	if (p->cfg->use_s <= 0 || p->use_off != NULL || cl->use_busy || now < cl->next_use_ms)
+		return;
+	t = task_new(w, ci, T_SAMPLE);
+	t->uj = xcalloc(p->last.n + 1, sizeof(*t->uj));
+	for (i = 0; i < p->last.n; i++) {
+		const struct job_row *r = &p->last.rows[i];
+		if (r->state != TAO_RUNNING || !use_id_ok(r->slurm_id) ||
+		    (r->native != NULL && strcmp(r->native, "RUNNING") != 0) ||
+		    (r->record_id == NULL && !asked_for(cl, r->slurm_id)))
+			continue;
+		t->uj[n].slurm_id = xstrdup(r->slurm_id);
+		t->uj[n].record_id = r->record_id != NULL ? xstrdup(r->record_id) : NULL;
+		t->uj[n].nodes = r->nodes > 0 ? r->nodes : 1;
+		t->uj[n].epoch = r->epoch;
+		n++;
+	}
+	t->nuj = n;
+	if (n == 0) {
+		/* Nothing runs: forget what was; look again after a poll
+		 * interval, not at every wake-up. */
+		free(p->use);
+		p->use = NULL;
+		p->nuse = 0;
+		cl->next_use_ms = now + (int64_t)p->cfg->poll_s * 1000;
+		task_free(t);
+		return;
+	}
+	t->lim.idle_percent = p->cfg->idle_percent;
+	t->lim.idle_s = p->cfg->idle_s;
+	t->lim.stall_s = p->cfg->stall_s;
+	cl->use_busy = 1;
+	log_msg(LOG_DEBUG, "monitor: %s: sampling %zu jobs", p->cfg->name, n);
+	worker_submit(cl->worker, &t->wt);
+}
+
+static unsigned sample_done(struct watch *w, struct cluster *cl, struct task *t)
+{
+	struct watched *p = &cl->pub;
+	int64_t now = watch_now_ms();
+	size_t i;
+
+	cl->use_busy = 0;
+	if (t->wt.status != CONN_OK) {
+		/* Like the poll: back off while it fails. */
+		log_msg(LOG_WARN, "monitor: %s: sampling failed: %s", p->cfg->name,
+		    t->wt.err ? t->wt.err : "?");
+		if (cl->use_backoff < USE_BACKOFF)
+			cl->use_backoff *= 2;
+		cl->next_use_ms = now + (int64_t)p->cfg->use_s * cl->use_backoff * 1000;
+		return 0;
+	}
+	cl->use_backoff = 1;
+	cl->next_use_ms = now + (int64_t)p->cfg->use_s * 1000;
+	if (t->use_first) {
+		/* Its answer is read with the next round: soon, the first time. */
+		if (p->cfg->use_s > USE_FIRST_S)
+			cl->next_use_ms = now + USE_FIRST_S * 1000;
+		return 0;
+	}
+	if (t->use_off != NULL) {
+		/* Said once, never tried again on this cluster. */
+		log_msg(LOG_WARN, "monitor: %s: GPU use not available: %s", p->cfg->name, t->use_off);
+		p->use_off = t->use_off;
+		t->use_off = NULL;
+		free(p->use);
+		p->use = NULL;
+		p->nuse = 0;
+		return WATCH_USE | WATCH_LINK;
+	}
+	free(p->use);
+	p->use = t->use;
+	p->nuse = t->nuse;
+	t->use = NULL;
+	p->use_rounds++;
+	if (t->nuev > 0) {
+		w->flags = xreallocarray(w->flags, w->nflags + t->nuev, sizeof(*w->flags));
+		for (i = 0; i < t->nuev; i++) {
+			struct watch_flag *f = &w->flags[w->nflags++];
+			f->cluster = t->ci;
+			f->job = xstrdup(t->uev[i].record_id ? t->uev[i].record_id : t->uev[i].slurm_id);
+			f->text = xstrdup(t->uev[i].text);
+		}
+	}
+	return WATCH_USE;
 }
 
 static unsigned follow_done(struct watch *w, struct task *t)
@@ -701,6 +877,11 @@ unsigned watch_dispatch(struct watch *w)
 			switch (t->kind) {
 			case T_POLL:
 				bits |= poll_done(cl, t);
+				if (t->wt.status == CONN_OK)
+					maybe_sample(w, i, watch_now_ms());
+				break;
+			case T_SAMPLE:
+				bits |= sample_done(w, cl, t);
 				break;
 			case T_FOLLOW:
 				bits |= follow_done(w, t);
@@ -780,6 +961,13 @@ unsigned watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 	for (i = 0; i < w->n; i++) {
 		struct cluster *cl = &w->cl[i];
 		struct watched *p = &cl->pub;
+		if (p->link == LINK_UP && p->polls > 0 && p->poll_started_ms == 0 && !p->submitting &&
+		    p->cfg->use_s > 0 && p->use_off == NULL && !cl->use_busy) {
+			if (now_ms >= cl->next_use_ms && p->next_poll_ms - now_ms >= USE_GAP_MS)
+				maybe_sample(w, i, now_ms);
+			else if (now_ms < cl->next_use_ms)
+				next = earliest(next, cl->next_use_ms);
+		}
 		if (p->poll_started_ms == 0 && p->next_poll_ms > 0 && now_ms >= p->next_poll_ms &&
 		    !p->submitting) {
 			struct task *t = task_new(w, i, T_POLL);
@@ -1096,4 +1284,55 @@ int watch_take_submit(struct watch *w, struct submit_result *res, char **err)
 	w->sub_err = NULL;
 	ok = w->sub_ok;
 	return ok;
+}
+
+const struct job_use *watch_use(const struct watch *w, size_t cluster, const char *slurm_id)
+{
+	const struct watched *p;
+	size_t i;
+
+	if (cluster >= w->n || slurm_id == NULL)
+		return NULL;
+	p = &w->cl[cluster].pub;
+	for (i = 0; i < p->nuse; i++)
+		if (strcmp(p->use[i].slurm_id, slurm_id) == 0)
+			return &p->use[i];
+	return NULL;
+}
+
+void watch_use_request(struct watch *w, size_t cluster, const char *slurm_id)
+{
+	struct cluster *cl;
+
+	if (cluster >= w->n || !use_id_ok(slurm_id))
+		return;
+	cl = &w->cl[cluster];
+	if (asked_for(cl, slurm_id))
+		return;
+	/* The newest few: the oldest makes room. */
+	free(cl->asked[USE_ASKED - 1]);
+	memmove(&cl->asked[1], &cl->asked[0], (USE_ASKED - 1) * sizeof(cl->asked[0]));
+	cl->asked[0] = xstrdup(slurm_id);
+	cl->next_use_ms = 0;	/* with the next poll */
+}
+
+size_t watch_take_flags(struct watch *w, struct watch_flag **out)
+{
+	size_t n = w->nflags;
+
+	*out = w->flags;
+	w->flags = NULL;
+	w->nflags = 0;
+	return n;
+}
+
+void watch_flags_free(struct watch_flag *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(f[i].job);
+		free(f[i].text);
+	}
+	free(f);
 }

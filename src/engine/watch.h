@@ -25,6 +25,7 @@
 
 #include "engine/logring.h"
 #include "engine/tracker.h"
+#include "engine/usage.h"
 
 struct buf;
 struct config;
@@ -58,6 +59,12 @@ struct watched {
 	int64_t		 next_poll_ms;	/* 0: none planned (waiting for the user) */
 	int		 submitting;	/* a submit holds the connection: polls wait */
 	struct conn_challenge *ask;	/* LINK_ASKING: the server's question, raw */
+	/* live GPU use (engine/usage.h): sampled after a poll, when due */
+	struct job_use	*use;		/* the jobs of the latest round */
+	size_t		 nuse;
+	unsigned long	 use_rounds;	/* rounds come back */
+	char		*use_off;	/* why it cannot work on this cluster (then
+					 * never tried again), or NULL */
 };
 
 /* One job's followed logs. */
@@ -104,6 +111,7 @@ enum {
 	WATCH_ACTION	= 1 << 7,	/* an action's answer came */
 	WATCH_SUBMIT	= 1 << 8,	/* a submit reported a step, or finished */
 	WATCH_ASK	= 1 << 9,	/* a server's question waits for the user */
+	WATCH_USE	= 1 << 10,	/* a sampling round came back */
 };
 
 /* A submit's step as it happens (engine/submit.h's progress). */
@@ -188,6 +196,22 @@ void watch_steps_free(struct watch_step *s, size_t n);
 /* -1 while no submit has ended since the last call; else 1 (submitted, or
  * the dry run rendered: res) or 0 (failed: *err, caller frees). */
 int watch_take_submit(struct watch *w, struct submit_result *res, char **err);
+
+/* The live use of a job (its SLURM id) from its cluster's latest sampling
+ * round, or NULL. */
+const struct job_use *watch_use(const struct watch *w, size_t cluster, const char *slurm_id);
+/* Sample a job that is not taotop's too (the user looks at it), from the
+ * next round on: the newest few asked for are kept. */
+void watch_use_request(struct watch *w, size_t cluster, const char *slurm_id);
+/* Flags raised since the last call (GPUs idle, progress stopped), already
+ * noted in their records' history; caller frees with watch_flags_free. */
+struct watch_flag {
+	size_t	 cluster;
+	char	*job;		/* the record id, else the SLURM id */
+	char	*text;
+};
+size_t watch_take_flags(struct watch *w, struct watch_flag **out);
+void watch_flags_free(struct watch_flag *f, size_t n);
 
 /* Monotonic milliseconds, the clock of this interface. */
 int64_t watch_now_ms(void);

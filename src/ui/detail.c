@@ -1,5 +1,6 @@
 #include "ui/detail.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -8,6 +9,7 @@
 #include "engine/state.h"
 #include "engine/submit.h"
 #include "engine/tracker.h"
+#include "engine/usage.h"
 #include "engine/watch.h"
 #include "util/buf.h"
 #include "util/sanitize.h"
@@ -31,7 +33,9 @@ size_t detail_paths(const struct job_record *r, char ***out)
 	return 2;
 }
 
-char *detail_sparkline(const double *v, size_t n, size_t width, int utf8)
+/* Scaled to the values shown, or (percent) to 0..100 itself: an idle
+ * stretch then stays low however busy the rest was. */
+static char *sparkline(const double *v, size_t n, size_t width, int utf8, int percent)
 {
 	static const char *const blocks[] = { "\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83",
 	    "\xe2\x96\x84", "\xe2\x96\x85", "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88" };
@@ -41,12 +45,14 @@ char *detail_sparkline(const double *v, size_t n, size_t width, int utf8)
 	struct buf b;
 
 	buf_init(&b);
-	for (i = from; i < n; i++) {
+	for (i = from; i < n && !percent; i++) {
 		if (i == from || v[i] < lo)
 			lo = v[i];
 		if (i == from || v[i] > hi)
 			hi = v[i];
 	}
+	if (percent)
+		hi = 100;
 	for (i = from; i < n; i++) {
 		int k = hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.0 + 0.5) : 3;
 		if (k < 0)
@@ -61,6 +67,11 @@ char *detail_sparkline(const double *v, size_t n, size_t width, int utf8)
 	if (b.data == NULL)
 		buf_adds(&b, "");
 	return buf_detach(&b);
+}
+
+char *detail_sparkline(const double *v, size_t n, size_t width, int utf8)
+{
+	return sparkline(v, n, width, utf8, 0);
 }
 
 struct lines {
@@ -114,8 +125,69 @@ static void add_file(struct lines *l, const struct watch_file *f)
 	buf_free(&clean);
 }
 
+char *detail_percent_sparkline(const unsigned char *v, size_t n, size_t width, int utf8)
+{
+	double d[USE_HIST];
+	size_t i, from = n > width ? n - width : 0;
+
+	if (n - from > USE_HIST)
+		from = n - USE_HIST;
+	for (i = from; i < n; i++)
+		d[i - from] = v[i];
+	return sparkline(d, n - from, width, utf8, 1);
+}
+
+/* GPU use: a bar per GPU, the sparkline of the rounds, the node's CPU. */
+static void add_use(struct lines *l, const struct job_use *u, int utf8)
+{
+	struct buf e;
+	char when[32], mem[32];
+	int g;
+
+	if (!u->ok && u->ngpu == 0) {
+		buf_init(&e);
+		sanitize_append_line(&e, u->error, strlen(u->error));
+		add(l, xasprintf("GPU use: not read yet: %s", e.data ? e.data : "?"));
+		buf_free(&e);
+		return;
+	}
+	stamp(u->at, when, sizeof(when));
+	use_mem_text(u, mem, sizeof(mem));
+	add(l, xasprintf("GPU use: %d %% mean over %d GPU%s, memory %s, at %s%s%s", use_mean_util(u),
+	    u->ngpu, u->ngpu == 1 ? "" : "s", mem, when, u->idle ? "  IDLE" : "",
+	    u->stalled ? "  PROGRESS STOPPED" : ""));
+	for (g = 0; g < u->ngpu; g++) {
+		const struct gpu_reading *r = &u->gpu[g];
+		char bar[21], node[40];
+		int i, fill = r->util * 20 / 100;
+		struct buf n;
+		for (i = 0; i < 20; i++)
+			bar[i] = i < fill ? '#' : '.';
+		bar[20] = '\0';
+		buf_init(&n);
+		sanitize_append_line(&n, r->node, strnlen(r->node, sizeof(r->node)));
+		snprintf(node, sizeof(node), "%s", n.data ? n.data : "");
+		buf_free(&n);
+		add(l, xasprintf("  gpu%-2d %-10s [%s] %3d %%  %.1f/%.1f GiB", r->index, node, bar,
+		    r->util, r->mem_used / 1024.0, r->mem_total / 1024.0));
+	}
+	if (u->nhist > 0) {
+		char *spark = detail_percent_sparkline(u->hist, u->nhist, 60, utf8);
+		add(l, xasprintf("GPU %% per round: %s  (last %d %%)", spark, u->hist[u->nhist - 1]));
+		free(spark);
+	}
+	add(l, xasprintf("CPU: load %.2f, %.1f GiB resident", u->load, u->rss_kib / 1048576.0));
+	if (!u->ok) {
+		buf_init(&e);
+		sanitize_append_line(&e, u->error, strlen(u->error));
+		add(l, xasprintf("  (not read this round: %s)", e.data ? e.data : "?"));
+		buf_free(&e);
+	}
+}
+
 size_t detail_lines(const struct job_record *r, const struct job_row *row, const char *cluster,
-    const struct watch_file *files, size_t nfiles, int fetching, int utf8, char ***out)
+    const struct job_use *use, const struct watch_file *files, size_t nfiles, int fetching,
+    int utf8, char ***out)
 {
 	struct lines l = { NULL, 0 };
 	char when[32];
@@ -144,6 +216,8 @@ size_t detail_lines(const struct job_record *r, const struct job_row *row, const
 			free(spark);
 		}
 	}
+	if (use != NULL)
+		add_use(&l, use, utf8);
 	if (r == NULL) {
 		add(&l, xstrdup(""));
 		add(&l, xstrdup("Not a taotop job: no record, no staged files."));

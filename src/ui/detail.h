@@ -13,18 +13,23 @@
 struct job_record;
 struct job_row;
 struct watch_file;
+struct job_use;
 
 /* The remote files worth showing for a record (its staged sbatch and
  * spec.yaml); caller frees each and the array. 0 for a job without any. */
 size_t detail_paths(const struct job_record *r, char ***out);
 
 /* The view's lines (caller frees each and the array). r may be NULL (the
- * user's other jobs); files may be NULL while they are being fetched. */
+ * user's other jobs); use too (not sampled); files may be NULL while they
+ * are being fetched. */
 size_t detail_lines(const struct job_record *r, const struct job_row *row, const char *cluster,
-    const struct watch_file *files, size_t nfiles, int fetching, int utf8, char ***out);
+    const struct job_use *use, const struct watch_file *files, size_t nfiles, int fetching,
+    int utf8, char ***out);
 
 /* A sparkline of v, at most width characters (the last values when there
  * are more): block characters, or "_.:-=+*#" without UTF-8. */
 char *detail_sparkline(const double *v, size_t n, size_t width, int utf8);
+/* The same for percentages, on the fixed 0..100 scale. */
+char *detail_percent_sparkline(const unsigned char *v, size_t n, size_t width, int utf8);
 
 #endif

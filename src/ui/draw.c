@@ -109,7 +109,7 @@ int draw_jobs_rows(const struct app *a)
 /* ---- the jobs list ------------------------------------------------------------------------ */
 
 enum col_id { C_CLUSTER, C_ID, C_SLURM, C_NAME, C_PART, C_SIZE, C_STATE, C_NATIVE, C_TIME,
-	C_PROGRESS, C_REASON, C_COUNT };
+	C_PROGRESS, C_REASON, C_GPU, C_GPUMEM, C_COUNT };
 
 static const struct column {
 	const char	*title;
@@ -128,6 +128,9 @@ static const struct column {
 	[C_TIME] = { "USED/LIMIT", "time", 14, 3 },
 	[C_PROGRESS] = { "PROGRESS", "progress", 18, 8 },
 	[C_REASON] = { "REASON", "reason", 0, 4 },
+	/* live use (engine/usage.h): "97%", "0% IDLE", "95% STALL" */
+	[C_GPU] = { "GPU%", "gpu", 9, 8 },
+	[C_GPUMEM] = { "GPUMEM", "gpumem", 11, 10 },
 };
 
 int draw_column_index(const char *name)
@@ -227,9 +230,12 @@ static enum role role_of_state(enum tao_state s)
 	}
 }
 
-static void cell_text(const struct jt_entry *e, int c, int width, char *buf, size_t len)
+static void cell_text(const struct app *a, const struct jt_entry *e, int c, int width, char *buf,
+    size_t len)
 {
 	const struct job_row *r = e->row;
+	const struct job_use *u = c == C_GPU || c == C_GPUMEM ? (r->state == TAO_RUNNING ?
+	    watch_use(a->watch, e->cluster, r->slurm_id) : NULL) : NULL;
 
 	buf[0] = '\0';
 	switch (c) {
@@ -284,6 +290,17 @@ static void cell_text(const struct jt_entry *e, int c, int width, char *buf, siz
 		break;
 	case C_REASON:
 		snprintf(buf, len, "%s", r->message ? r->message : "");
+		break;
+	case C_GPU:
+		if (u != NULL && u->ngpu > 0)
+			snprintf(buf, len, "%d%%%s", use_mean_util(u), u->idle ? " IDLE" :
+			    u->stalled ? " STALL" : "");
+		else if (u != NULL)
+			snprintf(buf, len, "?");
+		break;
+	case C_GPUMEM:
+		if (u != NULL)
+			use_mem_text(u, buf, len);
 		break;
 	}
 }
@@ -343,9 +360,11 @@ static void draw_jobs(struct app *a)
 		for (k = 0; k < ncols; k++) {
 			char cell[512];
 			c = order[k];
-			cell_text(e, c, width[c], cell, sizeof(cell));
+			cell_text(a, e, c, width[c], cell, sizeof(cell));
 			at = c == C_STATE || c == C_PROGRESS ? a->attr[role_of_state(e->row->state)]
 			    : a->attr[ROLE_LOG_STDOUT];
+			if (c == C_GPU && strchr(cell, ' ') != NULL)
+				at = a->attr[ROLE_JOB_ERROR];	/* flagged: idle or stalled */
 			if (stale)
 				at |= A_DIM;
 			if (marked)
@@ -543,8 +562,9 @@ static enum role cluster_status(const struct watched *c, int64_t now, char *buf,
 		snprintf(buf, len, "%s: accounting not answering; polled %s", c->cfg->name, at);
 		return ROLE_STATUS_STALE;
 	}
-	snprintf(buf, len, "%s: %s, polled %s", c->cfg->name, c->host ? c->host : "connected",
-	    c->polls ? at : "...");
+	snprintf(buf, len, "%s: %s, polled %s%s%s", c->cfg->name, c->host ? c->host : "connected",
+	    c->polls ? at : "...", c->use_off ? "; GPU use not available: " : "",
+	    c->use_off ? c->use_off : "");
 	return ROLE_STATUS_BAR;
 }
 

@@ -69,8 +69,9 @@ void jobs_detail_build(struct app *a)
 	free_detail_lines(a);
 	if (e->row->record_id != NULL && store_load(a->store, e->row->record_id, &r, &err) != 0)
 		free(err);
-	a->ndetail = detail_lines(r, e->row, e->cluster_name, a->files, a->nfiles, a->fetching,
-	    text_utf8(), &a->detail);
+	a->ndetail = detail_lines(r, e->row, e->cluster_name,
+	    e->row->state == TAO_RUNNING ? watch_use(a->watch, e->cluster, e->row->slurm_id) : NULL,
+	    a->files, a->nfiles, a->fetching, text_utf8(), &a->detail);
 	record_free(r);
 	a->dirty |= DIRTY_DIALOG;
 }
@@ -87,6 +88,9 @@ void jobs_detail_open(struct app *a)
 	jobs_detail_close(a);
 	a->detail_key = xstrdup(e->key);
 	a->detail_cluster = e->cluster;
+	/* Looking at a running job of the user's: its GPUs are sampled too. */
+	if (e->row->record_id == NULL && e->row->state == TAO_RUNNING)
+		watch_use_request(a->watch, e->cluster, e->row->slurm_id);
 	a->detail_top = 0;
 	if (e->row->record_id != NULL && store_load(a->store, e->row->record_id, &r, &err) == 0) {
 		n = detail_paths(r, &paths);

@@ -184,6 +184,48 @@ static void emit_osc(const char *osc)
 	buf_free(&b);
 }
 
+/* Tell text the ways the config asks (notify: [bell, osc9, osc777]). */
+static void notify(struct app *a, char *text)
+{
+	char *osc;
+	size_t j;
+
+	/* Nothing that could end or split the sequence. */
+	for (j = 0; text[j] != '\0'; j++)
+		if ((unsigned char)text[j] < 0x20 || text[j] == 0x7f || text[j] == ';')
+			text[j] = ' ';
+	if (a->cfg.notify & NOTIFY_BELL)
+		beep();
+	if (a->cfg.notify & NOTIFY_OSC9) {
+		osc = xasprintf("\x1b]9;taotop: %s\x07", text);
+		emit_osc(osc);
+		free(osc);
+	}
+	if (a->cfg.notify & NOTIFY_OSC777) {
+		osc = xasprintf("\x1b]777;notify;taotop;%s\x07", text);
+		emit_osc(osc);
+		free(osc);
+	}
+}
+
+/* A running job flagged by its sampling (GPUs idle, progress stopped):
+ * told as a state change is, and on the message line. */
+static void notify_flags(struct app *a)
+{
+	struct watch_flag *f;
+	size_t n = watch_take_flags(a->watch, &f), i;
+
+	for (i = 0; i < n; i++) {
+		const struct watched *c = watch_cluster(a->watch, f[i].cluster);
+		char text[240];
+		snprintf(text, sizeof(text), "%s %s: %s", c ? c->cfg->name : "?", f[i].job, f[i].text);
+		ui_message(a, 1, "%s", text);
+		if (a->cfg.notify != 0)
+			notify(a, text);
+	}
+	watch_flags_free(f, n);
+}
+
 /* Tell of taotop's jobs that changed state in the clusters' newest polls,
  * the ways the config asks (notify: [bell, osc9, osc777]). */
 static void notify_changes(struct app *a)
@@ -197,26 +239,10 @@ static void notify_changes(struct app *a)
 		a->seen_polls[i] = c->polls;
 		for (k = 0; k < c->last.changes && a->cfg.notify != 0; k++) {
 			const struct state_change *ev = &c->last.events[k];
-			char text[200], *osc;
-			size_t j;
+			char text[200];
 			snprintf(text, sizeof(text), "%s %s is %s (%s)", c->cfg->name, ev->record_id,
 			    tao_state_name(ev->to), ev->native ? ev->native : "?");
-			/* Nothing that could end or split the sequence. */
-			for (j = 0; text[j] != '\0'; j++)
-				if ((unsigned char)text[j] < 0x20 || text[j] == 0x7f || text[j] == ';')
-					text[j] = ' ';
-			if (a->cfg.notify & NOTIFY_BELL)
-				beep();
-			if (a->cfg.notify & NOTIFY_OSC9) {
-				osc = xasprintf("\x1b]9;taotop: %s\x07", text);
-				emit_osc(osc);
-				free(osc);
-			}
-			if (a->cfg.notify & NOTIFY_OSC777) {
-				osc = xasprintf("\x1b]777;notify;taotop;%s\x07", text);
-				emit_osc(osc);
-				free(osc);
-			}
+			notify(a, text);
 		}
 	}
 }
@@ -265,8 +291,12 @@ static void on_watch(struct app *a, unsigned bits)
 		a->fetching = 0;
 		jobs_detail_build(a);
 	}
-	if ((bits & WATCH_JOBS) && a->mode == MODE_DETAIL)
+	if ((bits & (WATCH_JOBS | WATCH_USE)) && a->mode == MODE_DETAIL)
 		jobs_detail_build(a);
+	if (bits & WATCH_USE) {
+		notify_flags(a);
+		a->dirty |= DIRTY_JOBS | DIRTY_STATUS;
+	}
 	if (bits & WATCH_ACTION) {
 		int ok = 0;
 		char *answer = watch_take_answer(a->watch, &ok);

@@ -25,15 +25,10 @@
 #include "engine/record.h"
 #include "engine/tracker.h"
 #include "integration/helper_rig.h"
+#include "bench/bench.h"
 #include "ssh/conn.h"
 #include "util/xmalloc.h"
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static FILE *results;
 
@@ -44,45 +39,7 @@ static void row(const char *measure, double ours, double theirs, const char *uni
 		fprintf(results, "%s\t%.2f\t%.2f\t%s\n", measure, ours, theirs, unit);
 }
 
-/* Run a command on the login node; die on failure. */
-static char *remote(struct conn *c, const char *cmd)
-{
-	struct conn_exec x;
-	char *err = NULL;
 
-	conn_exec_init(&x, cmd);
-	if (conn_exec(c, &x, &err) != CONN_OK || x.exit_status != 0) {
-		fprintf(stderr, "bench_engine: %s: %s%s\n", cmd, err ? err : "", x.err.data ? x.err.data : "");
-		exit(1);
-	}
-	char *out = x.out.data ? xstrdup(x.out.data) : xstrdup("");
-	conn_exec_free(&x);
-	return out;
-}
-
-/* The seed's way: one ssh process per command. */
-static double ssh_process(const struct rig *r, const char *cmd)
-{
-	char port[16], kh[4096], dest[256];
-	double t0 = now_s();
-	pid_t pid;
-	int status;
-
-	snprintf(port, sizeof(port), "%d", r->port);
-	snprintf(kh, sizeof(kh), "UserKnownHostsFile=%s", r->known_hosts);
-	snprintf(dest, sizeof(dest), "%s@%s", r->user, r->host);
-	fflush(stdout);	/* or the child flushes our buffer a second time */
-	pid = fork();
-	if (pid == 0) {
-		if (freopen("/dev/null", "w", stdout) == NULL)
-			_exit(127);
-		execlp("ssh", "ssh", "-q", "-o", "BatchMode=yes", "-o", kh, "-i", r->key, "-p", port,
-		    dest, cmd, (char *)NULL);
-		_exit(127);
-	}
-	waitpid(pid, &status, 0);
-	return now_s() - t0;
-}
 
 static void bench_logs(struct conn *c, const struct rig *r)
 {
@@ -96,18 +53,18 @@ static void bench_logs(struct conn *c, const struct rig *r)
 	cmd = xasprintf("mkdir -p %s && { [ \"$(stat -c %%s %s 2>/dev/null)\" = 1073741824 ] || "
 	    "{ yes 'a line of training log output that is about eighty bytes long.............' "
 	    "| head -c 1073741824 > %s; }; }", dir, path, path);
-	free(remote(c, cmd));
+	free(bench_remote(c, cmd));
 	free(cmd);
 
 	buf_init(&out);
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	if (log_tail(c, path, 50, 0, &out, &end, &missing, &err) != 0) {
 		fprintf(stderr, "bench_engine: %s\n", err);
 		exit(1);
 	}
-	double ours = now_s() - t0;
+	double ours = bench_now_s() - t0;
 	cmd = xasprintf("tail -n 50 %s", path);
-	double theirs = ssh_process(r, cmd);
+	double theirs = bench_ssh_process(r, cmd);
 	free(cmd);
 	row("logs: first screen of a 1 GiB log", ours * 1000, theirs * 1000, "ms");
 
@@ -115,7 +72,7 @@ static void bench_logs(struct conn *c, const struct rig *r)
 	 * growing slower than a screen per tick, as training logs do. */
 	char *fpath = xasprintf("%s/follow.log", dir);
 	cmd = xasprintf(": > %s", fpath);
-	free(remote(c, cmd));
+	free(bench_remote(c, cmd));
 	free(cmd);
 	struct log_follow f;
 	log_follow_init(&f, fpath, 0);
@@ -123,19 +80,19 @@ static void bench_logs(struct conn *c, const struct rig *r)
 	for (int tick = 0; tick < 20; tick++) {
 		cmd = xasprintf("seq -f 'tick %d line %%g of the followed log.........' 1 20 >> %s",
 		    tick, fpath);
-		free(remote(c, cmd));
+		free(bench_remote(c, cmd));
 		free(cmd);
 		buf_reset(&out);
 		log_follow_tick(&f, c, &out, &err);
 		/* The re-read way transfers the last 50 lines every tick. */
 		cmd = xasprintf("tail -n 50 %s | wc -c", fpath);
-		char *n = remote(c, cmd);
+		char *n = bench_remote(c, cmd);
 		tail_bytes += strtoull(n, NULL, 10);
 		free(n);
 		free(cmd);
 	}
 	cmd = xasprintf("stat -c %%s %s", fpath);
-	char *size = remote(c, cmd);
+	char *size = bench_remote(c, cmd);
 	appended = strtoull(size, NULL, 10);
 	free(size), free(cmd);
 	row("logs: bytes read per follow tick", (double)f.bytes_read / 20, (double)tail_bytes / 20,
@@ -159,7 +116,7 @@ static void bench_poll(struct conn *c, const struct rig *r)
 	struct record_store *st = store_open(tmpl, &err);
 	struct tracker *tr = tracker_new(&cl);
 	/* 1000 held jobs, submitted in one command, tracked by records. */
-	char *ids = remote(c, "for i in $(seq 1000); do sbatch --parsable --hold -J bench-poll "
+	char *ids = bench_remote(c, "for i in $(seq 1000); do sbatch --parsable --hold -J bench-poll "
 	    "-t 1 -o /dev/null --wrap true; done");
 	char *save = NULL, *tok = strtok_r(ids, "\n", &save), *first = xstrdup(tok);
 	int tracked = 0;
@@ -168,7 +125,7 @@ static void bench_poll(struct conn *c, const struct rig *r)
 	/* The seed's way, on a sample: one ssh + sacct process per job. */
 	for (int i = 0; i < sample; i++) {
 		char *cmd = xasprintf("sacct -j %s -X -n -o State%%30", first);
-		per_job += ssh_process(r, cmd);
+		per_job += bench_ssh_process(r, cmd);
 		free(cmd);
 	}
 	per_job /= sample;
@@ -191,12 +148,12 @@ static void bench_poll(struct conn *c, const struct rig *r)
 		tracker_free(tr);
 		tr = tracker_new(&cl);
 		for (int rep = 0; rep < 4; rep++) {
-			double t0 = now_s();
+			double t0 = bench_now_s();
 			if (tracker_poll(tr, c, st, &res, &err) != 0) {
 				fprintf(stderr, "bench_engine: %s\n", err);
 				exit(1);
 			}
-			double t = now_s() - t0;
+			double t = bench_now_s() - t0;
 			if (rep == 0)
 				first_tick = t;
 			else if (t < best)
@@ -209,7 +166,7 @@ static void bench_poll(struct conn *c, const struct rig *r)
 		snprintf(measure, sizeof(measure), "poll: first tick (+sacct), %d jobs", sizes[k]);
 		row(measure, first_tick * 1000, per_job * sizes[k] * 1000, "ms");
 	}
-	free(remote(c, "scancel --name=bench-poll"));
+	free(bench_remote(c, "scancel --name=bench-poll"));
 	free(first);
 	free(ids);
 	tracker_free(tr);

@@ -267,13 +267,31 @@ Test(detail, the_sparkline_scales_between_the_lowest_and_highest)
 	free(s);
 }
 
+/* The view's lines as one text (frees them). */
+static char *joined(char **lines, size_t n)
+{
+	size_t i, len = 0;
+	char *all;
+
+	for (i = 0; i < n; i++)
+		len += strlen(lines[i]) + 1;
+	all = calloc(1, len + 1);
+	for (i = 0; i < n; i++) {
+		strcat(all, lines[i]);
+		strcat(all, "\n");
+		free(lines[i]);
+	}
+	free(lines);
+	return all;
+}
+
 Test(detail, a_records_view_has_its_history_chain_verdict_and_files)
 {
 	struct job_record *r = record_new("tao-20261129-aaaaaa");
 	struct job_row row;
 	struct watch_file f = { (char *)"/x/job.sbatch", (char *)"#!/bin/bash\n\n\x1b]0;t\x07" "echo hi\n", NULL };
 	char **lines, **paths, *all;
-	size_t n, i, len = 0;
+	size_t n;
 
 	memset(&row, 0, sizeof(row));
 	snprintf(row.slurm_id, sizeof(row.slurm_id), "77");
@@ -293,16 +311,8 @@ Test(detail, a_records_view_has_its_history_chain_verdict_and_files)
 	    "a retry shows the sbatch its chain's first job staged");
 	cr_assert_str_eq(paths[1], "/lustre/root/tao-20261129-first/specs/spec.yaml");
 	free(paths[0]), free(paths[1]), free(paths);
-	n = detail_lines(r, &row, "rig", &f, 1, 0, 0, &lines);
-	for (i = 0; i < n; i++)
-		len += strlen(lines[i]) + 1;
-	all = calloc(1, len + 1);
-	for (i = 0; i < n; i++) {
-		strcat(all, lines[i]);
-		strcat(all, "\n");
-		free(lines[i]);
-	}
-	free(lines);
+	n = detail_lines(r, &row, "rig", NULL, &f, 1, 0, 0, &lines);
+	all = joined(lines, n);
 	cr_expect_not_null(strstr(all, "retry chain: tao-20261129-first -> tao-20261129-aaaaaa"), "%s", all);
 	cr_expect_not_null(strstr(all, "failure: the infrastructure's (nccl-timeout)"), "%s", all);
 	cr_expect_not_null(strstr(all, "Running -> Error (FAILED)  FAILED, exit code 1:0"), "%s", all);
@@ -371,4 +381,39 @@ Test(text, wrap_keeps_words_whole_and_indents_continuations)
 	for (i = 0; i < n; i++)
 		free(lines[i]);
 	free(lines);
+}
+
+Test(detail, a_running_jobs_gpu_use_has_a_bar_per_gpu_and_the_rounds_sparkline)
+{
+	struct job_row row;
+	struct job_use u;
+	char **lines, *all;
+	size_t n;
+	unsigned char hist[] = { 0, 50, 100 };
+
+	memset(&row, 0, sizeof(row));
+	snprintf(row.slurm_id, sizeof(row.slurm_id), "77");
+	row.state = TAO_RUNNING;
+	row.epoch = row.max_epoch = -1;
+	memset(&u, 0, sizeof(u));
+	u.ok = 1;
+	u.ngpu = 2;
+	u.gpu[0] = (struct gpu_reading){ "node01", 0, 100, 40960, 81920 };
+	u.gpu[1] = (struct gpu_reading){ "node\x1b]0;x\x07" "02", 1, 0, 0, 81920 };
+	memcpy(u.hist, hist, sizeof(hist));
+	u.nhist = 3;
+	u.idle = 1;
+	u.load = 1.5;
+	u.rss_kib = 1048576;
+	n = detail_lines(NULL, &row, "rig", &u, NULL, 0, 0, 0, &lines);
+	all = joined(lines, n);
+	cr_expect_not_null(strstr(all, "GPU use: 50 % mean over 2 GPUs, memory 40.0/80.0G"), "%s", all);
+	cr_expect_not_null(strstr(all, "IDLE"), "%s", all);
+	cr_expect_not_null(strstr(all, "[####################] 100 %  40.0/80.0 GiB"), "%s", all);
+	cr_expect_not_null(strstr(all, "[....................]   0 %"), "%s", all);
+	/* On the fixed 0..100 scale, ASCII without UTF-8. */
+	cr_expect_not_null(strstr(all, "GPU % per round: _=#  (last 100 %)"), "%s", all);
+	cr_expect_not_null(strstr(all, "CPU: load 1.50, 1.0 GiB resident"), "%s", all);
+	cr_expect_null(strchr(all, '\x1b'), "a node's name reached the view raw: %s", all);
+	free(all);
 }

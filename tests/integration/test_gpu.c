@@ -1,0 +1,260 @@
+/*
+ * Are my GPUs working? The monitor and `taotop status` against the real
+ * test cluster, whose nodes have an nvidia-smi stand-in that reports what
+ * the TAO stand-in's job does: busy while it trains, idle when its spec
+ * makes it stuck (train.stuck_at_epoch). Each test names its jobs uniquely
+ * and filters the list to them, since other tests share the queue.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "integration/helper_rig.h"
+#include "integration/helper_screen.h"
+#include "util/file.h"
+#include "util/xmalloc.h"
+
+static char *cancel_me[4];
+
+static void cleanup(void)
+{
+	size_t i;
+
+	screen_kill_all();
+	for (i = 0; i < sizeof(cancel_me) / sizeof(cancel_me[0]); i++) {
+		if (cancel_me[i] != NULL) {
+			char *cmd = xasprintf("scancel %s", cancel_me[i]), *out = NULL;
+			rig_ssh(cmd, &out);
+			free(out), free(cmd);
+		}
+	}
+}
+
+TestSuite(gpu, .fini = cleanup);
+
+/* A config file: sampling every second, idle after idle_s, progress
+ * stopped after stall_s; notifications on. */
+static char *write_config(const char *name, int idle_s, int stall_s)
+{
+	char *path = xasprintf("/tmp/gpu-%s-%d.yaml", name, (int)getpid());
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f, "notify: [bell, osc9, osc777]\nclusters:\n  rig:\n    gpu_sample_seconds: 1\n"
+	    "    gpu_idle_percent: 5\n    gpu_idle_seconds: %d\n    stall_seconds: %d\n",
+	    idle_s, stall_s);
+	fclose(f);
+	return path;
+}
+
+/* `taotop submit` of a TAO stand-in training job with these overrides:
+ * its record id; *slurm its SLURM id (both caller frees). */
+static char *submit_tao(struct screen *s, const char *dir, const char *arch, const char *overrides,
+    const char *config, char **slurm)
+{
+	char *command = xasprintf("[classification_pyt, train, -e, '{spec}', "
+	    "'results_dir={results_dir}', %s]", overrides);
+	char *bundle = xasprintf("%s/%s.yaml", s->dir, arch), *env, *args, *out = NULL, *p, *id;
+	FILE *f = fopen(bundle, "w");
+
+	/* Two GPUs: a bar for each. */
+	cr_assert_not_null(f, "%s", bundle);
+	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: %s\n"
+	    "action: train\ncommand: %s\ndatasets: [lustre://%s/data]\n"
+	    "results_dir: lustre://%s/results\ngpus: 2\ncpus_per_task: 1\ntime_hours: 0.5\n"
+	    "spec:\n  train:\n    num_epochs: 400\n", arch, command, dir, dir);
+	fclose(f);
+	p = xasprintf("mkdir -p %s/data %s/results", dir, dir);
+	free(rig_ssh_ok(p));
+	free(p);
+
+	env = xasprintf("XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s SLURM_BASE_RESULTS_DIR=lustre://%s/root",
+	    s->dir, config, dir);
+	args = xasprintf("submit %s", bundle);
+	cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
+	p = strstr(out, "submitted tao-");
+	cr_assert_not_null(p, "%s", out);
+	id = xstrndup(p + 10, strcspn(p + 10, " "));
+	p = strstr(out, " as SLURM job ");
+	cr_assert_not_null(p, "%s", out);
+	*slurm = xstrndup(p + 14, strcspn(p + 14, " \n"));
+	free(out), free(args), free(env), free(bundle), free(command);
+	return id;
+}
+
+/* The GPU% cell of a row: the number before the first "N%" word. -1 if
+ * none. */
+static int gpu_percent(const char *line)
+{
+	const char *p;
+
+	for (p = line; p != NULL && *p != '\0'; p++) {
+		if (*p == '%' && p > line && p[-1] >= '0' && p[-1] <= '9') {
+			const char *q = p;
+			while (q > line && q[-1] >= '0' && q[-1] <= '9')
+				q--;
+			if (q == line || q[-1] == ' ')
+				return atoi(q);
+		}
+	}
+	return -1;
+}
+
+/* Wait until the row holding text shows a GPU% for which ok() holds. */
+static char *wait_gpu(struct screen *s, const char *text, int timeout_s, int at_least, int below)
+{
+	char *line = NULL;
+	int i, v = -1;
+
+	for (i = 0; i < timeout_s * 4; i++) {
+		free(line);
+		line = screen_line_with(s, text);
+		v = line ? gpu_percent(line) : -1;
+		if (v >= 0 && v >= at_least && v < below)
+			return line;
+		usleep(250000);
+	}
+	cr_assert_fail("the row of %s never showed GPU%% in [%d, %d): %s\n%s", text, at_least, below,
+	    line ? line : "(no row)", screen_text(s));
+	return NULL;
+}
+
+Test(gpu, a_training_job_shows_high_gpu_use_in_its_row_detail_and_status, .timeout = 240)
+{
+	char *dir = screen_shared_dir("gpubusy"), *cfg = write_config("busy", 600, 600), *env;
+	char *id, *slurm, *line, *text, *out = NULL, *args, *envc;
+	struct screen s;
+	struct screen_opts so = { .cols = 170, .lines = 45 };
+	cJSON *st, *use, *gpus;
+
+	env = xasprintf("TAOTOP_CONFIG=%s", cfg);
+	so.env = env;
+	screen_open(&s, "gpubusy", &so);
+	id = submit_tao(&s, dir, "busy_pyt", "train.seconds_per_epoch=1", cfg, &slurm);
+	cancel_me[0] = slurm;
+	screen_filter(&s, "busy_pyt");
+	screen_wait_line(&s, 90, id, "Running", NULL);
+	screen_wait(&s, 5, "GPU%", "GPUMEM", NULL);
+	/* Training: every GPU busy, in its row, with its memory. */
+	line = wait_gpu(&s, id, 60, 90, 101);
+	cr_expect_not_null(strstr(line, "/79.6G"), "no GPU memory in the row: %s", line);
+	cr_expect_null(strstr(line, "IDLE"), "a busy job flagged idle: %s", line);
+	free(line);
+
+	/* The detail view: a bar per GPU and the sparkline of the rounds. */
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 15, "Job detail", "GPU use: ", "GPU % per round:", NULL);
+	sleep(3);	/* a few rounds */
+	line = screen_line_with(&s, "GPU % per round:");
+	cr_assert_not_null(line);
+	/* High blocks only (the top two of eight), and the last value high. */
+	cr_expect(strstr(line, "\xe2\x96\x88") != NULL || strstr(line, "\xe2\x96\x87") != NULL,
+	    "the sparkline is not high: %s", line);
+	cr_expect_null(strstr(line, "\xe2\x96\x81"), "an idle round in a busy job: %s", line);
+	cr_expect(strstr(line, "(last 9") != NULL, "%s", line);
+	free(line);
+	/* Two GPUs, each with a bar nearly full. */
+	text = screen_text(&s);
+	{
+		const char *p = text;
+		int bars = 0;
+		while ((p = strstr(p, "[##################")) != NULL) {
+			bars++;
+			p++;
+		}
+		cr_expect_eq(bars, 2, "not a full bar for each of the 2 GPUs:\n%s", text);
+	}
+	free(text);
+	screen_keys(&s, "Escape");
+
+	/* taotop status: the same, on the terminal and in --json. */
+	envc = xasprintf("XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s", s.dir, cfg);
+	args = xasprintf("status %s", id);
+	cr_assert_eq(rig_taotop(envc, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "GPU use 9") != NULL, "%s", out);
+	cr_expect(strstr(out, "/gpu") != NULL, "%s", out);
+	free(out), free(args);
+	args = xasprintf("status %s --json", id);
+	cr_assert_eq(rig_taotop(envc, args, &out), 0, "%s", out);
+	st = cJSON_Parse(out);
+	cr_assert_not_null(st, "%s", out);
+	use = cJSON_GetObjectItem(st, "use");
+	cr_assert_not_null(use, "%s", out);
+	cr_expect_geq(cJSON_GetNumberValue(cJSON_GetObjectItem(use, "util_mean")), 90, "%s", out);
+	gpus = cJSON_GetObjectItem(use, "gpus");
+	cr_expect_eq(cJSON_GetArraySize(gpus), 2, "%s", out);
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetArrayItem(gpus, 0),
+	    "mem_total_mib")), 81559, "%s", out);
+	cJSON_Delete(st);
+	free(out), free(args), free(envc);
+
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	unlink(cfg);
+	free(id), free(env), free(cfg), free(dir);
+}
+
+Test(gpu, a_stuck_job_is_flagged_idle_noted_in_its_history_and_notified, .timeout = 240)
+{
+	char *dir = screen_shared_dir("gpustuck"), *cfg = write_config("stuck", 6, 14), *env;
+	char *id, *slurm, *line, *ts, *text, *err = NULL, *want, *args, *envc, *out = NULL;
+	struct screen s;
+	struct screen_opts so = { .cols = 170, .lines = 45, .typescript = 1 };
+
+	env = xasprintf("TAOTOP_CONFIG=%s", cfg);
+	so.env = env;
+	screen_open(&s, "gpustuck", &so);
+	/* Two epochs, then the data loader "dies": the process lives on. */
+	id = submit_tao(&s, dir, "stuck_pyt", "train.seconds_per_epoch=1, train.stuck_at_epoch=3",
+	    cfg, &slurm);
+	cancel_me[1] = slurm;
+	screen_filter(&s, "stuck_pyt");
+	screen_wait_line(&s, 90, id, "Running", NULL);
+	/* Its GPUs at 0 %: flagged after the configured 6 s, not before. */
+	line = wait_gpu(&s, id, 60, 0, 1);
+	free(line);
+	screen_wait_line(&s, 30, id, "0% IDLE", NULL);
+	screen_wait_line(&s, 5, id, "Running", NULL);
+	sleep(1);
+
+	/* The notification, read from what taotop wrote to the terminal. */
+	ts = xasprintf("%s/typescript", s.dir);
+	text = file_read_all(ts, NULL, &err);
+	cr_assert_not_null(text, "%s", err);
+	want = xasprintf("]9;taotop: rig %s: GPUs idle: every GPU below 5 %% for ", id);
+	cr_expect_not_null(strstr(text, want), "no OSC 9 for the idle GPUs in what taotop wrote");
+	free(want);
+	want = xasprintf("]777;notify;taotop;rig %s: GPUs idle", id);
+	cr_expect_not_null(strstr(text, want), "no OSC 777 for the idle GPUs");
+	free(want), free(text);
+
+	/* The record's history says it, and that progress stopped (epoch 2). */
+	envc = xasprintf("XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s", s.dir, cfg);
+	args = xasprintf("status %s", id);
+	{
+		int i;
+		for (i = 0; i < 30; i++) {
+			free(out);
+			out = NULL;
+			cr_assert_eq(rig_taotop(envc, args, &out), 0, "%s", out);
+			if (strstr(out, "progress stopped: epoch 2 for") != NULL)
+				break;
+			sleep(1);
+		}
+	}
+	cr_expect_not_null(strstr(out, "taotop    GPUs idle: every GPU below 5 % for"), "%s", out);
+	cr_expect_not_null(strstr(out, "progress stopped: epoch 2 for"), "%s", out);
+	cr_expect_not_null(strstr(out, "GPU use 0 %"), "%s", out);
+	free(out), free(args), free(envc);
+
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	unlink(cfg);
+	free(ts), free(id), free(env), free(cfg), free(dir);
+}
