@@ -67,6 +67,9 @@ int main(int argc, char **argv)
 
 	if (argc == 0)
 		return ui_run(&ui);
+	/* Not a verb of the table: the shells' completion scripts ask here. */
+	if (strcmp(argv[0], "__complete") == 0)
+		return cli_complete(argc - 1, argv + 1);
 	verb = cli_verb(argv[0]);
 	if (verb == NULL) {
 		fprintf(stderr, "taotop: unknown verb '%s'\n", argv[0]);

@@ -75,6 +75,13 @@ void cli_help(FILE *f);
 /* The usage line and a pointer to --help on stderr: EXIT_USAGE. */
 int cli_usage_error(const struct cli_verb *v);
 
+/* `taotop __complete CWORD WORD...` (argv from CWORD on): the candidates
+ * for the word at index CWORD of WORD... (WORD 0 is taotop), one a line,
+ * for contrib/completion/'s scripts; "@files" means file names. From the
+ * verb table, the config file's clusters and the local records' ids: no
+ * network. Not a verb of the table, and not in --help. */
+int cli_complete(int argc, char **argv);
+
 int cli_init(const struct cli_args *a);
 int cli_jobs(const struct cli_args *a);
 int cli_status(const struct cli_args *a);

@@ -1,3 +1,4 @@
+#include "util/compat.h"
 #include "cli/cli.h"
 
 #include <cJSON.h>
@@ -755,7 +756,7 @@ int cli_logs(const struct cli_args *a)
 			if (f.restarted)
 				fprintf(stderr, "taotop: %s shrank: reading it again from the start\n", path);
 			emit(out.data ? out.data : "", out.len, tty);
-			usleep(500 * 1000);
+			compat_sleep_ms(500);
 		}
 	}
 	buf_free(&out);

@@ -24,18 +24,22 @@ static int path_of_record(const struct job_record *r, const char *name, char **p
 	return 0;
 }
 
-/* The path SLURM writes StdOut/StdErr to, from squeue's fields. */
+/* The path SLURM writes StdOut/StdErr to, from squeue's fields. A job
+ * without --error writes its stderr into its stdout file: squeue 22.05
+ * prints that path as STDERR, 24.11 prints "(null)". */
 static char *path_of_squeue(const char *out, const char *nonce, int want_err)
 {
 	struct slurm_paths sp;
+	const char *pattern;
 	char *path = NULL;
 
 	if (slurm_paths_parse(out, nonce, &sp) != 0)
 		return NULL;
-	if ((want_err ? sp.err : sp.out)[0] != '\0') {
+	pattern = want_err && sp.err[0] != '\0' ? sp.err : sp.out;
+	if (pattern[0] != '\0') {
 		struct slurm_pattern_vars v = { .job_id = sp.job_id, .array_job = sp.array_job,
 		    .array_task = sp.array_task, .name = sp.name, .user = sp.user, .node = sp.node };
-		path = slurm_expand_pattern(want_err ? sp.err : sp.out, &v);
+		path = slurm_expand_pattern(pattern, &v);
 	}
 	slurm_paths_free(&sp);
 	return path;

@@ -1,3 +1,4 @@
+#include "util/compat.h"
 #include "engine/logtail.h"
 
 #include <stdio.h>
@@ -25,7 +26,7 @@ size_t log_collapse_cr(const char *line, size_t len, const char **start)
 	/* "\r\n" endings are not rewrites. */
 	while (len > 0 && line[len - 1] == '\r')
 		len--;
-	cr = memrchr(line, '\r', len);
+	cr = compat_memrchr(line, '\r', len);
 	if (cr == NULL) {
 		*start = line;
 		return len;
@@ -52,7 +53,7 @@ static void last_lines(struct buf *back, size_t n, int complete_only, struct buf
 	size_t i, from, seen = 0, stop;
 
 	if (complete_only && back->len > 0 && back->data[back->len - 1] != '\n') {
-		const char *nl = memrchr(back->data, '\n', back->len);
+		const char *nl = compat_memrchr(back->data, '\n', back->len);
 		size_t keep = nl ? (size_t)(nl - back->data) + 1 : 0;
 		*end -= back->len - keep;
 		back->len = keep;

@@ -1,3 +1,4 @@
+#include "util/compat.h"
 #include "engine/probe.h"
 
 #include <ctype.h>
@@ -272,7 +273,7 @@ static enum verdict one_rung(struct conn *c, const struct cluster_cfg *cl,
 	    COLLECTIVE_TIMEOUT_RE, qlog, qlog);
 	for (;;) {
 		char *state, *count, *tail;
-		usleep((useconds_t)(o->poll_ms > 0 ? o->poll_ms : 2000) * 1000);
+		compat_sleep_ms(o->poll_ms > 0 ? (unsigned)o->poll_ms : 2000u);
 		out = run(c, cmd, &st, why);
 		if (out == NULL)
 			break;		/* the connection: PROBE_ERROR */

@@ -1,3 +1,4 @@
+#include "util/compat.h"
 #include "engine/record.h"
 
 #include <cJSON.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -133,17 +133,10 @@ static void add_time(cJSON *o, const char *name, time_t t)
 static int get_time(const cJSON *o, const char *name, time_t *t)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-	struct tm tm;
-	char *end;
 
 	if (!cJSON_IsString(v))
 		return -1;
-	memset(&tm, 0, sizeof(tm));
-	end = strptime(v->valuestring, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (end == NULL || *end != '\0')
-		return -1;
-	*t = timegm(&tm);
-	return 0;
+	return compat_parse_utc(v->valuestring, t);
 }
 
 static void add_opt_string(cJSON *o, const char *name, const char *value)
@@ -712,7 +705,7 @@ char *store_mint_id(struct record_store *s)
 		unsigned char rnd[3];
 		char *id, *path;
 
-		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		if (compat_random_bytes(rnd, sizeof(rnd)) != 0)
 			abort();
 		id = xasprintf("tao-%s-%02x%02x%02x", day, rnd[0], rnd[1], rnd[2]);
 		path = path_of(s, id);

@@ -1,11 +1,10 @@
+#include "util/compat.h"
 #include "engine/secrets.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 
 #include "engine/record.h"
 #include "engine/spec.h"
@@ -18,13 +17,11 @@
 void secrets_hold(void)
 {
 	static int done;
-	struct rlimit none = { 0, 0 };
 
 	if (done)
 		return;
 	done = 1;
-	setrlimit(RLIMIT_CORE, &none);
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	compat_no_dumps();
 }
 
 int secrets_name_ok(const char *name)

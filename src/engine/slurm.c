@@ -1,10 +1,10 @@
+#include "util/compat.h"
 #include "engine/slurm.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "engine/duration.h"
 #include "util/buf.h"
@@ -65,7 +65,7 @@ void slurm_nonce(char out[SLURM_NONCE_LEN + 1])
 	unsigned char rnd[SLURM_NONCE_LEN / 2];
 	size_t i;
 
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+	if (compat_random_bytes(rnd, sizeof(rnd)) != 0)
 		abort();
 	for (i = 0; i < sizeof(rnd); i++)
 		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
@@ -156,7 +156,9 @@ int slurm_count_gpus(const char *s, int nodes, int per_node)
 	long total = 0;
 
 	/* Entries are comma-separated: gres:gpu:4, gres/gpu=8, gpu:a100:2,
-	 * gres/gpu:a100=2 (TRES also lists typed GPUs; count untyped only). */
+	 * gres/gpu:a100=2 (TRES also lists typed GPUs; count untyped only).
+	 * squeue's %b (GRES per node) is gres:gpu:4 up to SLURM 22.05 and
+	 * gres/gpu:4 (gres/gpu:a100:4) from 23.02 on, the TRES name. */
 	while (p != NULL && *p != '\0') {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -166,7 +168,8 @@ int slurm_count_gpus(const char *s, int nodes, int per_node)
 		copy(item, sizeof(item) < len + 1 ? sizeof(item) : len + 1, p);
 		if (strncmp(item, "gres/gpu=", 9) == 0) {
 			count = gpu_number(item + 9);
-		} else if (strncmp(item, "gres:gpu", 8) == 0 || strncmp(item, "gpu", 3) == 0) {
+		} else if (strncmp(item, "gres:gpu", 8) == 0 || strncmp(item, "gres/gpu:", 9) == 0 ||
+		    strncmp(item, "gpu", 3) == 0) {
 			const char *last = strrchr(item, ':');
 			if (last != NULL && isdigit((unsigned char)last[1]))
 				count = gpu_number(last + 1);
@@ -233,7 +236,10 @@ static int parse_sacct(char *line, const char *delim, struct slurm_job *j, int h
 	j->partition = xstrdup(f[5]);
 	j->nodes = atoi(f[6]);
 	duration_normalise(f[7], j->elapsed, sizeof(j->elapsed), &j->elapsed_s);
-	duration_normalise(f[8], j->limit, sizeof(j->limit), &j->limit_s);
+	/* A job without a time limit of its own: 22.05's sacct prints
+	 * nothing, 24.11's "Partition_Limit"; either is "not known here". */
+	duration_normalise(strcmp(f[8], "Partition_Limit") == 0 ? "" : f[8], j->limit,
+	    sizeof(j->limit), &j->limit_s);
 	copy(j->exit_code, sizeof(j->exit_code), f[9]);
 	j->from_sacct = 1;
 	if (history) {

@@ -1,3 +1,4 @@
+#include "util/compat.h"
 #include "engine/submit.h"
 
 #include <cJSON.h>
@@ -521,7 +522,7 @@ static int open_record(struct job *j, char **err)
 	record_set(&r->log_dir, j->log_dir);
 	if (j->o->spec_path != NULL) {
 		/* Where a retry finds the bundle's .env again. */
-		char *abs = realpath(j->o->spec_path, NULL);
+		char *abs = compat_realpath(j->o->spec_path);
 		record_set(&r->bundle, abs ? abs : j->o->spec_path);
 		free(abs);
 	}

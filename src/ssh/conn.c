@@ -1,3 +1,4 @@
+#include "util/compat.h"
 #include "ssh/conn.h"
 
 #include <errno.h>
@@ -9,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1726,7 +1726,7 @@ static char *temp_name_for(const char *path)
 	char hex[13];
 	size_t i;
 
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+	if (compat_random_bytes(rnd, sizeof(rnd)) != 0)
 		memset(rnd, 0, sizeof(rnd));
 	for (i = 0; i < sizeof(rnd); i++)
 		snprintf(hex + 2 * i, 3, "%02x", rnd[i]);

@@ -1,3 +1,4 @@
+#include "util/compat.h"
 #include "ssh/worker.h"
 
 #include <errno.h>
@@ -363,7 +364,7 @@ static void *worker_main(void *arg)
 		if (ts_zero(&until))
 			pthread_cond_wait(&w->wake, &w->lock);
 		else
-			pthread_cond_timedwait(&w->wake, &w->lock, &until);
+			compat_cond_timedwait_monotonic(&w->wake, &w->lock, &until);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
@@ -372,7 +373,6 @@ static void *worker_main(void *arg)
 struct worker *worker_start(const struct conn_target *t, const struct worker_opts *o)
 {
 	struct worker *w = xcalloc(1, sizeof(*w));
-	pthread_condattr_t ca;
 	int fds[2];
 
 	{
@@ -386,12 +386,9 @@ struct worker *worker_start(const struct conn_target *t, const struct worker_opt
 	w->keepalive_s = o != NULL && o->keepalive_s > 0 ? o->keepalive_s : 30;
 	w->backoff_max_s = o != NULL && o->backoff_max_s > 0 ? o->backoff_max_s : 60;
 	pthread_mutex_init(&w->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&w->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	compat_cond_init_monotonic(&w->wake);
 	pthread_cond_init(&w->answered, NULL);
-	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0)
+	if (compat_pipe_nb_cloexec(fds) != 0)
 		abort();	/* out of descriptors at start: nothing sane to do */
 	w->pipe_rd = fds[0];
 	w->pipe_wr = fds[1];

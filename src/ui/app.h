@@ -6,6 +6,10 @@
 #ifndef TAOTOP_UI_APP_H
 #define TAOTOP_UI_APP_H
 
+/* ncurses' wide-character API without asking libc for X/Open. */
+#ifndef NCURSES_WIDECHAR
+#define NCURSES_WIDECHAR 1
+#endif
 #include <curses.h>
 #include <wchar.h>
 #include <stddef.h>

@@ -1,5 +1,9 @@
 #include "ui/keymap.h"
 
+/* ncurses' wide-character API without asking libc for X/Open. */
+#ifndef NCURSES_WIDECHAR
+#define NCURSES_WIDECHAR 1
+#endif
 #include <curses.h>
 #include <stdio.h>
 #include <string.h>

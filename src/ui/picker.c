@@ -1,3 +1,4 @@
+#include "util/compat.h"
 #include "ui/picker.h"
 
 #include <dirent.h>
@@ -49,7 +50,7 @@ static void clear(struct picker *p)
 
 void picker_open(struct picker *p, const char *dir)
 {
-	char *abs = realpath(dir, NULL);
+	char *abs = compat_realpath(dir);
 	DIR *d;
 	struct dirent *e;
 

@@ -1,3 +1,4 @@
+#include "util/compat.h"
 #include "ui/text.h"
 
 #include <stdlib.h>
@@ -73,7 +74,7 @@ static int char_cols(wchar_t *wc)
 
 	if (!utf8_term && *wc >= 0x80)
 		*wc = L'?';
-	w = wcwidth(*wc);
+	w = compat_wcwidth(*wc);
 	if (w < 0) {
 		*wc = L'?';
 		w = 1;

@@ -10,6 +10,10 @@
 #ifndef TAOTOP_UI_TEXT_H
 #define TAOTOP_UI_TEXT_H
 
+/* ncurses' wide-character API without asking libc for X/Open. */
+#ifndef NCURSES_WIDECHAR
+#define NCURSES_WIDECHAR 1
+#endif
 #include <curses.h>
 #include <stddef.h>
 

@@ -1,11 +1,11 @@
 /* The monitor's loop, its signals and its keys. Drawing is draw.c's. */
+#include "util/compat.h"
 #include "ui/ui.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
-#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -277,7 +277,7 @@ static void on_watch(struct app *a, unsigned bits)
 		rebuild_jobs(a);
 		/* A poll frees as much as it allocates (every record parsed
 		 * anew on the worker's arena): give the pages back. */
-		malloc_trim(0);
+		compat_trim_heap();
 	}
 	if (bits & WATCH_LINK)
 		a->dirty |= DIRTY_STATUS;

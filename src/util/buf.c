@@ -1,3 +1,4 @@
+#include "util/compat.h"
 #include "util/buf.h"
 
 #include <stdio.h>
@@ -22,7 +23,7 @@ void buf_init_secret(struct buf *b)
 void mem_wipe(void *p, size_t len)
 {
 	if (p != NULL && len > 0)
-		explicit_bzero(p, len);
+		compat_wipe(p, len);
 }
 
 void buf_free(struct buf *b)

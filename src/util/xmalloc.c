@@ -64,10 +64,20 @@ char *xmemdup(const void *s, size_t n)
 	return p;
 }
 
+/* vsnprintf twice (vasprintf is not POSIX): measure, then print. */
 char *xvasprintf(const char *fmt, va_list ap)
 {
+	va_list again;
 	char *p;
-	if (vasprintf(&p, fmt, ap) < 0)
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, again);
+	va_end(again);
+	if (n < 0)
+		oom(0);
+	p = xmalloc((size_t)n + 1);
+	if (vsnprintf(p, (size_t)n + 1, fmt, ap) != n)
 		oom(0);
 	return p;
 }

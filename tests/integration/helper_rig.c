@@ -302,6 +302,14 @@ static void sshd_setup(struct rig_sshd *d, int port, int new_key, const char *ad
 	    "-e 's|^PidFile .*|PidFile %s/sshd.pid|' -e 's|^ListenAddress .*|ListenAddress %s|' "
 	    "%s %s > %s/sshd_config", port, d->dir, d->dir, d->addr, extra, r->sshd_config,
 	    d->dir), 0);
+	/* A PAM service of its own: the program's name (argv0, a link to
+	 * sshd) up to OpenSSH 9.7; from 9.8 on the session runs as
+	 * sshd-session and only PAMServiceName (10.0) says it. Kept only
+	 * where sshd knows the keyword. */
+	if (prog != NULL)
+		cr_assert_eq(rig_local("printf 'PAMServiceName %s\\n' >> %s/sshd_config && "
+		    "{ /usr/sbin/sshd -t -f %s/sshd_config 2>/dev/null || sed -i '$d' %s/sshd_config; }",
+		    strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog, d->dir, d->dir, d->dir), 0);
 	cmd = xasprintf("printf '[%s]:%d %%s\\n' \"$(cut -d' ' -f1,2 %s/host_key.pub)\" "
 	    "> %s && echo ok", d->addr, port, d->dir, d->known_hosts);
 	free(first_line(cmd));

@@ -8,6 +8,7 @@
 #include "engine/spec.h"
 #include "ssh/quote.h"
 #include "util/buf.h"
+#include "util/xmalloc.h"
 
 static const struct command_vars vars = {
 	"/lustre/jobs/tao-1/specs/spec.yaml", "/lustre/jobs/tao-1/results", "/lustre/jobs/tao-1",
@@ -77,13 +78,13 @@ Test(command, a_hostile_value_stays_one_inert_word)
 		char *cmd, line[512] = "";
 		FILE *f;
 		cmd = NULL;
-		cr_assert(asprintf(&cmd, "printf '%%s|' %s", q) > 0);
+		cmd = xasprintf("printf '%%s|' %s", q);
 		f = popen(cmd, "r");
 		cr_assert_not_null(f);
 		cr_assert_not_null(fgets(line, sizeof(line), f));
 		pclose(f);
 		char *want = NULL;
-		cr_assert(asprintf(&want, "results_dir=%s|", values[i]) > 0);
+		want = xasprintf("results_dir=%s|", values[i]);
 		cr_expect_str_eq(line, want, "one word, exactly its bytes");
 		free(want), free(cmd), free(q), free(w);
 	}

@@ -116,6 +116,40 @@ Test(slurm, gpu_counts)
 	cr_expect_eq(slurm_count_gpus("gres:shard:4", 1, 1), 0);
 }
 
+/* squeue and sacct as SLURM 24.11 prints them where they differ from 22.05
+ * (taken from the Debian 13 rig: RIG_SLURM=24.11 tests/cluster/up). */
+static const char *sample_2411 =
+	M "squeue\n"
+	"547" D "547" D "547" D "N/A" D "tao-20261201-359a5d" D "RUNNING" D "None" D "polar" D "2" D "gres/gpu:4" D "0:26" D "30:00" D "\n"
+	"548" D "548_[1-3]" D "548" D "1-3" D "arr" D "PENDING" D "JobHeldUser" D "polar" D "1" D "gres/gpu:a100:2" D "0:00" D "4:00:00" D "\n"
+	M "rc 0\n"
+	M "sacct\n"
+	"549" D "549" D "held" D "CANCELLED by 1001" D "None" D "polar" D "1" D "00:00:00" D "Partition_Limit" D "0:0" D "\n"
+	M "rc 0\n";
+
+Test(slurm, squeue_and_sacct_as_slurm_24_11_prints_them)
+{
+	struct slurm_poll p;
+	const struct slurm_job *j;
+
+	/* %b: gres:gpu:4 in 22.05, gres/gpu:4 (the TRES name) since 23.02. */
+	cr_expect_eq(slurm_count_gpus("gres/gpu:4", 2, 1), 8);
+	cr_expect_eq(slurm_count_gpus("gres/gpu:a100:2", 1, 1), 2);
+	cr_expect_eq(slurm_count_gpus("gres/gpu", 3, 1), 0, "no count, no guess");
+	cr_expect_eq(slurm_count_gpus("gres/shard:4", 1, 1), 0);
+	slurm_poll_parse(sample_2411, "", N, &p);
+	cr_assert_eq(p.n, 3, "parsed %zu", p.n);
+	j = slurm_poll_find(&p, "547");
+	cr_expect_eq(j->gpus, 8, "gres/gpu:4 on 2 nodes");
+	j = slurm_poll_find(&p, "548");
+	cr_expect_eq(j->gpus, 2);
+	/* A job with no limit of its own: 22.05 prints nothing, 24.11
+	 * "Partition_Limit"; neither is a time. */
+	j = slurm_poll_find(&p, "549");
+	cr_expect_str_eq(j->limit, "");
+	slurm_poll_free(&p);
+}
+
 Test(slurm, filename_patterns_expand_as_slurmd_does)
 {
 	struct slurm_pattern_vars task = { .job_id = "502", .array_job = "500", .array_task = "2",

@@ -6,6 +6,7 @@
 
 #include "engine/template.h"
 #include "util/file.h"
+#include "util/xmalloc.h"
 
 static char *slurp(const char *path)
 {
@@ -43,7 +44,7 @@ Test(template, the_shipped_single_node_template_uses_the_seeds_placeholders)
 {
 	const char *share = getenv("TAOTOP_SHARE");
 	char *path = NULL;
-	cr_assert(asprintf(&path, "%s/templates/singlenode.sbatch.tmpl", share ? share : ".") > 0);
+	path = xasprintf("%s/templates/singlenode.sbatch.tmpl", share ? share : ".");
 	char *text = slurp(path);
 	char *names = template_placeholders(text);
 	const char *seed[] = { "JOB_NAME", "NUM_GPUS", "CPUS_PER_TASK", "TIME", "LOG_DIR", "IMAGE",
@@ -52,7 +53,7 @@ Test(template, the_shipped_single_node_template_uses_the_seeds_placeholders)
 		char want[64];
 		snprintf(want, sizeof(want), "\n%s\n", seed[i]);
 		char *wrapped = NULL;
-		cr_assert(asprintf(&wrapped, "\n%s\n", names) > 0);
+		wrapped = xasprintf("\n%s\n", names);
 		cr_expect(strstr(wrapped, want) != NULL, "the template lacks @@%s@@", seed[i]);
 		free(wrapped);
 	}
@@ -63,8 +64,8 @@ Test(template, the_multi_node_template_is_a_strict_superset_of_the_single_node_o
 {
 	const char *share = getenv("TAOTOP_SHARE");
 	char *single_path = NULL, *multi_path = NULL;
-	cr_assert(asprintf(&single_path, "%s/templates/singlenode.sbatch.tmpl", share ? share : ".") > 0);
-	cr_assert(asprintf(&multi_path, "%s/templates/multinode.sbatch.tmpl", share ? share : ".") > 0);
+	single_path = xasprintf("%s/templates/singlenode.sbatch.tmpl", share ? share : ".");
+	multi_path = xasprintf("%s/templates/multinode.sbatch.tmpl", share ? share : ".");
 	char *single = slurp(single_path), *multi = slurp(multi_path);
 	char *copy = strdup(single), *save = NULL;
 	size_t nsingle = 0, nmulti = 0;
@@ -72,11 +73,11 @@ Test(template, the_multi_node_template_is_a_strict_superset_of_the_single_node_o
 	/* Every line of the single-node template, in the same order: each
 	 * found as a whole line after the one before it. */
 	char *framed = NULL;
-	cr_assert(asprintf(&framed, "\n%s", multi) > 0);
+	framed = xasprintf("\n%s", multi);
 	const char *from = framed;
 	for (char *line = strtok_r(copy, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
 		char *want = NULL;
-		cr_assert(asprintf(&want, "\n%s\n", line) > 0);
+		want = xasprintf("\n%s\n", line);
 		const char *at = strstr(from, want);
 		cr_expect_not_null(at, "the multi-node template lacks (in order): %s", line);
 		if (at != NULL)
