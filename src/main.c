@@ -31,6 +31,9 @@ int main(int argc, char **argv)
 			shorts[strlen(shorts)] = g[i].letter;
 	}
 	lopts[n] = (struct option){ NULL, 0, NULL, 0 };
+	/* Before any thread: libssh 0.11 must leave a ProxyJump to taotop
+	 * (ssh/conn.c reads it back into its own jump chain). */
+	setenv("OPENSSH_PROXYJUMP", "1", 0);
 
 	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
 		const char *name;

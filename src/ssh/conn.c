@@ -139,6 +139,12 @@ static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 
 static void lib_init(void)
 {
+	/* libssh 0.11 follows a ProxyJump itself, with its own host-key
+	 * rules and no way to ask for a one-time code; this asks it for the
+	 * ProxyCommand form 0.10 makes, which prepare() reads back into
+	 * taotop's own jump chain (and never runs). main() sets it before any
+	 * thread exists; this is for programs that start with the library. */
+	setenv("OPENSSH_PROXYJUMP", "1", 0);
 	ssh_init();
 	ssh_set_log_callback(libssh_log);
 	ssh_set_log_level(SSH_LOG_WARN);
