@@ -82,7 +82,8 @@ char *use_command_behind(const struct use_job *jobs, size_t n, const char *nonce
 	 * one at a time: while one still runs (flock, where there is one),
 	 * none is started, and the marker line says whether one was. The
 	 * files are in the user's own folder, not a shared /tmp; those of
-	 * monitors gone for a day are removed. */
+	 * monitors gone for a day are removed. The round runs niced: the
+	 * login node is shared, and the next poll's squeue goes first. */
 	buf_init(&b);
 	buf_addf(&b, "umask 077; d0=\"$HOME/.cache/taotop\"; mkdir -p \"$d0\" || exit 1\n"
 	    "f=\"$d0/gpu-%s\"\n"
@@ -91,7 +92,7 @@ char *use_command_behind(const struct use_job *jobs, size_t n, const char *nonce
 	sh_quote_buf(&b, round, strlen(round));
 	buf_addf(&b, "\nexec 9>>\"$f.lock\"; touch \"$f.lock\"\n"
 	    "if ! command -v flock >/dev/null 2>&1 || flock -n 9; then\n"
-	    "  ( sh -c \"$r\" > \"$f.tmp\" 2>/dev/null && mv -f \"$f.tmp\" \"$f.out\" ) "
+	    "  ( nice -n 10 sh -c \"$r\" > \"$f.tmp\" 2>/dev/null && mv -f \"$f.tmp\" \"$f.out\" ) "
 	    "</dev/null >/dev/null 2>&1 &\n  echo \"" BEHIND_MARK " %s\"\nfi\n", nonce);
 	free(round);
 	return buf_detach(&b);
