@@ -135,6 +135,8 @@ static int judge_completed(struct conn *c, const struct job_record *r, enum tao_
 /* ---- applying one job's native state to its record ------------------------------ */
 
 struct change {
+	enum tao_state	 from;		/* the state this was decided from */
+	int		 applied;	/* set when the record was still in it */
 	enum tao_state	 to;
 	const char	*native;
 	const char	*message;
@@ -169,8 +171,15 @@ static void keep_alloc(struct job_record *r, const struct slurm_job *j)
 
 static int apply_change(struct job_record *r, void *arg, char **err)
 {
-	const struct change *ch = arg;
+	struct change *ch = arg;
 	(void)err;
+	/* Decided from the record as this poll read it; another taotop (a
+	 * cancel, its own poll) may have moved it since: then the next poll
+	 * decides again from what is there, and a final state is never left
+	 * for a stale one. */
+	if (r->state != ch->from)
+		return 0;
+	ch->applied = 1;
 	if (ch->progress != NULL)
 		record_set_progress(r, ch->progress);
 	if (ch->job != NULL)
@@ -231,12 +240,14 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 		free(why);
 	}
 	if (to != r->state || !same(ns.word, r->native)) {
+		ch.from = r->state;
+		ch.applied = 0;
 		ch.to = to;
 		ch.native = ns.word;
 		ch.message = message;
 		ch.progress = progress;
 		ch.job = j;
-		if (store_update(st, r->id, apply_change, &ch, &err) == 0) {
+		if (store_update(st, r->id, apply_change, &ch, &err) == 0 && ch.applied) {
 			struct state_change *ev;
 			res->events = xreallocarray(res->events, res->changes + 1, sizeof(*res->events));
 			ev = &res->events[res->changes];
@@ -275,7 +286,7 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 				free(nid);
 				free(rerr);
 			}
-		} else {
+		} else if (err != NULL) {
 			log_msg(LOG_ERROR, "poll: %s", err);
 		}
 	}
