@@ -415,8 +415,10 @@ static void row_of_foreign(struct job_row *row, const struct slurm_job *j, enum 
 	record_set(&row->native, ns.word);
 	if (j->reason[0] != '\0' && !ns.final)
 		record_set(&row->message, j->reason);
-	else if (ns.final && j->exit_code[0] != '\0' && strcmp(j->exit_code, "0:0") != 0)
+	else if (ns.final && j->exit_code[0] != '\0' && strcmp(j->exit_code, "0:0") != 0) {
+		free(row->message);
 		row->message = xasprintf("exit code %s", j->exit_code);
+	}
 	else
 		record_set(&row->message, NULL);
 	row->epoch = row->max_epoch = -1;

@@ -75,7 +75,7 @@ Test(history, a_finished_jobs_row_keeps_partition_gpus_and_times_everywhere, .ti
 	id = user_submit(&u, b, &out);
 	free(out);
 	st = user_wait_final(&u, id, 240);
-	cr_assert_str_eq(json_str(st, "state"), "Done", "%s", cJSON_Print(st));
+	cr_assert_str_eq(json_str(st, "state"), "Done", "%s", json_str(st, "message"));
 	cJSON_Delete(st);
 
 	/* taotop jobs: the row as it ran, time and limit in one format. */
