@@ -59,6 +59,9 @@ struct setup_view {
 	char			**ssh_hosts;	/* ~/.ssh/config's, offered */
 	size_t			 nssh, ssh_next;
 	char			*problem;	/* of the focused row, once asked */
+	char			*hint;		/* the focused row's hint, made for */
+	int			 hint_row;	/* this row and these hosts: it reads */
+	char			*hint_hosts;	/* the ssh config, not on every frame */
 	struct cluster_cfg	 cl;		/* the draft being tried */
 	struct worker		*worker;
 	struct setup_task	*task;		/* in flight, or NULL */
@@ -277,14 +280,17 @@ static void draw_form(struct app *a, struct setup_view *v, int *y)
 
 static void draw_help(struct app *a, struct setup_view *v, int y)
 {
-	char *hint;
-
 	if (v->problem != NULL) {
 		y += para(a, y, v->problem, a->attr[ROLE_STATUS_ERROR]);
 	} else if (v->row < SF_COUNT) {
-		hint = setup_hint(&v->d, (enum setup_field)v->row);
-		y += para(a, y, hint, A_DIM);
-		free(hint);
+		if (v->hint == NULL || v->hint_row != v->row ||
+		    strcmp(v->hint_hosts, v->d.value[SF_HOSTS]) != 0) {
+			free(v->hint), free(v->hint_hosts);
+			v->hint = setup_hint(&v->d, (enum setup_field)v->row);
+			v->hint_row = v->row;
+			v->hint_hosts = xstrdup(v->d.value[SF_HOSTS]);
+		}
+		y += para(a, y, v->hint, A_DIM);
 	} else {
 		y += para(a, y, "Enter: connect with these settings and check the cluster",
 		    A_DIM);
@@ -552,6 +558,7 @@ int setup_view_run(struct app *a, int sig_fd, const struct config *existing)
 		free(v.ssh_hosts[i]);
 	free(v.ssh_hosts);
 	free(v.problem), free(v.failure), free(v.host), free(v.fp), free(v.written);
+	free(v.hint), free(v.hint_hosts);
 	setup_draft_free(&v.d);
 	erase();
 	wnoutrefresh(stdscr);
