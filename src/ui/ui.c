@@ -1001,15 +1001,14 @@ static int open_log(void)
 	return 0;
 }
 
-int ui_run(const struct ui_opts *o)
+/* What the monitor reads before the screen is its own: the config (none
+ * yet: *first_run), the records, the signals. 0, or the exit status after
+ * saying why on stderr. */
+static int app_load(struct app *a, int *first_run)
 {
-	struct app a;
-	char *err = NULL, *warning = NULL, **help_lines;
-	const char *nc = getenv("NO_COLOR");
-	int use_color, rc, first_run = 0;
-	size_t i, n;
+	char *err = NULL;
+	int rc;
 
-	memset(&a, 0, sizeof(a));
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "taotop: the monitor needs a terminal; for scripts use the verbs "
 		    "(taotop jobs, taotop status JOB, ...)\n");
@@ -1017,8 +1016,8 @@ int ui_run(const struct ui_opts *o)
 	}
 	if (open_log() != 0)
 		return 1;
-	if ((rc = config_load(&a.cfg, &err)) == CONFIG_NONE) {
-		first_run = 1;	/* the setup form, once the screen is ours */
+	if ((rc = config_load(&a->cfg, &err)) == CONFIG_NONE) {
+		*first_run = 1;	/* the setup form, once the screen is ours */
 		free(err);
 		err = NULL;
 	} else if (rc != 0) {
@@ -1026,43 +1025,58 @@ int ui_run(const struct ui_opts *o)
 		free(err);
 		return 2;
 	}
-	if (a.cfg.n > MAX_CLUSTERS) {
+	if (a->cfg.n > MAX_CLUSTERS) {
 		fprintf(stderr, "taotop: %zu clusters configured; the monitor watches at most %d\n",
-		    a.cfg.n, MAX_CLUSTERS);
-		config_free(&a.cfg);
+		    a->cfg.n, MAX_CLUSTERS);
+		config_free(&a->cfg);
 		return 2;
 	}
-	a.store = store_open(NULL, &err);
-	if (a.store == NULL) {
+	a->store = store_open(NULL, &err);
+	if (a->store == NULL) {
 		fprintf(stderr, "taotop: %s\n", err);
 		free(err);
-		config_free(&a.cfg);
+		config_free(&a->cfg);
 		return 1;
 	}
 	if (signals_init() != 0) {
 		fprintf(stderr, "taotop: %s\n", strerror(errno));
-		store_close(a.store);
-		config_free(&a.cfg);
+		store_close(a->store);
+		config_free(&a->cfg);
 		return 1;
 	}
+	return 0;
+}
+
+/* The jobs list, the panes, the config's keys and columns, the help. */
+static void app_init(struct app *a, const struct ui_opts *o, char **warning)
+{
+	char **help_lines;
+	size_t i, n;
 
 	setlocale(LC_ALL, "");
 	text_init(strcmp(nl_langinfo(CODESET), "UTF-8") == 0);
-	a.readonly = o->readonly;
-	a.sgr = o->log_colors >= 0 ? o->log_colors : a.cfg.log_colors > 0;
-	jt_init(&a.jt);
-	logpane_init(&a.pane[0]);
-	logpane_init(&a.pane[1]);
-	apply_keys(&a, &warning);	/* before the help, which shows them */
-	apply_columns(&a, &warning);
+	a->readonly = o->readonly;
+	a->sgr = o->log_colors >= 0 ? o->log_colors : a->cfg.log_colors > 0;
+	jt_init(&a->jt);
+	logpane_init(&a->pane[0]);
+	logpane_init(&a->pane[1]);
+	apply_keys(a, warning);	/* before the help, which shows them */
+	apply_columns(a, warning);
 	n = keymap_help(&help_lines);
-	a.help = xcalloc(n + 3, sizeof(*a.help));
+	a->help = xcalloc(n + 3, sizeof(*a->help));
 	for (i = 0; i < n; i++)
-		a.help[i] = help_lines[i];
+		a->help[i] = help_lines[i];
 	free(help_lines);
-	a.help[n++] = xstrdup("");
-	a.help[n++] = xstrdup("Mouse: a click selects a job or focuses a pane; the wheel scrolls");
-	a.nhelp = n;
+	a->help[n++] = xstrdup("");
+	a->help[n++] = xstrdup("Mouse: a click selects a job or focuses a pane; the wheel scrolls");
+	a->nhelp = n;
+}
+
+/* The terminal in curses mode, with the theme. */
+static void screen_open(struct app *a, const struct ui_opts *o, char **warning)
+{
+	const char *nc = getenv("NO_COLOR");
+	int use_color;
 
 	initscr();
 	cbreak();
@@ -1070,19 +1084,68 @@ int ui_run(const struct ui_opts *o)
 	nonl();
 	/* Keys are read from a window of their own that is never drawn:
 	 * reading from stdscr would refresh it, blank, over the others. */
-	a.win_input = newwin(1, 1, 0, 0);
-	keypad(a.win_input, TRUE);
-	nodelay(a.win_input, TRUE);
+	a->win_input = newwin(1, 1, 0, 0);
+	keypad(a->win_input, TRUE);
+	nodelay(a->win_input, TRUE);
 	curs_set(0);
 	set_escdelay(25);
 	mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
 	use_color = has_colors() && (nc == NULL || nc[0] == '\0');
-	load_theme(&a, o->theme ? o->theme : a.cfg.theme ? a.cfg.theme : "default", use_color,
-	    &warning);
-	draw_apply_theme(&a, use_color);
-	getmaxyx(stdscr, a.lines, a.cols);
-	a.side_by_side = a.cols >= 140;
-	a.dirty = DIRTY_ALL;
+	load_theme(a, o->theme ? o->theme : a->cfg.theme ? a->cfg.theme : "default", use_color,
+	    warning);
+	draw_apply_theme(a, use_color);
+	getmaxyx(stdscr, a->lines, a->cols);
+	a->side_by_side = a->cols >= 140;
+	a->dirty = DIRTY_ALL;
+}
+
+/* Everything let go, the terminal first: whatever follows may take a
+ * moment. err: why the monitor could not go on, or NULL. */
+static void app_close(struct app *a, char *err)
+{
+	size_t i;
+
+	submit_view_free(a);
+	ask_free(a);
+	draw_free_windows(a);
+	delwin(a->win_input);
+	endwin();
+	if (err != NULL)
+		fprintf(stderr, "taotop: %s\n", err);
+	free(err);
+	if (a->watch != NULL)
+		watch_free(a->watch);
+	jt_free(&a->jt);
+	theme_free(&a->theme);
+	for (i = 0; i < a->nhelp; i++)
+		free(a->help[i]);
+	free(a->help);
+	free(a->log_key);
+	free(a->message);
+	jobs_cancel_free(a);
+	watch_outcomes_free(a->outs, a->nouts);
+	jobs_detail_close(a);
+	free(a->retry_job);
+	free(a->act_job);
+	free(a->seen_polls);
+	store_close(a->store);
+	config_free(&a->cfg);
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	log_close();
+}
+
+int ui_run(const struct ui_opts *o)
+{
+	struct app a;
+	char *err = NULL, *warning = NULL;
+	int rc, first_run = 0;
+
+	memset(&a, 0, sizeof(a));
+	if ((rc = app_load(&a, &first_run)) != 0)
+		return rc;
+	app_init(&a, o, &warning);
+	screen_open(&a, o, &warning);
 	if (first_run && (setup_view_run(&a, sig_pipe[0], NULL) != 0 ||
 	    config_load(&a.cfg, &err) != 0)) {
 		/* Quit from the form (nothing written), or the file written
@@ -1096,38 +1159,8 @@ int ui_run(const struct ui_opts *o)
 		ui_message(&a, 1, "%s", warning);
 		free(warning);
 	}
-
 	if (!a.quit)
 		loop(&a);
-
-	/* The terminal first: whatever follows may take a moment. */
-	submit_view_free(&a);
-	ask_free(&a);
-	draw_free_windows(&a);
-	delwin(a.win_input);
-	endwin();
-	if (err != NULL)
-		fprintf(stderr, "taotop: %s\n", err);
-	free(err);
-	if (a.watch != NULL)
-		watch_free(a.watch);
-	jt_free(&a.jt);
-	theme_free(&a.theme);
-	for (i = 0; i < a.nhelp; i++)
-		free(a.help[i]);
-	free(a.help);
-	free(a.log_key);
-	free(a.message);
-	jobs_cancel_free(&a);
-	watch_outcomes_free(a.outs, a.nouts);
-	jobs_detail_close(&a);
-	free(a.retry_job);
-	free(a.act_job);
-	free(a.seen_polls);
-	store_close(a.store);
-	config_free(&a.cfg);
-	close(sig_pipe[0]);
-	close(sig_pipe[1]);
-	log_close();
+	app_close(&a, err);
 	return 0;
 }
