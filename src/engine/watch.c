@@ -505,43 +505,8 @@ static void free_sample(struct task *t)
 	free(s->off);
 }
 
-typedef void task_done_fn(struct watch *w, struct cluster *cl, struct task *t);
-static task_done_fn done_poll, done_follow, done_cancel, done_trust, done_fetch, done_retry,
-    done_action, done_submit, done_sample;
-
-static const struct {
-	worker_run_fn	*run;		/* on the worker thread */
-	task_done_fn	*done;		/* back on the UI thread: queue what it says */
-	void		(*free)(struct task *t);
-} kinds[] = {
-	[T_POLL] = { run_poll, done_poll, free_poll },
-	[T_FOLLOW] = { run_follow, done_follow, free_follow },
-	[T_CANCEL] = { run_cancel, done_cancel, free_cancel },
-	[T_TRUST] = { run_trust, done_trust, free_trust },
-	[T_FETCH] = { run_fetch, done_fetch, free_fetch },
-	[T_RETRY] = { run_retry, done_retry, free_retry },
-	[T_ACTION] = { run_action, done_action, free_action },
-	[T_SUBMIT] = { run_submit, done_submit, free_submit },
-	[T_SAMPLE] = { run_sample, done_sample, free_sample },
-};
-
-static struct task *task_new(struct watch *w, size_t ci, enum task_kind kind)
-{
-	struct task *t = xcalloc(1, sizeof(*t));
-
-	worker_task_init(&t->wt, kinds[kind].run, NULL);
-	t->kind = kind;
-	t->w = w;
-	t->ci = ci;
-	return t;
-}
-
-static void task_free(struct task *t)
-{
-	kinds[t->kind].free(t);
-	free(t->wt.err);
-	free(t);
-}
+static struct task *task_new(struct watch *w, size_t ci, enum task_kind kind);
+static void task_free(struct task *t);
 
 /* ---- clusters ------------------------------------------------------------------------------ */
 
@@ -1028,6 +993,45 @@ static void done_submit(struct watch *w, struct cluster *cl, struct task *t)
 	poll_soon(cl);
 	wq_push_state(&w->q, WATCH_EV_LINK, t->ci);
 }
+
+/* ---- the kinds of request ------------------------------------------------------------------ */
+
+typedef void task_done_fn(struct watch *w, struct cluster *cl, struct task *t);
+
+static const struct {
+	worker_run_fn	*run;		/* on the worker thread */
+	task_done_fn	*done;		/* back on the UI thread: queue what it says */
+	void		(*free)(struct task *t);
+} kinds[] = {
+	[T_POLL] = { run_poll, done_poll, free_poll },
+	[T_FOLLOW] = { run_follow, done_follow, free_follow },
+	[T_CANCEL] = { run_cancel, done_cancel, free_cancel },
+	[T_TRUST] = { run_trust, done_trust, free_trust },
+	[T_FETCH] = { run_fetch, done_fetch, free_fetch },
+	[T_RETRY] = { run_retry, done_retry, free_retry },
+	[T_ACTION] = { run_action, done_action, free_action },
+	[T_SUBMIT] = { run_submit, done_submit, free_submit },
+	[T_SAMPLE] = { run_sample, done_sample, free_sample },
+};
+
+static struct task *task_new(struct watch *w, size_t ci, enum task_kind kind)
+{
+	struct task *t = xcalloc(1, sizeof(*t));
+
+	worker_task_init(&t->wt, kinds[kind].run, NULL);
+	t->kind = kind;
+	t->w = w;
+	t->ci = ci;
+	return t;
+}
+
+static void task_free(struct task *t)
+{
+	kinds[t->kind].free(t);
+	free(t->wt.err);
+	free(t);
+}
+
 
 void watch_dispatch(struct watch *w)
 {
