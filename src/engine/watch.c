@@ -8,6 +8,7 @@
 #include "engine/config.h"
 #include "engine/logpath.h"
 #include "engine/logtail.h"
+#include "engine/preflight.h"
 #include "engine/record.h"
 #include "engine/retry.h"
 #include "engine/schedule.h"
@@ -91,7 +92,7 @@ struct watch {
  * owns freed. A new kind is a value here, its struct in task.u, one row of
  * kinds[] and the three functions it names. */
 enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY, T_ACTION, T_SUBMIT,
-	T_SAMPLE };
+	T_SAMPLE, T_PREFLIGHT };
 
 struct poll_req {
 	struct poll_result	 res;
@@ -149,6 +150,11 @@ struct sample_req {
 	int			 first;		/* started the first round: no answer yet */
 };
 
+struct preflight_req {
+	struct preflight	 p;
+	int			 ran;		/* p holds its checks */
+};
+
 /* A request on a worker. The worker hands back the worker_task pointer,
  * which is the first member; kind says which member of u is its. */
 struct task {
@@ -166,6 +172,7 @@ struct task {
 		struct action_req	action;
 		struct submit_req	submit;
 		struct sample_req	sample;
+		struct preflight_req	preflight;
 	} u;
 };
 
@@ -380,6 +387,16 @@ static void run_sample(struct conn *c, struct worker_task *wt)
 	use_round_free(&r);
 }
 
+static void run_preflight(struct conn *c, struct worker_task *wt)
+{
+	struct task *t = (struct task *)wt;
+
+	if (preflight_run(c, t->w->cl[t->ci].pub.cfg, &t->u.preflight.p, &wt->err) != 0)
+		wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
+	else
+		t->u.preflight.ran = 1;
+}
+
 /* ---- what each request owns ---------------------------------------------------------------- */
 
 static void strv_free(char **v, size_t n)
@@ -503,6 +520,12 @@ static void free_sample(struct task *t)
 	free(s->use);
 	use_events_free(s->uev, s->nuev);
 	free(s->off);
+}
+
+static void free_preflight(struct task *t)
+{
+	if (t->u.preflight.ran)
+		preflight_free(&t->u.preflight.p);
 }
 
 static struct task *task_new(struct watch *w, size_t ci, enum task_kind kind);
@@ -994,6 +1017,21 @@ static void done_submit(struct watch *w, struct cluster *cl, struct task *t)
 	wq_push_state(&w->q, WATCH_EV_LINK, t->ci);
 }
 
+static void done_preflight(struct watch *w, struct cluster *cl, struct task *t)
+{
+	struct preflight_req *r = &t->u.preflight;
+	struct watch_event *ev = wq_push(&w->q, WATCH_EV_PREFLIGHT, t->ci);
+
+	(void)cl;
+	ev->u.preflight.ok = t->wt.status == CONN_OK && r->ran;
+	if (ev->u.preflight.ok) {
+		ev->u.preflight.p = r->p;
+		r->ran = 0;
+	} else {
+		ev->u.preflight.err = xstrdup(task_why(t));
+	}
+}
+
 /* ---- the kinds of request ------------------------------------------------------------------ */
 
 typedef void task_done_fn(struct watch *w, struct cluster *cl, struct task *t);
@@ -1012,6 +1050,7 @@ static const struct {
 	[T_ACTION] = { run_action, done_action, free_action },
 	[T_SUBMIT] = { run_submit, done_submit, free_submit },
 	[T_SAMPLE] = { run_sample, done_sample, free_sample },
+	[T_PREFLIGHT] = { run_preflight, done_preflight, free_preflight },
 };
 
 static struct task *task_new(struct watch *w, size_t ci, enum task_kind kind)
@@ -1349,4 +1388,10 @@ void watch_use_request(struct watch *w, size_t cluster, const char *slurm_id)
 	memmove(&cl->asked[1], &cl->asked[0], (USE_ASKED - 1) * sizeof(cl->asked[0]));
 	cl->asked[0] = xstrdup(slurm_id);
 	cl->next_use_ms = 0;	/* with the next poll */
+}
+
+void watch_preflight(struct watch *w, size_t cluster)
+{
+	if (cluster < w->n)
+		worker_submit(w->cl[cluster].worker, &task_new(w, cluster, T_PREFLIGHT)->wt);
 }

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "engine/logring.h"
+#include "engine/preflight.h"
 #include "engine/submit.h"
 #include "engine/tracker.h"
 #include "engine/usage.h"
@@ -131,6 +132,7 @@ enum watch_kind {
 	WATCH_EV_STEP,		/* u.step: a watch_submit() reports a step */
 	WATCH_EV_SUBMITTED,	/* u.submitted: a watch_submit() ended */
 	WATCH_EV_FLAG,		/* u.flag: a running job flagged by its sampling */
+	WATCH_EV_PREFLIGHT,	/* u.preflight: a watch_preflight() finished */
 };
 
 struct watch_event {
@@ -149,6 +151,8 @@ struct watch_event {
 		struct { int ok; struct submit_result res; char *err; } submitted;
 		/* already noted in the record's history */
 		struct { char *job; char *text; } flag;	/* job: record id, else SLURM id */
+		/* ok 1: it ran (p, whatever it found); 0: it could not (err) */
+		struct { int ok; struct preflight p; char *err; } preflight;
 	} u;
 };
 
@@ -221,6 +225,11 @@ struct spec_kv;
 int watch_submit(struct watch *w, size_t cluster, struct spec *spec, const char *bundle,
     struct spec_kv *secrets, size_t nsecrets, int dry_run);
 int watch_submit_running(const struct watch *w);
+
+/* Run the preflight (engine/preflight.h) on a cluster, for the first-run
+ * form before it writes the cluster; it connects if need be. The checks
+ * come with WATCH_EV_PREFLIGHT. */
+void watch_preflight(struct watch *w, size_t cluster);
 
 /* The live use of a job (its SLURM id) from its cluster's latest sampling
  * round, or NULL. */

@@ -93,6 +93,11 @@ void watch_event_free(struct watch_event *ev)
 		free(ev->u.flag.job);
 		free(ev->u.flag.text);
 		break;
+	case WATCH_EV_PREFLIGHT:
+		if (ev->u.preflight.ok)
+			preflight_free(&ev->u.preflight.p);
+		free(ev->u.preflight.err);
+		break;
 	}
 	memset(&ev->u, 0, sizeof(ev->u));
 }

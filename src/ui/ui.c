@@ -352,6 +352,7 @@ static void on_event(struct app *a, struct watch_event *ev)
 	case WATCH_EV_STEP:		submit_view_step(a, ev); break;
 	case WATCH_EV_SUBMITTED:	submit_view_ended(a, ev); break;
 	case WATCH_EV_FLAG:		notify_flag(a, ev); break;
+	case WATCH_EV_PREFLIGHT:	break;	/* the first-run form's (setup_view.c) */
 	}
 }
 
