@@ -4,7 +4,8 @@
  * a worker's descriptor wakes, then watch_next until empty). Two answers
  * finished before one dispatch both come, in order; the answers of
  * different requests come in the order they happened on the cluster; a
- * refused host key and its trust come as events of their cluster; a queue
+ * refused host key and its trust, a server's question and its answer, come
+ * as events of their cluster; the preflight answers with its checks; a queue
  * nobody read is freed at shutdown without a leak (LeakSanitizer in the
  * san build).
  */
@@ -21,6 +22,7 @@
 #include "engine/watch.h"
 #include "integration/helper_rig.h"
 #include "ssh/conn.h"
+#include "util/buf.h"
 #include "util/xmalloc.h"
 
 #define WAIT_S	60	/* for the cluster to answer, at most */
@@ -35,14 +37,15 @@ struct env {
 };
 
 /* A cluster on the rig as a config of the user's would say it. */
-static void cluster_on_rig(struct cluster_cfg *cl, const char *name, const char *known_hosts)
+static void cluster_on_rig(struct cluster_cfg *cl, const char *name, const char *hosts,
+    const char *known_hosts)
 {
 	struct conn_target t;
 
 	rig_target(&t);
 	memset(cl, 0, sizeof(*cl));
 	cl->name = xstrdup(name);
-	cl->hosts = xstrdup(t.hosts);
+	cl->hosts = xstrdup(hosts != NULL ? hosts : t.hosts);
 	cl->user = xstrdup(t.user);
 	cl->key_path = xstrdup(t.key_path);
 	cl->known_hosts = xstrdup(known_hosts != NULL ? known_hosts : t.known_hosts);
@@ -53,8 +56,9 @@ static void cluster_on_rig(struct cluster_cfg *cl, const char *name, const char 
 	cl->history_days = 0;
 }
 
-/* n clusters: the rig, then (second) one whose known_hosts is empty. */
-static void env_open(struct env *e, size_t n)
+/* n clusters: the rig (or the sshd at hosts, its key in known_hosts),
+ * then (second) one whose known_hosts is empty. */
+static void env_open_at(struct env *e, size_t n, const char *hosts, const char *known_hosts)
 {
 	char tmpl[] = "/tmp/taotop-watch-XXXXXX", *err = NULL, *kh;
 
@@ -66,14 +70,19 @@ static void env_open(struct env *e, size_t n)
 	cr_assert_not_null(e->store, "%s", err);
 	e->cfg.clusters = xcalloc(n, sizeof(*e->cfg.clusters));
 	e->cfg.n = n;
-	cluster_on_rig(&e->cfg.clusters[0], "rig", NULL);
+	cluster_on_rig(&e->cfg.clusters[0], "rig", hosts, known_hosts);
 	if (n > 1) {
 		kh = xasprintf("%s/known_hosts", e->dir);
 		cr_assert_eq(rig_local(": > %s", kh), 0);
-		cluster_on_rig(&e->cfg.clusters[1], "stranger", kh);
+		cluster_on_rig(&e->cfg.clusters[1], "stranger", NULL, kh);
 		free(kh);
 	}
 	e->w = watch_new(&e->cfg, e->store);
+}
+
+static void env_open(struct env *e, size_t n)
+{
+	env_open_at(e, n, NULL, NULL);
 }
 
 static void env_close(struct env *e)
@@ -137,6 +146,21 @@ static void until(struct env *e, enum watch_kind k, size_t want)
 }
 
 /* The i-th event of kind k that came; fails the test if none. */
+/* Dispatch and take until cluster ci's link is `link`, or WAIT_S. */
+static void until_link(struct env *e, size_t ci, enum link_state link)
+{
+	time_t end = time(NULL) + WAIT_S;
+
+	while (watch_cluster(e->w, ci)->link != link && time(NULL) < end) {
+		wait_news(e, 200);
+		watch_dispatch(e->w);
+		take(e);
+	}
+	cr_assert_eq(watch_cluster(e->w, ci)->link, link, "link %d, not %d: %s",
+	    watch_cluster(e->w, ci)->link, link, watch_cluster(e->w, ci)->error ?
+	    watch_cluster(e->w, ci)->error : "");
+}
+
 static const struct watch_event *nth(const struct env *e, enum watch_kind k, size_t i)
 {
 	size_t j, want = i;
@@ -327,4 +351,53 @@ Test(watch, unread_queue_freed_at_shutdown, .timeout = 120)
 	env_close(&e);
 	free(path);
 	free(a);
+}
+
+Test(watch, a_servers_question_comes_as_an_event_and_its_answer_connects, .timeout = 120)
+{
+	struct rig_sshd d;
+	struct env e;
+	struct buf code;
+	const struct watch_event *q;
+	const struct watched *c;
+	char *totp;
+
+	rig_sshd_start_totp(&d, 2250, 1);
+	env_open_at(&e, 1, d.hosts, d.known_hosts);
+	until(&e, WATCH_EV_ASK, 1);
+	q = nth(&e, WATCH_EV_ASK, 0);
+	cr_assert_eq(q->cluster, 0);
+	c = watch_cluster(e.w, 0);
+	cr_assert_eq(c->link, LINK_ASKING);
+	cr_assert_not_null(c->ask);
+	cr_assert_eq(c->ask->n, 1, "%zu prompts", c->ask->n);
+	cr_assert_not_null(strstr(c->ask->prompts[0].text, "One-time password"), "%s",
+	    c->ask->prompts[0].text);
+	buf_init_secret(&code);
+	totp = rig_totp(0);
+	buf_adds(&code, totp);
+	watch_answer(e.w, 0, &code, 1);
+	buf_free(&code);
+	free(totp);
+	until_link(&e, 0, LINK_UP);
+	cr_assert_null(watch_cluster(e.w, 0)->ask);
+	cr_assert_eq(count(&e, WATCH_EV_ASK), 1, "asked once");
+	env_close(&e);
+	rig_sshd_stop(&d);
+	rig_sshd_free(&d);
+}
+
+Test(watch, the_preflight_answers_with_its_checks, .timeout = 180)
+{
+	struct env e;
+	const struct watch_event *p;
+
+	env_open(&e, 1);
+	watch_preflight(e.w, 0);
+	until(&e, WATCH_EV_PREFLIGHT, 1);
+	p = nth(&e, WATCH_EV_PREFLIGHT, 0);
+	cr_assert(p->u.preflight.ok, "%s", p->u.preflight.err ? p->u.preflight.err : "");
+	cr_assert_gt(p->u.preflight.p.n, 3, "%zu checks", p->u.preflight.p.n);
+	cr_assert_null(p->u.preflight.err);
+	env_close(&e);
 }
