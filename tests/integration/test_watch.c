@@ -301,12 +301,15 @@ Test(watch, host_key_question_and_trust, .timeout = 120)
 
 	env_open(&e, 2);
 	until(&e, WATCH_EV_HOSTKEY, 1);
+	/* The event says a key waited; the link may have moved on since (a
+	 * poll asked meanwhile tries again, and is refused again): it settles
+	 * there, as the polls wait for the user. */
+	until_link(&e, 1, LINK_HOSTKEY_UNKNOWN);
 	hk = nth(&e, WATCH_EV_HOSTKEY, 0);
-	cr_assert_eq(hk->cluster, 1, "the host key event is the stranger's, not cluster %zu",
-	    hk->cluster);
-	cr_assert_eq(count(&e, WATCH_EV_HOSTKEY), 1);
+	for (i = 0; i < e.n; i++)
+		cr_assert(e.got[i].kind != WATCH_EV_HOSTKEY || e.got[i].cluster == 1,
+		    "a host key event of cluster %zu", e.got[i].cluster);
 	s = watch_cluster(e.w, 1);
-	cr_assert_eq(s->link, LINK_HOSTKEY_UNKNOWN);
 	cr_assert_not_null(s->fingerprint);
 	cr_assert_not_null(strstr(s->fingerprint, "SHA256:"), "%s", s->fingerprint);
 	/* A link event of the stranger's came before its host key question. */
