@@ -843,12 +843,63 @@ static int open_log(void)
 	return 0;
 }
 
+/* The screen is taotop's: curses, the key window, the theme. */
+static void screen_start(struct app *a, const struct ui_opts *o, char **warning)
+{
+	const char *nc = getenv("NO_COLOR");
+	int use_color;
+
+	initscr();
+	cbreak();
+	noecho();
+	nonl();
+	/* Keys are read from a window of their own that is never drawn:
+	 * reading from stdscr would refresh it, blank, over the others. */
+	a->win_input = newwin(1, 1, 0, 0);
+	keypad(a->win_input, TRUE);
+	nodelay(a->win_input, TRUE);
+	curs_set(0);
+	set_escdelay(25);
+	mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+	use_color = has_colors() && (nc == NULL || nc[0] == '\0');
+	load_theme(a, o->theme ? o->theme : a->cfg.theme ? a->cfg.theme : "default", use_color,
+	    warning);
+	draw_apply_theme(a, use_color);
+	getmaxyx(stdscr, a->lines, a->cols);
+	a->side_by_side = a->cols >= 140;
+	a->dirty = DIRTY_ALL;
+}
+
+/* The loop's end: the terminal given back first (whatever follows may
+ * take a moment), then the engine and the app's state. */
+static void app_end(struct app *a, char *err)
+{
+	panel_free_all(a);
+	draw_free_windows(a);
+	delwin(a->win_input);
+	endwin();
+	if (err != NULL)
+		fprintf(stderr, "taotop: %s\n", err);
+	free(err);
+	if (a->watch != NULL)
+		watch_free(a->watch);
+	jt_free(&a->jt);
+	theme_free(&a->theme);
+	free(a->log_key);
+	free(a->message);
+	free(a->seen_polls);
+	store_close(a->store);
+	config_free(&a->cfg);
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	log_close();
+}
+
 int ui_run(const struct ui_opts *o)
 {
 	struct app a;
 	char *err = NULL, *warning = NULL;
-	const char *nc = getenv("NO_COLOR");
-	int use_color, rc, first_run = 0;
+	int rc, first_run = 0;
 
 	memset(&a, 0, sizeof(a));
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
@@ -897,25 +948,7 @@ int ui_run(const struct ui_opts *o)
 	apply_keys(&a, &warning);
 	apply_columns(&a, &warning);
 
-	initscr();
-	cbreak();
-	noecho();
-	nonl();
-	/* Keys are read from a window of their own that is never drawn:
-	 * reading from stdscr would refresh it, blank, over the others. */
-	a.win_input = newwin(1, 1, 0, 0);
-	keypad(a.win_input, TRUE);
-	nodelay(a.win_input, TRUE);
-	curs_set(0);
-	set_escdelay(25);
-	mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
-	use_color = has_colors() && (nc == NULL || nc[0] == '\0');
-	load_theme(&a, o->theme ? o->theme : a.cfg.theme ? a.cfg.theme : "default", use_color,
-	    &warning);
-	draw_apply_theme(&a, use_color);
-	getmaxyx(stdscr, a.lines, a.cols);
-	a.side_by_side = a.cols >= 140;
-	a.dirty = DIRTY_ALL;
+	screen_start(&a, o, &warning);
 	if (first_run && (setup_view_run(&a, sig_pipe[0], NULL) != 0 ||
 	    config_load(&a.cfg, &err) != 0)) {
 		/* Quit from the form (nothing written), or the file written
@@ -933,25 +966,6 @@ int ui_run(const struct ui_opts *o)
 	if (!a.quit)
 		loop(&a);
 
-	/* The terminal first: whatever follows may take a moment. */
-	panel_free_all(&a);
-	draw_free_windows(&a);
-	delwin(a.win_input);
-	endwin();
-	if (err != NULL)
-		fprintf(stderr, "taotop: %s\n", err);
-	free(err);
-	if (a.watch != NULL)
-		watch_free(a.watch);
-	jt_free(&a.jt);
-	theme_free(&a.theme);
-	free(a.log_key);
-	free(a.message);
-	free(a.seen_polls);
-	store_close(a.store);
-	config_free(&a.cfg);
-	close(sig_pipe[0]);
-	close(sig_pipe[1]);
-	log_close();
+	app_end(&a, err);
 	return 0;
 }
