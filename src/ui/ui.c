@@ -245,23 +245,20 @@ static void notify_changes(struct app *a)
 
 /* ---- engine news: one case per kind of event, each one call ----------------------------------- */
 
-/* A cancel's outcomes, gathered until every job asked about answered. */
-static void take_outcomes(struct app *a, struct watch_event *ev)
+/* A cancel's outcomes (handed to the outcomes panel, which keeps them). */
+static void on_outcomes(struct app *a, struct watch_event *ev)
 {
-	size_t n = ev->u.outcomes.n, i, ok = 0;
-
-	a->outs = xreallocarray(a->outs, a->nouts + n, sizeof(*a->outs));
-	memcpy(&a->outs[a->nouts], ev->u.outcomes.v, n * sizeof(*a->outs));
-	a->nouts += n;
-	free(ev->u.outcomes.v);		/* its strings are ours now */
+	outcomes_panel_add(a, ev->u.outcomes.v, ev->u.outcomes.n);
 	ev->u.outcomes.v = NULL;
 	ev->u.outcomes.n = 0;
-	a->outcomes_wanted = a->outcomes_wanted > n ? a->outcomes_wanted - n : 0;
-	for (i = 0; i < a->nouts; i++)
-		ok += a->outs[i].ok;
-	if (a->outcomes_wanted == 0 && a->mode != MODE_OUTCOMES)
-		ui_message(a, ok < a->nouts, "cancel: %zu of %zu done", ok, a->nouts);
-	a->dirty |= DIRTY_DIALOG;
+}
+
+/* The detail's fetched files (handed to its panel: it keeps or frees them). */
+static void on_files(struct app *a, struct watch_event *ev)
+{
+	detail_panel_files(a, ev->u.files.v, ev->u.files.n);
+	ev->u.files.v = NULL;
+	ev->u.files.n = 0;
 }
 
 static void on_jobs(struct app *a)
@@ -271,8 +268,7 @@ static void on_jobs(struct app *a)
 	/* A poll frees as much as it allocates (every record parsed anew on
 	 * the worker's arena): give the pages back. */
 	compat_trim_heap();
-	if (a->mode == MODE_DETAIL)
-		jobs_detail_build(a);
+	detail_panel_refresh(a);
 }
 
 static void on_link(struct app *a)
@@ -288,28 +284,8 @@ static void on_log(struct app *a)
 
 static void on_use(struct app *a)
 {
-	if (a->mode == MODE_DETAIL)
-		jobs_detail_build(a);
+	detail_panel_refresh(a);
 	a->dirty |= DIRTY_JOBS | DIRTY_STATUS;
-}
-
-/* The files of the detail view, if it is still open (else moot). */
-static void on_files(struct app *a, struct watch_event *ev)
-{
-	if (a->detail_key == NULL)
-		return;
-	watch_files_free(a->files, a->nfiles);
-	a->files = ev->u.files.v;
-	a->nfiles = ev->u.files.n;
-	ev->u.files.v = NULL;
-	ev->u.files.n = 0;
-	a->fetching = 0;
-	jobs_detail_build(a);
-}
-
-static void on_retry(struct app *a, const struct watch_event *ev)
-{
-	ui_message(a, ev->u.retry.new_id == NULL, "%s", ev->u.retry.message);
 }
 
 static void on_answer(struct app *a, const struct watch_event *ev)
@@ -317,37 +293,20 @@ static void on_answer(struct app *a, const struct watch_event *ev)
 	ui_message(a, !ev->u.answer.ok, "%s", ev->u.answer.text);
 }
 
-/* A refused host key: its dialog over the normal view (the first cluster
- * that waits for one; another dialog is finished first). */
-static void hostkey_check(struct app *a)
-{
-	size_t i;
-
-	if (a->mode != MODE_NORMAL)
-		return;
-	for (i = 0; i < watch_count(a->watch); i++) {
-		enum link_state l = watch_cluster(a->watch, i)->link;
-		if (l == LINK_HOSTKEY_UNKNOWN || l == LINK_HOSTKEY_CHANGED) {
-			a->hostkey_cluster = i;
-			a->mode = MODE_HOSTKEY;
-			a->dirty |= DIRTY_DIALOG;
-			return;
-		}
-	}
-}
-
+/* The engine's news, one event at a time; what a panel asked for goes to
+ * its file (ui/panel.h). */
 static void on_event(struct app *a, struct watch_event *ev)
 {
 	switch (ev->kind) {
 	case WATCH_EV_JOBS:		on_jobs(a); break;
 	case WATCH_EV_LINK:		on_link(a); break;
 	case WATCH_EV_LOG:		on_log(a); break;
-	case WATCH_EV_HOSTKEY:		hostkey_check(a); break;
+	case WATCH_EV_HOSTKEY:		hostkey_panel_check(a); break;
 	case WATCH_EV_ASK:		ask_check(a); break;
 	case WATCH_EV_USE:		on_use(a); break;
-	case WATCH_EV_OUTCOMES:		take_outcomes(a, ev); break;
+	case WATCH_EV_OUTCOMES:		on_outcomes(a, ev); break;
 	case WATCH_EV_FILES:		on_files(a, ev); break;
-	case WATCH_EV_RETRY:		on_retry(a, ev); break;
+	case WATCH_EV_RETRY:		retry_panel_done(a, &ev->u.retry); break;
 	case WATCH_EV_ANSWER:		on_answer(a, ev); break;
 	case WATCH_EV_STEP:		submit_view_step(a, ev); break;
 	case WATCH_EV_SUBMITTED:	submit_view_ended(a, ev); break;
@@ -432,18 +391,131 @@ static void find(struct app *a, int dir)
 	a->dirty |= DIRTY_PANES;
 }
 
-static void act(struct app *a, enum action act)
+/* Moving in the jobs list or the focused pane. 1 if act was one. */
+static int act_move(struct app *a, enum action act)
 {
 	const struct log_ring *ring;
 	struct logpane *p;
 
+	switch (act) {
+	case ACT_UP:
+	case ACT_DOWN:
+		move_by(a, act == ACT_UP ? -1 : 1, 0);
+		return 1;
+	case ACT_PAGE_UP:
+	case ACT_PAGE_DOWN:
+		move_by(a, act == ACT_PAGE_UP ? -page(a) : page(a), 0);
+		return 1;
+	case ACT_TOP:
+	case ACT_BOTTOM:
+		move_by(a, 0, act == ACT_TOP ? -1 : 1);
+		return 1;
+	case ACT_LEFT:
+	case ACT_RIGHT:
+		p = focused_pane(a, &ring);
+		if (act == ACT_LEFT)
+			p->hscroll = p->hscroll > 8 ? p->hscroll - 8 : 0;
+		else
+			p->hscroll += 8;
+		a->dirty |= DIRTY_PANES;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* How the screen is laid out and what the panes show. 1 if act was one. */
+static int act_view(struct app *a, enum action act)
+{
+	const struct log_ring *ring;
+	enum pane_max want;
+
+	switch (act) {
+	case ACT_FOCUS_NEXT:
+		next_focus(a);
+		return 1;
+	case ACT_FOCUS_JOBS:
+		a->focus = FOCUS_JOBS;
+		a->dirty |= DIRTY_JOBS | DIRTY_PANES;
+		return 1;
+	case ACT_SPLIT:
+		a->side_by_side = !a->side_by_side;
+		a->dirty |= DIRTY_LAYOUT;
+		return 1;
+	case ACT_MAXIMIZE:
+		want = a->focus == FOCUS_ERR ? MAX_ERR : MAX_OUT;
+		a->max = a->max == want ? MAX_NONE : want;
+		if (a->focus == FOCUS_JOBS && a->max != MAX_NONE)
+			a->focus = FOCUS_OUT;
+		a->dirty |= DIRTY_LAYOUT;
+		return 1;
+	case ACT_WRAP:
+		if (a->focus == FOCUS_JOBS) {
+			a->pane[0].wrap = a->pane[1].wrap = !a->pane[0].wrap;
+		} else {
+			struct logpane *p = focused_pane(a, &ring);
+			p->wrap = !p->wrap;
+		}
+		a->dirty |= DIRTY_PANES;
+		return 1;
+	case ACT_REDRAW:
+		clearok(curscr, TRUE);
+		watch_poll_now(a->watch);
+		a->dirty |= DIRTY_ALL;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The jobs list: which rows, in which order, which are marked; dd. */
+static void act_list(struct app *a, enum action act)
+{
+	switch (act) {
+	case ACT_SORT:
+		a->jt.sort = (enum jt_sort)((a->jt.sort + 1) % JT_SORT_COUNT);
+		break;
+	case ACT_GROUP:
+		a->jt.group = !a->jt.group;
+		break;
+	case ACT_FINISHED:
+		a->jt.hide_finished = !a->jt.hide_finished;
+		break;
+	case ACT_MARK:
+		jt_toggle_mark(&a->jt);
+		jt_move(&a->jt, 1);
+		follow_selected(a);
+		a->dirty |= DIRTY_JOBS;
+		return;
+	case ACT_MARK_ALL:
+		jt_mark_all_shown(&a->jt);
+		a->dirty |= DIRTY_JOBS;
+		return;
+	case ACT_CANCEL_PREFIX:
+		a->pending_d = !a->pending_d;
+		if (!a->pending_d)
+			panel_open_by(a, ACT_CANCEL);
+		return;
+	default:
+		return;
+	}
+	jt_rebuild(&a->jt);
+	if (act == ACT_FINISHED)
+		follow_selected(a);
+	a->dirty |= DIRTY_JOBS;
+}
+
+/* A key's action in the normal view: a panel's (its PANEL_LIST line), or
+ * the app's own. */
+static void act(struct app *a, enum action act)
+{
 	if (act != ACT_CANCEL_PREFIX)
 		a->pending_d = 0;
 	if (act != ACT_QUIT)
 		a->quit_asked = 0;
+	if (panel_open_by(a, act) || act_move(a, act) || act_view(a, act))
+		return;
 	switch (act) {
-	case ACT_NONE:
-		break;
 	case ACT_QUIT:
 		if (submit_view_running(a) && !a->quit_asked) {
 			/* Quitting cuts the submit's remote commands short. */
@@ -453,47 +525,6 @@ static void act(struct app *a, enum action act)
 			break;
 		}
 		a->quit = 1;
-		break;
-	case ACT_SUBMIT:
-		submit_view_open(a);
-		break;
-	case ACT_COLUMNS:
-		colpick_open(a);
-		break;
-	case ACT_HELP:
-		a->mode = MODE_HELP;
-		a->help_top = 0;
-		a->dirty |= DIRTY_DIALOG;
-		break;
-	case ACT_REDRAW:
-		clearok(curscr, TRUE);
-		watch_poll_now(a->watch);
-		a->dirty |= DIRTY_ALL;
-		break;
-	case ACT_UP:
-		move_by(a, -1, 0);
-		break;
-	case ACT_DOWN:
-		move_by(a, 1, 0);
-		break;
-	case ACT_PAGE_UP:
-		move_by(a, -page(a), 0);
-		break;
-	case ACT_PAGE_DOWN:
-		move_by(a, page(a), 0);
-		break;
-	case ACT_TOP:
-		move_by(a, 0, -1);
-		break;
-	case ACT_BOTTOM:
-		move_by(a, 0, 1);
-		break;
-	case ACT_FOCUS_NEXT:
-		next_focus(a);
-		break;
-	case ACT_FOCUS_JOBS:
-		a->focus = FOCUS_JOBS;
-		a->dirty |= DIRTY_JOBS | DIRTY_PANES;
 		break;
 	case ACT_SEARCH:
 		if (a->focus == FOCUS_JOBS) {
@@ -506,89 +537,14 @@ static void act(struct app *a, enum action act)
 		a->dirty |= DIRTY_MESSAGE;
 		break;
 	case ACT_NEXT_MATCH:
-		find(a, 1);
-		break;
 	case ACT_PREV_MATCH:
-		find(a, -1);
-		break;
-	case ACT_SORT:
-		a->jt.sort = (enum jt_sort)((a->jt.sort + 1) % JT_SORT_COUNT);
-		jt_rebuild(&a->jt);
-		a->dirty |= DIRTY_JOBS;
-		break;
-	case ACT_GROUP:
-		a->jt.group = !a->jt.group;
-		jt_rebuild(&a->jt);
-		a->dirty |= DIRTY_JOBS;
-		break;
-	case ACT_FINISHED:
-		a->jt.hide_finished = !a->jt.hide_finished;
-		jt_rebuild(&a->jt);
-		follow_selected(a);
-		a->dirty |= DIRTY_JOBS;
-		break;
-	case ACT_MARK:
-		jt_toggle_mark(&a->jt);
-		jt_move(&a->jt, 1);
-		follow_selected(a);
-		a->dirty |= DIRTY_JOBS;
-		break;
-	case ACT_MARK_ALL:
-		jt_mark_all_shown(&a->jt);
-		a->dirty |= DIRTY_JOBS;
-		break;
-	case ACT_CANCEL:
-		jobs_cancel_ask(a);
-		break;
-	case ACT_CANCEL_PREFIX:
-		if (a->pending_d) {
-			a->pending_d = 0;
-			jobs_cancel_ask(a);
-		} else {
-			a->pending_d = 1;
-		}
-		break;
-	case ACT_SPLIT:
-		a->side_by_side = !a->side_by_side;
-		a->dirty |= DIRTY_LAYOUT;
-		break;
-	case ACT_MAXIMIZE: {
-		enum pane_max want = a->focus == FOCUS_ERR ? MAX_ERR : MAX_OUT;
-		a->max = a->max == want ? MAX_NONE : want;
-		if (a->focus == FOCUS_JOBS && a->max != MAX_NONE)
-			a->focus = FOCUS_OUT;
-		a->dirty |= DIRTY_LAYOUT;
-		break;
-	}
-	case ACT_WRAP:
-		if (a->focus == FOCUS_JOBS) {
-			a->pane[0].wrap = a->pane[1].wrap = !a->pane[0].wrap;
-		} else {
-			p = focused_pane(a, &ring);
-			p->wrap = !p->wrap;
-		}
-		a->dirty |= DIRTY_PANES;
-		break;
-	case ACT_DETAIL:
-		jobs_detail_open(a);
-		break;
-	case ACT_RETRY:
-		jobs_retry_ask(a);
+		find(a, act == ACT_NEXT_MATCH ? 1 : -1);
 		break;
 	case ACT_DUMP:
-		jobs_screen_dump(a);
+		dump_screen(a);
 		break;
-	case ACT_ACTIONS:
-		jobs_actions_open(a);
-		break;
-	case ACT_LEFT:
-	case ACT_RIGHT:
-		p = focused_pane(a, &ring);
-		if (act == ACT_LEFT)
-			p->hscroll = p->hscroll > 8 ? p->hscroll - 8 : 0;
-		else
-			p->hscroll += 8;
-		a->dirty |= DIRTY_PANES;
+	default:
+		act_list(a, act);
 		break;
 	}
 }
@@ -680,67 +636,6 @@ int ui_scroll_key(size_t *top, size_t n, wint_t ch, int func)
 	return 1;
 }
 
-static void dialog_key(struct app *a, wint_t ch, int func)
-{
-	int close = !func && (ch == KEY_ESC || ch == 'q');
-
-	switch (a->mode) {
-	case MODE_HELP:
-		if (!func && ch == '?')
-			close = 1;
-		else
-			ui_scroll_key(&a->help_top, a->nhelp, ch, func);
-		break;
-	case MODE_CONFIRM_CANCEL:
-		if (!func && (ch == 'y' || ch == 'Y' || ch == '\n' || ch == '\r')) {
-			jobs_cancel_do(a);
-			return;
-		}
-		if (!func && (ch == 'n' || ch == 'N'))
-			close = 1;
-		if (close)
-			jobs_cancel_free(a);
-		break;
-	case MODE_OUTCOMES:
-		close = close || (!func && (ch == '\n' || ch == '\r'));
-		break;
-	case MODE_DETAIL:
-		if (!func && (ch == '\r' || ch == '\n'))
-			close = 1;
-		else if (ui_scroll_key(&a->detail_top, a->ndetail, ch, func))
-			;
-		else if (!func && ch == 'P')
-			jobs_screen_dump(a);
-		if (close)
-			jobs_detail_close(a);
-		break;
-	case MODE_CONFIRM_RETRY:
-		if (!func && (ch == 'y' || ch == 'Y' || ch == '\n' || ch == '\r')) {
-			watch_retry(a->watch, a->retry_cluster, a->retry_job);
-			ui_message(a, 0, "retrying %s from what it staged...", a->retry_job);
-			close = 1;
-		} else if (!func && (ch == 'n' || ch == 'N')) {
-			close = 1;
-		}
-		break;
-	case MODE_HOSTKEY:
-		if (!func && ch == 'a' &&
-		    watch_cluster(a->watch, a->hostkey_cluster)->link == LINK_HOSTKEY_UNKNOWN) {
-			watch_trust(a->watch, a->hostkey_cluster);
-			ui_message(a, 0, "host key accepted: written to known_hosts; connecting");
-			close = 1;
-		} else if (!func && ch == 'r') {
-			close = 1;
-		}
-		break;
-	default:
-		break;
-	}
-	if (close)
-		a->mode = MODE_NORMAL;
-	a->dirty |= DIRTY_DIALOG;
-}
-
 static void on_mouse(struct app *a)
 {
 	MEVENT ev;
@@ -782,29 +677,8 @@ static void on_key(struct app *a, wint_t ch, int func)
 		prompt_key(a, ch, func);
 		return;
 	}
-	if (a->mode == MODE_TIME) {
-		jobs_time_key(a, ch, func);
-		return;
-	}
-	if (a->mode == MODE_ACTIONS || a->mode == MODE_SIGNALS || a->mode == MODE_CONFIRM_ACTION) {
-		jobs_actions_key(a, ch, func);
-		return;
-	}
-	if (a->mode == MODE_WIZARD || a->mode == MODE_PICKER || a->mode == MODE_STEPS ||
-	    a->mode == MODE_PREVIEW) {
-		submit_view_key(a, ch, func);
-		return;
-	}
-	if (a->mode == MODE_COLUMNS) {
-		colpick_key(a, ch, func);
-		return;
-	}
-	if (a->mode == MODE_ASK) {
-		ask_key(a, ch, func);
-		return;
-	}
-	if (a->mode != MODE_NORMAL) {
-		dialog_key(a, ch, func);
+	if (panel_of(a->mode) != NULL) {
+		panel_key(a, ch, func);
 		return;
 	}
 	clear_message(a);
@@ -1037,12 +911,9 @@ static int app_load(struct app *a, int *first_run)
 	return 0;
 }
 
-/* The jobs list, the panes, the config's keys and columns, the help. */
+/* The jobs list, the panes, the config's keys and columns. */
 static void app_init(struct app *a, const struct ui_opts *o, char **warning)
 {
-	char **help_lines;
-	size_t i, n;
-
 	setlocale(LC_ALL, "");
 	text_init(strcmp(nl_langinfo(CODESET), "UTF-8") == 0);
 	a->readonly = o->readonly;
@@ -1050,19 +921,11 @@ static void app_init(struct app *a, const struct ui_opts *o, char **warning)
 	jt_init(&a->jt);
 	logpane_init(&a->pane[0]);
 	logpane_init(&a->pane[1]);
-	apply_keys(a, warning);	/* before the help, which shows them */
+	apply_keys(a, warning);
 	apply_columns(a, warning);
-	n = keymap_help(&help_lines);
-	a->help = xcalloc(n + 3, sizeof(*a->help));
-	for (i = 0; i < n; i++)
-		a->help[i] = help_lines[i];
-	free(help_lines);
-	a->help[n++] = xstrdup("");
-	a->help[n++] = xstrdup("Mouse: a click selects a job or focuses a pane; the wheel scrolls");
-	a->nhelp = n;
 }
 
-/* The terminal in curses mode, with the theme. */
+/* The screen is taotop's: curses, the key window, the theme. */
 static void screen_open(struct app *a, const struct ui_opts *o, char **warning)
 {
 	const char *nc = getenv("NO_COLOR");
@@ -1089,14 +952,12 @@ static void screen_open(struct app *a, const struct ui_opts *o, char **warning)
 	a->dirty = DIRTY_ALL;
 }
 
-/* Everything let go, the terminal first: whatever follows may take a
- * moment. err: why the monitor could not go on, or NULL. */
+/* The loop's end: the terminal given back first (whatever follows may
+ * take a moment), then the engine and the app's state. err: why the
+ * monitor could not go on, or NULL. */
 static void app_close(struct app *a, char *err)
 {
-	size_t i;
-
-	submit_view_free(a);
-	ask_free(a);
+	panel_free_all(a);
 	draw_free_windows(a);
 	delwin(a->win_input);
 	endwin();
@@ -1107,16 +968,8 @@ static void app_close(struct app *a, char *err)
 		watch_free(a->watch);
 	jt_free(&a->jt);
 	theme_free(&a->theme);
-	for (i = 0; i < a->nhelp; i++)
-		free(a->help[i]);
-	free(a->help);
 	free(a->log_key);
 	free(a->message);
-	jobs_cancel_free(a);
-	watch_outcomes_free(a->outs, a->nouts);
-	jobs_detail_close(a);
-	free(a->retry_job);
-	free(a->act_job);
 	free(a->seen_polls);
 	store_close(a->store);
 	config_free(&a->cfg);
