@@ -51,6 +51,7 @@ struct cluster {
 	int64_t			 next_use_ms;	/* the next sampling round, after a poll */
 	int			 use_busy;	/* a round runs */
 	int			 use_backoff;	/* 1, 2, 4...: failed rounds in a row */
+	int			 reads;		/* followed-log reads in flight */
 	char			*asked[USE_ASKED];	/* other jobs sampled on request */
 };
 
@@ -140,6 +141,13 @@ struct task {
 	char			*use_off;
 	int			 use_first;	/* started the first round: no answer yet */
 };
+
+int64_t watch_waiting_since(const struct watched *c)
+{
+	int64_t p = c->poll_started_ms, r = c->read_started_ms;
+
+	return p == 0 ? r : r == 0 || p < r ? p : r;
+}
 
 int64_t watch_now_ms(void)
 {
@@ -737,9 +745,13 @@ static unsigned sample_done(struct watch *w, struct cluster *cl, struct task *t)
 static unsigned follow_done(struct watch *w, struct task *t)
 {
 	struct follower *lf = t->log;
+	struct cluster *cl = &w->cl[t->ci];
 	int i, got = 0;
 
 	lf->busy = 0;
+	lf->pub.reading_ms = 0;
+	/* The worker runs tasks in turn: another read still queued starts now. */
+	cl->pub.read_started_ms = --cl->reads > 0 ? watch_now_ms() : 0;
 	for (i = 0; i < 2; i++) {
 		if (t->path[i] != NULL) {
 			free(lf->pub.path[i]);
@@ -763,6 +775,7 @@ static unsigned follow_done(struct watch *w, struct task *t)
 			got = 1;
 		set_str(&lf->pub.error, NULL);
 		lf->pub.loaded = 1;
+		lf->pub.read_ms = watch_now_ms();
 	} else if (lf->pub.error == NULL || strcmp(lf->pub.error, t->wt.err ? t->wt.err : "") != 0) {
 		set_str(&lf->pub.error, t->wt.err ? t->wt.err : "the log could not be read");
 		got = 1;
@@ -989,6 +1002,9 @@ unsigned watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 			struct task *t = task_new(w, lf->pub.cluster, T_FOLLOW);
 			t->log = lf;
 			lf->busy = 1;
+			lf->pub.reading_ms = now_ms;
+			if (w->cl[lf->pub.cluster].reads++ == 0)
+				w->cl[lf->pub.cluster].pub.read_started_ms = now_ms;
 			worker_submit(w->cl[lf->pub.cluster].worker, &t->wt);
 		} else {
 			next = earliest(next, lf->next_ms);

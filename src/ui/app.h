@@ -120,6 +120,7 @@ struct app {
 	struct watch_file	*files;		/* its staged sbatch and spec */
 	size_t			 nfiles;
 	int			 fetching;
+	int64_t			 fetch_started_ms;	/* since (monotonic) */
 	char			*retry_job;	/* the job the retry dialog asks about */
 	size_t			 retry_cluster;
 

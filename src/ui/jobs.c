@@ -71,7 +71,8 @@ void jobs_detail_build(struct app *a)
 		free(err);
 	a->ndetail = detail_lines(r, e->row, e->cluster_name,
 	    e->row->state == TAO_RUNNING ? watch_use(a->watch, e->cluster, e->row->slurm_id) : NULL,
-	    a->files, a->nfiles, a->fetching, text_utf8(), &a->detail);
+	    a->files, a->nfiles, a->fetching ? watch_now_ms() - a->fetch_started_ms : -1,
+	    text_utf8(), &a->detail);
 	record_free(r);
 	a->dirty |= DIRTY_DIALOG;
 }
@@ -97,6 +98,7 @@ void jobs_detail_open(struct app *a)
 		if (n > 0) {
 			watch_fetch(a->watch, e->cluster, paths, n);
 			a->fetching = 1;
+			a->fetch_started_ms = watch_now_ms();
 		}
 		for (i = 0; i < n; i++)
 			free(paths[i]);

@@ -23,6 +23,7 @@
 #include "util/xmalloc.h"
 
 #define STATUS_TICK_MS	1000	/* while a countdown or "not answering" shows */
+#define SPIN_TICK_MS	250	/* while something in flight shows a spinner */
 #define MAX_CLUSTERS	64
 
 static int64_t now_us(void)
@@ -794,11 +795,13 @@ static int64_t status_change_at(const struct app *a, int64_t now)
 
 	for (i = 0; i < watch_count(a->watch); i++) {
 		const struct watched *c = watch_cluster(a->watch, i);
+		int64_t since = watch_waiting_since(c);
 		if (c->link == LINK_RECONNECTING || (c->polls && !c->last.scheduler_ok))
 			t = now + STATUS_TICK_MS;
-		else if (c->poll_started_ms != 0)
-			t = c->poll_started_ms + NOT_ANSWERING_MS > now
-			    ? c->poll_started_ms + NOT_ANSWERING_MS : now + STATUS_TICK_MS;
+		else if (since != 0 && now - since < LOGPANE_SLOW_MS)
+			t = since + LOGPANE_SLOW_MS;	/* its spinner shows then */
+		else if (since != 0)
+			t = now + SPIN_TICK_MS;		/* the spinner turns, the seconds count */
 		else
 			continue;
 		if (at < 0 || t < at)
@@ -806,6 +809,8 @@ static int64_t status_change_at(const struct app *a, int64_t now)
 	}
 	if (submit_view_ticking(a) && (at < 0 || now + STATUS_TICK_MS < at))
 		at = now + STATUS_TICK_MS;
+	if (a->mode == MODE_DETAIL && a->fetching && (at < 0 || now + SPIN_TICK_MS < at))
+		at = now + SPIN_TICK_MS;
 	return at;
 }
 
@@ -827,9 +832,13 @@ static void loop(struct app *a)
 		int kr;
 
 		on_watch(a, watch_tick(a->watch, now, &next));
-		if (status_at >= 0 && now >= status_at)
+		if (status_at >= 0 && now >= status_at) {
 			a->dirty |= DIRTY_STATUS | DIRTY_JOBS |	/* stale rows dim */
+			    DIRTY_PANES |			/* their age, a spinner */
 			    (submit_view_ticking(a) ? DIRTY_DIALOG : 0);
+			if (a->mode == MODE_DETAIL && a->fetching)
+				jobs_detail_build(a);		/* its spinner */
+		}
 		status_at = status_change_at(a, now);
 		if (status_at >= 0 && (next < 0 || status_at < next))
 			next = status_at;

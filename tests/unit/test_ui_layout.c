@@ -311,7 +311,7 @@ Test(detail, a_records_view_has_its_history_chain_verdict_and_files)
 	    "a retry shows the sbatch its chain's first job staged");
 	cr_assert_str_eq(paths[1], "/lustre/root/tao-20261129-first/specs/spec.yaml");
 	free(paths[0]), free(paths[1]), free(paths);
-	n = detail_lines(r, &row, "rig", NULL, &f, 1, 0, 0, &lines);
+	n = detail_lines(r, &row, "rig", NULL, &f, 1, -1, 0, &lines);
 	all = joined(lines, n);
 	cr_expect_not_null(strstr(all, "retry chain: tao-20261129-first -> tao-20261129-aaaaaa"), "%s", all);
 	cr_expect_not_null(strstr(all, "failure: the infrastructure's (nccl-timeout)"), "%s", all);
@@ -454,7 +454,7 @@ Test(detail, a_running_jobs_gpu_use_has_a_bar_per_gpu_and_the_rounds_sparkline)
 	u.idle = 1;
 	u.load = 1.5;
 	u.rss_kib = 1048576;
-	n = detail_lines(NULL, &row, "rig", &u, NULL, 0, 0, 0, &lines);
+	n = detail_lines(NULL, &row, "rig", &u, NULL, 0, -1, 0, &lines);
 	all = joined(lines, n);
 	cr_expect_not_null(strstr(all, "GPU use: 50 % mean over 2 GPUs, memory 40.0/80.0G"), "%s", all);
 	cr_expect_not_null(strstr(all, "IDLE"), "%s", all);
