@@ -285,6 +285,67 @@ static char *joined(char **lines, size_t n)
 	return all;
 }
 
+Test(logpane, a_slow_read_keeps_the_lines_and_says_how_old_they_are)
+{
+	struct logpane p;
+	char t[256];
+	struct pane_fresh fresh = { .now_ms = 100000, .read_ms = 99000, .reading_ms = 99800 };
+
+	logpane_init(&p);
+	/* A read in flight for less than LOGPANE_SLOW_MS: the title as always. */
+	logpane_title(t, sizeof(t), &p, "main.out", "tao-1", 0, &fresh);
+	cr_assert_str_eq(t, " main.out  tao-1  following ");
+	/* Past it: the lines' age and a spinner that turns. */
+	fresh.now_ms = 140000;
+	fresh.reading_ms = 139500;
+	logpane_title(t, sizeof(t), &p, "main.out", "tao-1", 0, &fresh);
+	cr_assert_str_eq(t, " main.out  tao-1  41 s old -  following ");
+	fresh.now_ms += 250;
+	logpane_title(t, sizeof(t), &p, "main.out", "tao-1", 0, &fresh);
+	cr_assert_str_eq(t, " main.out  tao-1  41 s old \\  following ");
+	/* The last read failed, none in flight: the age alone. */
+	fresh.reading_ms = 0;
+	fresh.failed = 1;
+	fresh.now_ms = 99000 + 300000;
+	p.follow = 0;
+	logpane_title(t, sizeof(t), &p, "main.err", "77", 1, &fresh);
+	cr_assert_str_eq(t, " main.err  77  5 min old  paused (G follows)  (older lines dropped) ");
+	/* Nothing read yet: loading, then a spinner with the seconds waited. */
+	logpane_loading(t, sizeof(t), 1000, 900);
+	cr_assert_str_eq(t, "loading...");
+	logpane_loading(t, sizeof(t), 13350, 1000);
+	cr_assert_str_eq(t, "loading / 12 s");
+	cr_assert_str_eq(logpane_spinner(0), "|");
+	cr_assert_str_eq(logpane_spinner(1000), "|", "four frames a second");
+}
+
+Test(detail, a_slow_fetch_shows_a_spinner_and_the_seconds)
+{
+	struct job_record *r = record_new("tao-20261129-bbbbbb");
+	struct job_row row;
+	char **lines, *all;
+	size_t n;
+
+	memset(&row, 0, sizeof(row));
+	snprintf(row.slurm_id, sizeof(row.slurm_id), "77");
+	row.state = TAO_RUNNING;
+	n = detail_lines(r, &row, "rig", NULL, NULL, 0, 100, 0, &lines);
+	all = joined(lines, n);
+	cr_expect_not_null(strstr(all, "(reading the staged sbatch and spec from the cluster...)"),
+	    "%s", all);
+	free(all);
+	n = detail_lines(r, &row, "rig", NULL, NULL, 0, 3300, 0, &lines);
+	all = joined(lines, n);
+	cr_expect_not_null(strstr(all, "(reading the staged sbatch and spec from the cluster / 3 s)"),
+	    "%s", all);
+	free(all);
+	n = detail_lines(r, &row, "rig", NULL, NULL, 0, -1, 0, &lines);
+	all = joined(lines, n);
+	cr_expect_null(strstr(all, "reading the staged"), "%s", all);
+	free(all);
+	record_free(r);
+}
+
 Test(detail, a_records_view_has_its_history_chain_verdict_and_files)
 {
 	struct job_record *r = record_new("tao-20261129-aaaaaa");
