@@ -214,20 +214,31 @@ static size_t file_size(const char *path)
 	return n > 0 ? (size_t)n : 0;
 }
 
+/* taotop in tmux over the records in state, debug log on, its list shown;
+ * the log's path (caller frees). */
+static char *open_over(struct screen *s, const char *name, struct screen_opts *so,
+    const char *state)
+{
+	char *env = xasprintf("XDG_STATE_HOME=%s TAOTOP_DEBUG=1", state);
+
+	so->env = env;
+	screen_open(s, name, so);
+	so->env = NULL;
+	free(env);
+	screen_wait(s, 60, "tao-20261129-", NULL);
+	return xasprintf("%s/taotop.log", s->dir);
+}
+
 static void bench_many(void)
 {
-	char *state = many_records(MANY_JOBS), *env, *log;
+	char *state = many_records(MANY_JOBS), *log;
 	struct screen s;
 	struct screen_opts so = { .cols = 120, .lines = 40 };
 	double ms[512];
 	size_t n, from;
 	int pid, i;
 
-	env = xasprintf("XDG_STATE_HOME=%s TAOTOP_DEBUG=1", state);
-	so.env = env;
-	screen_open(&s, "bench-many", &so);
-	log = xasprintf("%s/taotop.log", s.dir);
-	screen_wait(&s, 60, "tao-20261129-", NULL);
+	log = open_over(&s, "bench-many", &so, state);
 	sleep(3);
 	pid = screen_pid(&s);
 
@@ -252,7 +263,6 @@ static void bench_many(void)
 	screen_wait_exit(&s, 20);
 	screen_close(&s);
 	rig_local("rm -rf %s", state);
-	free(env);
 	free(log);
 	free(state);
 }
@@ -301,7 +311,7 @@ static size_t look_around(struct screen *s, const char *log, double *ms, size_t 
 
 static void bench_stalled(void)
 {
-	char *state = many_records(STALL_JOBS), *env, *log;
+	char *state = many_records(STALL_JOBS), *log;
 	struct screen near, far;
 	struct screen_opts so = { .cols = 120, .lines = 40 };
 	struct rig_relay l;
@@ -309,11 +319,7 @@ static void bench_stalled(void)
 	double h_near, h_far;
 	size_t n_near, n_far;
 
-	env = xasprintf("XDG_STATE_HOME=%s TAOTOP_DEBUG=1", state);
-	so.env = env;
-	screen_open(&near, "bench-near", &so);
-	log = xasprintf("%s/taotop.log", near.dir);
-	screen_wait(&near, 60, "tao-20261129-", NULL);
+	log = open_over(&near, "bench-near", &so, state);
 	screen_wait(&near, 30, ", polled ", NULL);
 	n_near = look_around(&near, log, m_near, 1024, &h_near);
 	screen_keys(&near, "q");
@@ -324,9 +330,7 @@ static void bench_stalled(void)
 	rig_relay_start(&l, 2296, STALL_ONE_WAY);
 	so.hosts = l.hosts;
 	so.known_hosts = l.known_hosts;
-	screen_open(&far, "bench-far", &so);
-	log = xasprintf("%s/taotop.log", far.dir);
-	screen_wait(&far, 60, "tao-20261129-", NULL);
+	log = open_over(&far, "bench-far", &so, state);
 	screen_wait(&far, 60, ", polled ", NULL);
 	/* Stalled: nothing moves either way; a poll waits behind it. */
 	rig_relay_set(&l, "stall");
@@ -345,7 +349,6 @@ static void bench_stalled(void)
 	row("monitor ? to help seen in tmux, link stalled", h_far, h_near, "ms");
 	printf("(against loopback, the same keys: %zu and %zu keys timed)\n", n_far, n_near);
 	rig_local("rm -rf %s", state);
-	free(env);
 	free(log);
 	free(state);
 }

@@ -459,9 +459,14 @@ void rig_relay_start(struct rig_relay *l, int port, int one_way_ms)
 	l->known_hosts = xasprintf("%s/known_hosts", l->dir);
 	cr_assert_eq(rig_local("sed 's/^\\[127.0.0.1\\]:%d /[127.0.0.1]:%d /' %s > %s", r->port,
 	    l->port, r->known_hosts, l->known_hosts), 0);
+	/* One a failed test left on this port (its pid beside the rig) goes
+	 * first. */
+	rig_local("f=%s/relay-%d.pid; [ -f $f ] && kill $(cat $f) 2>/dev/null; sleep 0.2; true",
+	    r->state, l->port);
 	cr_assert_eq(rig_local("echo pass > %s/control && %s/tools/slowlink -l %d -t %d -d %d "
-	    "-c %s/control -m 1800 >%s/relay.log 2>&1 & echo $! > %s/pid", l->dir, r->state, l->port,
-	    r->port, one_way_ms, l->dir, l->dir, l->dir), 0);
+	    "-c %s/control -m 1800 >%s/relay.log 2>&1 & echo $! > %s/pid; cp %s/pid %s/relay-%d.pid",
+	    l->dir, r->state, l->port, r->port, one_way_ms, l->dir, l->dir, l->dir, l->dir, r->state,
+	    l->port), 0);
 	pidfile = xasprintf("%s/pid", l->dir);
 	text = file_read_all(pidfile, NULL, NULL);
 	cr_assert_not_null(text);
@@ -485,7 +490,8 @@ void rig_relay_set(struct rig_relay *l, const char *mode)
 void rig_relay_stop(struct rig_relay *l)
 {
 	if (l->pid > 0)
-		rig_local("kill %d 2>/dev/null; rm -rf %s", l->pid, l->dir);
+		rig_local("kill %d 2>/dev/null; rm -rf %s %s/relay-%d.pid", l->pid, l->dir,
+		    rig_get()->state, l->port);
 	free(l->dir), free(l->hosts), free(l->known_hosts);
 	memset(l, 0, sizeof(*l));
 }
