@@ -152,7 +152,7 @@ static char *many_records(int n)
 		exit(1);
 	dir = xstrdup(tmpl);
 	jobs = xasprintf("%s/taotop/jobs", dir);
-	rig_local("mkdir -p %s", jobs);
+	rig_local("mkdir -p %s && chmod 700 %s/taotop %s", jobs, dir, jobs);	/* or refused */
 	for (i = 0; i < n; i++) {
 		struct job_record *r;
 		char id[48], ref[16], *path, *json;
