@@ -714,7 +714,11 @@ Test(drills, a_silent_drop_says_not_answering_reconnects_and_loses_nothing, .tim
 	/* The last known rows and lines stay, the pane says how old. */
 	screen_wait_line(&s, 5, tid, "Running", NULL);
 	screen_wait(&s, 30, " s old", NULL);
-	cr_assert_not_null(screen_line_with(&s, "L1"), "the pane went blank");
+	{
+		char *shown = screen_line_with(&s, "L1");
+		cr_assert_not_null(shown, "the pane went blank");
+		free(shown);
+	}
 	screen_keys(&s, "?");
 	screen_wait(&s, 3, "taotop keys", NULL);
 	screen_keys(&s, "Escape");

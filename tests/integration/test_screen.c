@@ -365,7 +365,11 @@ Test(screen, a_stalled_link_keeps_the_panes_with_their_age_and_keys_answer, .tim
 	screen_wait(&s, 20, "rig: not answering for", NULL);
 	/* The lines stay, their pane says how old they are. */
 	screen_wait(&s, 10, " s old", NULL);
-	cr_assert_not_null(screen_line_with(&s, "A-LINE-"), "the pane went blank");
+	{
+		char *shown = screen_line_with(&s, "A-LINE-");
+		cr_assert_not_null(shown, "the pane went blank");
+		free(shown);
+	}
 	/* A job never looked at: loading, a spinner and the seconds. */
 	screen_filter(&s, jb);
 	screen_wait_line(&s, 5, "loading ", " s", NULL);
