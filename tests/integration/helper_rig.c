@@ -461,8 +461,8 @@ void rig_relay_start(struct rig_relay *l, int port, int one_way_ms)
 	    l->port, r->known_hosts, l->known_hosts), 0);
 	/* One a failed test left on this port (its pid beside the rig) goes
 	 * first. */
-	rig_local("f=%s/relay-%d.pid; [ -f $f ] && kill $(cat $f) 2>/dev/null; sleep 0.2; true",
-	    r->state, l->port);
+	rig_local("f=%s/relay-%d.pid; [ -f $f ] && { kill $(cat $f); sleep 0.2; } >/dev/null 2>&1; "
+	    "true", r->state, l->port);
 	cr_assert_eq(rig_local("echo pass > %s/control && %s/tools/slowlink -l %d -t %d -d %d "
 	    "-c %s/control -m 1800 >%s/relay.log 2>&1 & echo $! > %s/pid; cp %s/pid %s/relay-%d.pid",
 	    l->dir, r->state, l->port, r->port, one_way_ms, l->dir, l->dir, l->dir, l->dir, r->state,
