@@ -338,7 +338,8 @@ Test(screen, a_stalled_link_keeps_the_panes_with_their_age_and_keys_answer, .tim
 	static struct rig_relay l;	/* the suite's fini may need it */
 	struct screen s;
 	struct screen_opts so = { .cols = 120, .lines = 40 };
-	char name[64], opts[256], ja[80], jb[80], *dir = screen_shared_dir("stalled"), *a, *b, *cmd;
+	char name[64], opts[256], ja[80], jb[80], *dir = screen_shared_dir("stalled"), *id[2], *cmd;
+	int k;
 
 	rig_relay_start(&l, 2295, 25);
 	relay_on = &l;
@@ -347,10 +348,13 @@ Test(screen, a_stalled_link_keeps_the_panes_with_their_age_and_keys_answer, .tim
 	snprintf(name, sizeof(name), "scr%d-stl", (int)getpid());
 	snprintf(ja, sizeof(ja), "%s-a", name);
 	snprintf(jb, sizeof(jb), "%s-b", name);
-	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/a.out", ja, dir);
-	a = rig_sbatch(opts, "'for i in $(seq 1 40); do echo A-LINE-$i; sleep 0.5; done; sleep 300'");
-	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/b.out", jb, dir);
-	b = rig_sbatch(opts, "'for i in $(seq 1 40); do echo B-LINE-$i; sleep 0.5; done; sleep 300'");
+	for (k = 0; k < 2; k++) {
+		char script[128];
+		snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/%c.out", k ? jb : ja, dir, "ab"[k]);
+		snprintf(script, sizeof(script), "'for i in $(seq 1 40); do echo %c-LINE-$i; "
+		    "sleep 0.5; done; sleep 300'", "AB"[k]);
+		id[k] = rig_sbatch(opts, script);
+	}
 
 	/* One job at a time, by the filter: its logs are the ones followed
 	 * (b's never, until the link stalls). */
@@ -397,9 +401,9 @@ Test(screen, a_stalled_link_keeps_the_panes_with_their_age_and_keys_answer, .tim
 	screen_close(&s);
 	relay_on = NULL;
 	rig_relay_stop(&l);
-	cmd = xasprintf("scancel %s %s", a, b);
+	cmd = xasprintf("scancel %s %s", id[0], id[1]);
 	free(rig_ssh_ok(cmd));
-	free(cmd), free(a), free(b), free(dir);
+	free(cmd), free(id[0]), free(id[1]), free(dir);
 }
 
 Test(screen, an_unknown_host_key_is_asked_about_and_a_changed_one_refused, .timeout = 120)
