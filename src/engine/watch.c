@@ -53,6 +53,7 @@ struct cluster {
 	int64_t			 next_use_ms;	/* the next sampling round, after a poll */
 	int			 use_busy;	/* a round runs */
 	int			 use_backoff;	/* 1, 2, 4...: failed rounds in a row */
+	int			 reads;		/* followed-log reads in flight */
 	char			*asked[USE_ASKED];	/* other jobs sampled on request */
 };
 
@@ -175,6 +176,13 @@ struct task {
 		struct preflight_req	preflight;
 	} u;
 };
+
+int64_t watch_waiting_since(const struct watched *c)
+{
+	int64_t p = c->poll_started_ms, r = c->read_started_ms;
+
+	return p == 0 ? r : r == 0 || p < r ? p : r;
+}
 
 int64_t watch_now_ms(void)
 {
@@ -848,8 +856,10 @@ static void done_follow(struct watch *w, struct cluster *cl, struct task *t)
 	struct follower *lf = r->log;
 	int i, got = 0;
 
-	(void)cl;
 	lf->busy = 0;
+	lf->pub.reading_ms = 0;
+	/* The worker runs tasks in turn: another read still queued starts now. */
+	cl->pub.read_started_ms = --cl->reads > 0 ? watch_now_ms() : 0;
 	for (i = 0; i < 2; i++) {
 		if (r->path[i] != NULL) {
 			free(lf->pub.path[i]);
@@ -873,6 +883,7 @@ static void done_follow(struct watch *w, struct cluster *cl, struct task *t)
 			got = 1;
 		set_str(&lf->pub.error, NULL);
 		lf->pub.loaded = 1;
+		lf->pub.read_ms = watch_now_ms();
 	} else if (lf->pub.error == NULL || strcmp(lf->pub.error, t->wt.err ? t->wt.err : "") != 0) {
 		set_str(&lf->pub.error, t->wt.err ? t->wt.err : "the log could not be read");
 		got = 1;
@@ -1140,6 +1151,9 @@ void watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 			struct task *t = task_new(w, lf->pub.cluster, T_FOLLOW);
 			t->u.follow.log = lf;
 			lf->busy = 1;
+			lf->pub.reading_ms = now_ms;
+			if (w->cl[lf->pub.cluster].reads++ == 0)
+				w->cl[lf->pub.cluster].pub.read_started_ms = now_ms;
 			worker_submit(w->cl[lf->pub.cluster].worker, &t->wt);
 		} else {
 			next = earliest(next, lf->next_ms);

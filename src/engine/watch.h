@@ -59,6 +59,7 @@ struct watched {
 	unsigned long	 polls;		/* polls come back (0: none yet); last.events
 					 * are new when this moved */
 	int64_t		 poll_started_ms;/* a poll in flight since (monotonic), or 0 */
+	int64_t		 read_started_ms;/* a followed log's read in flight since, or 0 */
 	int64_t		 next_poll_ms;	/* 0: none planned (waiting for the user) */
 	int		 submitting;	/* a submit holds the connection: polls wait */
 	struct conn_challenge *ask;	/* LINK_ASKING: the server's question, raw */
@@ -78,6 +79,8 @@ struct watch_log {
 	char		*path[2];	/* once known */
 	char		*error;		/* why nothing can be shown yet, or NULL */
 	int		 loaded;	/* the first tail arrived */
+	int64_t		 read_ms;	/* the last good read (monotonic), or 0 */
+	int64_t		 reading_ms;	/* a read in flight since, or 0 */
 	uint64_t	 generation;	/* bumped when lines arrive */
 };
 
@@ -237,6 +240,11 @@ const struct job_use *watch_use(const struct watch *w, size_t cluster, const cha
 /* Sample a job that is not taotop's too (the user looks at it), from the
  * next round on: the newest few asked for are kept. */
 void watch_use_request(struct watch *w, size_t cluster, const char *slurm_id);
+
+/* Since when the cluster owes an answer: its oldest poll or followed-log
+ * read in flight (monotonic ms), or 0. A silent link shows here first:
+ * a read queued behind a hung one waits too. */
+int64_t watch_waiting_since(const struct watched *c);
 
 /* Monotonic milliseconds, the clock of this interface. */
 int64_t watch_now_ms(void);

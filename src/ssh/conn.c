@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,15 @@ struct conn {
 
 	struct conn_counters counters;
 	char		*cut_needle;
+
+	/* libssh's SFTP waits for an answer without end: on a link that died
+	 * silently (no FIN, no RST) a request would wait forever. The time
+	 * the one in flight last heard from the server, read by a watchdog
+	 * on another thread (conn_sftp_waiting_ms), which may then shut the
+	 * socket (conn_interrupt) under live_lock. */
+	_Atomic int64_t	 sftp_since;	/* monotonic ms, 0: none in flight */
+	pthread_mutex_t	 live_lock;
+	int		 live_fd;	/* the session's socket, -1: none */
 };
 
 /* ---- errors -------------------------------------------------------------- */
@@ -239,6 +249,9 @@ struct conn *conn_new(const struct conn_target *t)
 	struct conn *c = xcalloc(1, sizeof(*c));
 
 	pthread_once(&lib_once, lib_init);
+	pthread_mutex_init(&c->live_lock, NULL);
+	c->live_fd = -1;
+	atomic_init(&c->sftp_since, 0);
 	c->hosts_spec = xstrdup(t->hosts != NULL ? t->hosts : "");
 	c->user = dup_or_null(t->user);
 	c->key_path = dup_or_null(t->key_path);
@@ -258,6 +271,9 @@ static void hops_free(struct hop *hops, size_t n);
 
 static void drop_session(struct conn *c)
 {
+	pthread_mutex_lock(&c->live_lock);
+	c->live_fd = -1;
+	pthread_mutex_unlock(&c->live_lock);
 	if (c->sftp != NULL) {
 		sftp_free(c->sftp);
 		c->sftp = NULL;
@@ -303,6 +319,7 @@ void conn_free(struct conn *c)
 	free(c->refused_host);
 	free(c->refused_fp);
 	free(c->cut_needle);
+	pthread_mutex_destroy(&c->live_lock);
 	free(c);
 }
 
@@ -1178,6 +1195,9 @@ enum conn_status conn_connect(struct conn *c, char **err)
 			c->at = &c->hosts[i];
 			c->banner = xstrdup(ssh_get_serverbanner(s) ? ssh_get_serverbanner(s) : "");
 			c->counters.connects++;
+			pthread_mutex_lock(&c->live_lock);
+			c->live_fd = ssh_get_fd(s);
+			pthread_mutex_unlock(&c->live_lock);
 			log_msg(LOG_INFO, "ssh: connected to %s (%s)%s", c->at->display, c->banner,
 			    nhops ? " through jump hosts" : "");
 			buf_free(&why);
@@ -1575,12 +1595,36 @@ static enum conn_status sftp_fail(struct conn *c, const char *what, const char *
 	}
 }
 
+/* An SFTP request waits for the server from now (on: 1; again after each
+ * answer), or none does (0). */
+static void sftp_waits(struct conn *c, int on)
+{
+	atomic_store(&c->sftp_since, on ? now_ms() : 0);
+}
+
+int64_t conn_sftp_waiting_ms(struct conn *c)
+{
+	int64_t since = atomic_load(&c->sftp_since);
+
+	return since != 0 ? now_ms() - since : 0;
+}
+
+void conn_interrupt(struct conn *c)
+{
+	pthread_mutex_lock(&c->live_lock);
+	if (c->live_fd >= 0)
+		shutdown(c->live_fd, SHUT_RDWR);
+	pthread_mutex_unlock(&c->live_lock);
+}
+
 /* Read-only SFTP operations are safe to retry once on a fresh connection;
  * a retry that succeeds drops the first attempt's message (the caller sees
  * CONN_OK and would never free it). */
 #define RETRY_ONCE(call)						\
 	do {								\
-		enum conn_status st_ = (call);				\
+		enum conn_status st_;					\
+		sftp_waits(c, 1);					\
+		st_ = (call);						\
 		if (st_ == CONN_DISCONNECTED) {				\
 			st_ = (call);					\
 			if (st_ == CONN_OK && err != NULL) {		\
@@ -1588,6 +1632,7 @@ static enum conn_status sftp_fail(struct conn *c, const char *what, const char *
 				*err = NULL;				\
 			}						\
 		}							\
+		sftp_waits(c, 0);					\
 		return st_;						\
 	} while (0)
 
@@ -1664,6 +1709,7 @@ static enum conn_status read_once(struct conn *c, const char *path, uint64_t off
 		}
 		if (n == 0)
 			break;
+		sftp_waits(c, 1);	/* it answers: the wait starts again */
 		out->len += (size_t)n;
 		out->data[out->len] = '\0';
 		got += (size_t)n;
@@ -1714,6 +1760,7 @@ static enum conn_status create_and_write(struct conn *c, const char *path, const
 			counted_close(c, f);
 			return sftp_fail(c, "write", path, err);
 		}
+		sftp_waits(c, 1);	/* it answers: the wait starts again */
 		off += (size_t)w;
 	}
 	if (sftp_extension_supported(c->sftp, "fsync@openssh.com", "1")) {
@@ -1741,7 +1788,21 @@ static char *temp_name_for(const char *path)
 	return xasprintf("%.*s/.%s.taotop-%s", (int)(slash - path), path, slash + 1, hex);
 }
 
+static enum conn_status write_file(struct conn *c, const char *path, const void *data,
+    size_t len, mode_t mode, int flags, char **err);
+
 enum conn_status conn_write_file(struct conn *c, const char *path, const void *data,
+    size_t len, mode_t mode, int flags, char **err)
+{
+	enum conn_status st;
+
+	sftp_waits(c, 1);
+	st = write_file(c, path, data, len, mode, flags, err);
+	sftp_waits(c, 0);
+	return st;
+}
+
+static enum conn_status write_file(struct conn *c, const char *path, const void *data,
     size_t len, mode_t mode, int flags, char **err)
 {
 	enum conn_status st = sftp_ready(c, err);
@@ -1849,12 +1910,15 @@ enum conn_status conn_mkdir_p(struct conn *c, const char *path, mode_t mode, cha
 
 enum conn_status conn_unlink(struct conn *c, const char *path, char **err)
 {
-	enum conn_status st = sftp_ready(c, err);
+	enum conn_status st;
 
-	if (st != CONN_OK)
-		return st;
-	c->counters.sftp_ops++;
-	if (counted_unlink(c, path) != 0)
-		return sftp_fail(c, "remove", path, err);
-	return CONN_OK;
+	sftp_waits(c, 1);
+	st = sftp_ready(c, err);
+	if (st == CONN_OK) {
+		c->counters.sftp_ops++;
+		if (counted_unlink(c, path) != 0)
+			st = sftp_fail(c, "remove", path, err);
+	}
+	sftp_waits(c, 0);
+	return st;
 }

@@ -102,6 +102,13 @@ int conn_is_connected(const struct conn *c);
  * within timeout_ms, to find a dead peer; never reconnects. A failure drops
  * the connection: CONN_DISCONNECTED or CONN_TIMEOUT. */
 enum conn_status conn_probe(struct conn *c, int timeout_ms, char **err);
+/* How long the SFTP request in flight has waited for the server's next
+ * answer (ms), 0 when none is in flight. libssh's SFTP waits without end,
+ * so on a link that died silently only this shows it. Any thread may ask. */
+int64_t conn_sftp_waiting_ms(struct conn *c);
+/* From another thread: shut the connection's socket, so what waits on it
+ * fails as on a dropped connection (and the connection is dropped). */
+void conn_interrupt(struct conn *c);
 /* The host connected to ("login2" or "login2:2222"), its banner, or NULL. */
 const char *conn_host(const struct conn *c);
 /* How known_hosts names a host written "[user@]host[:port]", quoted for a

@@ -29,6 +29,8 @@ struct worker {
 	pthread_mutex_t		 lock;
 	pthread_cond_t		 wake;
 	int			 stopping;
+	pthread_t		 watchdog;	/* ends SFTP requests nobody answers */
+	pthread_cond_t		 dog_wake;	/* for stopping it */
 
 	/* in: tasks, in order */
 	struct worker_task	*todo_head, *todo_tail;
@@ -370,6 +372,32 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/*
+ * libssh's SFTP waits for an answer without end, so a request sent just
+ * as the link died silently (no FIN, no RST: a VPN or NAT that forgot the
+ * connection) would hold this worker, and every task behind it, forever.
+ * A request that has heard nothing for the keepalive time is ended the way
+ * a dead peer is: the socket is shut, the call fails as on a drop, and the
+ * worker reconnects as after any drop.
+ */
+static void *watchdog_main(void *arg)
+{
+	struct worker *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	while (!w->stopping) {
+		struct timespec until = mono_after_ms(1000);
+		compat_cond_timedwait_monotonic(&w->dog_wake, &w->lock, &until);
+		if (!w->stopping && conn_sftp_waiting_ms(w->conn) > w->keepalive_s * 1000L) {
+			log_msg(LOG_WARN, "ssh: an SFTP request had no answer for %d s: the "
+			    "connection is taken as dead", w->keepalive_s);
+			conn_interrupt(w->conn);
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
 struct worker *worker_start(const struct conn_target *t, const struct worker_opts *o)
 {
 	struct worker *w = xcalloc(1, sizeof(*w));
@@ -387,6 +415,7 @@ struct worker *worker_start(const struct conn_target *t, const struct worker_opt
 	w->backoff_max_s = o != NULL && o->backoff_max_s > 0 ? o->backoff_max_s : 60;
 	pthread_mutex_init(&w->lock, NULL);
 	compat_cond_init_monotonic(&w->wake);
+	compat_cond_init_monotonic(&w->dog_wake);
 	pthread_cond_init(&w->answered, NULL);
 	if (compat_pipe_nb_cloexec(fds) != 0)
 		abort();	/* out of descriptors at start: nothing sane to do */
@@ -395,6 +424,7 @@ struct worker *worker_start(const struct conn_target *t, const struct worker_opt
 	/* Connect straight away, so the caller learns the state early. */
 	w->next_try = mono_after_ms(0);
 	pthread_create(&w->thread, NULL, worker_main, w);
+	pthread_create(&w->watchdog, NULL, watchdog_main, w);
 	return w;
 }
 
@@ -432,12 +462,18 @@ void worker_stop(struct worker *w, void (*leftover)(struct worker_task *t))
 
 	pthread_mutex_lock(&w->lock);
 	w->stopping = 1;
-	if (w->running != NULL)
+	if (w->running != NULL) {
 		atomic_store(&w->running->cancel, 1);
+		/* An SFTP request does not look at cancel: waiting on a dead
+		 * link it would never return. The task is abandoned anyway. */
+		conn_interrupt(w->conn);
+	}
 	pthread_cond_signal(&w->wake);
 	pthread_cond_signal(&w->answered);
+	pthread_cond_signal(&w->dog_wake);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
+	pthread_join(w->watchdog, NULL);
 
 	for (t = w->todo_head; t != NULL; t = next) {
 		next = t->next;
@@ -456,6 +492,7 @@ void worker_stop(struct worker *w, void (*leftover)(struct worker_task *t))
 	close(w->pipe_wr);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->wake);
+	pthread_cond_destroy(&w->dog_wake);
 	pthread_cond_destroy(&w->answered);
 	free(w->hosts);
 	free(w);

@@ -11,6 +11,7 @@
 #include "engine/tracker.h"
 #include "engine/usage.h"
 #include "engine/watch.h"
+#include "ui/logpane.h"
 #include "util/buf.h"
 #include "util/sanitize.h"
 #include "util/xmalloc.h"
@@ -186,8 +187,8 @@ static void add_use(struct lines *l, const struct job_use *u, int utf8)
 }
 
 size_t detail_lines(const struct job_record *r, const struct job_row *row, const char *cluster,
-    const struct job_use *use, const struct watch_file *files, size_t nfiles, int fetching,
-    int utf8, char ***out)
+    const struct job_use *use, const struct watch_file *files, size_t nfiles,
+    long long fetching_ms, int utf8, char ***out)
 {
 	struct lines l = { NULL, 0 };
 	char when[32];
@@ -262,7 +263,10 @@ size_t detail_lines(const struct job_record *r, const struct job_row *row, const
 		else
 			add(&l, xasprintf("  %s  %s", when, t->message ? t->message : ""));
 	}
-	if (fetching)
+	if (fetching_ms >= LOGPANE_SLOW_MS)
+		add(&l, xasprintf("\n(reading the staged sbatch and spec from the cluster %s %lld s)",
+		    logpane_spinner(fetching_ms), fetching_ms / 1000));
+	else if (fetching_ms >= 0)
 		add(&l, xstrdup("\n(reading the staged sbatch and spec from the cluster...)"));
 	for (i = 0; i < nfiles; i++)
 		add_file(&l, &files[i]);

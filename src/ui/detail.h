@@ -21,10 +21,11 @@ size_t detail_paths(const struct job_record *r, char ***out);
 
 /* The view's lines (caller frees each and the array). r may be NULL (the
  * user's other jobs); use too (not sampled); files may be NULL while they
- * are being fetched. */
+ * are being fetched: fetching_ms says how long that has waited (a spinner
+ * and the seconds once it is slow), -1 when nothing is. */
 size_t detail_lines(const struct job_record *r, const struct job_row *row, const char *cluster,
-    const struct job_use *use, const struct watch_file *files, size_t nfiles, int fetching,
-    int utf8, char ***out);
+    const struct job_use *use, const struct watch_file *files, size_t nfiles,
+    long long fetching_ms, int utf8, char ***out);
 
 /* A sparkline of v, at most width characters (the last values when there
  * are more): block characters, or "_.:-=+*#" without UTF-8. */

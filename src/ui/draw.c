@@ -453,15 +453,16 @@ static void draw_pane(struct app *a, int which)
 	if (lg == NULL) {
 		snprintf(title, sizeof(title), " %s ", name);
 	} else {
-		const struct log_ring *ring = &lg->ring[which];
-		snprintf(title, sizeof(title), " %s  %s  %s%s%s ", name, lg->job,
-		    p->follow ? "following" : "paused (G follows)",
-		    p->wrap ? "  wrap" : "", ring->dropped ? "  (older lines dropped)" : "");
+		struct pane_fresh f = { watch_now_ms(), lg->read_ms, lg->reading_ms, lg->error != NULL };
+		logpane_title(title, sizeof(title), p, name, lg->job, lg->ring[which].dropped != 0, &f);
 	}
 	wmove(w, 0, 0);
 	text_draw_fixed(w, title, r->w, a->attr[ROLE_HEADER] | (focused ? A_REVERSE : 0));
 	if (lg == NULL || (!lg->loaded && lg->error == NULL) || (lg->error && lg->ring[which].n == 0)) {
-		const char *say = lg == NULL ? "no job selected" : lg->error ? lg->error : "loading...";
+		char loading[64];
+		const char *say = lg == NULL ? "no job selected" : lg->error ? lg->error : loading;
+		if (lg != NULL)
+			logpane_loading(loading, sizeof(loading), watch_now_ms(), lg->reading_ms);
 		wmove(w, 1, 1);
 		text_draw(w, say, strlen(say), 0, r->w - 2, a->attr[ROLE_JOB_UNKNOWN], 0);
 	} else {
@@ -515,7 +516,7 @@ int draw_cluster_stale(const struct watched *c, int64_t now_ms)
 {
 	return c->polls && (c->link == LINK_RECONNECTING || c->link == LINK_HOSTKEY_UNKNOWN ||
 	    c->link == LINK_HOSTKEY_CHANGED || c->link == LINK_AUTH_FAILED ||
-	    (c->poll_started_ms != 0 && now_ms - c->poll_started_ms >= NOT_ANSWERING_MS) ||
+	    (watch_waiting_since(c) != 0 && now_ms - watch_waiting_since(c) >= NOT_ANSWERING_MS) ||
 	    !c->last.scheduler_ok);
 }
 
@@ -524,7 +525,7 @@ int draw_cluster_stale(const struct watched *c, int64_t now_ms)
 static enum role cluster_status(const struct watched *c, int64_t now, char *buf, size_t len)
 {
 	char at[16], ago[32];
-	int64_t out_ms = c->poll_started_ms ? now - c->poll_started_ms : 0;
+	int64_t out_ms = watch_waiting_since(c) ? now - watch_waiting_since(c) : 0;
 
 	clock_of(c->last.last_ok, at, sizeof(at));
 	age_of(c->last.last_ok, time(NULL), ago, sizeof(ago));
@@ -573,9 +574,11 @@ static enum role cluster_status(const struct watched *c, int64_t now, char *buf,
 		snprintf(buf, len, "%s: accounting not answering; polled %s", c->cfg->name, at);
 		return ROLE_STATUS_STALE;
 	}
-	snprintf(buf, len, "%s: %s, polled %s%s%s", c->cfg->name, c->host ? c->host : "connected",
-	    c->polls ? at : "...", c->use_off ? "; GPU use not available: " : "",
-	    c->use_off ? c->use_off : "");
+	/* Asked and not answered yet, past the time a near link takes: a spinner. */
+	snprintf(buf, len, "%s: %s, polled %s%s%s%s%s", c->cfg->name, c->host ? c->host : "connected",
+	    c->polls ? at : "...", out_ms >= LOGPANE_SLOW_MS ? " " : "",
+	    out_ms >= LOGPANE_SLOW_MS ? logpane_spinner(out_ms) : "",
+	    c->use_off ? "; GPU use not available: " : "", c->use_off ? c->use_off : "");
 	return ROLE_STATUS_BAR;
 }
 

@@ -1,6 +1,7 @@
 #include "ui/logpane.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,4 +177,56 @@ int logpane_find(struct logpane *p, const struct log_ring *r, int dir)
 		}
 	}
 	return -1;
+}
+
+const char *logpane_spinner(int64_t ms)
+{
+	static const char *const frame[] = { "|", "/", "-", "\\" };
+
+	return frame[(ms < 0 ? 0 : ms / 250) % 4];
+}
+
+/* "12 s old", "3 min old", "2 h old". */
+static void age(char *buf, size_t len, int64_t ms)
+{
+	long long s = ms < 0 ? 0 : ms / 1000;
+
+	if (s < 120)
+		snprintf(buf, len, "%lld s old", s);
+	else if (s < 7200)
+		snprintf(buf, len, "%lld min old", s / 60);
+	else
+		snprintf(buf, len, "%lld h old", s / 3600);
+}
+
+void logpane_title(char *buf, size_t len, const struct logpane *p, const char *name,
+    const char *job, int dropped, const struct pane_fresh *f)
+{
+	char fresh[64] = "";
+	int slow = f->reading_ms != 0 && f->now_ms - f->reading_ms >= LOGPANE_SLOW_MS;
+
+	if ((slow || f->failed) && f->read_ms != 0) {
+		age(fresh, sizeof(fresh) - 4, f->now_ms - f->read_ms);
+		if (slow) {
+			strcat(fresh, " ");
+			strcat(fresh, logpane_spinner(f->now_ms - f->reading_ms));
+		}
+		strcat(fresh, "  ");
+	} else if (slow) {
+		snprintf(fresh, sizeof(fresh), "%s  ", logpane_spinner(f->now_ms - f->reading_ms));
+	}
+	snprintf(buf, len, " %s  %s  %s%s%s%s ", name, job, fresh,
+	    p->follow ? "following" : "paused (G follows)", p->wrap ? "  wrap" : "",
+	    dropped ? "  (older lines dropped)" : "");
+}
+
+void logpane_loading(char *buf, size_t len, int64_t now_ms, int64_t reading_ms)
+{
+	int64_t waited = reading_ms != 0 ? now_ms - reading_ms : 0;
+
+	if (waited < LOGPANE_SLOW_MS)
+		snprintf(buf, len, "loading...");
+	else
+		snprintf(buf, len, "loading %s %lld s", logpane_spinner(waited),
+		    (long long)(waited / 1000));
 }

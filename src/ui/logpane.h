@@ -11,10 +11,12 @@
 #define TAOTOP_UI_LOGPANE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct log_ring;
 
 #define LOGPANE_LINE_MAX	16384	/* bytes of one line shown */
+#define LOGPANE_SLOW_MS		500	/* a request in flight longer is shown as such */
 
 struct logpane {
 	int	 follow;	/* show the end as lines arrive */
@@ -46,5 +48,26 @@ void logpane_follow(struct logpane *p);
 /* Move to the next (dir 1) or previous (-1) line holding p->search (case
  * blind), from the line after/before the first shown; 0 if found. */
 int logpane_find(struct logpane *p, const struct log_ring *r, int dir);
+
+/* What a pane knows of its lines' freshness (monotonic ms; 0: none). */
+struct pane_fresh {
+	int64_t	 now_ms;
+	int64_t	 read_ms;	/* the last good read */
+	int64_t	 reading_ms;	/* a read in flight since */
+	int	 failed;	/* the last read failed */
+};
+
+/* A pane's title: name, job, follow state, wrap, dropped lines; and when
+ * its lines may be behind (a read waits past LOGPANE_SLOW_MS, or the last
+ * one failed) how old they are ("40 s old"), with a spinner while a read
+ * waits. The lines stay shown: a slow link never blanks a pane. */
+void logpane_title(char *buf, size_t len, const struct logpane *p, const char *name,
+    const char *job, int dropped, const struct pane_fresh *f);
+/* A pane with nothing to show yet: "loading...", and past LOGPANE_SLOW_MS
+ * a spinner and the seconds waited. */
+void logpane_loading(char *buf, size_t len, int64_t now_ms, int64_t reading_ms);
+/* A spinner's frame for something in flight `ms` long: | / - \ turning
+ * four times a second (ASCII: every terminal and locale draws it). */
+const char *logpane_spinner(int64_t ms);
 
 #endif

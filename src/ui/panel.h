@@ -114,6 +114,10 @@ void outcomes_panel_expect(struct app *a, size_t n);
 void detail_panel_files(struct app *a, struct watch_file *f, size_t n);
 /* A poll or GPU sample: an open detail is built again. */
 void detail_panel_refresh(struct app *a);
+/* The detail is open and waits for its files (a spinner turns). */
+int detail_panel_fetching(struct app *a);
+/* Each second while the detail's files are fetched: its spinner turns. */
+void detail_panel_spin(struct app *a);
 /* A retry's answer, told on the message line (the event keeps it). */
 void retry_panel_done(struct app *a, const struct watch_retry *r);
 /* A cluster's link changed: an unknown or changed host key opens the host

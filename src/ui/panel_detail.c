@@ -19,6 +19,7 @@ struct detail {
 	struct watch_file	*files;		/* its staged sbatch and spec */
 	size_t			 nfiles;
 	int			 fetching;
+	int64_t			 fetch_started_ms;	/* since (monotonic) */
 };
 
 static struct detail *state(struct app *a)
@@ -76,7 +77,8 @@ static void build(struct app *a)
 		free(err);
 	s->n = detail_lines(r, e->row, e->cluster_name,
 	    e->row->state == TAO_RUNNING ? watch_use(a->watch, e->cluster, e->row->slurm_id) : NULL,
-	    s->files, s->nfiles, s->fetching, text_utf8(), &s->lines);
+	    s->files, s->nfiles, s->fetching ? watch_now_ms() - s->fetch_started_ms : -1,
+	    text_utf8(), &s->lines);
 	record_free(r);
 	a->dirty |= DIRTY_DIALOG;
 }
@@ -102,6 +104,7 @@ static void detail_open(struct app *a)
 		if (n > 0) {
 			watch_fetch(a->watch, e->cluster, paths, n);
 			s->fetching = 1;
+			s->fetch_started_ms = watch_now_ms();
 		}
 		for (i = 0; i < n; i++)
 			free(paths[i]);
@@ -131,6 +134,17 @@ void detail_panel_files(struct app *a, struct watch_file *f, size_t n)
 void detail_panel_refresh(struct app *a)
 {
 	if (a->mode == MODE_DETAIL)
+		build(a);
+}
+
+int detail_panel_fetching(struct app *a)
+{
+	return a->mode == MODE_DETAIL && state(a)->fetching;
+}
+
+void detail_panel_spin(struct app *a)
+{
+	if (detail_panel_fetching(a))
 		build(a);
 }
 

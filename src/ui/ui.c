@@ -23,6 +23,7 @@
 #include "util/xmalloc.h"
 
 #define STATUS_TICK_MS	1000	/* while a countdown or "not answering" shows */
+#define SPIN_TICK_MS	250	/* while something in flight shows a spinner */
 #define MAX_CLUSTERS	64
 
 static int64_t now_us(void)
@@ -700,18 +701,20 @@ static void on_key(struct app *a, wint_t ch, int func)
 /* When the status bar's text will change by itself: a reconnect countdown,
  * a poll about to count as "not answering", or counting how long. -1:
  * never (it changes only with news from the engine). */
-static int64_t status_change_at(const struct app *a, int64_t now)
+static int64_t status_change_at(struct app *a, int64_t now)
 {
 	int64_t at = -1, t;
 	size_t i;
 
 	for (i = 0; i < watch_count(a->watch); i++) {
 		const struct watched *c = watch_cluster(a->watch, i);
+		int64_t since = watch_waiting_since(c);
 		if (c->link == LINK_RECONNECTING || (c->polls && !c->last.scheduler_ok))
 			t = now + STATUS_TICK_MS;
-		else if (c->poll_started_ms != 0)
-			t = c->poll_started_ms + NOT_ANSWERING_MS > now
-			    ? c->poll_started_ms + NOT_ANSWERING_MS : now + STATUS_TICK_MS;
+		else if (since != 0 && now - since < LOGPANE_SLOW_MS)
+			t = since + LOGPANE_SLOW_MS;	/* its spinner shows then */
+		else if (since != 0)
+			t = now + SPIN_TICK_MS;		/* the spinner turns, the seconds count */
 		else
 			continue;
 		if (at < 0 || t < at)
@@ -719,6 +722,8 @@ static int64_t status_change_at(const struct app *a, int64_t now)
 	}
 	if (submit_view_ticking(a) && (at < 0 || now + STATUS_TICK_MS < at))
 		at = now + STATUS_TICK_MS;
+	if (detail_panel_fetching(a) && (at < 0 || now + SPIN_TICK_MS < at))
+		at = now + SPIN_TICK_MS;
 	return at;
 }
 
@@ -741,9 +746,12 @@ static void loop(struct app *a)
 
 		watch_tick(a->watch, now, &next);
 		take_events(a);
-		if (status_at >= 0 && now >= status_at)
+		if (status_at >= 0 && now >= status_at) {
 			a->dirty |= DIRTY_STATUS | DIRTY_JOBS |	/* stale rows dim */
+			    DIRTY_PANES |			/* their age, a spinner */
 			    (submit_view_ticking(a) ? DIRTY_DIALOG : 0);
+			detail_panel_spin(a);		/* a fetch's spinner */
+		}
 		status_at = status_change_at(a, now);
 		if (status_at >= 0 && (next < 0 || status_at < next))
 			next = status_at;

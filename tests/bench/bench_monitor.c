@@ -8,7 +8,13 @@
  *  - with 10 000 jobs (records of finished jobs): the resident memory, and
  *    the time from a keypress to its frame drawn, from taotop's own debug
  *    log, for moving the selection and for typing into the filter (each key
- *    re-filters and re-sorts all 10 000). No baseline: nothing else does it.
+ *    re-filters and re-sorts all 10 000). No baseline: nothing else does it;
+ *  - keypress to frame while the slowlink relay (250 ms round trip) stalls
+ *    the connection completely, against the same keys on loopback, in the
+ *    same run: moving the selection (the logs of each job asked for), the
+ *    filter, help, scrolling. Twice: taotop's own time from the key read to
+ *    its frame drawn (debug log), and from the outside, `?` sent with tmux
+ *    to the help dialog seen in the pane.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -135,8 +141,8 @@ static void bench_idle(void)
 	free(rig_ssh_ok("scancel --name=bench-idle"));
 }
 
-/* 10 000 finished jobs' records, written straight to the store's folder. */
-static char *many_records(void)
+/* n finished jobs' records, written straight to the store's folder. */
+static char *many_records(int n)
 {
 	char tmpl[] = "/tmp/taotop-bench-state-XXXXXX", *dir, *jobs;
 	time_t now = time(NULL);
@@ -146,8 +152,8 @@ static char *many_records(void)
 		exit(1);
 	dir = xstrdup(tmpl);
 	jobs = xasprintf("%s/taotop/jobs", dir);
-	rig_local("mkdir -p %s", jobs);
-	for (i = 0; i < MANY_JOBS; i++) {
+	rig_local("mkdir -p %s && chmod 700 %s/taotop %s", jobs, dir, jobs);	/* or refused */
+	for (i = 0; i < n; i++) {
 		struct job_record *r;
 		char id[48], ref[16], *path, *json;
 		FILE *f;
@@ -208,20 +214,31 @@ static size_t file_size(const char *path)
 	return n > 0 ? (size_t)n : 0;
 }
 
+/* taotop in tmux over the records in state, debug log on, its list shown;
+ * the log's path (caller frees). */
+static char *open_over(struct screen *s, const char *name, struct screen_opts *so,
+    const char *state)
+{
+	char *env = xasprintf("XDG_STATE_HOME=%s TAOTOP_DEBUG=1", state);
+
+	so->env = env;
+	screen_open(s, name, so);
+	so->env = NULL;
+	free(env);
+	screen_wait(s, 60, "tao-20261129-", NULL);
+	return xasprintf("%s/taotop.log", s->dir);
+}
+
 static void bench_many(void)
 {
-	char *state = many_records(), *env, *log;
+	char *state = many_records(MANY_JOBS), *log;
 	struct screen s;
 	struct screen_opts so = { .cols = 120, .lines = 40 };
 	double ms[512];
 	size_t n, from;
 	int pid, i;
 
-	env = xasprintf("XDG_STATE_HOME=%s TAOTOP_DEBUG=1", state);
-	so.env = env;
-	screen_open(&s, "bench-many", &so);
-	log = xasprintf("%s/taotop.log", s.dir);
-	screen_wait(&s, 60, "tao-20261129-", NULL);
+	log = open_over(&s, "bench-many", &so, state);
 	sleep(3);
 	pid = screen_pid(&s);
 
@@ -246,7 +263,92 @@ static void bench_many(void)
 	screen_wait_exit(&s, 20);
 	screen_close(&s);
 	rig_local("rm -rf %s", state);
-	free(env);
+	free(log);
+	free(state);
+}
+
+#define STALL_JOBS	2000
+#define STALL_ONE_WAY	125	/* ms: a 250 ms round trip */
+#define HELP_RUNS	15
+
+/* Keys a user types while looking around, their times (ms) from the log,
+ * sorted; and the median of `?` to the help dialog seen from outside. */
+static size_t look_around(struct screen *s, const char *log, double *ms, size_t max,
+    double *help_ms)
+{
+	double h[HELP_RUNS];
+	size_t from = file_size(log), n;
+	char *line;
+	int i;
+
+	for (i = 0; i < 120; i++)
+		screen_keys(s, i % 40 < 20 ? "j" : "k");
+	screen_keys(s, "/");
+	screen_type(s, "tao-20261129-00");
+	screen_keys(s, "BSpace");
+	screen_keys(s, "Escape");
+	screen_keys(s, "Tab");
+	for (i = 0; i < 10; i++)
+		screen_keys(s, i < 5 ? "PageUp" : "PageDown");
+	screen_keys(s, "Tab");
+	screen_keys(s, "Tab");
+	for (i = 0; i < HELP_RUNS; i++) {
+		double t0 = now_s();
+		screen_keys(s, "?");
+		screen_wait(s, 10, "taotop keys", NULL);
+		h[i] = (now_s() - t0) * 1000;
+		screen_keys(s, "Escape");
+		while ((line = screen_line_with(s, "taotop keys")) != NULL) {
+			free(line);
+			usleep(2000);
+		}
+	}
+	qsort(h, HELP_RUNS, sizeof(h[0]), cmp_double);
+	*help_ms = h[HELP_RUNS / 2];
+	n = key_times(log, from, ms, max);
+	return n;
+}
+
+static void bench_stalled(void)
+{
+	char *state = many_records(STALL_JOBS), *log;
+	struct screen near, far;
+	struct screen_opts so = { .cols = 120, .lines = 40 };
+	struct rig_relay l;
+	static double m_near[1024], m_far[1024];
+	double h_near, h_far;
+	size_t n_near, n_far;
+
+	log = open_over(&near, "bench-near", &so, state);
+	screen_wait(&near, 30, ", polled ", NULL);
+	n_near = look_around(&near, log, m_near, 1024, &h_near);
+	screen_keys(&near, "q");
+	screen_wait_exit(&near, 20);
+	screen_close(&near);
+	free(log);
+
+	rig_relay_start(&l, 2296, STALL_ONE_WAY);
+	so.hosts = l.hosts;
+	so.known_hosts = l.known_hosts;
+	log = open_over(&far, "bench-far", &so, state);
+	screen_wait(&far, 60, ", polled ", NULL);
+	/* Stalled: nothing moves either way; a poll waits behind it. */
+	rig_relay_set(&l, "stall");
+	screen_wait(&far, 30, "not answering for", NULL);
+	n_far = look_around(&far, log, m_far, 1024, &h_far);
+	rig_relay_set(&l, "pass");
+	screen_keys(&far, "q");
+	screen_wait_exit(&far, 60);
+	screen_close(&far);
+	rig_relay_stop(&l);
+
+	row("monitor keypress to frame, link stalled (median)", n_far ? m_far[n_far / 2] : -1,
+	    n_near ? m_near[n_near / 2] : -1, "ms");
+	row("monitor keypress to frame, link stalled (p95)", n_far ? m_far[n_far * 95 / 100] : -1,
+	    n_near ? m_near[n_near * 95 / 100] : -1, "ms");
+	row("monitor ? to help seen in tmux, link stalled", h_far, h_near, "ms");
+	printf("(against loopback, the same keys: %zu and %zu keys timed)\n", n_far, n_near);
+	rig_local("rm -rf %s", state);
 	free(log);
 	free(state);
 }
@@ -256,6 +358,7 @@ int main(void)
 	const char *out = getenv("BENCH_RESULTS");
 
 	results = out != NULL ? fopen(out, "a") : NULL;
+	bench_stalled();
 	bench_many();
 	bench_idle();
 	if (results != NULL)

@@ -4,16 +4,26 @@
  *
  *   slowlink -l LISTEN_PORT -t TARGET_PORT [-d ONE_WAY_MS] [-j JITTER_MS]
  *            [-b BYTES_PER_S] [-s STALL_AT_MS:STALL_MS] [-x DROP_AT_MS]
- *            [-m MAX_SECONDS]
+ *            [-c CONTROL_FILE] [-m MAX_SECONDS]
  *
  * It listens on 127.0.0.1:LISTEN_PORT and relays every connection to
  * 127.0.0.1:TARGET_PORT, holding each chunk of bytes ONE_WAY_MS (plus up to
  * JITTER_MS, never reordering) in each direction, so a round trip costs
  * twice that more. -b caps each direction's rate; -s stops all traffic for
  * STALL_MS once STALL_AT_MS have passed since start (a link that hangs and
- * comes back); -x closes every connection without a word at DROP_AT_MS (a
- * silent drop). It stops by itself after MAX_SECONDS (600) and only ever
+ * comes back); -x drops every connection silently at DROP_AT_MS: no FIN, no
+ * RST, nothing forwarded ever again (what each side sends is taken and
+ * thrown away, as a dead route does), and new connections are swallowed the
+ * same way. It stops by itself after MAX_SECONDS (600) and only ever
  * connects to the loopback address.
+ *
+ * -c names a control file read ten times a second, so a test can change
+ * the link while it runs (write the word and rename it into place):
+ *   pass   forward (the default, and how a stall or a drop ends);
+ *   stall  hold everything, both ways, connections kept: on `pass` they go
+ *          on where they stopped (a link that hangs);
+ *   drop   the silent drop above; on `pass` new connections go through,
+ *          the dropped ones stay dead (a VPN or NAT that forgot them).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
@@ -50,10 +60,16 @@ struct pipe_dir {
 
 struct relay {
 	int		 used;
+	int		 dead;		/* dropped silently: read, never forwarded */
 	struct pipe_dir	 up, down;	/* client->server, server->client */
 };
 
+enum mode { PASS, STALL, DROP };
+
 static long long delay_ms, jitter_ms, rate, stall_at = -1, stall_ms, drop_at = -1;
+static const char *control;
+static int tport_g;
+static enum mode ctl_mode = PASS;	/* what the control file says */
 
 static long long now_ms(void)
 {
@@ -105,7 +121,8 @@ static void dir_free(struct pipe_dir *d)
 static void relay_close(struct relay *r)
 {
 	close(r->up.from);
-	close(r->up.to);
+	if (r->up.to >= 0)
+		close(r->up.to);
 	dir_free(&r->up);
 	dir_free(&r->down);
 	memset(r, 0, sizeof(*r));
@@ -168,24 +185,116 @@ static int dir_write(struct pipe_dir *d, long long now)
 	return 0;
 }
 
+/* A dropped connection: its queued bytes go nowhere, nothing is closed. */
+static void relay_kill(struct relay *r)
+{
+	dir_free(&r->up);
+	dir_free(&r->down);
+	r->dead = 1;
+}
+
+/* Take what a dead connection's side sends and throw it away (a dead route
+ * takes packets too); when the client gives up and closes, let it go. */
+static void relay_swallow(struct relay *r, short client_ev, short server_ev)
+{
+	char sink[CHUNK];
+
+	if (server_ev & (POLLIN | POLLHUP | POLLERR))
+		if (read(r->down.from, sink, sizeof(sink)) <= 0 && r->down.from >= 0) {
+			close(r->down.from);
+			r->down.from = r->up.to = -1;
+		}
+	if (client_ev & (POLLIN | POLLHUP | POLLERR))
+		if (read(r->up.from, sink, sizeof(sink)) <= 0)
+			relay_close(r);
+}
+
+/* The control file's word, when it names one. */
+static void read_control(void)
+{
+	char word[16] = "";
+	FILE *f = fopen(control, "r");
+	enum mode m = ctl_mode;
+
+	if (f == NULL)
+		return;
+	if (fgets(word, sizeof(word), f) != NULL) {
+		if (strncmp(word, "pass", 4) == 0)
+			m = PASS;
+		else if (strncmp(word, "stall", 5) == 0)
+			m = STALL;
+		else if (strncmp(word, "drop", 4) == 0)
+			m = DROP;
+	}
+	fclose(f);
+	if (m != ctl_mode) {
+		printf("slowlink: %s\n", m == PASS ? "pass" : m == STALL ? "stall" : "drop");
+		fflush(stdout);
+		ctl_mode = m;
+	}
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: slowlink -l LISTEN_PORT -t TARGET_PORT [-d ONE_WAY_MS] "
 	    "[-j JITTER_MS] [-b BYTES_PER_S] [-s STALL_AT_MS:STALL_MS] [-x DROP_AT_MS] "
-	    "[-m MAX_SECONDS]\n");
+	    "[-c CONTROL_FILE] [-m MAX_SECONDS]\n");
 	exit(2);
+}
+
+/* A new connection: relayed to the target, or swallowed while dropping. */
+static void relay_accept(struct relay *r, int lfd, int dropping)
+{
+	int cfd = accept(lfd, NULL, NULL), sfd = -1, i, one = 1;
+
+	if (cfd < 0)
+		return;
+	for (i = 0; i < MAX_CONNS && r[i].used; i++)
+		;
+	if (i == MAX_CONNS || (!dropping && (sfd = connect_to(tport_g)) < 0)) {
+		close(cfd);
+		return;
+	}
+	setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	r[i].used = 1;
+	r[i].dead = dropping;
+	r[i].up = (struct pipe_dir){ .from = cfd, .to = sfd };
+	r[i].down = (struct pipe_dir){ .from = sfd, .to = cfd };
+}
+
+/* The poll timeout: the first chunk that falls due, at most `cap`. */
+static int next_due(const struct relay *r, long long now, int cap)
+{
+	int i, k, timeout = cap;
+
+	for (i = 0; i < MAX_CONNS; i++) {
+		if (!r[i].used || r[i].dead)
+			continue;
+		for (k = 0; k < 2; k++) {
+			const struct pipe_dir *d = k ? &r[i].down : &r[i].up;
+			if (d->head != NULL) {
+				long long wait = d->head->due_ms - now;
+				if (rate > 0 && d->budget_ms - now > wait)
+					wait = d->budget_ms - now;
+				if (wait < timeout)
+					timeout = wait < 1 ? 1 : (int)wait;
+			}
+		}
+	}
+	return timeout;
 }
 
 int main(int argc, char **argv)
 {
 	static struct relay r[MAX_CONNS];
-	int lport = 0, tport = 0, c, lfd;
+	int lport = 0, c, lfd;
 	long long start, max_s = 600;
+	enum mode was = PASS;
 
-	while ((c = getopt(argc, argv, "l:t:d:j:b:s:x:m:")) != -1) {
+	while ((c = getopt(argc, argv, "l:t:d:j:b:s:x:c:m:")) != -1) {
 		switch (c) {
 		case 'l': lport = atoi(optarg); break;
-		case 't': tport = atoi(optarg); break;
+		case 't': tport_g = atoi(optarg); break;
 		case 'd': delay_ms = atoll(optarg); break;
 		case 'j': jitter_ms = atoll(optarg); break;
 		case 'b': rate = atoll(optarg); break;
@@ -194,82 +303,75 @@ int main(int argc, char **argv)
 				usage();
 			break;
 		case 'x': drop_at = atoll(optarg); break;
+		case 'c': control = optarg; break;
 		case 'm': max_s = atoll(optarg); break;
 		default: usage();
 		}
 	}
-	if (lport <= 0 || tport <= 0 || max_s <= 0)
+	if (lport <= 0 || tport_g <= 0 || max_s <= 0)
 		usage();
 	signal(SIGPIPE, SIG_IGN);
 	lfd = listen_on(lport);
 	start = now_ms();
-	printf("slowlink: 127.0.0.1:%d -> 127.0.0.1:%d, %lld ms each way\n", lport, tport, delay_ms);
+	printf("slowlink: 127.0.0.1:%d -> 127.0.0.1:%d, %lld ms each way\n", lport, tport_g,
+	    delay_ms);
 	fflush(stdout);
 	while (now_ms() - start < max_s * 1000) {
 		struct pollfd fds[1 + 2 * MAX_CONNS];
-		int nfds = 1, i, timeout = 1000;
+		int nfds = 1, i;
 		long long now = now_ms(), since = now - start;
-		int stalled = stall_at >= 0 && since >= stall_at && since < stall_at + stall_ms;
+		enum mode mode;
+		int stalled;
 
-		if (drop_at >= 0 && since >= drop_at) {
-			/* A silent drop: nothing more goes either way, nothing is said. */
+		if (control != NULL)
+			read_control();
+		mode = ctl_mode;
+		if (drop_at >= 0 && since >= drop_at && mode == PASS)
+			mode = DROP;
+		if (stall_at >= 0 && since >= stall_at && since < stall_at + stall_ms && mode == PASS)
+			mode = STALL;
+		stalled = mode == STALL;
+		if (mode == DROP && was != DROP)
 			for (i = 0; i < MAX_CONNS; i++)
 				if (r[i].used)
-					relay_close(&r[i]);
-			drop_at = -1;
-		}
+					relay_kill(&r[i]);
+		if (was == DROP && mode != DROP)
+			drop_at = -1;	/* -x drops once; the control file may end it */
+		was = mode;
 		fds[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		for (i = 0; i < MAX_CONNS; i++) {
 			if (!r[i].used)
 				continue;
+			/* A dead connection is read (and thrown away) even in a stall. */
 			fds[nfds++] = (struct pollfd){ .fd = r[i].up.from,
-			    .events = (short)(r[i].up.eof || stalled ? 0 : POLLIN) };
+			    .events = (short)(r[i].dead || !(r[i].up.eof || stalled) ? POLLIN : 0) };
 			fds[nfds++] = (struct pollfd){ .fd = r[i].down.from,
-			    .events = (short)(r[i].down.eof || stalled ? 0 : POLLIN) };
-			/* Wake for the first chunk that falls due. */
-			for (int k = 0; k < 2; k++) {
-				struct pipe_dir *d = k ? &r[i].down : &r[i].up;
-				if (d->head != NULL) {
-					long long wait = d->head->due_ms - now;
-					if (rate > 0 && d->budget_ms - now > wait)
-						wait = d->budget_ms - now;
-					if (wait < timeout)
-						timeout = wait < 1 ? 1 : (int)wait;
-				}
-			}
+			    .events = (short)(r[i].dead || !(r[i].down.eof || stalled) ? POLLIN : 0) };
 		}
-		if (poll(fds, (nfds_t)nfds, stalled ? 50 : timeout) < 0 && errno != EINTR)
+		if (poll(fds, (nfds_t)nfds, stalled ? 50 : next_due(r, now, control ? 100 : 1000)) < 0 &&
+		    errno != EINTR)
 			break;
 		now = now_ms();
-		if (fds[0].revents & POLLIN) {
-			int cfd = accept(lfd, NULL, NULL), sfd;
-			for (i = 0; cfd >= 0 && i < MAX_CONNS && r[i].used; i++)
-				;
-			if (cfd >= 0 && i < MAX_CONNS && (sfd = connect_to(tport)) >= 0) {
-				int one = 1;
-				setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-				r[i].used = 1;
-				r[i].up = (struct pipe_dir){ .from = cfd, .to = sfd };
-				r[i].down = (struct pipe_dir){ .from = sfd, .to = cfd };
-			} else if (cfd >= 0) {
-				close(cfd);
-			}
-		}
+		if (fds[0].revents & POLLIN)
+			relay_accept(r, lfd, mode == DROP);
 		for (i = 0, nfds = 1; i < MAX_CONNS; i++) {
 			if (!r[i].used)
 				continue;
+			nfds += 2;
+			if (r[i].dead) {
+				relay_swallow(&r[i], fds[nfds - 2].revents, fds[nfds - 1].revents);
+				continue;
+			}
 			if (!stalled) {
-				if ((fds[nfds].revents & (POLLIN | POLLHUP | POLLERR)) && !r[i].up.eof)
+				if ((fds[nfds - 2].revents & (POLLIN | POLLHUP | POLLERR)) && !r[i].up.eof)
 					dir_read(&r[i].up, now);
-				if ((fds[nfds + 1].revents & (POLLIN | POLLHUP | POLLERR)) && !r[i].down.eof)
+				if ((fds[nfds - 1].revents & (POLLIN | POLLHUP | POLLERR)) && !r[i].down.eof)
 					dir_read(&r[i].down, now);
 				if (dir_write(&r[i].up, now) != 0 || dir_write(&r[i].down, now) != 0) {
 					relay_close(&r[i]);
-					nfds += 2;
 					continue;
 				}
 			}
-			nfds += 2;
 			if (r[i].up.eof && r[i].down.eof && r[i].up.head == NULL && r[i].down.head == NULL)
 				relay_close(&r[i]);
 		}

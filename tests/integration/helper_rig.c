@@ -12,6 +12,7 @@
 
 #include "ssh/conn.h"
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/xmalloc.h"
 
 static struct rig rig;
@@ -441,4 +442,56 @@ void rig_sshd_free(struct rig_sshd *d)
 	free(d->addr);
 	free(d->netns);
 	free(d->prog);
+}
+
+/* ---- the slow link ---------------------------------------------------------------------- */
+
+void rig_relay_start(struct rig_relay *l, int port, int one_way_ms)
+{
+	const struct rig *r = rig_get();
+	char tmpl[] = "/tmp/taotop-relay-XXXXXX", *pidfile, *text;
+
+	memset(l, 0, sizeof(*l));
+	cr_assert_not_null(mkdtemp(tmpl));
+	l->dir = xstrdup(tmpl);
+	l->port = port + (r->port - 2222);
+	l->hosts = xasprintf("127.0.0.1:%d", l->port);
+	l->known_hosts = xasprintf("%s/known_hosts", l->dir);
+	cr_assert_eq(rig_local("sed 's/^\\[127.0.0.1\\]:%d /[127.0.0.1]:%d /' %s > %s", r->port,
+	    l->port, r->known_hosts, l->known_hosts), 0);
+	/* One a failed test left on this port (its pid beside the rig) goes
+	 * first. */
+	rig_local("f=%s/relay-%d.pid; [ -f $f ] && { kill $(cat $f); sleep 0.2; } >/dev/null 2>&1; "
+	    "true", r->state, l->port);
+	cr_assert_eq(rig_local("echo pass > %s/control && %s/tools/slowlink -l %d -t %d -d %d "
+	    "-c %s/control -m 1800 >%s/relay.log 2>&1 & echo $! > %s/pid; cp %s/pid %s/relay-%d.pid",
+	    l->dir, r->state, l->port, r->port, one_way_ms, l->dir, l->dir, l->dir, l->dir, r->state,
+	    l->port), 0);
+	pidfile = xasprintf("%s/pid", l->dir);
+	text = file_read_all(pidfile, NULL, NULL);
+	cr_assert_not_null(text);
+	l->pid = atoi(text);
+	free(text), free(pidfile);
+	/* Up when it says so (the line is printed once it listens). */
+	cr_assert_eq(rig_local("for i in $(seq 50); do grep -q 'each way' %s/relay.log && exit 0; "
+	    "sleep 0.1; done; cat %s/relay.log; exit 1", l->dir, l->dir), 0, "slowlink did not start");
+}
+
+void rig_relay_set(struct rig_relay *l, const char *mode)
+{
+	/* Renamed into place: the relay never reads half a word. */
+	cr_assert_eq(rig_local("echo %s > %s/control.new && mv %s/control.new %s/control && "
+	    "for i in $(seq 50); do m=$(grep -E '^slowlink: (pass|stall|drop)$' %s/relay.log | "
+	    "tail -1); [ \"${m:-slowlink: pass}\" = 'slowlink: %s' ] && exit 0; "
+	    "sleep 0.05; done; exit 1", mode, l->dir, l->dir, l->dir, l->dir, mode), 0,
+	    "slowlink did not take '%s'", mode);
+}
+
+void rig_relay_stop(struct rig_relay *l)
+{
+	if (l->pid > 0)
+		rig_local("kill %d 2>/dev/null; rm -rf %s %s/relay-%d.pid", l->pid, l->dir,
+		    rig_get()->state, l->port);
+	free(l->dir), free(l->hosts), free(l->known_hosts);
+	memset(l, 0, sizeof(*l));
 }

@@ -95,6 +95,23 @@ void rig_sshd_stop(struct rig_sshd *d);
 void rig_sshd_signal_sessions(struct rig_sshd *d, int sig);
 void rig_sshd_free(struct rig_sshd *d);
 
+/* The rig's slowlink relay (tests/cluster/slowlink.c, built by `up`) in
+ * front of its sshd: the cluster as if far away, and a link a test changes
+ * while taotop works through it. */
+struct rig_relay {
+	int	 port;		/* it listens on 127.0.0.1:port */
+	int	 pid;
+	char	*dir;		/* its control file and log */
+	char	*hosts;		/* "127.0.0.1:PORT", for SLURM_HOSTNAME */
+	char	*known_hosts;	/* the rig's host key at that port */
+};
+/* Start one on port (shifted as rig_sshd_start's), one_way_ms each way. */
+void rig_relay_start(struct rig_relay *l, int port, int one_way_ms);
+/* "pass", "stall" (hold everything, connections kept) or "drop" (silent:
+ * no FIN, no RST, nothing forwarded; the connections stay dead). */
+void rig_relay_set(struct rig_relay *l, const char *mode);
+void rig_relay_stop(struct rig_relay *l);
+
 /* Run the taotop binary under test (TAOTOP_BIN) as a user would, against
  * the rig: its coordinates in the environment, no config file, then env
  * (more VAR=value words, which win) and args, through sh. stdout+stderr

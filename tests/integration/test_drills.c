@@ -642,3 +642,136 @@ Test(drills, a_500_job_storm_keeps_the_ui_responsive_and_ends_right, .timeout = 
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
 	screen_close(&s);
 }
+
+/* The last "L<n>." line a log file holds on the shared storage, or 0. */
+static int last_numbered(const char *path)
+{
+	char *text = file_read_all(path, NULL, NULL), *p;
+	int n = 0;
+
+	for (p = text; p != NULL && (p = strstr(p, "\nL")) != NULL; p++)
+		if (p[2] >= '0' && p[2] <= '9')
+			n = atoi(p + 2);
+	free(text);
+	return n;
+}
+
+/* Seconds on the monotonic clock. */
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The link dies without a word (a VPN that drops, a NAT that forgets: no
+ * FIN, no RST, nothing comes back) under a monitor following a job's log,
+ * through the slowlink relay; then traffic goes through again. The status
+ * bar says "not answering" within the worker's keepalive time (30 s), the
+ * rows and the log's lines stay (the pane says how old), keys work; once
+ * the relay passes traffic again taotop is back by itself, and nothing is
+ * lost: the job's end is in its record and on screen, and the lines written
+ * while the link was dead are in the pane, every one, in order.
+ */
+Test(drills, a_silent_drop_says_not_answering_reconnects_and_loses_nothing, .timeout = 400)
+{
+	char *dir = screen_shared_dir("drill-drop"), *env, *bundle, *tid, *jobs, *state, *log = NULL;
+	char find[64], *text, *p;
+	struct screen s;
+	struct screen_opts so = { .cols = 130, .lines = 40 };
+	struct rig_relay l;
+	int n_drop, n_pass, mid, prev = 0, seen = 0;
+	double t0, waited;
+
+	rig_relay_start(&l, 2297, 5);
+	so.hosts = l.hosts;
+	so.known_hosts = l.known_hosts;
+	so.env = "TAOTOP_DEBUG=1";	/* its log says what each poll did, if this fails */
+	screen_open(&s, "drill-drop", &so);
+	env = xasprintf("XDG_STATE_HOME=%s/state SLURM_BASE_RESULTS_DIR=lustre://%s/root", s.dir, dir);
+	bundle = rig_bundle(s.dir, dir, "drilldrop_pyt",
+	    "[sh, -c, 'for i in $(seq 1000 1700); do echo L$i.; sleep 0.1; done']", NULL);
+	tid = submit(env, bundle);
+	screen_filter(&s, tid);
+	screen_wait_line(&s, 60, tid, "Running", NULL);
+	screen_wait(&s, 30, "L10", NULL);
+	rig_local("find %s/root -name main.out | head -1 > %s/logpath", dir, s.dir);
+	{
+		char *path = xasprintf("%s/logpath", s.dir);
+		log = file_read_all(path, NULL, NULL);
+		free(path);
+		cr_assert(log != NULL && log[0] == '/', "main.out not found under %s/root", dir);
+		log[strcspn(log, "\n")] = '\0';
+	}
+
+	rig_relay_set(&l, "drop");
+	n_drop = last_numbered(log);
+	t0 = mono_s();
+	screen_wait(&s, 30, "rig: not answering for", NULL);
+	waited = mono_s() - t0;
+	cr_log_info("drill: 'not answering' %.1f s after the drop", waited);
+	/* The last known rows and lines stay, the pane says how old. */
+	screen_wait_line(&s, 5, tid, "Running", NULL);
+	screen_wait(&s, 30, " s old", NULL);
+	{
+		char *shown = screen_line_with(&s, "L1");
+		cr_assert_not_null(shown, "the pane went blank");
+		free(shown);
+	}
+	screen_keys(&s, "?");
+	screen_wait(&s, 3, "taotop keys", NULL);
+	screen_keys(&s, "Escape");
+	sleep(8);
+	rig_relay_set(&l, "pass");
+	n_pass = last_numbered(log);
+	cr_assert_gt(n_pass, n_drop + 20, "the job wrote nothing while the link was dead (%d, %d)",
+	    n_drop, n_pass);
+
+	/* Back by itself, and the job runs to its end, seen. */
+	t0 = mono_s();
+	screen_wait(&s, 120, "rig: 127.0.0.1:", ", polled ", NULL);
+	cr_log_info("drill: back %.1f s after the relay passed traffic again", mono_s() - t0);
+	screen_wait(&s, 120, "L1700.", NULL);
+	/* A user looking (Ctrl-L): the quiet cluster's polls, backed off to a
+	 * minute meanwhile, come at their base rate again. */
+	screen_keys(&s, "C-l");
+	/* Ended as the scheduler says, and as taotop judges any job whose
+	 * TAO wrote no final status (this one is a shell loop): the record
+	 * followed it through the outage to its end. */
+	screen_wait_line(&s, 60, tid, "Error", "COMPLETED", NULL);
+	jobs = xasprintf("%s/state/taotop/jobs", s.dir);
+	state = record_state(jobs, tid);
+	cr_expect_str_eq(state, "Error", "the record after the drop");
+	free(state);
+
+	/* The lines of the outage: found in the pane, consecutive. */
+	mid = (n_drop + n_pass) / 2;
+	snprintf(find, sizeof(find), "L%d.", mid);
+	screen_keys(&s, "Tab");
+	screen_keys(&s, "z");
+	screen_keys(&s, "/");
+	screen_type(&s, find);
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 10, find, NULL);
+	text = screen_text(&s);
+	/* Zoomed, the pane's rows start each screen line. */
+	for (p = text; *p != '\0'; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n')) {
+		int n;
+		if (sscanf(p, "L%d.", &n) != 1)
+			continue;
+		if (prev != 0)
+			cr_expect_eq(n, prev + 1, "L%d. after L%d. (lost or doubled):\n%s", n, prev, text);
+		prev = n;
+		seen++;
+	}
+	cr_expect_gt(seen, 10, "%d numbered lines shown:\n%s", seen, text);
+	free(text);
+
+	screen_keys(&s, "Escape");
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 15), 0);
+	screen_close(&s);
+	rig_relay_stop(&l);
+	free(log), free(jobs), free(bundle), free(env), free(tid), free(dir);
+}

@@ -21,11 +21,16 @@
 /* A private sshd a test froze must not stay frozen if the test fails. */
 static struct rig_sshd *private_sshd;
 
+/* And a relay a test stalled must not stay. */
+static struct rig_relay *relay_on;
+
 static void cleanup(void)
 {
 	screen_kill_all();
 	if (private_sshd != NULL)
 		rig_sshd_stop(private_sshd);
+	if (relay_on != NULL)
+		rig_relay_stop(relay_on);
 }
 
 TestSuite(screen, .fini = cleanup);
@@ -320,6 +325,85 @@ Test(screen, a_frozen_server_never_freezes_the_keys, .timeout = 180)
 	private_sshd = NULL;
 	rig_sshd_free(&d);
 	free(title), free(a), free(b);
+}
+
+/*
+ * The link stalls (nothing moves either way, the connection kept): what was
+ * shown stays, saying how old it is; what is asked shows a spinner; keys,
+ * the filter and dialogs answer at once; and when the link moves again
+ * everything catches up by itself.
+ */
+Test(screen, a_stalled_link_keeps_the_panes_with_their_age_and_keys_answer, .timeout = 180)
+{
+	static struct rig_relay l;	/* the suite's fini may need it */
+	struct screen s;
+	struct screen_opts so = { .cols = 120, .lines = 40 };
+	char name[64], opts[256], ja[80], jb[80], *dir = screen_shared_dir("stalled"), *id[2], *cmd;
+	int k;
+
+	rig_relay_start(&l, 2295, 25);
+	relay_on = &l;
+	so.hosts = l.hosts;
+	so.known_hosts = l.known_hosts;
+	snprintf(name, sizeof(name), "scr%d-stl", (int)getpid());
+	snprintf(ja, sizeof(ja), "%s-a", name);
+	snprintf(jb, sizeof(jb), "%s-b", name);
+	for (k = 0; k < 2; k++) {
+		char script[128];
+		snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/%c.out", k ? jb : ja, dir, "ab"[k]);
+		snprintf(script, sizeof(script), "'for i in $(seq 1 40); do echo %c-LINE-$i; "
+		    "sleep 0.5; done; sleep 300'", "AB"[k]);
+		id[k] = rig_sbatch(opts, script);
+	}
+
+	/* One job at a time, by the filter: its logs are the ones followed
+	 * (b's never, until the link stalls). */
+	screen_open(&s, "stalled", &so);
+	screen_filter(&s, ja);
+	screen_wait_line(&s, 30, ja, "Running", NULL);
+	screen_wait(&s, 30, "A-LINE-3", NULL);
+
+	rig_relay_set(&l, "stall");
+	/* A key: polls at their base rate, so one meets the stall at once. */
+	screen_keys(&s, "C-l");
+	screen_wait(&s, 20, "rig: not answering for", NULL);
+	/* The lines stay, their pane says how old they are. */
+	screen_wait(&s, 10, " s old", NULL);
+	{
+		char *shown = screen_line_with(&s, "A-LINE-");
+		cr_assert_not_null(shown, "the pane went blank");
+		free(shown);
+	}
+	/* A job never looked at: loading, a spinner and the seconds. */
+	screen_filter(&s, jb);
+	screen_wait_line(&s, 5, "loading ", " s", NULL);
+	cr_assert_null(screen_line_with(&s, "A-LINE-"), "the other job's lines under its title");
+	/* Back: its lines at once, not a blank pane. */
+	screen_filter(&s, ja);
+	screen_wait(&s, 2, "A-LINE-", " s old", NULL);
+	/* The filter, help: answered while nothing moves. */
+	screen_keys(&s, "/");
+	screen_type(&s, "zzz-none");
+	screen_wait(&s, 2, "zzz-none_   (Enter keeps", NULL);
+	screen_filter(&s, ja);
+	screen_keys(&s, "?");
+	screen_wait(&s, 2, "taotop keys", NULL);
+	screen_keys(&s, "Escape");
+	screen_wait_line(&s, 2, ja, "Running", NULL);
+
+	rig_relay_set(&l, "pass");
+	screen_wait(&s, 40, ", polled ", NULL);
+	screen_filter(&s, jb);
+	screen_wait(&s, 40, "B-LINE-", NULL);
+	cr_assert_null(screen_line_with(&s, "loading"));
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 15), 0);
+	screen_close(&s);
+	relay_on = NULL;
+	rig_relay_stop(&l);
+	cmd = xasprintf("scancel %s %s", id[0], id[1]);
+	free(rig_ssh_ok(cmd));
+	free(cmd), free(id[0]), free(id[1]), free(dir);
 }
 
 Test(screen, an_unknown_host_key_is_asked_about_and_a_changed_one_refused, .timeout = 120)

@@ -401,6 +401,59 @@ Test(ssh, frozen_server_fails_the_request_at_its_timeout_not_the_caller, .timeou
 	rig_sshd_free(&d);
 }
 
+/* A task: stat the rig's shared folder over SFTP. */
+static void run_stat(struct conn *c, struct worker_task *t)
+{
+	struct conn_stat st;
+
+	t->status = conn_stat(c, rig_get()->shared, &st, &t->err);
+}
+
+/*
+ * libssh's SFTP waits for an answer without end: a stat sent as the link
+ * dies without a word (no FIN, no RST: the slowlink relay swallows
+ * everything) would hold the worker forever. It fails once it has heard
+ * nothing for the keepalive time, and the next request, the link back,
+ * goes through on a new connection.
+ */
+Test(ssh, an_sftp_request_on_a_silently_dropped_link_ends_at_the_keepalive_time, .timeout = 90)
+{
+	struct rig_relay l;
+	struct conn_target t;
+	struct worker_task task;
+	struct worker_opts o = { .keepalive_s = 3 };
+	struct worker *w;
+	double t0, took;
+
+	rig_relay_start(&l, 2294, 0);
+	rig_target(&t);
+	t.hosts = l.hosts;
+	t.known_hosts = l.known_hosts;
+	t.connect_timeout_s = 2;
+	w = worker_start(&t, &o);
+	worker_task_init(&task, run_stat, NULL);
+	worker_call(w, &task, NULL, NULL);
+	cr_assert_eq(task.status, CONN_OK, "%s", task.err);
+
+	rig_relay_set(&l, "drop");
+	worker_task_init(&task, run_stat, NULL);
+	t0 = now_s();
+	worker_call(w, &task, NULL, NULL);
+	took = now_s() - t0;
+	cr_expect_neq(task.status, CONN_OK, "a stat answered on a dead link");
+	/* 3 s of silence, then one reconnect the dead link swallows (2 s). */
+	cr_expect(took >= 2.5 && took < 9, "the stat came back after %.1f s: %s", took, task.err);
+	free(task.err);
+
+	rig_relay_set(&l, "pass");
+	worker_task_init(&task, run_stat, NULL);
+	worker_call(w, &task, NULL, NULL);
+	cr_expect_eq(task.status, CONN_OK, "%s", task.err);
+	free(task.err);
+	worker_stop(w, NULL);
+	rig_relay_stop(&l);
+}
+
 Test(ssh, worker_reports_connection_events, .timeout = 60)
 {
 	struct conn_target t;

@@ -285,6 +285,67 @@ static char *joined(char **lines, size_t n)
 	return all;
 }
 
+Test(logpane, a_slow_read_keeps_the_lines_and_says_how_old_they_are)
+{
+	struct logpane p;
+	char t[256];
+	struct pane_fresh fresh = { .now_ms = 100000, .read_ms = 99000, .reading_ms = 99800 };
+
+	logpane_init(&p);
+	/* A read in flight for less than LOGPANE_SLOW_MS: the title as always. */
+	logpane_title(t, sizeof(t), &p, "main.out", "tao-1", 0, &fresh);
+	cr_assert_str_eq(t, " main.out  tao-1  following ");
+	/* Past it: the lines' age and a spinner that turns. */
+	fresh.now_ms = 140000;
+	fresh.reading_ms = 139500;
+	logpane_title(t, sizeof(t), &p, "main.out", "tao-1", 0, &fresh);
+	cr_assert_str_eq(t, " main.out  tao-1  41 s old -  following ");
+	fresh.now_ms += 250;
+	logpane_title(t, sizeof(t), &p, "main.out", "tao-1", 0, &fresh);
+	cr_assert_str_eq(t, " main.out  tao-1  41 s old \\  following ");
+	/* The last read failed, none in flight: the age alone. */
+	fresh.reading_ms = 0;
+	fresh.failed = 1;
+	fresh.now_ms = 99000 + 300000;
+	p.follow = 0;
+	logpane_title(t, sizeof(t), &p, "main.err", "77", 1, &fresh);
+	cr_assert_str_eq(t, " main.err  77  5 min old  paused (G follows)  (older lines dropped) ");
+	/* Nothing read yet: loading, then a spinner with the seconds waited. */
+	logpane_loading(t, sizeof(t), 1000, 900);
+	cr_assert_str_eq(t, "loading...");
+	logpane_loading(t, sizeof(t), 13350, 1000);
+	cr_assert_str_eq(t, "loading / 12 s");
+	cr_assert_str_eq(logpane_spinner(0), "|");
+	cr_assert_str_eq(logpane_spinner(1000), "|", "four frames a second");
+}
+
+Test(detail, a_slow_fetch_shows_a_spinner_and_the_seconds)
+{
+	struct job_record *r = record_new("tao-20261129-bbbbbb");
+	struct job_row row;
+	char **lines, *all;
+	size_t n;
+
+	memset(&row, 0, sizeof(row));
+	snprintf(row.slurm_id, sizeof(row.slurm_id), "77");
+	row.state = TAO_RUNNING;
+	n = detail_lines(r, &row, "rig", NULL, NULL, 0, 100, 0, &lines);
+	all = joined(lines, n);
+	cr_expect_not_null(strstr(all, "(reading the staged sbatch and spec from the cluster...)"),
+	    "%s", all);
+	free(all);
+	n = detail_lines(r, &row, "rig", NULL, NULL, 0, 3300, 0, &lines);
+	all = joined(lines, n);
+	cr_expect_not_null(strstr(all, "(reading the staged sbatch and spec from the cluster / 3 s)"),
+	    "%s", all);
+	free(all);
+	n = detail_lines(r, &row, "rig", NULL, NULL, 0, -1, 0, &lines);
+	all = joined(lines, n);
+	cr_expect_null(strstr(all, "reading the staged"), "%s", all);
+	free(all);
+	record_free(r);
+}
+
 Test(detail, a_records_view_has_its_history_chain_verdict_and_files)
 {
 	struct job_record *r = record_new("tao-20261129-aaaaaa");
@@ -311,7 +372,7 @@ Test(detail, a_records_view_has_its_history_chain_verdict_and_files)
 	    "a retry shows the sbatch its chain's first job staged");
 	cr_assert_str_eq(paths[1], "/lustre/root/tao-20261129-first/specs/spec.yaml");
 	free(paths[0]), free(paths[1]), free(paths);
-	n = detail_lines(r, &row, "rig", NULL, &f, 1, 0, 0, &lines);
+	n = detail_lines(r, &row, "rig", NULL, &f, 1, -1, 0, &lines);
 	all = joined(lines, n);
 	cr_expect_not_null(strstr(all, "retry chain: tao-20261129-first -> tao-20261129-aaaaaa"), "%s", all);
 	cr_expect_not_null(strstr(all, "failure: the infrastructure's (nccl-timeout)"), "%s", all);
@@ -454,7 +515,7 @@ Test(detail, a_running_jobs_gpu_use_has_a_bar_per_gpu_and_the_rounds_sparkline)
 	u.idle = 1;
 	u.load = 1.5;
 	u.rss_kib = 1048576;
-	n = detail_lines(NULL, &row, "rig", &u, NULL, 0, 0, 0, &lines);
+	n = detail_lines(NULL, &row, "rig", &u, NULL, 0, -1, 0, &lines);
 	all = joined(lines, n);
 	cr_expect_not_null(strstr(all, "GPU use: 50 % mean over 2 GPUs, memory 40.0/80.0G"), "%s", all);
 	cr_expect_not_null(strstr(all, "IDLE"), "%s", all);
