@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 
+#include "engine/record.h"
 #include "engine/state.h"
 #include "engine/tracker.h"
 
@@ -55,14 +56,11 @@ cJSON *jobrow_json(const struct job_row *r, const char *cluster)
 	cJSON_AddStringToObject(o, "exit_code", r->exit_code);
 	cJSON_AddStringToObject(o, "message", r->message ? r->message : "");
 	if (r->epoch >= 0) {
-		cJSON *prog = cJSON_AddObjectToObject(o, "progress");
-		cJSON_AddNumberToObject(prog, "epoch", r->epoch);
-		cJSON_AddNumberToObject(prog, "max_epoch", r->max_epoch);
-		cJSON_AddStringToObject(prog, "eta", r->eta);
-		if (r->nseries > 0) {
-			cJSON_AddStringToObject(prog, "metric", r->metric);
-			cJSON_AddItemToObject(prog, "series", cJSON_CreateDoubleArray(r->series, (int)r->nseries));
-		}
+		struct record_progress p = { .epoch = r->epoch, .max_epoch = r->max_epoch,
+		    .series = r->series, .nseries = r->nseries };
+		snprintf(p.eta, sizeof(p.eta), "%s", r->eta);
+		snprintf(p.metric, sizeof(p.metric), "%s", r->metric);
+		record_progress_json(o, &p);
 	}
 	return o;
 }

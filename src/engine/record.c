@@ -147,6 +147,20 @@ static void add_opt_string(cJSON *o, const char *name, const char *value)
 		cJSON_AddNullToObject(o, name);
 }
 
+void record_progress_json(cJSON *o, const struct record_progress *pr)
+{
+	cJSON *p = cJSON_AddObjectToObject(o, "progress");
+
+	cJSON_AddNumberToObject(p, "epoch", pr->epoch);
+	cJSON_AddNumberToObject(p, "max_epoch", pr->max_epoch);
+	cJSON_AddStringToObject(p, "eta", pr->eta);
+	if (pr->nseries > 0) {
+		cJSON_AddStringToObject(p, "metric", pr->metric);
+		cJSON_AddItemToObject(p, "series", cJSON_CreateDoubleArray(pr->series,
+		    (int)pr->nseries));
+	}
+}
+
 char *record_to_json(const struct job_record *r)
 {
 	cJSON *o = cJSON_CreateObject(), *hist;
@@ -160,18 +174,8 @@ char *record_to_json(const struct job_record *r)
 	add_opt_string(o, "native_state", r->native);
 	add_time(o, "created", r->created);
 	add_time(o, "updated", r->updated);
-	if (r->progress != NULL) {
-		const struct record_progress *pr = r->progress;
-		cJSON *p = cJSON_AddObjectToObject(o, "progress");
-		cJSON_AddNumberToObject(p, "epoch", pr->epoch);
-		cJSON_AddNumberToObject(p, "max_epoch", pr->max_epoch);
-		cJSON_AddStringToObject(p, "eta", pr->eta);
-		if (pr->nseries > 0) {
-			cJSON_AddStringToObject(p, "metric", pr->metric);
-			cJSON_AddItemToObject(p, "series", cJSON_CreateDoubleArray(pr->series,
-			    (int)pr->nseries));
-		}
-	}
+	if (r->progress != NULL)
+		record_progress_json(o, r->progress);
 	if (r->has_alloc) {
 		const struct record_alloc *al = &r->alloc;
 		cJSON *a = cJSON_AddObjectToObject(o, "allocation");

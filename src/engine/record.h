@@ -92,6 +92,9 @@ void record_event(struct job_record *r, const char *message, const char *source,
 
 /* JSON, as stored. record_from_json fills *err with what is wrong. */
 char *record_to_json(const struct job_record *r);
+/* The "progress" object added to o, as records and `--json` rows write it. */
+struct cJSON;
+void record_progress_json(struct cJSON *o, const struct record_progress *p);
 struct job_record *record_from_json(const char *json, char **err);
 
 struct record_store;
