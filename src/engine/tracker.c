@@ -974,97 +974,119 @@ static int mark_canceled(struct job_record *r, void *arg, char **err)
 	    time(NULL));
 }
 
+/* A SLURM id of a job taotop launched on cl: its record, or NULL. */
+static struct job_record *record_of_slurm_id(struct record_store *st,
+    const struct cluster_cfg *cl, const char *job)
+{
+	struct job_record **recs, *r = NULL;
+	size_t n, i;
+
+	if (store_list(st, &recs, &n, NULL) != 0)
+		return NULL;
+	for (i = 0; i < n && r == NULL; i++) {
+		if (same(recs[i]->backend_ref, job) && same(recs[i]->cluster, cl->name)) {
+			r = recs[i];
+			recs[i] = NULL;
+		}
+	}
+	store_list_free(recs, n);
+	return r;
+}
+
+/* What job (a taotop id or a SLURM id) cancels: 0 with the SLURM id in *id
+ * and its record in *r if taotop has one; 1 when done without SLURM (never
+ * launched: marked Canceled, *msg says so); -1 with *err. */
+static int cancel_target(struct record_store *st, const struct cluster_cfg *cl,
+    const char *job, struct job_record **r, char **id, char **msg, char **err)
+{
+	char *why = NULL;
+	int rc = 0;
+
+	*r = NULL;
+	if (store_load(st, job, r, &why) != 0) {
+		free(why);
+		if (!slurm_id_ok(job)) {
+			*err = xstrdup("neither a taotop job id nor a SLURM job id");
+			return -1;
+		}
+		*id = xstrdup(job);
+		/* A SLURM id of a job taotop launched cancels its record too. */
+		*r = record_of_slurm_id(st, cl, job);
+		return 0;
+	}
+	free(why);
+	if ((*r)->cluster != NULL && strcmp((*r)->cluster, cl->name) != 0) {
+		/* Its SLURM id means another job here. */
+		*err = xasprintf("a job of cluster '%s', not of '%s': cancel it there",
+		    (*r)->cluster, cl->name);
+		rc = -1;
+	} else if ((*r)->backend_ref == NULL) {
+		/* Opened but never launched: nothing to tell SLURM. */
+		rc = store_update(st, (*r)->id, mark_canceled, NULL, err) == 0 ? 1 : -1;
+		if (rc == 1)
+			*msg = xstrdup("never launched; marked Canceled");
+	} else if (!slurm_id_ok((*r)->backend_ref)) {
+		/* Checked on load too; never a word we did not check. */
+		*err = xstrdup("its record's SLURM id is not one: nothing was cancelled");
+		rc = -1;
+	} else {
+		*id = xstrdup((*r)->backend_ref);
+		return 0;
+	}
+	record_free(*r);
+	*r = NULL;
+	return rc;
+}
+
+/*
+ * scancel of a job that already ended exits 0 without a word on SLURM
+ * 22.05 (within MinJobAge), so ask the queue first, in the same command: a
+ * job it no longer lists had ended, and keeps its state. A pending job
+ * never ran its cleanup: its secrets go with a cancel that worked, in the
+ * same command (one round trip).
+ */
+static char *cancel_command(const char *id, const struct job_record *r)
+{
+	char *q = sh_quote(id), *side = r != NULL ? secrets_sidecar_of(r) : NULL;
+	char *qs = side != NULL ? sh_quote(side) : NULL, *cmd;
+
+	cmd = xasprintf("squeue -h -j %s -o %%T 2>/dev/null; scancel %s%s%s%s", q, q,
+	    qs ? " && { rm -f -- " : "", qs ? qs : "", qs ? "; true; }" : "");
+	free(q), free(side), free(qs);
+	return cmd;
+}
+
 int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const char *job, char **msg, char **err)
 {
 	struct job_record *r = NULL;
 	struct conn_exec x;
-	char *cmd, *id = NULL, *why = NULL;
-	int rc = -1, was_live;
+	char *cmd, *id = NULL;
+	const char *e;
+	int rc;
 
 	*msg = NULL;
-	if (store_load(st, job, &r, &why) == 0) {
-		if (r->cluster != NULL && strcmp(r->cluster, cl->name) != 0) {
-			/* Its SLURM id means another job here. */
-			*err = xasprintf("a job of cluster '%s', not of '%s': cancel it there",
-			    r->cluster, cl->name);
-			record_free(r);
-			free(why);
-			return -1;
-		}
-		if (r->backend_ref == NULL) {
-			/* Opened but never launched: nothing to tell SLURM. */
-			rc = store_update(st, r->id, mark_canceled, NULL, err);
-			if (rc == 0)
-				*msg = xstrdup("never launched; marked Canceled");
-			record_free(r);
-			free(why);
-			return rc;
-		}
-		if (!slurm_id_ok(r->backend_ref)) {
-			/* Checked on load too; never a word we did not check. */
-			*err = xstrdup("its record's SLURM id is not one: nothing was cancelled");
-			record_free(r);
-			free(why);
-			return -1;
-		}
-		id = xstrdup(r->backend_ref);
-	} else if (slurm_id_ok(job)) {
-		struct job_record **recs;
-		size_t n, i;
-		id = xstrdup(job);
-		/* A SLURM id of a job taotop launched cancels its record too. */
-		if (store_list(st, &recs, &n, NULL) == 0) {
-			for (i = 0; i < n && r == NULL; i++) {
-				if (same(recs[i]->backend_ref, job) && same(recs[i]->cluster, cl->name)) {
-					r = recs[i];
-					recs[i] = NULL;
-				}
-			}
-			store_list_free(recs, n);
-		}
-	} else {
-		*err = xstrdup("neither a taotop job id nor a SLURM job id");
-		free(why);
-		return -1;
-	}
-	free(why);
-
-	/*
-	 * scancel of a job that already ended exits 0 without a word on SLURM
-	 * 22.05 (within MinJobAge), so ask the queue first, in the same
-	 * command: a job it no longer lists had ended, and keeps its state.
-	 */
-	{
-		/* A pending job never ran its cleanup: its secrets go with a
-		 * cancel that worked, in the same command (one round trip). */
-		char *q = sh_quote(id), *side = r != NULL ? secrets_sidecar_of(r) : NULL;
-		char *qs = side != NULL ? sh_quote(side) : NULL;
-		cmd = xasprintf("squeue -h -j %s -o %%T 2>/dev/null; scancel %s%s%s%s", q, q,
-		    qs ? " && { rm -f -- " : "", qs ? qs : "", qs ? "; true; }" : "");
-		free(q), free(side), free(qs);
-	}
+	rc = cancel_target(st, cl, job, &r, &id, msg, err);
+	if (rc != 0)
+		return rc > 0 ? 0 : -1;
+	cmd = cancel_command(id, r);
 	conn_exec_init(&x, cmd);
 	x.timeout_ms = POLL_TIMEOUT_MS;
+	rc = -1;
 	if (conn_exec(c, &x, err) != CONN_OK)
 		goto out;
-	was_live = x.out.len > 0 && x.out.data[0] != '\n';
-	if (x.exit_status == 0 && was_live) {
+	e = x.err.data ? x.err.data : "";
+	if (x.exit_status == 0 && x.out.len > 0 && x.out.data[0] != '\n') {
 		*msg = xstrdup("cancelled");
-		rc = 0;
-	} else if (x.exit_status == 0 || strstr(x.err.data ? x.err.data : "", "already completing or completed") ||
-	    strstr(x.err.data ? x.err.data : "", "Invalid job id")) {
+		rc = r != NULL && store_update(st, r->id, mark_canceled, NULL, err) != 0 ? -1 : 0;
+	} else if (x.exit_status == 0 || strstr(e, "already completing or completed") ||
+	    strstr(e, "Invalid job id")) {
 		/* The seed's rule: an ended job is a successful cancel. */
 		*msg = xstrdup("had already ended");
 		rc = 0;
-		goto out;
 	} else {
-		const char *e = x.err.data ? x.err.data : "";
 		*err = xasprintf("scancel refused: %.*s", (int)strcspn(e, "\n"), e);
-		goto out;
 	}
-	if (r != NULL && store_update(st, r->id, mark_canceled, NULL, err) != 0)
-		rc = -1;
 out:
 	conn_exec_free(&x);
 	record_free(r);
