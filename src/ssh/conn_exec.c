@@ -7,22 +7,16 @@
 #include "util/compat.h"
 #include "ssh/conn_priv.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "ssh/quote.h"
+#include <libssh/callbacks.h>
+/* ssh_send_keepalive is declared here, though clients may use it too. */
+#include <libssh/server.h>
+
 #include "util/log.h"
-#include "util/xmalloc.h"
 
 /* Whether len bytes at p hold the text s (memmem is not POSIX). */
 static int bytes_hold(const void *p, size_t len, const char *s)

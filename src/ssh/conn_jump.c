@@ -9,18 +9,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "ssh/quote.h"
-#include "util/log.h"
 #include "util/xmalloc.h"
 
 /* ---- jump hosts --------------------------------------------------------------- */

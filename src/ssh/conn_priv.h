@@ -11,10 +11,7 @@
 
 #include <pthread.h>
 
-#include <libssh/callbacks.h>
 #include <libssh/libssh.h>
-/* ssh_send_keepalive is declared here, though clients may use it too. */
-#include <libssh/server.h>
 #include <libssh/sftp.h>
 
 #define DEFAULT_OUT_CAP		(64u << 20)
@@ -34,7 +31,7 @@ struct host {
 /* A jump host in use: its session, the direct-tcpip channel to the next
  * hop, and the thread that pumps bytes between that channel and the
  * socketpair the next hop's session reads (the next session owns the other
- * end). After the hand-over only the pump thread touches s and ch. */
+ * end). After the hand-over only the relay thread touches s and ch. */
 struct hop {
 	ssh_session	 s;
 	ssh_channel	 ch;
