@@ -19,6 +19,8 @@
 #include "util/log.h"
 #include "util/xmalloc.h"
 
+#define DEFAULT_CONNECT_S	10
+
 /* ---- errors -------------------------------------------------------------- */
 
 const char *conn_status_name(enum conn_status st)

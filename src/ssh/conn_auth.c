@@ -17,6 +17,8 @@
 #include "util/log.h"
 #include "util/xmalloc.h"
 
+#define ASK_TRIES		3	/* answers refused before giving up */
+
 /* ---- connecting ------------------------------------------------------------- */
 
 static const char *known_hosts_path(const struct conn *c)

@@ -18,6 +18,9 @@
 
 #include "util/log.h"
 
+#define DEFAULT_OUT_CAP		(64u << 20)
+#define DEFAULT_ERR_CAP		(1u << 20)
+
 /* Whether len bytes at p hold the text s (memmem is not POSIX). */
 static int bytes_hold(const void *p, size_t len, const char *s)
 {

@@ -14,11 +14,7 @@
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
 
-#define DEFAULT_OUT_CAP		(64u << 20)
-#define DEFAULT_ERR_CAP		(1u << 20)
-#define DEFAULT_CONNECT_S	10
-#define IO_CHUNK		(64u << 10)
-#define ASK_TRIES		3	/* answers refused before giving up */
+#define IO_CHUNK		(64u << 10)	/* one read or write of a stream or file */
 
 /* One entry of the host list: "[user@]name[:port]". */
 struct host {
