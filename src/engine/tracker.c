@@ -7,6 +7,7 @@
 
 #include "engine/config.h"
 #include "engine/duration.h"
+#include "engine/jobref.h"
 #include "engine/logtail.h"
 #include "engine/record.h"
 #include "engine/retry.h"
@@ -974,67 +975,36 @@ static int mark_canceled(struct job_record *r, void *arg, char **err)
 	    time(NULL));
 }
 
-/* A SLURM id of a job taotop launched on cl: its record, or NULL. */
-static struct job_record *record_of_slurm_id(struct record_store *st,
-    const struct cluster_cfg *cl, const char *job)
-{
-	struct job_record **recs, *r = NULL;
-	size_t n, i;
-
-	if (store_list(st, &recs, &n, NULL) != 0)
-		return NULL;
-	for (i = 0; i < n && r == NULL; i++) {
-		if (same(recs[i]->backend_ref, job) && same(recs[i]->cluster, cl->name)) {
-			r = recs[i];
-			recs[i] = NULL;
-		}
-	}
-	store_list_free(recs, n);
-	return r;
-}
-
 /* What job (a taotop id or a SLURM id) cancels: 0 with the SLURM id in *id
- * and its record in *r if taotop has one; 1 when done without SLURM (never
- * launched: marked Canceled, *msg says so); -1 with *err. */
+ * and the record taotop launched it as in *r (or NULL); 1 when done without
+ * SLURM (never launched: marked Canceled, *msg says so); -1 with *err. */
 static int cancel_target(struct record_store *st, const struct cluster_cfg *cl,
     const char *job, struct job_record **r, char **id, char **msg, char **err)
 {
-	char *why = NULL;
+	struct job_ref ref;
 	int rc = 0;
 
 	*r = NULL;
-	if (store_load(st, job, r, &why) != 0) {
-		free(why);
-		if (!slurm_id_ok(job)) {
-			*err = xstrdup("neither a taotop job id nor a SLURM job id");
-			return -1;
-		}
-		*id = xstrdup(job);
-		/* A SLURM id of a job taotop launched cancels its record too. */
-		*r = record_of_slurm_id(st, cl, job);
-		return 0;
-	}
-	free(why);
-	if ((*r)->cluster != NULL && strcmp((*r)->cluster, cl->name) != 0) {
+	if (job_ref_resolve(st, job, &ref, err) != 0)
+		return -1;
+	if (ref.rec != NULL && ref.rec->cluster != NULL && strcmp(ref.rec->cluster, cl->name) != 0) {
 		/* Its SLURM id means another job here. */
 		*err = xasprintf("a job of cluster '%s', not of '%s': cancel it there",
-		    (*r)->cluster, cl->name);
+		    ref.rec->cluster, cl->name);
 		rc = -1;
-	} else if ((*r)->backend_ref == NULL) {
+	} else if (ref.slurm_id == NULL) {
 		/* Opened but never launched: nothing to tell SLURM. */
-		rc = store_update(st, (*r)->id, mark_canceled, NULL, err) == 0 ? 1 : -1;
+		rc = store_update(st, ref.rec->id, mark_canceled, NULL, err) == 0 ? 1 : -1;
 		if (rc == 1)
 			*msg = xstrdup("never launched; marked Canceled");
-	} else if (!slurm_id_ok((*r)->backend_ref)) {
-		/* Checked on load too; never a word we did not check. */
-		*err = xstrdup("its record's SLURM id is not one: nothing was cancelled");
-		rc = -1;
 	} else {
-		*id = xstrdup((*r)->backend_ref);
-		return 0;
+		/* A SLURM id of a job taotop launched cancels its record too. */
+		job_ref_adopt(st, cl->name, &ref);
+		*id = xstrdup(ref.slurm_id);
+		*r = ref.rec;
+		ref.rec = NULL;
 	}
-	record_free(*r);
-	*r = NULL;
+	job_ref_free(&ref);
 	return rc;
 }
 

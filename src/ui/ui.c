@@ -894,45 +894,35 @@ static void load_theme(struct app *a, const char *name, int use_color, char **wa
  * in the file, goes to *warning (the rest of the keys still apply). */
 static void apply_keys(struct app *a, char **warning)
 {
-	char *text, *line, *save = NULL, *path;
+	size_t i;
 
-	if (a->cfg.keys == NULL)
-		return;
-	path = config_file_path();
-	text = xstrdup(a->cfg.keys);
-	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		char place[32], action[64], key[32], *err = NULL;
-		if (sscanf(line, "%31s %63s %31s", place, action, key) != 3)
-			continue;
-		if (keymap_bind(action, key, &err) != 0) {
-			if (*warning == NULL)
-				*warning = xasprintf("%s:%s: %s", path, place, err);
+	for (i = 0; i < a->cfg.nkeys; i++) {
+		const struct config_entry *e = &a->cfg.keys[i];
+		char *err = NULL, *path;
+		if (keymap_bind(e->name, e->key, &err) != 0) {
+			if (*warning == NULL) {
+				path = config_file_path();
+				*warning = xasprintf("%s:%u:%u: %s", path, e->line, e->col, err);
+				free(path);
+			}
 			free(err);
 		}
 	}
-	free(text);
-	free(path);
 }
 
 /* The config's columns: in their order; an unknown one is reported. */
 static void apply_columns(struct app *a, char **warning)
 {
-	char *text, *line, *save = NULL;
+	size_t i;
 
-	if (a->cfg.columns == NULL)
-		return;
-	text = xstrdup(a->cfg.columns);
-	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		char place[32], name[64];
-		int c;
-		if (sscanf(line, "%31s %63s", place, name) != 2)
-			continue;
-		c = draw_column_index(name);
+	for (i = 0; i < a->cfg.ncolumns; i++) {
+		const struct config_entry *e = &a->cfg.columns[i];
+		int c = draw_column_index(e->name);
 		if (c < 0 && *warning == NULL) {
 			char *path = config_file_path();
-			*warning = xasprintf("%s:%s: columns: unknown column '%s' (cluster, id, slurm, "
+			*warning = xasprintf("%s:%u:%u: columns: unknown column '%s' (cluster, id, slurm, "
 			    "name, partition, size, state, native, time, progress, reason)", path,
-			    place, name);
+			    e->line, e->col, e->name);
 			free(path);
 		}
 		for (int k = 0; c >= 0 && k < a->ncolumns; k++)
@@ -941,7 +931,6 @@ static void apply_columns(struct app *a, char **warning)
 		if (c >= 0 && a->ncolumns < (int)(sizeof(a->columns) / sizeof(a->columns[0])))
 			a->columns[a->ncolumns++] = c;
 	}
-	free(text);
 }
 
 static int open_log(void)
