@@ -44,18 +44,11 @@ void policy_format_time(double hours, char *out, unsigned size)
 		snprintf(out, size, "%ld:%02ld:00", h, m);
 }
 
-int policy_resources(const struct spec *s, const struct defaults *d, const char *partition,
-    double max_time_hours, struct resources *r, char **note, char **err)
+/* Time: the packaged queues are 4-hour queues, whatever else; another
+ * partition's MaxTime, where it could be read. */
+static int check_time(const struct defaults *d, const char *partition, double hours,
+    double max_time_hours, char **err)
 {
-	int gpus = s->gpus >= 0 ? s->gpus : d->num_gpus;
-	int nodes = s->nodes > 0 ? s->nodes : d->num_nodes;
-	double hours = s->time_hours > 0 ? s->time_hours : d->time_hours;
-
-	memset(r, 0, sizeof(*r));
-	if (note != NULL)
-		*note = NULL;
-
-	/* Time: the packaged queues are 4-hour queues, whatever else. */
 	if (in_list(d->partitions, partition) && hours > d->max_time_hours + 1e-9) {
 		*err = xasprintf("%g h on %s: the packaged partitions %s are %g-hour queues; ask "
 		    "for at most %g h, or choose a partition whose MaxTime allows %g h "
@@ -72,60 +65,94 @@ int policy_resources(const struct spec *s, const struct defaults *d, const char 
 			d->max_time_hours, d->max_time_hours);
 		return -1;
 	}
+	return 0;
+}
 
-	/* GPUs: a shape said outright (gpus_per_node, with nodes or a total),
-	 * or a total; at or above a node's worth, whole nodes. */
+/* A shape said outright: gpus_per_node, with nodes or a total. */
+static int shape_said(const struct spec *s, const struct defaults *d, struct resources *r,
+    char **err)
+{
+	int per = s->gpus_per_node, nodes;
+
+	if (s->nodes <= 0 && s->gpus >= 0 && s->gpus % per != 0) {
+		*err = xasprintf("gpus: %d is not a whole number of nodes of gpus_per_node: %d; "
+		    "ask for %d or %d", s->gpus, per, s->gpus / per * per, (s->gpus / per + 1) * per);
+		return -1;
+	}
+	nodes = s->nodes > 0 ? s->nodes : s->gpus > 0 ? s->gpus / per : 1;
+	if (s->gpus >= 0 && s->gpus != nodes * per) {
+		*err = xasprintf("gpus: %d, nodes: %d and gpus_per_node: %d disagree (%d x %d is "
+		    "%d): give two of the three", s->gpus, nodes, per, nodes, per, nodes * per);
+		return -1;
+	}
+	r->gpus_total = nodes * per;
+	r->nodes = nodes;
+	r->gpus_per_node = per;
+	r->exclusive = per >= d->max_num_gpus_per_node;
+	return 0;
+}
+
+/* A total at or above a node's worth: whole, exclusive nodes. */
+static int shape_whole_nodes(const struct spec *s, const struct defaults *d, int gpus,
+    int nodes, struct resources *r, char **note, char **err)
+{
+	int max = d->max_num_gpus_per_node;
+	int least = (gpus + max - 1) / max, n = least;
+
+	if (s->nodes > 0 && s->nodes > n)
+		n = s->nodes;
+	/* The fewest nodes that split the total evenly, each still at
+	 * least half full: 20 -> 4 x 5; 11 is no shape at all, and must
+	 * not become 11 exclusive nodes of one GPU each. */
+	while (gpus % n != 0 && gpus / (n + 1) >= max / 2)
+		n++;
+	if (gpus % n != 0) {
+		int below = gpus / max * max, above = below + max;
+		*err = xasprintf("%d GPUs do not split evenly over whole nodes of at most %d: "
+		    "ask for %d or %d (%d or %d node%s x %d), or say the shape with nodes: "
+		    "and fewer GPUs each (e.g. gpus: %d, nodes: %d)", gpus, max, below, above,
+		    below / max, above / max, above / max == 1 ? "" : "s", max,
+		    least * (gpus / least), least);
+		return -1;
+	}
+	r->gpus_total = gpus;
+	r->nodes = n;
+	r->gpus_per_node = gpus / n;
+	r->exclusive = 1;
+	if (note != NULL && (n != nodes || s->nodes <= 0))
+		*note = xasprintf("%d GPUs: %d exclusive node%s x %d GPUs", gpus, n,
+		    n == 1 ? "" : "s", gpus / n);
+	return 0;
+}
+
+int policy_resources(const struct spec *s, const struct defaults *d, const char *partition,
+    double max_time_hours, struct resources *r, char **note, char **err)
+{
+	int gpus = s->gpus >= 0 ? s->gpus : d->num_gpus;
+	int nodes = s->nodes > 0 ? s->nodes : d->num_nodes;
+	double hours = s->time_hours > 0 ? s->time_hours : d->time_hours;
+
+	memset(r, 0, sizeof(*r));
+	if (note != NULL)
+		*note = NULL;
+	if (check_time(d, partition, hours, max_time_hours, err) != 0)
+		return -1;
+	/* GPUs: a shape said outright, or a total; at or above a node's
+	 * worth, whole nodes; below, the nodes asked for. */
 	if (s->gpus_per_node > 0) {
-		int per = s->gpus_per_node;
-		if (s->nodes <= 0 && s->gpus >= 0 && s->gpus % per != 0) {
-			*err = xasprintf("gpus: %d is not a whole number of nodes of gpus_per_node: %d; "
-			    "ask for %d or %d", s->gpus, per, s->gpus / per * per, (s->gpus / per + 1) * per);
+		if (shape_said(s, d, r, err) != 0)
 			return -1;
-		}
-		nodes = s->nodes > 0 ? s->nodes : s->gpus > 0 ? s->gpus / per : 1;
-		if (s->gpus >= 0 && s->gpus != nodes * per) {
-			*err = xasprintf("gpus: %d, nodes: %d and gpus_per_node: %d disagree (%d x %d is "
-			    "%d): give two of the three", s->gpus, nodes, per, nodes, per, nodes * per);
-			return -1;
-		}
-		gpus = nodes * per;
-		r->nodes = nodes;
-		r->gpus_per_node = per;
-		r->exclusive = per >= d->max_num_gpus_per_node;
 	} else if (gpus >= d->max_num_gpus_per_node) {
-		int max = d->max_num_gpus_per_node;
-		int least = (gpus + max - 1) / max, n = least;
-		if (s->nodes > 0 && s->nodes > n)
-			n = s->nodes;
-		/* The fewest nodes that split the total evenly, each still at
-		 * least half full: 20 -> 4 x 5; 11 is no shape at all, and must
-		 * not become 11 exclusive nodes of one GPU each. */
-		while (gpus % n != 0 && gpus / (n + 1) >= max / 2)
-			n++;
-		if (gpus % n != 0) {
-			int below = gpus / max * max, above = below + max;
-			*err = xasprintf("%d GPUs do not split evenly over whole nodes of at most %d: "
-			    "ask for %d or %d (%d or %d node%s x %d), or say the shape with nodes: "
-			    "and fewer GPUs each (e.g. gpus: %d, nodes: %d)", gpus, max, below, above,
-			    below / max, above / max, above / max == 1 ? "" : "s", max,
-			    least * (gpus / least), least);
+		if (shape_whole_nodes(s, d, gpus, nodes, r, note, err) != 0)
 			return -1;
-		}
-		r->nodes = n;
-		r->gpus_per_node = gpus / n;
-		r->exclusive = 1;
-		if (note != NULL && (n != nodes || s->nodes <= 0))
-			*note = xasprintf("%d GPUs: %d exclusive node%s x %d GPUs", gpus, n,
-			    n == 1 ? "" : "s", gpus / n);
+	} else if (gpus % nodes != 0) {
+		*err = xasprintf("%d GPUs do not split evenly over %d nodes", gpus, nodes);
+		return -1;
 	} else {
-		if (gpus % nodes != 0) {
-			*err = xasprintf("%d GPUs do not split evenly over %d nodes", gpus, nodes);
-			return -1;
-		}
+		r->gpus_total = gpus;
 		r->nodes = nodes;
 		r->gpus_per_node = gpus / nodes;
 	}
-	r->gpus_total = gpus;
 	r->cpus_per_task = s->cpus_per_task > 0 ? s->cpus_per_task : d->cpus_per_task;
 	r->time_hours = hours;
 	/* The seed's 3.8 h for a 4 h wall, kept in proportion for others. */

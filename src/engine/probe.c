@@ -233,18 +233,15 @@ static int stage_program(struct conn *c, const struct probe_opts *o, char **err)
 
 enum verdict { PROBE_PASSED, PROBE_HUNG, PROBE_FAILED, PROBE_ERROR };
 
-/* Submit one rung and watch it. *why: for FAILED, the output's end. */
-static enum verdict one_rung(struct conn *c, const struct cluster_cfg *cl,
-    const struct probe_opts *o, const char *rung, int n, probe_progress_fn *progress, void *data,
-    char **why)
+/* Stage and submit one rung: its SLURM job id, or NULL with *why. */
+static char *submit_rung(struct conn *c, const struct cluster_cfg *cl,
+    const struct probe_opts *o, const char *rung, int n, char **why)
 {
-	char *sbatch = stage(c, cl, o, rung, n, why), *q, *cmd, *out, *id, *log, *qlog;
-	time_t submitted = time(NULL), started = 0;
-	enum verdict v = PROBE_ERROR;
-	int st = 0, timed_out = 0;
+	char *sbatch = stage(c, cl, o, rung, n, why), *q, *cmd, *out, *id;
+	int st = 0;
 
 	if (sbatch == NULL)
-		return PROBE_ERROR;
+		return NULL;
 	q = sh_quote(sbatch);
 	cmd = xasprintf("sbatch --parsable %s", q);
 	out = run(c, cmd, &st, why);
@@ -253,74 +250,104 @@ static enum verdict one_rung(struct conn *c, const struct cluster_cfg *cl,
 		if (*why == NULL)
 			*why = xstrdup("sbatch of the probe failed");
 		free(out);
-		return PROBE_ERROR;
+		return NULL;
 	}
 	id = xstrndup(out, strcspn(out, ";\n"));
 	free(out);
 	if (!slurm_id_ok(id)) {
 		*why = xasprintf("sbatch of the probe answered '%s'", id);
 		free(id);
-		return PROBE_ERROR;
+		return NULL;
 	}
-	say(progress, data, "submitted probe job %s (%s)", id, rung[0] ? rung : "no NCCL knobs");
-	log = xasprintf("%s/taotop-nccl-probe-%s-%d-%s.out", o->dir, cl->name, n, id);
-	qlog = sh_quote(log);
-	q = sh_quote(id);
-	/* One command per look: the job's state, the marker (or the sign of
-	 * a collective that timed out by itself), the output's end. */
+	return id;
+}
+
+/* One command per look: the job's state, the marker (or the sign of a
+ * collective that timed out by itself), the output's end. */
+static char *look_command(const struct cluster_cfg *cl, const struct probe_opts *o, int n,
+    const char *id)
+{
+	char *log = xasprintf("%s/taotop-nccl-probe-%s-%d-%s.out", o->dir, cl->name, n, id);
+	char *qlog = sh_quote(log), *q = sh_quote(id), *cmd;
+
 	cmd = xasprintf("squeue -h -j %s -o %%T 2>/dev/null; echo '@@'; grep -c %s %s 2>/dev/null; "
 	    "grep -c -E %s %s 2>/dev/null; echo '@@'; tail -n 5 %s 2>/dev/null", q, MARK_OK, qlog,
 	    COLLECTIVE_TIMEOUT_RE, qlog, qlog);
+	free(q), free(qlog), free(log);
+	return cmd;
+}
+
+/* One look's answer (out, cut up here): 1 with *v (and *why) when the rung
+ * is decided or the answer unreadable, 0 to look again; *started set when
+ * the job is first seen running. */
+static int read_look(char *out, const char *id, const struct probe_opts *o,
+    probe_progress_fn *progress, void *data, time_t *started, enum verdict *v, char **why)
+{
+	char *state = out, *count = strstr(state, "@@\n"), *tail;
+	const char *nl;
+	int timed_out;
+
+	tail = count ? strstr(count + 3, "@@\n") : NULL;
+	if (count == NULL || tail == NULL) {
+		*why = xstrdup("the probe's status could not be read");
+		return 1;
+	}
+	*count = '\0';
+	count += 3;
+	*tail = '\0';
+	tail += 3;
+	if (atoi(count) > 0) {
+		*v = PROBE_PASSED;
+		return 1;
+	}
+	/* grep -c's second count: the collective's own timeout. */
+	nl = strchr(count, '\n');
+	timed_out = nl != NULL && atoi(nl + 1) > 0;
+	if (strncmp(state, "RUNNING", 7) == 0 && *started == 0) {
+		*started = time(NULL);
+		say(progress, data, "probe job %s running; waiting up to %d s for the all-reduce",
+		    id, o->timeout_s);
+	}
+	if ((state[0] == '\0' || state[0] == '\n') && timed_out) {
+		/* Ended FAILED by the collective's timeout: the hang,
+		 * seen through PyTorch's watchdog before ours. */
+		*v = PROBE_HUNG;
+		*why = xstrdup("ended by the collective's own timeout");
+		return 1;
+	}
+	if (state[0] == '\0' || state[0] == '\n') {
+		/* Gone from the queue without the marker. */
+		*v = PROBE_FAILED;
+		*why = xasprintf("probe job %s ended without %s; its output ends with:\n%s", id,
+		    MARK_OK, tail[0] ? tail : "(nothing)");
+		return 1;
+	}
+	return 0;
+}
+
+/* Submit one rung and watch it. *why: for FAILED, the output's end. */
+static enum verdict one_rung(struct conn *c, const struct cluster_cfg *cl,
+    const struct probe_opts *o, const char *rung, int n, probe_progress_fn *progress, void *data,
+    char **why)
+{
+	time_t submitted = time(NULL), started = 0;
+	char *id = submit_rung(c, cl, o, rung, n, why), *cmd, *out;
+	enum verdict v = PROBE_ERROR;
+	int st = 0, done;
+
+	if (id == NULL)
+		return PROBE_ERROR;
+	say(progress, data, "submitted probe job %s (%s)", id, rung[0] ? rung : "no NCCL knobs");
+	cmd = look_command(cl, o, n, id);
 	for (;;) {
-		char *state, *count, *tail;
 		compat_sleep_ms(o->poll_ms > 0 ? (unsigned)o->poll_ms : 2000u);
 		out = run(c, cmd, &st, why);
 		if (out == NULL)
 			break;		/* the connection: PROBE_ERROR */
-		state = out;
-		count = strstr(state, "@@\n");
-		tail = count ? strstr(count + 3, "@@\n") : NULL;
-		if (count == NULL || tail == NULL) {
-			*why = xstrdup("the probe's status could not be read");
-			free(out);
-			break;
-		}
-		*count = '\0';
-		count += 3;
-		*tail = '\0';
-		tail += 3;
-		if (atoi(count) > 0) {
-			v = PROBE_PASSED;
-			free(out);
-			break;
-		}
-		{
-			/* grep -c's second count: the collective's own timeout. */
-			const char *nl = strchr(count, '\n');
-			timed_out = nl != NULL && atoi(nl + 1) > 0;
-		}
-		if (strncmp(state, "RUNNING", 7) == 0 && started == 0) {
-			started = time(NULL);
-			say(progress, data, "probe job %s running; waiting up to %d s for the all-reduce",
-			    id, o->timeout_s);
-		}
-		if ((state[0] == '\0' || state[0] == '\n') && timed_out) {
-			/* Ended FAILED by the collective's timeout: the hang,
-			 * seen through PyTorch's watchdog before ours. */
-			v = PROBE_HUNG;
-			*why = xstrdup("ended by the collective's own timeout");
-			free(out);
-			break;
-		}
-		if (state[0] == '\0' || state[0] == '\n') {
-			/* Gone from the queue without the marker. */
-			v = PROBE_FAILED;
-			*why = xasprintf("probe job %s ended without %s; its output ends with:\n%s", id,
-			    MARK_OK, tail[0] ? tail : "(nothing)");
-			free(out);
-			break;
-		}
+		done = read_look(out, id, o, progress, data, &started, &v, why);
 		free(out);
+		if (done)
+			break;
 		if (started != 0 && time(NULL) - started >= o->timeout_s) {
 			v = PROBE_HUNG;
 			break;
@@ -333,7 +360,7 @@ static enum verdict one_rung(struct conn *c, const struct cluster_cfg *cl,
 	}
 	if (v != PROBE_FAILED)
 		cancel_job(c, id);	/* passed: done with it; hung or lost: stop it */
-	free(cmd), free(q), free(qlog), free(log), free(id);
+	free(cmd), free(id);
 	return v;
 }
 

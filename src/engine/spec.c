@@ -243,15 +243,103 @@ static int get_files(struct ctx *c, const yaml_node_t *n, struct spec *s)
 	return 0;
 }
 
-int spec_parse(const char *file, const char *text, size_t len, struct spec *s, char **err)
+/* TAO's own spec, kept as the text it was written in. */
+static int get_tao_spec(struct ctx *c, const yaml_node_t *v, struct spec *s)
+{
+	size_t back;
+
+	if (v->type != YAML_MAPPING_NODE)
+		return fail_at(c, v, "field 'spec' must be a mapping (TAO's own spec)");
+	/* A block mapping is taken from the start of its first line, so every
+	 * line keeps one indentation; a flow one ({...}) as it stands. */
+	back = v->data.mapping.style == YAML_FLOW_MAPPING_STYLE ? 0 : v->start_mark.column;
+	s->tao_spec = xstrndup(c->text + v->start_mark.index - back,
+	    v->end_mark.index - v->start_mark.index + back);
+	return 0;
+}
+
+/* The field k: v of the bundle into s; k is known and given once. */
+static int get_field(struct ctx *c, const char *key, const yaml_node_t *v, struct spec *s)
+{
+	if (strcmp(key, "image") == 0) return get_string(c, key, v, &s->image);
+	if (strcmp(key, "network_arch") == 0) return get_string(c, key, v, &s->network_arch);
+	if (strcmp(key, "action") == 0) return get_string(c, key, v, &s->action);
+	if (strcmp(key, "command") == 0) return get_command(c, v, s);
+	if (strcmp(key, "results_dir") == 0) return get_string(c, key, v, &s->results_dir);
+	if (strcmp(key, "partition") == 0) return get_string(c, key, v, &s->partition);
+	if (strcmp(key, "account") == 0) return get_string(c, key, v, &s->account);
+	if (strcmp(key, "gpus") == 0) return get_int(c, key, v, 0, 4096, &s->gpus);
+	if (strcmp(key, "nodes") == 0) return get_int(c, key, v, 1, 1024, &s->nodes);
+	if (strcmp(key, "gpus_per_node") == 0) return get_int(c, key, v, 1, 64, &s->gpus_per_node);
+	if (strcmp(key, "cpus_per_task") == 0) return get_int(c, key, v, 1, 1024, &s->cpus_per_task);
+	if (strcmp(key, "time_hours") == 0) return get_hours(c, key, v, &s->time_hours);
+	if (strcmp(key, "requeue") == 0) return get_bool(c, key, v, &s->requeue);
+	if (strcmp(key, "datasets") == 0) return get_list(c, key, v, 0, &s->datasets, &s->ndatasets);
+	if (strcmp(key, "secrets") == 0) return get_list(c, key, v, 1, &s->secrets, &s->nsecrets);
+	if (strcmp(key, "extra_env") == 0) return get_env(c, v, s);
+	if (strcmp(key, "supporting_files") == 0) return get_files(c, v, s);
+	if (strcmp(key, "spec") == 0) return get_tao_spec(c, v, s);
+	return 0;
+}
+
+/* Each field of the root mapping: known, given once, then read. */
+static int get_fields(struct ctx *c, const yaml_node_t *root, struct spec *s)
 {
 	static const char *const known =
 	    " image network_arch action command datasets results_dir gpus gpus_per_node nodes cpus_per_task"
 	    " time_hours partition account requeue extra_env secrets supporting_files spec ";
-	yaml_node_t *root;
-	yaml_node_pair_t *p;
-	struct ctx c = { .file = file, .text = text, .err = err };
+	yaml_node_pair_t *p, *q;
 	int rc = 0;
+
+	for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top && rc == 0; p++) {
+		const yaml_node_t *k = yaml_document_get_node(&c->doc, p->key);
+		const char *key = yamldoc_scalar(k);
+		char pattern[64];
+
+		snprintf(pattern, sizeof(pattern), " %s ", key ? key : "");
+		if (key == NULL || strstr(known, pattern) == NULL)
+			return fail_at(c, k, "unknown field '%s' (fields: image, network_arch, action, "
+			    "command, datasets, results_dir, gpus, gpus_per_node, nodes, cpus_per_task, time_hours, "
+			    "partition, account, requeue, extra_env, secrets, supporting_files, spec)",
+			    key ? key : "?");
+		for (q = root->data.mapping.pairs.start; q < p; q++) {
+			const char *earlier = yamldoc_scalar(yaml_document_get_node(&c->doc, q->key));
+			if (earlier != NULL && strcmp(earlier, key) == 0)
+				rc = fail_at(c, k, "field '%s' is given twice", key);
+		}
+		if (rc == 0)
+			rc = get_field(c, key, yaml_document_get_node(&c->doc, p->value), s);
+	}
+	return rc;
+}
+
+/* The bundle's required image, and its command (TAO's own entry point from
+ * network_arch and action when none is given). */
+static int complete(struct ctx *c, const yaml_node_t *root, struct spec *s)
+{
+	char *why = NULL;
+	int rc;
+
+	if (s->image == NULL)
+		return fail_at(c, root, "field 'image' is missing: the container image (a .sqsh path "
+		    "or a registry image)");
+	if (s->command != NULL)
+		return 0;
+	if (command_default(s->network_arch, s->action, &s->argv, &s->argc, &why) != 0) {
+		rc = fail_at(c, root, "%s", why);
+		free(why);
+		return rc;
+	}
+	s->command = spec_join_words(s->argv, s->argc);
+	s->command_is_taos = 1;
+	return 0;
+}
+
+int spec_parse(const char *file, const char *text, size_t len, struct spec *s, char **err)
+{
+	yaml_node_t *root;
+	struct ctx c = { .file = file, .text = text, .err = err };
+	int rc;
 
 	memset(s, 0, sizeof(*s));
 	s->gpus = s->nodes = s->cpus_per_task = s->requeue = s->gpus_per_node = -1;
@@ -265,73 +353,9 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 		yaml_document_delete(&c.doc);
 		return -1;
 	}
-	for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top && rc == 0; p++) {
-		const yaml_node_t *k = yaml_document_get_node(&c.doc, p->key);
-		const yaml_node_t *v = yaml_document_get_node(&c.doc, p->value);
-		const char *key = yamldoc_scalar(k);
-		char pattern[64];
-		yaml_node_pair_t *q;
-
-		snprintf(pattern, sizeof(pattern), " %s ", key ? key : "");
-		if (key == NULL || strstr(known, pattern) == NULL) {
-			rc = fail_at(&c, k, "unknown field '%s' (fields: image, network_arch, action, "
-			    "command, datasets, results_dir, gpus, gpus_per_node, nodes, cpus_per_task, time_hours, "
-			    "partition, account, requeue, extra_env, secrets, supporting_files, spec)",
-			    key ? key : "?");
-			break;
-		}
-		for (q = root->data.mapping.pairs.start; q < p; q++) {
-			const char *earlier = yamldoc_scalar(yaml_document_get_node(&c.doc, q->key));
-			if (earlier != NULL && strcmp(earlier, key) == 0)
-				rc = fail_at(&c, k, "field '%s' is given twice", key);
-		}
-		if (rc != 0)
-			break;
-		if (strcmp(key, "image") == 0) rc = get_string(&c, key, v, &s->image);
-		else if (strcmp(key, "network_arch") == 0) rc = get_string(&c, key, v, &s->network_arch);
-		else if (strcmp(key, "action") == 0) rc = get_string(&c, key, v, &s->action);
-		else if (strcmp(key, "command") == 0) rc = get_command(&c, v, s);
-		else if (strcmp(key, "results_dir") == 0) rc = get_string(&c, key, v, &s->results_dir);
-		else if (strcmp(key, "partition") == 0) rc = get_string(&c, key, v, &s->partition);
-		else if (strcmp(key, "account") == 0) rc = get_string(&c, key, v, &s->account);
-		else if (strcmp(key, "gpus") == 0) rc = get_int(&c, key, v, 0, 4096, &s->gpus);
-		else if (strcmp(key, "nodes") == 0) rc = get_int(&c, key, v, 1, 1024, &s->nodes);
-		else if (strcmp(key, "gpus_per_node") == 0) rc = get_int(&c, key, v, 1, 64, &s->gpus_per_node);
-		else if (strcmp(key, "cpus_per_task") == 0) rc = get_int(&c, key, v, 1, 1024, &s->cpus_per_task);
-		else if (strcmp(key, "time_hours") == 0) rc = get_hours(&c, key, v, &s->time_hours);
-		else if (strcmp(key, "requeue") == 0) rc = get_bool(&c, key, v, &s->requeue);
-		else if (strcmp(key, "datasets") == 0) rc = get_list(&c, key, v, 0, &s->datasets, &s->ndatasets);
-		else if (strcmp(key, "secrets") == 0) rc = get_list(&c, key, v, 1, &s->secrets, &s->nsecrets);
-		else if (strcmp(key, "extra_env") == 0) rc = get_env(&c, v, s);
-		else if (strcmp(key, "supporting_files") == 0) rc = get_files(&c, v, s);
-		else if (strcmp(key, "spec") == 0) {
-			if (v->type != YAML_MAPPING_NODE)
-				rc = fail_at(&c, v, "field 'spec' must be a mapping (TAO's own spec)");
-			else {
-				/* A block mapping is taken from the start of its
-				 * first line, so every line keeps one indentation;
-				 * a flow one ({...}) as it stands. */
-				size_t back = v->data.mapping.style == YAML_FLOW_MAPPING_STYLE
-				    ? 0 : v->start_mark.column;
-				s->tao_spec = xstrndup(text + v->start_mark.index - back,
-				    v->end_mark.index - v->start_mark.index + back);
-			}
-		}
-	}
-	if (rc == 0 && s->image == NULL)
-		rc = fail_at(&c, root, "field 'image' is missing: the container image (a .sqsh path "
-		    "or a registry image)");
-	if (rc == 0 && s->command == NULL) {
-		/* No command: TAO's own entry point, from network_arch and action. */
-		char *why = NULL;
-		if (command_default(s->network_arch, s->action, &s->argv, &s->argc, &why) != 0) {
-			rc = fail_at(&c, root, "%s", why);
-			free(why);
-		} else {
-			s->command = spec_join_words(s->argv, s->argc);
-			s->command_is_taos = 1;
-		}
-	}
+	rc = get_fields(&c, root, s);
+	if (rc == 0)
+		rc = complete(&c, root, s);
 	yaml_document_delete(&c.doc);
 	if (rc != 0)
 		spec_free(s);

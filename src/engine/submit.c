@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,103 +233,145 @@ static int preflight(struct job *j, char **err)
 
 /* ---- one remote command checks datasets, image and partition ----------------------------- */
 
-static int check_remote(struct job *j, char **err)
+/* What the one remote command found. */
+struct remote_facts {
+	size_t	missing;	/* the first dataset missing, or SIZE_MAX */
+	int	image_state;	/* 1 ok, -1 not squashfs, 0 missing, -2 unknown */
+	double	max_h;		/* the partition's time limit; <= 0: no partition */
+	int	part_nodes;	/* -1: unknown */
+	int	part_gpus;	/* per node; -1: unknown */
+};
+
+/* One shell line that tests every dataset, the image, and the partition. */
+static void check_command(const struct job *j, struct buf *cmd)
 {
-	struct buf cmd;
-	struct conn_exec x;
-	char *q, *line, *save = NULL;
-	int image_state = -2, rc = 0, part_nodes = -1, part_gpus = -1;
-	double max_h = 0;
+	char *q;
 	size_t i;
 
-	step(j, STEP_DATASET, 0, NULL);
-	buf_init(&cmd);
 	for (i = 0; i < j->ndatasets; i++) {
 		q = sh_quote(j->datasets[i]);
-		buf_addf(&cmd, "if test -e %s; then echo '@@ok %zu'; else echo '@@missing %zu'; fi; ",
+		buf_addf(cmd, "if test -e %s; then echo '@@ok %zu'; else echo '@@missing %zu'; fi; ",
 		    q, i, i);
 		free(q);
 	}
 	q = sh_quote(j->image.sqsh);
-	buf_addf(&cmd, "if [ \"$(head -c 4 %s 2>/dev/null)\" = hsqs ]; then echo '@@image ok'; "
+	buf_addf(cmd, "if [ \"$(head -c 4 %s 2>/dev/null)\" = hsqs ]; then echo '@@image ok'; "
 	    "elif test -e %s; then echo '@@image bad'; else echo '@@image missing'; fi; ", q, q);
 	free(q);
 	q = sh_quote(j->rq.partition);
-	buf_addf(&cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"; ", q);
+	buf_addf(cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"; ", q);
 	/* The partition's nodes and their GPUs, for the shape: "2 gpu:8". */
-	buf_addf(&cmd, "echo \"@@nodes $(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1)\"", q);
+	buf_addf(cmd, "echo \"@@nodes $(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1)\"", q);
 	free(q);
-	if (j->o->dry_run)
-		plan(j, "check: %s", cmd.data);
-	if (run(j, &x, cmd.data, CHECK_TIMEOUT_MS, err) != 0) {
-		buf_free(&cmd);
-		return failed(j, STEP_DATASET, err);
+}
+
+/* "2 gpu:8" or "2 gpu:a100:8(S:0-1)" after "@@nodes ": the count after the
+ * last colon of the gres; no gres: no GPUs. */
+static void read_nodes(const char *s, struct remote_facts *f)
+{
+	const char *g = strchr(s, ' ');
+
+	f->part_nodes = atoi(s);
+	if (g != NULL && strncmp(g + 1, "gpu", 3) == 0) {
+		const char *end = g + 1 + strcspn(g + 1, "(,"), *colon = NULL, *p;
+		for (p = g + 1; p < end; p++)
+			if (*p == ':')
+				colon = p;
+		f->part_gpus = colon != NULL ? atoi(colon + 1) : -1;
+	} else if (g != NULL) {
+		f->part_gpus = 0;
 	}
-	buf_free(&cmd);
-	for (line = strtok_r(x.out.data ? x.out.data : (char *)"", "\n", &save); line != NULL;
-	    line = strtok_r(NULL, "\n", &save)) {
+}
+
+/* The command's "@@" lines into f (out is cut up on the way). */
+static void read_facts(const struct job *j, char *out, struct remote_facts *f)
+{
+	char *line, *save = NULL;
+
+	for (line = strtok_r(out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
 		size_t k;
-		if (sscanf(line, "@@missing %zu", &k) == 1 && k < j->ndatasets && rc == 0) {
-			*err = xasprintf("dataset %s does not exist on %s: stage it on the shared "
-			    "storage first (never inside the allocation), or fix the path", j->datasets[k],
-			    conn_host(j->c));
-			rc = -1;
+		if (sscanf(line, "@@missing %zu", &k) == 1 && k < j->ndatasets) {
+			if (f->missing == SIZE_MAX)
+				f->missing = k;
 		} else if (strcmp(line, "@@image ok") == 0) {
-			image_state = 1;
+			f->image_state = 1;
 		} else if (strcmp(line, "@@image bad") == 0) {
-			image_state = -1;
+			f->image_state = -1;
 		} else if (strcmp(line, "@@image missing") == 0) {
-			image_state = 0;
+			f->image_state = 0;
 		} else if (strncmp(line, "@@maxtime ", 10) == 0) {
-			max_h = slurm_hours(line + 10);
+			f->max_h = slurm_hours(line + 10);
 		} else if (strncmp(line, "@@nodes ", 8) == 0) {
-			/* "2 gpu:8" or "2 gpu:a100:8(S:0-1)": the count after the
-			 * last colon of the gres; no gres: no GPUs. */
-			const char *g = strchr(line + 8, ' ');
-			part_nodes = atoi(line + 8);
-			if (g != NULL && strncmp(g + 1, "gpu", 3) == 0) {
-				const char *end = g + 1 + strcspn(g + 1, "(,"), *colon = NULL, *p;
-				for (p = g + 1; p < end; p++)
-					if (*p == ':')
-						colon = p;
-				part_gpus = colon != NULL ? atoi(colon + 1) : -1;
-			} else if (g != NULL) {
-				part_gpus = 0;
-			}
+			read_nodes(line + 8, f);
 		}
 	}
-	conn_exec_free(&x);
-	if (rc == 0 && max_h <= 0) {
+}
+
+/* The facts against the job: the first thing that stops it, in *err. */
+static int judge_facts(struct job *j, const struct remote_facts *f, char **err)
+{
+	if (f->missing != SIZE_MAX) {
+		*err = xasprintf("dataset %s does not exist on %s: stage it on the shared "
+		    "storage first (never inside the allocation), or fix the path",
+		    j->datasets[f->missing], conn_host(j->c));
+		return -1;
+	}
+	if (f->max_h <= 0) {
 		*err = xasprintf("partition %s does not exist on the cluster (sinfo -o %%P lists them)",
 		    j->rq.partition);
-		rc = -1;
+		return -1;
 	}
-	if (rc == 0 && policy_resources(&j->spec, &seed_defaults, j->rq.partition, max_h, &j->res,
+	if (policy_resources(&j->spec, &seed_defaults, j->rq.partition, f->max_h, &j->res,
 	    NULL, err) != 0)
-		rc = -1;
+		return -1;
 	/* The shape against what the partition has (unknown: let sbatch say). */
-	if (rc == 0 && part_nodes > 0 && j->res.nodes > part_nodes) {
+	if (f->part_nodes > 0 && j->res.nodes > f->part_nodes) {
 		*err = xasprintf("%d GPUs as %d node%s x %d: partition %s has %d node%s; ask for at "
 		    "most %d GPUs there, or another partition", j->res.gpus_total, j->res.nodes,
-		    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, j->rq.partition, part_nodes,
-		    part_nodes == 1 ? "" : "s", part_nodes * (part_gpus > 0 ? part_gpus : 1));
-		rc = -1;
+		    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, j->rq.partition,
+		    f->part_nodes, f->part_nodes == 1 ? "" : "s",
+		    f->part_nodes * (f->part_gpus > 0 ? f->part_gpus : 1));
+		return -1;
 	}
-	if (rc == 0 && part_gpus >= 0 && j->res.gpus_per_node > part_gpus) {
+	if (f->part_gpus >= 0 && j->res.gpus_per_node > f->part_gpus) {
 		*err = xasprintf("%d GPUs on a node: the nodes of partition %s have %d; split the job "
-		    "over more nodes (nodes: %d)", j->res.gpus_per_node, j->rq.partition, part_gpus,
-		    part_gpus > 0 ? (j->res.gpus_total + part_gpus - 1) / part_gpus : 0);
-		rc = -1;
+		    "over more nodes (nodes: %d)", j->res.gpus_per_node, j->rq.partition,
+		    f->part_gpus, f->part_gpus > 0
+		    ? (j->res.gpus_total + f->part_gpus - 1) / f->part_gpus : 0);
+		return -1;
 	}
-	if (rc == 0 && j->image.is_sqsh && image_state != 1) {
-		*err = xasprintf("image %s %s", j->image.sqsh, image_state == 0 ? "does not exist"
+	if (j->image.is_sqsh && f->image_state != 1) {
+		*err = xasprintf("image %s %s", j->image.sqsh, f->image_state == 0 ? "does not exist"
 		    : "is not a squashfs file (no hsqs magic): a truncated conversion? convert it again");
-		rc = -1;
+		return -1;
 	}
+	return 0;
+}
+
+static int check_remote(struct job *j, char **err)
+{
+	struct remote_facts f = { .missing = SIZE_MAX, .image_state = -2, .part_nodes = -1,
+	    .part_gpus = -1 };
+	struct buf cmd;
+	struct conn_exec x;
+	int rc;
+
+	step(j, STEP_DATASET, 0, NULL);
+	buf_init(&cmd);
+	check_command(j, &cmd);
+	if (j->o->dry_run)
+		plan(j, "check: %s", cmd.data);
+	rc = run(j, &x, cmd.data, CHECK_TIMEOUT_MS, err);
+	buf_free(&cmd);
 	if (rc != 0)
 		return failed(j, STEP_DATASET, err);
+	read_facts(j, x.out.data ? x.out.data : (char *)"", &f);
+	conn_exec_free(&x);
+	if (judge_facts(j, &f, err) != 0)
+		return failed(j, STEP_DATASET, err);
 	/* For a registry image: 1 = a good cached .sqsh exists. */
-	j->image.is_sqsh = j->image.is_sqsh || (image_state == 1 && !(j->image.latest && j->o->force_reconvert));
+	j->image.is_sqsh = j->image.is_sqsh ||
+	    (f.image_state == 1 && !(j->image.latest && j->o->force_reconvert));
 	step(j, STEP_DATASET, 1, NULL);
 	return 0;
 }
@@ -727,13 +770,127 @@ char *submit_template_dir(void)
 	return share_dir("templates");
 }
 
+/* The values the sbatch template's placeholders take, as they are built. */
+struct script_parts {
+	struct buf	mounts;		/* src:dst,... unquoted */
+	struct buf	command;	/* the command's words, each quoted */
+	struct buf	jobenv;		/* export lines for the command's own scripts */
+	struct buf	extra;		/* #SBATCH lines */
+	struct buf	env;		/* the spec's env and the NCCL knobs */
+};
+
+/* Identity mounts: the datasets, the job folder, the results. */
+static void make_mounts(const struct job *j, struct buf *mounts)
+{
+	size_t i, jl = strlen(j->job_dir);
+
+	for (i = 0; i < j->ndatasets; i++)
+		buf_addf(mounts, "%s:%s,", j->datasets[i], j->datasets[i]);
+	buf_addf(mounts, "%s:%s", j->job_dir, j->job_dir);
+	/* Inside the job folder only at a '/': /x/job10 is not in /x/job1. */
+	if (strncmp(j->results_dir, j->job_dir, jl) != 0 ||
+	    (j->results_dir[jl] != '/' && j->results_dir[jl] != '\0'))
+		buf_addf(mounts, ",%s:%s", j->results_dir, j->results_dir);
+}
+
+/* The command's words, placeholders filled, each word then quoted: a value
+ * stays one word, and no shell reads it as code. The same values exported
+ * for scripts the command runs. */
+static int make_command(const struct job *j, struct script_parts *sp, char **err)
+{
+	char *spec_path = xasprintf("%s/specs/spec.yaml", j->job_dir);
+	const struct command_vars cv = { spec_path, j->results_dir, j->job_dir, j->id };
+	const char *const exports[][2] = { { "TAOTOP_JOB_ID", j->id },
+	    { "TAOTOP_JOB_DIR", j->job_dir }, { "TAOTOP_SPEC", spec_path },
+	    { "TAOTOP_RESULTS_DIR", j->results_dir } };
+	size_t i;
+
+	for (i = 0; i < j->argc; i++) {
+		char *w = command_expand_word(j->argv[i], &cv, err);
+		if (w == NULL) {
+			free(spec_path);
+			return -1;
+		}
+		if (i > 0)
+			buf_addc(&sp->command, ' ');
+		sh_quote_buf(&sp->command, w, strlen(w));
+		free(w);
+	}
+	for (i = 0; i < sizeof(exports) / sizeof(exports[0]); i++) {
+		buf_addf(&sp->jobenv, "%sexport %s=", i ? "\n" : "", exports[i][0]);
+		sh_quote_buf(&sp->jobenv, exports[i][1], strlen(exports[i][1]));
+	}
+	free(spec_path);
+	return 0;
+}
+
+/* The #SBATCH lines the template leaves to the job. */
+static void make_extra(const struct job *j, struct buf *extra)
+{
+	/* The multi-node template has its own --nodes line. */
+	if (j->res.nodes <= 1)
+		buf_adds(extra, "#SBATCH --nodes=1\n");
+	buf_addf(extra, "#SBATCH --partition=%s\n", j->rq.partition);
+	if (j->rq.account != NULL)
+		buf_addf(extra, "#SBATCH --account=%s\n", j->rq.account);
+	buf_addf(extra, "#SBATCH %s", j->res.requeue ? "--requeue" : "--no-requeue");
+	if (j->res.exclusive)
+		buf_adds(extra, "\n#SBATCH --exclusive");
+}
+
+/* The spec's extra environment and the cluster's NCCL knobs, as exports. */
+static int make_env(const struct job *j, struct buf *env, char **err)
+{
+	size_t i;
+
+	for (i = 0; i < j->spec.nextra_env; i++) {
+		buf_addf(env, "%sexport %s=", i ? "\n" : "", j->spec.extra_env[i].key);
+		sh_quote_buf(env, j->spec.extra_env[i].value, strlen(j->spec.extra_env[i].value));
+	}
+	if (j->nccl_env != NULL && j->nccl_env[0] != '\0') {
+		char *lines = NULL;
+		if (probe_env_lines(j->nccl_env, &lines, err) != 0)
+			return -1;
+		buf_addf(env, "%s# the cluster's NCCL knobs (its probe's answer)\n%s",
+		    env->len ? "\n" : "", lines);
+		free(lines);
+	}
+	if (env->len == 0)
+		buf_adds(env, ": none");
+	return 0;
+}
+
+/* The template tmpl (read from tpath) with every placeholder filled. */
+static int fill_template(const struct job *j, const char *tpath, const char *tmpl,
+    const struct script_parts *sp, char **text, char **err)
+{
+	char ngpus[16], ncpus[16], nnodes[16];
+	char *qimage = sh_quote(j->image.sqsh), *qmounts = sh_quote(sp->mounts.data);
+	char *qenv = j->sidecar ? sh_quote(j->sidecar) : xstrdup("''");
+	int rc;
+
+	snprintf(ngpus, sizeof(ngpus), "%d", j->res.gpus_per_node);
+	snprintf(nnodes, sizeof(nnodes), "%d", j->res.nodes);
+	snprintf(ncpus, sizeof(ncpus), "%d", j->res.cpus_per_task);
+	const struct tmpl_value v[] = {
+		{ "JOB_NAME", j->id }, { "NUM_GPUS", ngpus }, { "CPUS_PER_TASK", ncpus },
+		{ "TIME", j->res.time }, { "LOG_DIR", j->log_dir }, { "IMAGE", qimage },
+		{ "CONTAINER_MOUNTS", qmounts }, { "COMMAND", sp->command.data },
+		{ "SBATCH_EXTRA", sp->extra.data }, { "ENV_FILE", qenv }, { "EXTRA_ENV", sp->env.data },
+		{ "CHILD_TIMEOUT", j->res.child_timeout }, { "NUM_NODES", nnodes },
+		{ "JOB_ENV", sp->jobenv.data },
+	};
+	rc = template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), text, err);
+	free(qimage), free(qmounts), free(qenv);
+	return rc;
+}
+
 static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 {
-	struct buf mounts, command, extra, env, jobenv;
+	struct script_parts sp;
 	char *dir = j->o->template_dir ? xstrdup(j->o->template_dir) : submit_template_dir();
 	char *tpath = xasprintf("%s/%s.sbatch.tmpl", dir, j->res.nodes > 1 ? "multinode" : "singlenode");
-	char ngpus[16], ncpus[16], nnodes[16], *qimage, *qmounts, *qenv, *tmpl, *text = NULL;
-	size_t i;
+	char *tmpl, *text = NULL;
 	int rc = -1;
 
 	step(j, STEP_LINT, 0, NULL);
@@ -743,99 +900,20 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 		free(tpath);
 		return failed(j, STEP_LINT, err);
 	}
-	/* Identity mounts: the datasets, the job folder, the results. */
-	buf_init(&mounts);
-	for (i = 0; i < j->ndatasets; i++)
-		buf_addf(&mounts, "%s:%s,", j->datasets[i], j->datasets[i]);
-	buf_addf(&mounts, "%s:%s", j->job_dir, j->job_dir);
-	/* Inside the job folder only at a '/': /x/job10 is not in /x/job1. */
-	if (strncmp(j->results_dir, j->job_dir, strlen(j->job_dir)) != 0 ||
-	    (j->results_dir[strlen(j->job_dir)] != '/' && j->results_dir[strlen(j->job_dir)] != '\0'))
-		buf_addf(&mounts, ",%s:%s", j->results_dir, j->results_dir);
-	/* The command's words, placeholders filled, each word then quoted:
-	 * a value stays one word, and no shell reads it as code. */
-	buf_init(&command);
-	buf_init(&jobenv);
-	{
-		char *spec_path = xasprintf("%s/specs/spec.yaml", j->job_dir);
-		const struct command_vars cv = { spec_path, j->results_dir, j->job_dir, j->id };
-		const char *const exports[][2] = { { "TAOTOP_JOB_ID", j->id },
-		    { "TAOTOP_JOB_DIR", j->job_dir }, { "TAOTOP_SPEC", spec_path },
-		    { "TAOTOP_RESULTS_DIR", j->results_dir } };
-		for (i = 0; i < j->argc; i++) {
-			char *w = command_expand_word(j->argv[i], &cv, err);
-			if (w == NULL) {
-				free(spec_path);
-				buf_free(&mounts), buf_free(&command), buf_free(&jobenv);
-				free(tmpl), free(tpath);
-				return failed(j, STEP_LINT, err);
-			}
-			if (i > 0)
-				buf_addc(&command, ' ');
-			sh_quote_buf(&command, w, strlen(w));
-			free(w);
-		}
-		/* The same, for scripts the command runs. */
-		for (i = 0; i < sizeof(exports) / sizeof(exports[0]); i++) {
-			buf_addf(&jobenv, "%sexport %s=", i ? "\n" : "", exports[i][0]);
-			sh_quote_buf(&jobenv, exports[i][1], strlen(exports[i][1]));
-		}
-		free(spec_path);
+	buf_init(&sp.mounts), buf_init(&sp.command), buf_init(&sp.jobenv);
+	buf_init(&sp.extra), buf_init(&sp.env);
+	make_mounts(j, &sp.mounts);
+	make_extra(j, &sp.extra);
+	if (make_command(j, &sp, err) == 0 && make_env(j, &sp.env, err) == 0 &&
+	    fill_template(j, tpath, tmpl, &sp, &text, err) == 0 &&
+	    lint_gate(j->sbatch_path, text, err) == 0) {
+		out->text = text;
+		text = NULL;
+		rc = 0;
 	}
-	buf_init(&extra);
-	/* The multi-node template has its own --nodes line. */
-	if (j->res.nodes <= 1)
-		buf_adds(&extra, "#SBATCH --nodes=1\n");
-	buf_addf(&extra, "#SBATCH --partition=%s\n", j->rq.partition);
-	if (j->rq.account != NULL)
-		buf_addf(&extra, "#SBATCH --account=%s\n", j->rq.account);
-	buf_addf(&extra, "#SBATCH %s", j->res.requeue ? "--requeue" : "--no-requeue");
-	if (j->res.exclusive)
-		buf_adds(&extra, "\n#SBATCH --exclusive");
-	buf_init(&env);
-	for (i = 0; i < j->spec.nextra_env; i++) {
-		buf_addf(&env, "%sexport %s=", i ? "\n" : "", j->spec.extra_env[i].key);
-		sh_quote_buf(&env, j->spec.extra_env[i].value, strlen(j->spec.extra_env[i].value));
-	}
-	if (j->nccl_env != NULL && j->nccl_env[0] != '\0') {
-		char *lines = NULL;
-		if (probe_env_lines(j->nccl_env, &lines, err) != 0) {
-			buf_free(&mounts), buf_free(&command), buf_free(&extra), buf_free(&env);
-			buf_free(&jobenv), free(tmpl), free(tpath);
-			return failed(j, STEP_LINT, err);
-		}
-		buf_addf(&env, "%s# the cluster's NCCL knobs (its probe's answer)\n%s",
-		    env.len ? "\n" : "", lines);
-		free(lines);
-	}
-	if (env.len == 0)
-		buf_adds(&env, ": none");
-	snprintf(ngpus, sizeof(ngpus), "%d", j->res.gpus_per_node);
-	snprintf(nnodes, sizeof(nnodes), "%d", j->res.nodes);
-	snprintf(ncpus, sizeof(ncpus), "%d", j->res.cpus_per_task);
-	qimage = sh_quote(j->image.sqsh);
-	qmounts = sh_quote(mounts.data);
-	qenv = j->sidecar ? sh_quote(j->sidecar) : xstrdup("''");
-	{
-		const struct tmpl_value v[] = {
-			{ "JOB_NAME", j->id }, { "NUM_GPUS", ngpus }, { "CPUS_PER_TASK", ncpus },
-			{ "TIME", j->res.time }, { "LOG_DIR", j->log_dir }, { "IMAGE", qimage },
-			{ "CONTAINER_MOUNTS", qmounts }, { "COMMAND", command.data },
-			{ "SBATCH_EXTRA", extra.data }, { "ENV_FILE", qenv }, { "EXTRA_ENV", env.data },
-			{ "CHILD_TIMEOUT", j->res.child_timeout }, { "NUM_NODES", nnodes },
-			{ "JOB_ENV", jobenv.data },
-		};
-		if (template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), &text, err) != 0)
-			goto out;
-	}
-	if (lint_gate(j->sbatch_path, text, err) != 0)
-		goto out;
-	out->text = text;
-	text = NULL;
-	rc = 0;
-out:
-	free(text), free(tmpl), free(tpath), free(qimage), free(qmounts), free(qenv);
-	buf_free(&mounts), buf_free(&command), buf_free(&extra), buf_free(&env), buf_free(&jobenv);
+	free(text), free(tmpl), free(tpath);
+	buf_free(&sp.mounts), buf_free(&sp.command), buf_free(&sp.jobenv);
+	buf_free(&sp.extra), buf_free(&sp.env);
 	if (rc != 0)
 		return failed(j, STEP_LINT, err);
 	step(j, STEP_LINT, 1, NULL);

@@ -115,105 +115,146 @@ static void set_error(struct job_use *u, const char *text, size_t len)
 	u->error[len] = '\0';
 }
 
-void use_parse(const char *out, const char *nonce, const struct use_job *jobs, size_t n,
-    struct use_round *r)
+/* What use_parse counts per job while it reads the lines, then judges. */
+struct tally {
+	int	*gpu_lines;	/* readings per job */
+	int	*smi_missing;	/* the job's node has no nvidia-smi */
+	int	*rc;		/* srun's exit code per job, -1: none came */
+	char	*no_smi_node;	/* a node without it, for the status bar */
+	int	 no_overlap;	/* srun has no --overlap */
+};
+
+/* The text after a line's two-letter tag, cut to fit rest. */
+static void tag_rest(const char *p, const char *end, char *rest, size_t cap)
 {
-	size_t nl = strlen(nonce), i, no_smi = 0, asked = 0, missing_tool = 0;
-	int *gpu_lines = xcalloc(n + 1, sizeof(int)), *smi_missing = xcalloc(n + 1, sizeof(int));
-	int *rc = xcalloc(n + 1, sizeof(int));
-	char *no_smi_node = NULL;
-	const char *l;
-	int no_overlap = 0;
+	size_t k = (size_t)(end - p - 2) < cap - 1 ? (size_t)(end - p - 2) : cap - 1;
 
-	memset(r, 0, sizeof(*r));
-	r->jobs = xcalloc(n + 1, sizeof(*r->jobs));
-	r->n = n;
-	for (i = 0; i < n; i++) {
-		snprintf(r->jobs[i].slurm_id, sizeof(r->jobs[i].slurm_id), "%s", jobs[i].slurm_id);
-		rc[i] = -1;
-		r->jobs[i].at = time(NULL);
-	}
-	for (l = out != NULL ? out : ""; *l != '\0';) {
-		size_t len = strcspn(l, "\n"), idl;
-		const char *p = l, *end = l + len;
-		struct job_use *u = NULL;
+	memcpy(rest, p + 2, k);
+	rest[k] = '\0';
+}
 
-		l += len + (l[len] == '\n');
-		if (len <= nl + 1 || strncmp(p, nonce, nl) != 0 || p[nl] != ' ')
-			continue;
-		p += nl + 1;
-		idl = strcspn(p, " ");
-		for (i = 0; i < n; i++)
-			if (strlen(jobs[i].slurm_id) == idl && strncmp(jobs[i].slurm_id, p, idl) == 0)
-				break;
-		if (i == n || p + idl >= end)
-			continue;
-		u = &r->jobs[i];
-		p += idl + 1;
-		if (end - p > 2 && p[0] == 'G' && p[1] == ' ') {
-			char node[32] = "", rest[96];
-			struct gpu_reading g;
-			size_t k = (size_t)(end - p - 2) < sizeof(rest) - 1 ? (size_t)(end - p - 2)
-			    : sizeof(rest) - 1;
-			memcpy(rest, p + 2, k);
-			rest[k] = '\0';
-			memset(&g, 0, sizeof(g));
-			if (sscanf(rest, "%31s %d, %d, %d, %d", node, &g.index, &g.util, &g.mem_used,
-			    &g.mem_total) == 5 && g.util >= 0 && g.util <= 100 && g.mem_used >= 0 &&
-			    g.mem_total >= 0) {
-				memcpy(g.node, node, sizeof(g.node));
-				if (u->ngpu < USE_MAX_GPUS)
-					u->gpu[u->ngpu++] = g;
-				gpu_lines[i]++;
-			} else {
-				/* nvidia-smi's own complaint ("No devices were
-				 * found", a driver mismatch): the job's error. */
-				const char *t = strchr(rest, ' ');
-				t = t != NULL ? t + 1 : rest;
-				set_error(u, t, strlen(t));
-			}
-		} else if (end - p >= 1 && p[0] == 'X') {
-			smi_missing[i] = 1;
-			if (no_smi_node == NULL && end - p > 2) {
-				/* A host name, for the status bar: nothing else. */
-				size_t k, o = 0;
-				no_smi_node = xstrndup(p + 2, (size_t)(end - p - 2) > 64 ? 64
-				    : (size_t)(end - p - 2));
-				for (k = 0; no_smi_node[k] != '\0'; k++)
-					if (isalnum((unsigned char)no_smi_node[k]) ||
-					    strchr("._-", no_smi_node[k]) != NULL)
-						no_smi_node[o++] = no_smi_node[k];
-				no_smi_node[o] = '\0';
-			}
-		} else if (end - p > 2 && p[0] == 'C' && p[1] == ' ') {
-			char node[32], rest[96];
-			double load = 0;
-			long rss = 0;
-			long long when = 0;
-			size_t k = (size_t)(end - p - 2) < sizeof(rest) - 1 ? (size_t)(end - p - 2)
-			    : sizeof(rest) - 1;
-			memcpy(rest, p + 2, k);
-			rest[k] = '\0';
-			int got = sscanf(rest, "%31s %lf %ld %lld", node, &load, &rss, &when);
-			if (got >= 3 && load >= 0 && rss >= 0) {
-				if (u->rss_kib == 0 && u->load == 0)
-					u->load = load;
-				/* Saturating: a node's answer is not trusted to add up. */
-				u->rss_kib = rss > USE_RSS_MAX - u->rss_kib ? USE_RSS_MAX : u->rss_kib + rss;
-				/* When it was read (a round behind is that old), if
-				 * the node's clock says something sane. */
-				if (got == 4 && when > 1000000000LL && when < 32503680000LL)
-					u->at = (time_t)when;
-			}
-		} else if (end - p > 2 && p[0] == 'R' && p[1] == ' ') {
-			rc[i] = atoi(p + 2);
-		} else {
-			/* srun's own words. */
-			if (strstr(p, "unrecognized option") != NULL && strstr(p, "overlap") != NULL)
-				no_overlap = 1;
-			set_error(u, p, (size_t)(end - p));
-		}
+/* "G node index, util, mem_used, mem_total", or nvidia-smi's complaint. */
+static void parse_gpu(struct job_use *u, const char *p, const char *end, int *lines)
+{
+	char node[32] = "", rest[96];
+	struct gpu_reading g;
+
+	tag_rest(p, end, rest, sizeof(rest));
+	memset(&g, 0, sizeof(g));
+	if (sscanf(rest, "%31s %d, %d, %d, %d", node, &g.index, &g.util, &g.mem_used,
+	    &g.mem_total) == 5 && g.util >= 0 && g.util <= 100 && g.mem_used >= 0 &&
+	    g.mem_total >= 0) {
+		memcpy(g.node, node, sizeof(g.node));
+		if (u->ngpu < USE_MAX_GPUS)
+			u->gpu[u->ngpu++] = g;
+		(*lines)++;
+	} else {
+		/* nvidia-smi's own complaint ("No devices were
+		 * found", a driver mismatch): the job's error. */
+		const char *s = strchr(rest, ' ');
+		s = s != NULL ? s + 1 : rest;
+		set_error(u, s, strlen(s));
 	}
+}
+
+/* A host name from an "X node" line, for the status bar: nothing else. */
+static char *node_name(const char *p, const char *end)
+{
+	size_t k, o = 0;
+	char *name = xstrndup(p + 2, (size_t)(end - p - 2) > 64 ? 64 : (size_t)(end - p - 2));
+
+	for (k = 0; name[k] != '\0'; k++)
+		if (isalnum((unsigned char)name[k]) || strchr("._-", name[k]) != NULL)
+			name[o++] = name[k];
+	name[o] = '\0';
+	return name;
+}
+
+/* "C node load rss_kib [when]": the job's CPU load and memory. */
+static void parse_cpu(struct job_use *u, const char *p, const char *end)
+{
+	char node[32], rest[96];
+	double load = 0;
+	long rss = 0;
+	long long when = 0;
+	int got;
+
+	tag_rest(p, end, rest, sizeof(rest));
+	got = sscanf(rest, "%31s %lf %ld %lld", node, &load, &rss, &when);
+	if (got >= 3 && load >= 0 && rss >= 0) {
+		if (u->rss_kib == 0 && u->load == 0)
+			u->load = load;
+		/* Saturating: a node's answer is not trusted to add up. */
+		u->rss_kib = rss > USE_RSS_MAX - u->rss_kib ? USE_RSS_MAX : u->rss_kib + rss;
+		/* When it was read (a round behind is that old), if
+		 * the node's clock says something sane. */
+		if (got == 4 && when > 1000000000LL && when < 32503680000LL)
+			u->at = (time_t)when;
+	}
+}
+
+/* One line "NONCE slurm_id TAG ..." (p to end) into its job's use. */
+static void parse_line(const char *p, const char *end, const char *nonce,
+    const struct use_job *jobs, size_t n, struct use_round *r, struct tally *ty)
+{
+	size_t nl = strlen(nonce), idl, i;
+	struct job_use *u;
+
+	if ((size_t)(end - p) <= nl + 1 || strncmp(p, nonce, nl) != 0 || p[nl] != ' ')
+		return;
+	p += nl + 1;
+	idl = strcspn(p, " ");
+	for (i = 0; i < n; i++)
+		if (strlen(jobs[i].slurm_id) == idl && strncmp(jobs[i].slurm_id, p, idl) == 0)
+			break;
+	if (i == n || p + idl >= end)
+		return;
+	u = &r->jobs[i];
+	p += idl + 1;
+	if (end - p > 2 && p[0] == 'G' && p[1] == ' ') {
+		parse_gpu(u, p, end, &ty->gpu_lines[i]);
+	} else if (end - p >= 1 && p[0] == 'X') {
+		ty->smi_missing[i] = 1;
+		if (ty->no_smi_node == NULL && end - p > 2)
+			ty->no_smi_node = node_name(p, end);
+	} else if (end - p > 2 && p[0] == 'C' && p[1] == ' ') {
+		parse_cpu(u, p, end);
+	} else if (end - p > 2 && p[0] == 'R' && p[1] == ' ') {
+		ty->rc[i] = atoi(p + 2);
+	} else {
+		/* srun's own words. */
+		if (strstr(p, "unrecognized option") != NULL && strstr(p, "overlap") != NULL)
+			ty->no_overlap = 1;
+		set_error(u, p, (size_t)(end - p));
+	}
+}
+
+/* A job that gave no reading: its error, from what srun said or did. */
+static void explain(struct job_use *u, int rc, int smi_missing)
+{
+	char why[80];
+
+	if (u->error[0] == '\0') {
+		if (rc == 124)
+			snprintf(why, sizeof(why), "no answer from its nodes in %d s",
+			    USE_STEP_TIMEOUT_S);
+		else if (smi_missing)
+			snprintf(why, sizeof(why), "nvidia-smi is not on its node");
+		else if (rc < 0)
+			snprintf(why, sizeof(why), "no answer");
+		else
+			snprintf(why, sizeof(why), "srun exited %d", rc);
+		set_error(u, why, strlen(why));
+	}
+	u->error[strcspn(u->error, "\r")] = '\0';
+}
+
+/* Each job's verdict, then the round's: a cause shared by every job asked. */
+static void judge(const struct use_job *jobs, size_t n, struct use_round *r,
+    const struct tally *ty)
+{
+	size_t i, no_smi = 0, asked = 0, missing_tool = 0;
+
 	for (i = 0; i < n; i++) {
 		struct job_use *u = &r->jobs[i];
 		if (!use_id_ok(jobs[i].slurm_id)) {
@@ -221,39 +262,54 @@ void use_parse(const char *out, const char *nonce, const struct use_job *jobs, s
 			continue;
 		}
 		asked++;
-		u->ok = gpu_lines[i] > 0;
-		if (smi_missing[i] && !u->ok)
+		u->ok = ty->gpu_lines[i] > 0;
+		if (ty->smi_missing[i] && !u->ok)
 			no_smi++;
-		if (rc[i] == 127 && !u->ok)
+		if (ty->rc[i] == 127 && !u->ok)
 			missing_tool++;
-		if (!u->ok && u->error[0] == '\0') {
-			char why[80];
-			if (rc[i] == 124)
-				snprintf(why, sizeof(why), "no answer from its nodes in %d s",
-				    USE_STEP_TIMEOUT_S);
-			else if (smi_missing[i])
-				snprintf(why, sizeof(why), "nvidia-smi is not on its node");
-			else if (rc[i] < 0)
-				snprintf(why, sizeof(why), "no answer");
-			else
-				snprintf(why, sizeof(why), "srun exited %d", rc[i]);
-			set_error(u, why, strlen(why));
-		}
 		if (!u->ok)
-			u->error[strcspn(u->error, "\r")] = '\0';
+			explain(u, ty->rc[i], ty->smi_missing[i]);
 	}
-	if (no_overlap)
+	if (ty->no_overlap)
 		r->unavailable = xstrdup("srun has no --overlap here (SLURM before 20.11): "
 		    "the jobs' nodes cannot be asked");
 	else if (asked > 0 && no_smi == asked)
 		r->unavailable = xasprintf("nvidia-smi is not on the nodes' PATH (%s)",
-		    no_smi_node != NULL ? no_smi_node : "?");
+		    ty->no_smi_node != NULL ? ty->no_smi_node : "?");
 	else if (asked > 0 && missing_tool == asked)
 		r->unavailable = xstrdup("srun or timeout is not on the login node's PATH");
-	free(no_smi_node);
-	free(gpu_lines);
-	free(smi_missing);
-	free(rc);
+}
+
+void use_parse(const char *out, const char *nonce, const struct use_job *jobs, size_t n,
+    struct use_round *r)
+{
+	struct tally ty = {
+		.gpu_lines = xcalloc(n + 1, sizeof(int)),
+		.smi_missing = xcalloc(n + 1, sizeof(int)),
+		.rc = xcalloc(n + 1, sizeof(int)),
+	};
+	const char *l;
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	r->jobs = xcalloc(n + 1, sizeof(*r->jobs));
+	r->n = n;
+	for (i = 0; i < n; i++) {
+		snprintf(r->jobs[i].slurm_id, sizeof(r->jobs[i].slurm_id), "%s", jobs[i].slurm_id);
+		ty.rc[i] = -1;
+		r->jobs[i].at = time(NULL);
+	}
+	for (l = out != NULL ? out : ""; *l != '\0';) {
+		size_t len = strcspn(l, "\n");
+
+		parse_line(l, l + len, nonce, jobs, n, r, &ty);
+		l += len + (l[len] == '\n');
+	}
+	judge(jobs, n, r, &ty);
+	free(ty.no_smi_node);
+	free(ty.gpu_lines);
+	free(ty.smi_missing);
+	free(ty.rc);
 }
 
 int use_sample(struct conn *c, const struct use_job *jobs, size_t n, struct use_round *r,
@@ -415,6 +471,92 @@ static void add_event(struct use_event **ev, size_t *nev, const struct track *t,
 	(*nev)++;
 }
 
+/* job's track carried over from t (taken there), or a new one. */
+static void carry_track(struct use_tracker *t, const struct use_job *job, struct track *tr)
+{
+	size_t k;
+
+	for (k = 0; k < t->n; k++) {
+		if (t->t[k].u.slurm_id[0] != '\0' && strcmp(t->t[k].u.slurm_id, job->slurm_id) == 0) {
+			*tr = t->t[k];
+			t->t[k].record_id = NULL;
+			t->t[k].u.slurm_id[0] = '\0';	/* taken */
+			return;
+		}
+	}
+	snprintf(tr->u.slurm_id, sizeof(tr->u.slurm_id), "%s", job->slurm_id);
+	tr->record_id = job->record_id != NULL ? xstrdup(job->record_id) : NULL;
+	tr->epoch = -1;
+}
+
+/* This round's readings into tr (the history and flags stay), the mean
+ * utilisation into the history, and when the GPUs went low or came back. */
+static void take_readings(struct track *tr, const struct job_use *got,
+    const struct use_limits *lim, int64_t now_ms)
+{
+	int top = 0, g;
+
+	tr->u.ok = got->ok;
+	memcpy(tr->u.error, got->error, sizeof(tr->u.error));
+	tr->u.at = got->at;
+	if (!got->ok)
+		return;
+	tr->u.ngpu = got->ngpu;
+	memcpy(tr->u.gpu, got->gpu, sizeof(tr->u.gpu));
+	tr->u.load = got->load;
+	tr->u.rss_kib = got->rss_kib;
+	if (got->ngpu <= 0)
+		return;
+	for (g = 0; g < got->ngpu; g++)
+		if (got->gpu[g].util > top)
+			top = got->gpu[g].util;
+	if (tr->u.nhist == USE_HIST) {
+		memmove(tr->u.hist, tr->u.hist + 1, USE_HIST - 1);
+		tr->u.nhist--;
+	}
+	tr->u.hist[tr->u.nhist++] = (unsigned char)use_mean_util(got);
+	if (top < lim->idle_percent) {
+		if (tr->low_since == 0)
+			tr->low_since = now_ms;
+	} else {
+		tr->low_since = 0;
+		tr->u.idle = 0;
+	}
+}
+
+/* The idle and stalled flags from how long the GPUs were low and the epoch
+ * stood still; an event when one is raised. */
+static void raise_flags(struct track *tr, int epoch, const struct use_limits *lim,
+    int64_t now_ms, struct use_event **ev, size_t *nev)
+{
+	char span[32];
+
+	tr->u.idle_for_s = tr->low_since ? (long)((now_ms - tr->low_since) / 1000) : 0;
+	if (tr->low_since != 0 && !tr->u.idle && now_ms - tr->low_since >= lim->idle_s * 1000LL) {
+		tr->u.idle = 1;
+		span_text(tr->u.idle_for_s, span, sizeof(span));
+		add_event(ev, nev, tr, xasprintf("GPUs idle: every GPU below %d %% for %s",
+		    lim->idle_percent, span));
+	}
+	/* Progress: TAO's epoch, as the poll last read it. */
+	if (epoch < 0) {
+		tr->epoch = -1;
+		tr->epoch_since = 0;
+		tr->u.stalled = 0;
+	} else if (epoch != tr->epoch) {
+		tr->epoch = epoch;
+		tr->epoch_since = now_ms;
+		tr->u.stalled = 0;
+	}
+	tr->u.stalled_for_s = tr->epoch_since ? (long)((now_ms - tr->epoch_since) / 1000) : 0;
+	if (tr->epoch >= 0 && !tr->u.stalled && now_ms - tr->epoch_since >= lim->stall_s * 1000LL) {
+		tr->u.stalled = 1;
+		span_text(tr->u.stalled_for_s, span, sizeof(span));
+		add_event(ev, nev, tr, xasprintf("progress stopped: epoch %d for %s", tr->epoch,
+		    span));
+	}
+}
+
 void use_tracker_fold(struct use_tracker *t, const struct use_round *r,
     const struct use_job *jobs, size_t n, const struct use_limits *lim, int64_t now_ms,
     struct job_use **out, size_t *nout, struct use_event **ev, size_t *nev)
@@ -425,79 +567,10 @@ void use_tracker_fold(struct use_tracker *t, const struct use_round *r,
 	*ev = NULL;
 	*nev = 0;
 	for (i = 0; i < n; i++) {
-		struct track *tr = &next[i];
-		const struct job_use *got = i < r->n ? &r->jobs[i] : NULL;
-		int found = 0;
-		for (k = 0; k < t->n; k++) {
-			if (t->t[k].u.slurm_id[0] != '\0' && strcmp(t->t[k].u.slurm_id, jobs[i].slurm_id) == 0) {
-				*tr = t->t[k];
-				t->t[k].record_id = NULL;
-				t->t[k].u.slurm_id[0] = '\0';	/* taken */
-				found = 1;
-				break;
-			}
-		}
-		if (!found) {
-			snprintf(tr->u.slurm_id, sizeof(tr->u.slurm_id), "%s", jobs[i].slurm_id);
-			tr->record_id = jobs[i].record_id != NULL ? xstrdup(jobs[i].record_id) : NULL;
-			tr->epoch = -1;
-		}
-		if (got != NULL) {
-			/* This round's readings; the history and flags stay. */
-			tr->u.ok = got->ok;
-			memcpy(tr->u.error, got->error, sizeof(tr->u.error));
-			tr->u.at = got->at;
-			if (got->ok) {
-				tr->u.ngpu = got->ngpu;
-				memcpy(tr->u.gpu, got->gpu, sizeof(tr->u.gpu));
-				tr->u.load = got->load;
-				tr->u.rss_kib = got->rss_kib;
-			}
-		}
-		if (got != NULL && got->ok && got->ngpu > 0) {
-			int top = 0, g;
-			for (g = 0; g < got->ngpu; g++)
-				if (got->gpu[g].util > top)
-					top = got->gpu[g].util;
-			if (tr->u.nhist == USE_HIST) {
-				memmove(tr->u.hist, tr->u.hist + 1, USE_HIST - 1);
-				tr->u.nhist--;
-			}
-			tr->u.hist[tr->u.nhist++] = (unsigned char)use_mean_util(got);
-			if (top < lim->idle_percent) {
-				if (tr->low_since == 0)
-					tr->low_since = now_ms;
-			} else {
-				tr->low_since = 0;
-				tr->u.idle = 0;
-			}
-		}
-		tr->u.idle_for_s = tr->low_since ? (long)((now_ms - tr->low_since) / 1000) : 0;
-		if (tr->low_since != 0 && !tr->u.idle && now_ms - tr->low_since >= lim->idle_s * 1000LL) {
-			char span[32];
-			tr->u.idle = 1;
-			span_text(tr->u.idle_for_s, span, sizeof(span));
-			add_event(ev, nev, tr, xasprintf("GPUs idle: every GPU below %d %% for %s",
-			    lim->idle_percent, span));
-		}
-		/* Progress: TAO's epoch, as the poll last read it. */
-		if (jobs[i].epoch < 0) {
-			tr->epoch = -1;
-			tr->epoch_since = 0;
-			tr->u.stalled = 0;
-		} else if (jobs[i].epoch != tr->epoch) {
-			tr->epoch = jobs[i].epoch;
-			tr->epoch_since = now_ms;
-			tr->u.stalled = 0;
-		}
-		tr->u.stalled_for_s = tr->epoch_since ? (long)((now_ms - tr->epoch_since) / 1000) : 0;
-		if (tr->epoch >= 0 && !tr->u.stalled && now_ms - tr->epoch_since >= lim->stall_s * 1000LL) {
-			char span[32];
-			tr->u.stalled = 1;
-			span_text(tr->u.stalled_for_s, span, sizeof(span));
-			add_event(ev, nev, tr, xasprintf("progress stopped: epoch %d for %s", tr->epoch,
-			    span));
-		}
+		carry_track(t, &jobs[i], &next[i]);
+		if (i < r->n)
+			take_readings(&next[i], &r->jobs[i], lim, now_ms);
+		raise_flags(&next[i], jobs[i].epoch, lim, now_ms, ev, nev);
 	}
 	/* Jobs no longer watched are forgotten. */
 	for (k = 0; k < t->n; k++)

@@ -11,6 +11,11 @@
  *
  * Errors come back as a status and, through char **err, a sentence naming the
  * host and the cause that a user can act on (the caller frees it).
+ *
+ * This header is the whole interface of five files: conn.c (the conn, its
+ * host list, connecting and trust), conn_auth.c (host keys, authentication,
+ * questions), conn_jump.c (jump hosts), conn_exec.c (commands) and
+ * conn_sftp.c (files); conn_priv.h is what they share among themselves.
  */
 #ifndef TAOTOP_SSH_CONN_H
 #define TAOTOP_SSH_CONN_H
