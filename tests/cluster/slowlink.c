@@ -4,7 +4,7 @@
  *
  *   slowlink -l LISTEN_PORT -t TARGET_PORT [-d ONE_WAY_MS] [-j JITTER_MS]
  *            [-b BYTES_PER_S] [-s STALL_AT_MS:STALL_MS] [-x DROP_AT_MS]
- *            [-m MAX_SECONDS]
+ *            [-m MAX_SECONDS] [-c COUNT_FILE]
  *
  * It listens on 127.0.0.1:LISTEN_PORT and relays every connection to
  * 127.0.0.1:TARGET_PORT, holding each chunk of bytes ONE_WAY_MS (plus up to
@@ -14,6 +14,18 @@
  * comes back); -x closes every connection without a word at DROP_AT_MS (a
  * silent drop). It stops by itself after MAX_SECONDS (600) and only ever
  * connects to the loopback address.
+ *
+ * -c counts the link's turns, the truest measure of what a far link costs
+ * a client: a turn is a chunk read from one side after the last chunk of
+ * that connection came from the other. A chunk from the server after the
+ * client spoke is a round trip the client waited for (a request and its
+ * answer); the turns the other way (the client speaking again after an
+ * answer) are counted apart. Bytes streaming one way while a few go the
+ * other (a window adjust) would count as well: the counts are an upper
+ * bound. After every change the totals over all connections replace
+ * COUNT_FILE (written aside, then renamed), one "name value" a line:
+ * round_trips, turns, bytes_up, bytes_down, connections. A reader takes
+ * the difference across an operation.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
@@ -50,8 +62,17 @@ struct pipe_dir {
 
 struct relay {
 	int		 used;
+	int		 last;		/* the side the last chunk came from: 0 none,
+					 * 1 the client, 2 the server */
 	struct pipe_dir	 up, down;	/* client->server, server->client */
 };
+
+/* What -c reports (see the top). */
+static struct {
+	long long	 round_trips, turns, bytes_up, bytes_down, connections;
+	int		 changed;
+	const char	*path;
+} count;
 
 static long long delay_ms, jitter_ms, rate, stall_at = -1, stall_ms, drop_at = -1;
 
@@ -168,11 +189,52 @@ static int dir_write(struct pipe_dir *d, long long now)
 	return 0;
 }
 
+/* Read a chunk from one side (1 the client, 2 the server) and count it. */
+static void counted_read(struct relay *r, int side, long long now)
+{
+	struct pipe_dir *d = side == 1 ? &r->up : &r->down;
+	struct chunk *was = d->tail;
+
+	if (dir_read(d, now) != 0 || d->tail == was)
+		return;		/* nothing came */
+	if (side == 1)
+		count.bytes_up += (long long)d->tail->len;
+	else
+		count.bytes_down += (long long)d->tail->len;
+	if (r->last != 0 && r->last != side) {
+		count.turns++;
+		if (side == 2)
+			count.round_trips++;
+	}
+	r->last = side;
+	count.changed = 1;
+}
+
+/* The totals to COUNT_FILE, whole or not at all (a reader never sees half). */
+static void count_write(void)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (count.path == NULL || !count.changed)
+		return;
+	count.changed = 0;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", count.path);
+	f = fopen(tmp, "w");
+	if (f == NULL)
+		return;
+	fprintf(f, "round_trips %lld\nturns %lld\nbytes_up %lld\nbytes_down %lld\n"
+	    "connections %lld\n", count.round_trips, count.turns, count.bytes_up,
+	    count.bytes_down, count.connections);
+	if (fclose(f) == 0)
+		rename(tmp, count.path);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: slowlink -l LISTEN_PORT -t TARGET_PORT [-d ONE_WAY_MS] "
 	    "[-j JITTER_MS] [-b BYTES_PER_S] [-s STALL_AT_MS:STALL_MS] [-x DROP_AT_MS] "
-	    "[-m MAX_SECONDS]\n");
+	    "[-m MAX_SECONDS] [-c COUNT_FILE]\n");
 	exit(2);
 }
 
@@ -182,7 +244,7 @@ int main(int argc, char **argv)
 	int lport = 0, tport = 0, c, lfd;
 	long long start, max_s = 600;
 
-	while ((c = getopt(argc, argv, "l:t:d:j:b:s:x:m:")) != -1) {
+	while ((c = getopt(argc, argv, "l:t:d:j:b:s:x:m:c:")) != -1) {
 		switch (c) {
 		case 'l': lport = atoi(optarg); break;
 		case 't': tport = atoi(optarg); break;
@@ -195,6 +257,7 @@ int main(int argc, char **argv)
 			break;
 		case 'x': drop_at = atoll(optarg); break;
 		case 'm': max_s = atoll(optarg); break;
+		case 'c': count.path = optarg; count.changed = 1; break;
 		default: usage();
 		}
 	}
@@ -249,6 +312,9 @@ int main(int argc, char **argv)
 				int one = 1;
 				setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 				r[i].used = 1;
+				r[i].last = 0;
+				count.connections++;
+				count.changed = 1;
 				r[i].up = (struct pipe_dir){ .from = cfd, .to = sfd };
 				r[i].down = (struct pipe_dir){ .from = sfd, .to = cfd };
 			} else if (cfd >= 0) {
@@ -260,9 +326,9 @@ int main(int argc, char **argv)
 				continue;
 			if (!stalled) {
 				if ((fds[nfds].revents & (POLLIN | POLLHUP | POLLERR)) && !r[i].up.eof)
-					dir_read(&r[i].up, now);
+					counted_read(&r[i], 1, now);
 				if ((fds[nfds + 1].revents & (POLLIN | POLLHUP | POLLERR)) && !r[i].down.eof)
-					dir_read(&r[i].down, now);
+					counted_read(&r[i], 2, now);
 				if (dir_write(&r[i].up, now) != 0 || dir_write(&r[i].down, now) != 0) {
 					relay_close(&r[i]);
 					nfds += 2;
@@ -273,6 +339,7 @@ int main(int argc, char **argv)
 			if (r[i].up.eof && r[i].down.eof && r[i].up.head == NULL && r[i].down.head == NULL)
 				relay_close(&r[i]);
 		}
+		count_write();
 	}
 	close(lfd);
 	return 0;
