@@ -21,6 +21,7 @@
 #include <libssh/sftp.h>
 
 #include "ssh/quote.h"
+#include "ssh/sftp_kept.h"
 #include "util/log.h"
 #include "util/xmalloc.h"
 
@@ -72,6 +73,7 @@ struct conn {
 
 	ssh_session	 s;
 	sftp_session	 sftp;
+	struct sftp_kept *kept;	/* ssh/tails.c's files kept open on sftp */
 	const struct host *at;	/* the host connected to */
 	char		*banner;
 
@@ -258,6 +260,7 @@ static void hops_free(struct hop *hops, size_t n);
 
 static void drop_session(struct conn *c)
 {
+	sftp_kept_forget(&c->kept);	/* before the session they belong to */
 	if (c->sftp != NULL) {
 		sftp_free(c->sftp);
 		c->sftp = NULL;
@@ -1551,6 +1554,24 @@ static enum conn_status sftp_ready(struct conn *c, char **err)
 }
 
 /* Map the last SFTP failure on path to a status and a sentence. */
+static enum conn_status sftp_fail(struct conn *c, const char *what, const char *path, char **err);
+
+/* For ssh/tails.c (ssh/sftp_kept.h): the session's SFTP, its kept files,
+ * its counters and its failures, without a second copy of any of them. */
+enum conn_status conn_sftp(struct conn *c, sftp_session *sftp, struct sftp_kept ***kept,
+    struct conn_counters **counters, char **err)
+{
+	enum conn_status st = sftp_ready(c, err);
+
+	*sftp = c->sftp, *kept = &c->kept, *counters = &c->counters;
+	return st;
+}
+
+enum conn_status conn_sftp_fail(struct conn *c, const char *what, const char *path, char **err)
+{
+	return sftp_fail(c, what, path, err);
+}
+
 static enum conn_status sftp_fail(struct conn *c, const char *what, const char *path, char **err)
 {
 	int code = c->sftp != NULL ? sftp_get_error(c->sftp) : -1;

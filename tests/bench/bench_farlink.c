@@ -94,7 +94,7 @@ static void far_and_near(FILE *out, const char *far, const char *near, const cha
 /* ---- round trips per operation, counted at the relay -------------------------- */
 
 /* What a user's operation costs on the far link: the relay's count of
- * round trips waited (slowlink -c: a server's answer after the client
+ * round trips waited (slowlink -r: a server's answer after the client
  * spoke) and the wall time, for taotop and for the seed's way (an ssh
  * process per command) doing the same thing through the same relay.
  *
@@ -196,19 +196,24 @@ static void cli_counted(const struct far *fl, const char *cmd0, char *const *arg
 
 	for (int i = 0; i < RUNS; i++) {
 		char *cmd = xasprintf("%s %s", cmd0, arg != NULL ? arg[i] : "");
-		char *full = xasprintf("%s >%s.out", cmd, fl->count), line[512];
+		char *full = xasprintf("%s >%s.out 2>&1", cmd, fl->count), line[512];
 		FILE *f;
 		if (run_counted(fl->count, full, &t[i], &n[i]) != 0 && ids != NULL)
 			fprintf(stderr, "bench_farlink: failed: %s\n", cmd);
 		n[i] -= connect_rt;
+		printf("  %s: run %d: %lld round trips after the connect, %.0f ms\n", m->what, i + 1,
+		    n[i], t[i]);
 		free(full), free(cmd);
 		full = xasprintf("%s.out", fl->count);
 		f = fopen(full, "r");
 		if (ids != NULL)
 			ids[i] = NULL;
-		while (ids != NULL && f != NULL && fgets(line, sizeof(line), f) != NULL)
-			if (ids[i] == NULL && strncmp(line, "submitted ", 10) == 0)
+		while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+			if (ids != NULL && ids[i] == NULL && strncmp(line, "submitted ", 10) == 0)
 				ids[i] = xstrndup(line + 10, strcspn(line + 10, " \n"));
+			if (i == RUNS - 1)
+				printf("    | %s", line);	/* what the last run said */
+		}
 		if (f != NULL)
 			fclose(f);
 		free(full);
@@ -309,11 +314,14 @@ static void measure_op(const struct far *fl, struct conn *c, monitor_op *op,
 		t[i] = (now_s() - t0) * 1000;
 		n[i] = relay_round_trips(fl->count) - r0;
 	}
+	printf("  %s: round trips a run:", m->what);
+	for (int i = 0; i < RUNS; i++)
+		printf(" %lld", n[i]);
+	printf("; the SSH layer counted %.1f requests a run\n",
+	    (double)(layer_requests(c) - req0) / RUNS);
 	qsort(t, RUNS, sizeof(t[0]), cmp_double);
 	qsort(n, RUNS, sizeof(n[0]), cmp_ll);
 	m->ms = t[RUNS / 2], m->rt = n[RUNS / 2];
-	printf("  %s: the SSH layer counted %.1f requests a run\n", m->what,
-	    (double)(layer_requests(c) - req0) / RUNS);
 }
 
 struct poll_ctx {
@@ -356,14 +364,14 @@ static void op_first_screen(struct conn *c, void *data, int run)
 static void op_follow(struct conn *c, void *data, int run)
 {
 	struct logs_ctx *l = data;
-	struct buf got;
+	struct buf got[2];
 	char *err = NULL;
 
-	buf_init(&got);
-	for (int i = 0; i < 2; i++)
-		fail_if(log_follow_tick(&l->f[i], c, &got, &err) != 0, "follow", err);
-	fail_if(got.len == 0, "follow: nothing new", NULL);
-	buf_free(&got);
+	buf_init(&got[0]), buf_init(&got[1]);
+	/* Both panes' tick, as the monitor's follow task makes it. */
+	fail_if(log_follow_ticks(l->f, 2, c, got, &err) != 0, "follow", err);
+	fail_if(got[0].len == 0 || got[1].len == 0, "follow: nothing new", NULL);
+	buf_free(&got[0]), buf_free(&got[1]);
 	(void)run;
 }
 
@@ -529,7 +537,7 @@ int main(void)
 	}
 	/* The relay, and a known_hosts naming the rig's key at its port. */
 	count = xasprintf("%s/count", dir);
-	if (rig_local("%s/tools/slowlink -l %d -t %d -d %d -m 900 -c %s >%s/relay.log 2>&1 & "
+	if (rig_local("%s/tools/slowlink -l %d -t %d -d %d -m 900 -r %s >%s/relay.log 2>&1 & "
 	    "echo $! > %s/relay.pid; sleep 0.3", r->state, port, r->port, ONE_WAY_MS, count, dir,
 	    dir) != 0)
 		return 1;

@@ -4,7 +4,7 @@
  *
  *   slowlink -l LISTEN_PORT -t TARGET_PORT [-d ONE_WAY_MS] [-j JITTER_MS]
  *            [-b BYTES_PER_S] [-s STALL_AT_MS:STALL_MS] [-x DROP_AT_MS]
- *            [-m MAX_SECONDS] [-c COUNT_FILE]
+ *            [-m MAX_SECONDS] [-r COUNT_FILE]
  *
  * It listens on 127.0.0.1:LISTEN_PORT and relays every connection to
  * 127.0.0.1:TARGET_PORT, holding each chunk of bytes ONE_WAY_MS (plus up to
@@ -15,14 +15,13 @@
  * silent drop). It stops by itself after MAX_SECONDS (600) and only ever
  * connects to the loopback address.
  *
- * -c counts the link's turns, the truest measure of what a far link costs
+ * -r counts the link's turns, the truest measure of what a far link costs
  * a client: a turn is a chunk read from one side after the last chunk of
  * that connection came from the other. A chunk from the server after the
- * client spoke is a round trip the client waited for (a request and its
- * answer); the turns the other way (the client speaking again after an
- * answer) are counted apart. Bytes streaming one way while a few go the
- * other (a window adjust) would count as well: the counts are an upper
- * bound. After every change the totals over all connections replace
+ * client spoke, read once what the client said had reached the server, is
+ * a round trip the client waited for (a request and its answer); bytes
+ * that crossed the question on the way (a window adjust sent against a
+ * stream) are a turn but no round trip. After every change the totals over all connections replace
  * COUNT_FILE (written aside, then renamed), one "name value" a line:
  * round_trips, turns, bytes_up, bytes_down, connections. A reader takes
  * the difference across an operation.
@@ -64,10 +63,12 @@ struct relay {
 	int		 used;
 	int		 last;		/* the side the last chunk came from: 0 none,
 					 * 1 the client, 2 the server */
+	long long	 asked_due;	/* when the first chunk the client sent after
+					 * the server last spoke reached the server */
 	struct pipe_dir	 up, down;	/* client->server, server->client */
 };
 
-/* What -c reports (see the top). */
+/* What -r reports (see the top). */
 static struct {
 	long long	 round_trips, turns, bytes_up, bytes_down, connections;
 	int		 changed;
@@ -203,9 +204,14 @@ static void counted_read(struct relay *r, int side, long long now)
 		count.bytes_down += (long long)d->tail->len;
 	if (r->last != 0 && r->last != side) {
 		count.turns++;
-		if (side == 2)
+		/* An answer only if it left the server after the question
+		 * reached it: bytes crossing a question on the way (a window
+		 * adjust against a stream) are no round trip. */
+		if (side == 2 && now >= r->asked_due)
 			count.round_trips++;
 	}
+	if (side == 1 && r->last != 1)
+		r->asked_due = d->tail->due_ms;
 	r->last = side;
 	count.changed = 1;
 }
@@ -234,7 +240,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: slowlink -l LISTEN_PORT -t TARGET_PORT [-d ONE_WAY_MS] "
 	    "[-j JITTER_MS] [-b BYTES_PER_S] [-s STALL_AT_MS:STALL_MS] [-x DROP_AT_MS] "
-	    "[-m MAX_SECONDS] [-c COUNT_FILE]\n");
+	    "[-m MAX_SECONDS] [-r COUNT_FILE]\n");
 	exit(2);
 }
 
@@ -244,7 +250,7 @@ int main(int argc, char **argv)
 	int lport = 0, tport = 0, c, lfd;
 	long long start, max_s = 600;
 
-	while ((c = getopt(argc, argv, "l:t:d:j:b:s:x:m:c:")) != -1) {
+	while ((c = getopt(argc, argv, "l:t:d:j:b:s:x:m:r:")) != -1) {
 		switch (c) {
 		case 'l': lport = atoi(optarg); break;
 		case 't': tport = atoi(optarg); break;
@@ -257,7 +263,7 @@ int main(int argc, char **argv)
 			break;
 		case 'x': drop_at = atoll(optarg); break;
 		case 'm': max_s = atoll(optarg); break;
-		case 'c': count.path = optarg; count.changed = 1; break;
+		case 'r': count.path = optarg; count.changed = 1; break;
 		default: usage();
 		}
 	}
