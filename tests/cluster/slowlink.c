@@ -20,8 +20,10 @@
  * that connection came from the other. A chunk from the server after the
  * client spoke, read once what the client said had reached the server, is
  * a round trip the client waited for (a request and its answer); bytes
- * that crossed the question on the way (a window adjust sent against a
- * stream) are a turn but no round trip. After every change the totals over all connections replace
+ * that crossed the question on the way (the server's version string, a
+ * stream against a window adjust) are a turn but no round trip; a stream
+ * going on after a window adjust reached the server counts one (an upper
+ * bound). After every change the totals over all connections replace
  * COUNT_FILE (written aside, then renamed), one "name value" a line:
  * round_trips, turns, bytes_up, bytes_down, connections. A reader takes
  * the difference across an operation.
@@ -63,8 +65,9 @@ struct relay {
 	int		 used;
 	int		 last;		/* the side the last chunk came from: 0 none,
 					 * 1 the client, 2 the server */
-	long long	 asked_due;	/* when the first chunk the client sent after
-					 * the server last spoke reached the server */
+	int		 asking;	/* the client spoke and no answer came yet */
+	long long	 asked_due;	/* when the first chunk of that reached the
+					 * server */
 	struct pipe_dir	 up, down;	/* client->server, server->client */
 };
 
@@ -202,16 +205,19 @@ static void counted_read(struct relay *r, int side, long long now)
 		count.bytes_up += (long long)d->tail->len;
 	else
 		count.bytes_down += (long long)d->tail->len;
-	if (r->last != 0 && r->last != side) {
+	if (r->last != 0 && r->last != side)
 		count.turns++;
-		/* An answer only if it left the server after the question
-		 * reached it: bytes crossing a question on the way (a window
-		 * adjust against a stream) are no round trip. */
-		if (side == 2 && now >= r->asked_due)
-			count.round_trips++;
-	}
-	if (side == 1 && r->last != 1)
+	if (side == 1 && !r->asking) {
+		r->asking = 1;
 		r->asked_due = d->tail->due_ms;
+	} else if (side == 2 && r->asking && now >= r->asked_due) {
+		/* An answer only if it left the server after the question
+		 * reached it: bytes that crossed the question on the way (the
+		 * server's version string, a stream against a window adjust)
+		 * leave it waiting. */
+		r->asking = 0;
+		count.round_trips++;
+	}
 	r->last = side;
 	count.changed = 1;
 }
@@ -319,6 +325,7 @@ int main(int argc, char **argv)
 				setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 				r[i].used = 1;
 				r[i].last = 0;
+				r[i].asking = 0;
 				count.connections++;
 				count.changed = 1;
 				r[i].up = (struct pipe_dir){ .from = cfd, .to = sfd };
