@@ -5,7 +5,9 @@
  * more than loopback); each measure is the median of 3 runs of the real
  * binary, through the relay and straight to the server, in the same run.
  * The baseline of `jobs` is the seed's way: `ssh login squeue --me` through
- * the same relay. Rows appended to $BENCH_RESULTS.
+ * the same relay. Then the round trips of each operation, counted by the
+ * relay itself (slowlink -r), against its floor and the seed's way (see
+ * "round trips per operation" below). Rows appended to $BENCH_RESULTS.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,10 +250,10 @@ static void counted_rows(FILE *out, const struct counted *m, size_t n)
 		    m[i].ms, m[i].ssh_ms, m[i].rt > m[i].floor ? "  (over its floor)" : "");
 		if (out == NULL)
 			continue;
-		snprintf(label, sizeof(label), "round trips: %s (floor %s, taotop %s)", m[i].what, floor,
-		    ours);
+		snprintf(label, sizeof(label), "round trips: %s (floor %s)", m[i].what, floor);
 		fprintf(out, "%s\t%lld\t%lld\trt\n", label, m[i].connect + m[i].rt, m[i].ssh_rt);
-		snprintf(label, sizeof(label), "far link: %s", m[i].what);
+		snprintf(label, sizeof(label), "far link, %s: %s", m[i].connect ? "taotop CLI" :
+		    "monitor", m[i].what);
 		fprintf(out, "%s\t%.1f\t%.1f\tms\n", label, m[i].ms, m[i].ssh_ms);
 	}
 }
@@ -305,7 +307,7 @@ static void measure_connect(const struct far *fl, struct counted *m)
 	}
 	qsort(t, CONNECT_RUNS, sizeof(t[0]), cmp_double);
 	qsort(n, CONNECT_RUNS, sizeof(n[0]), cmp_ll);
-	*m = (struct counted){ .what = "connect (once a session)", .floor = 5,
+	*m = (struct counted){ .what = "connect", .floor = 5,
 	    .ms = t[CONNECT_RUNS / 2], .rt = n[CONNECT_RUNS / 2], .ssh_rt = -1, .ssh_ms = -1 };
 	{
 		const char *cmds[] = { "true", NULL };
@@ -433,7 +435,7 @@ static void monitor_rows(const struct far *fl, struct counted *m)
 	record_free(rec);
 	free(mint);
 	op_poll(c, &p, 0);	/* the first tick also asks sacct: settled */
-	m[0] = (struct counted){ .what = "poll tick (monitor)", .floor = 2 };
+	m[0] = (struct counted){ .what = "poll tick", .floor = 2 };
 	measure_op(fl, c, op_poll, NULL, &p, &m[0]);
 	{
 		char *q = xasprintf("'sacct -X -n -j %s -o State%%30'", id);
@@ -448,7 +450,7 @@ static void monitor_rows(const struct far *fl, struct counted *m)
 	l.local[0] = l.paths[0], l.local[1] = l.paths[1];	/* the rig's lustre is local */
 	rig_local("mkdir -p %s && seq -f 'out line %%g' 200 > %s && seq -f 'err line %%g' 200 > %s "
 	    "&& chmod -R a+rwX %s", cmd, l.paths[0], l.paths[1], cmd);
-	m[1] = (struct counted){ .what = "first log screen, both panes", .floor = 2 };
+	m[1] = (struct counted){ .what = "first log screen, 2 panes", .floor = 2 };
 	measure_op(fl, c, op_first_screen, NULL, &l, &m[1]);
 	{
 		char *a = xasprintf("'tail -n 50 %s'", l.paths[0]), *b = xasprintf("'tail -n 50 %s'",
@@ -462,7 +464,7 @@ static void monitor_rows(const struct far *fl, struct counted *m)
 		struct stat sb;
 		log_follow_init(&l.f[i], l.paths[i], stat(l.paths[i], &sb) == 0 ? (uint64_t)sb.st_size : 0);
 	}
-	m[2] = (struct counted){ .what = "follow tick, both panes", .floor = 1 };
+	m[2] = (struct counted){ .what = "follow tick, 2 panes", .floor = 1 };
 	measure_op(fl, c, op_follow, append_lines, &l, &m[2]);
 	{
 		char *a = xasprintf("'tail -c +%llu %s'", (unsigned long long)l.f[0].offset, l.paths[0]);
@@ -496,7 +498,7 @@ static void cli_rows(const struct far *fl, const char *far_env, const char *bin,
 	cli_counted(fl, fmt, NULL, connect_rt, &m[0], NULL);
 	free(fmt);
 	fmt = xasprintf("%s %s submit %s", far_env, bin, bundle);
-	m[1] = (struct counted){ .what = "submit, image cached, one secret", .floor = 5 };
+	m[1] = (struct counted){ .what = "submit, image cached", .floor = 5 };
 	cli_counted(fl, fmt, NULL, connect_rt, &m[1], ids);
 	free(fmt);
 	fmt = xasprintf("%s %s cancel", far_env, bin);
