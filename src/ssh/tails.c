@@ -135,11 +135,11 @@ static int batch_collect(struct batch *b, struct buf *out)
 		r = sftp_async_read(b->f, out->data + out->len, CHUNK, (uint32_t)b->ids[j]);
 		if (r < 0)
 			failed = 1;
-		if (r <= 0 || failed || b->short_read)
+		if (failed || b->short_read)
 			continue;
 		out->len += (size_t)r;
 		b->got += (size_t)r;
-		b->short_read = r < (ssize_t)CHUNK;
+		b->short_read = r < (ssize_t)CHUNK;	/* an end of file (0) too */
 	}
 	if (out->data != NULL)
 		out->data[out->len] = '\0';

@@ -141,9 +141,9 @@ Test(logs, follow_sees_each_line_once_collapses_cr_and_restarts_on_shrink, .time
 }
 
 /* The monitor's two panes followed together (their reads in one round
- * trip, files kept open between ticks): a log that appears late, one
- * truncated in place, and a connection dropped between ticks, each line
- * once. */
+ * trip, files kept open between ticks): a log that appears late, empty at
+ * first, one truncated in place, and a connection dropped between ticks,
+ * each line once. */
 Test(logs, both_panes_follow_together_through_a_late_file_a_shrink_and_a_reconnect,
     .timeout = 60)
 {
@@ -164,6 +164,14 @@ Test(logs, both_panes_follow_together_through_a_late_file_a_shrink_and_a_reconne
 	cr_expect_str_eq(lines[0].data, "o1\no2\n");
 	cr_expect_eq(lines[1].len, 0, "main.err is not there yet: waited for");
 	cr_expect_null(err);
+
+	/* main.err created empty (a job starting): nothing to read, no wait. */
+	cmd = xasprintf(": > %s", errf);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	cr_assert_eq(log_follow_ticks(f, 2, c, lines, &err), 0, "%s", err);
+	cr_expect_eq(lines[1].len, 0);
+	cr_expect_eq(f[1].offset, 0);
 
 	cmd = xasprintf("printf 'o3\\n' >> %s; printf 'e1\\ne2\\n' > %s", out, errf);
 	free(rig_ssh_ok(cmd));
