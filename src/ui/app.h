@@ -171,8 +171,9 @@ void jobs_screen_dump(struct app *a);
 /* submit_view.c: the submit wizard */
 void submit_view_open(struct app *a);
 void submit_view_key(struct app *a, wint_t ch, int func);
-/* WATCH_SUBMIT: steps and the end of a submit. */
-void submit_view_news(struct app *a);
+/* A submit's step (WATCH_EV_STEP), its end (WATCH_EV_SUBMITTED). */
+void submit_view_step(struct app *a, const struct watch_event *ev);
+void submit_view_ended(struct app *a, const struct watch_event *ev);
 void submit_view_draw(struct app *a);
 /* The step list shows a running step's seconds: redraw each second. */
 int submit_view_ticking(const struct app *a);

@@ -364,48 +364,47 @@ static void take_preview(struct app *a, struct submit_view *v, const char *text)
 	v->preview = add_wrapped(NULL, &v->npreview, text, "    ", a->cols - 8);
 }
 
-void submit_view_news(struct app *a)
+void submit_view_step(struct app *a, const struct watch_event *ev)
 {
 	struct submit_view *v = view(a);
-	struct watch_step *s;
-	size_t n = watch_take_steps(a->watch, &s), i;
-	struct submit_result res;
-	char *err = NULL;
-	int ok;
+	const struct watch_step *s = &ev->u.step;
+	int k = s->step;
 
-	for (i = 0; i < n; i++) {
-		int k = s[i].step;
-		if (k < 0 || k >= NSTEPS)
-			continue;
-		if (v->step[k].state != ST_RUNNING && s[i].state == 0)
-			v->step[k].since_ms = watch_now_ms();
-		v->step[k].state = s[i].state == 0 ? ST_RUNNING : s[i].state > 0 ? ST_DONE : ST_FAILED;
-		if (s[i].detail != NULL || s[i].state != 0) {
-			free(v->step[k].detail);
-			v->step[k].detail = s[i].detail ? xstrdup(s[i].detail) : NULL;
-		}
+	a->dirty |= DIRTY_DIALOG;
+	if (k < 0 || k >= NSTEPS)
+		return;
+	if (v->step[k].state != ST_RUNNING && s->state == 0)
+		v->step[k].since_ms = watch_now_ms();
+	v->step[k].state = s->state == 0 ? ST_RUNNING : s->state > 0 ? ST_DONE : ST_FAILED;
+	if (s->detail != NULL || s->state != 0) {
+		free(v->step[k].detail);
+		v->step[k].detail = s->detail ? xstrdup(s->detail) : NULL;
 	}
-	watch_steps_free(s, n);
-	if ((ok = watch_take_submit(a->watch, &res, &err)) >= 0) {
-		v->running = 0;
-		v->ok = ok;
-		free(v->outcome);
-		if (!ok)
-			v->outcome = xstrdup(err ? err : "failed");
-		else if (v->dry)
-			v->outcome = xstrdup("rendered: nothing was written or submitted");
-		else
-			v->outcome = xasprintf("submitted %s as SLURM job %s%s", res.record_id,
-			    res.slurm_id, res.adopted ? " (found by name after a cut connection)" : "");
-		if (ok && v->dry && res.dry_run != NULL) {
-			take_preview(a, v, res.dry_run);
-			if (a->mode == MODE_STEPS)
-				a->mode = MODE_PREVIEW;
-		} else if (a->mode != MODE_STEPS) {
-			ui_message(a, !ok, "%s", v->outcome);
-		}
-		submit_result_free(&res);
-		free(err);
+}
+
+void submit_view_ended(struct app *a, const struct watch_event *ev)
+{
+	struct submit_view *v = view(a);
+	const struct submit_result *res = &ev->u.submitted.res;
+	const char *err = ev->u.submitted.err;
+	int ok = ev->u.submitted.ok;
+
+	v->running = 0;
+	v->ok = ok;
+	free(v->outcome);
+	if (!ok)
+		v->outcome = xstrdup(err ? err : "failed");
+	else if (v->dry)
+		v->outcome = xstrdup("rendered: nothing was written or submitted");
+	else
+		v->outcome = xasprintf("submitted %s as SLURM job %s%s", res->record_id,
+		    res->slurm_id, res->adopted ? " (found by name after a cut connection)" : "");
+	if (ok && v->dry && res->dry_run != NULL) {
+		take_preview(a, v, res->dry_run);
+		if (a->mode == MODE_STEPS)
+			a->mode = MODE_PREVIEW;
+	} else if (a->mode != MODE_STEPS) {
+		ui_message(a, !ok, "%s", v->outcome);
 	}
 	a->dirty |= DIRTY_DIALOG;
 }
