@@ -7,6 +7,7 @@
 
 #include "engine/slurm.h"
 #include "ssh/conn.h"
+#include "ssh/tails.h"
 #include "ssh/quote.h"
 #include "util/xmalloc.h"
 
@@ -228,35 +229,36 @@ void log_follow_feed(struct log_follow *f, uint64_t from, const char *data, size
 	buf_add(&f->partial, data + start, len - start);
 }
 
+int log_follow_ticks(struct log_follow *f, size_t n, struct conn *c, struct buf *lines,
+    char **err)
+{
+	struct conn_tail *t = xcalloc(n, sizeof(*t));
+	struct buf *chunk = xcalloc(n, sizeof(*chunk));
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < n; i++) {
+		f[i].restarted = 0;
+		buf_init(&chunk[i]);
+		t[i] = (struct conn_tail){ .path = f[i].path, .offset = f[i].offset, .max = TICK_MAX,
+		    .out = &chunk[i] };
+	}
+	/* A file not there yet (the job has not started) is waited for: no
+	 * error, no message. */
+	if (conn_read_tails(c, t, n, err) != CONN_OK)
+		rc = -1;
+	for (i = 0; i < n; i++) {
+		if (rc == 0 && !t[i].missing && (chunk[i].len > 0 || t[i].from < f[i].offset))
+			log_follow_feed(&f[i], t[i].from, chunk[i].data ? chunk[i].data : "",
+			    chunk[i].len, &lines[i]);
+		buf_free(&chunk[i]);
+	}
+	free(t);
+	free(chunk);
+	return rc;
+}
+
 int log_follow_tick(struct log_follow *f, struct conn *c, struct buf *lines, char **err)
 {
-	struct conn_stat st;
-	struct buf chunk;
-	uint64_t from;
-	enum conn_status rc;
-
-	f->restarted = 0;
-	rc = conn_stat(c, f->path, &st, err);
-	if (rc == CONN_NOTFOUND) {
-		/* Not there yet (the job has not started): waiting, not an
-		 * error, so no message is handed back. */
-		free(*err);
-		*err = NULL;
-		return 0;
-	}
-	if (rc != CONN_OK)
-		return -1;
-	from = st.size < f->offset ? 0 : f->offset;
-	if (st.size == from && from == f->offset)
-		return 0;
-	buf_init(&chunk);
-	rc = conn_read_at(c, f->path, from,
-	    (size_t)(st.size - from > TICK_MAX ? TICK_MAX : st.size - from), &chunk, err);
-	if (rc != CONN_OK) {
-		buf_free(&chunk);
-		return -1;
-	}
-	log_follow_feed(f, from, chunk.data, chunk.len, lines);
-	buf_free(&chunk);
-	return 0;
+	return log_follow_ticks(f, 1, c, lines, err);
 }

@@ -2,7 +2,7 @@
  * A job's log: its last N lines without reading the whole file (one
  * remote command reads the end of both of a job's logs), and following it
  * by byte offset over SFTP, so a tick reads only what was appended and no
- * remote process runs per tick.
+ * remote process runs per tick (both logs in one round trip, no stat).
  *
  * Following assembles lines across reads, collapses '\r'-rewritten progress
  * bars (tqdm) to their last state, notices a file that shrank (truncated,
@@ -46,8 +46,14 @@ void log_follow_free(struct log_follow *f);
 /* Read what was appended since the last tick; append the completed lines
  * (each ending in '\n', carriage-return rewrites collapsed) to lines.
  * Returns 0 (also while the file does not exist), -1 with *err on a
- * connection problem: the offset stays, so nothing is lost or doubled. */
+ * connection problem: the offset stays, so nothing is lost or doubled.
+ * The file is kept open on the connection between ticks (ssh/tails.h): a
+ * tick is one round trip. */
 int log_follow_tick(struct log_follow *f, struct conn *c, struct buf *lines, char **err);
+/* The same for n followers at once, f[i]'s lines to lines[i]: their reads
+ * go out together, so both of a job's logs are one round trip too. */
+int log_follow_ticks(struct log_follow *f, size_t n, struct conn *c, struct buf *lines,
+    char **err);
 
 /* The same for bytes read some other way (the poll's own command): len
  * bytes of the file from offset `from` (0 below the offset: the file

@@ -252,9 +252,9 @@ static void run_follow(struct conn *c, struct worker_task *wt)
 		}
 		return;
 	}
-	for (i = 0; i < 2; i++)
-		if (log_follow_tick(&lf->f[i], c, &r->got[i], &err) != 0)
-			goto fail;
+	/* Both panes' follow tick: one round trip. */
+	if (log_follow_ticks(lf->f, 2, c, r->got, &err) != 0)
+		goto fail;
 	return;
 fail:
 	wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;

@@ -7,6 +7,7 @@
  */
 #include "util/compat.h"
 #include "ssh/conn_priv.h"
+#include "ssh/sftp_kept.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,7 @@ struct conn *conn_new(const struct conn_target *t)
 
 void conn_drop_session(struct conn *c)
 {
+	sftp_kept_forget(&c->kept);	/* before the session they belong to */
 	pthread_mutex_lock(&c->live_lock);
 	c->live_fd = -1;
 	pthread_mutex_unlock(&c->live_lock);

@@ -60,6 +60,7 @@ struct conn {
 
 	ssh_session	 s;
 	sftp_session	 sftp;
+	struct sftp_kept *kept;	/* ssh/tails.c's files kept open on sftp */
 	const struct host *at;	/* the host connected to */
 	char		*banner;
 

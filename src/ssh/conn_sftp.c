@@ -5,6 +5,7 @@
  */
 #include "util/compat.h"
 #include "ssh/conn_priv.h"
+#include "ssh/sftp_kept.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -67,6 +68,22 @@ static enum conn_status sftp_fail(struct conn *c, const char *what, const char *
 	}
 }
 
+/* For ssh/tails.c (ssh/sftp_kept.h): the session's SFTP, its kept files,
+ * its counters and its failures, without a second copy of any of them. */
+enum conn_status conn_sftp(struct conn *c, sftp_session *sftp, struct sftp_kept ***kept,
+    struct conn_counters **counters, char **err)
+{
+	enum conn_status st = sftp_ready(c, err);
+
+	*sftp = c->sftp, *kept = &c->kept, *counters = &c->counters;
+	return st;
+}
+
+enum conn_status conn_sftp_fail(struct conn *c, const char *what, const char *path, char **err)
+{
+	return sftp_fail(c, what, path, err);
+}
+
 static int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -75,9 +92,7 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* An SFTP request waits for the server from now (on: 1; again after each
- * answer), or none does (0). */
-static void sftp_waits(struct conn *c, int on)
+void conn_sftp_waits(struct conn *c, int on)
 {
 	atomic_store(&c->sftp_since, on ? now_ms() : 0);
 }
@@ -103,7 +118,7 @@ void conn_interrupt(struct conn *c)
 #define RETRY_ONCE(call)						\
 	do {								\
 		enum conn_status st_;					\
-		sftp_waits(c, 1);					\
+		conn_sftp_waits(c, 1);					\
 		st_ = (call);						\
 		if (st_ == CONN_DISCONNECTED) {				\
 			st_ = (call);					\
@@ -112,7 +127,7 @@ void conn_interrupt(struct conn *c)
 				*err = NULL;				\
 			}						\
 		}							\
-		sftp_waits(c, 0);					\
+		conn_sftp_waits(c, 0);					\
 		return st_;						\
 	} while (0)
 
@@ -189,7 +204,7 @@ static enum conn_status read_once(struct conn *c, const char *path, uint64_t off
 		}
 		if (n == 0)
 			break;
-		sftp_waits(c, 1);	/* it answers: the wait starts again */
+		conn_sftp_waits(c, 1);	/* it answers: the wait starts again */
 		out->len += (size_t)n;
 		out->data[out->len] = '\0';
 		got += (size_t)n;
@@ -240,7 +255,7 @@ static enum conn_status create_and_write(struct conn *c, const char *path, const
 			counted_close(c, f);
 			return sftp_fail(c, "write", path, err);
 		}
-		sftp_waits(c, 1);	/* it answers: the wait starts again */
+		conn_sftp_waits(c, 1);	/* it answers: the wait starts again */
 		off += (size_t)w;
 	}
 	if (sftp_extension_supported(c->sftp, "fsync@openssh.com", "1")) {
@@ -276,9 +291,9 @@ enum conn_status conn_write_file(struct conn *c, const char *path, const void *d
 {
 	enum conn_status st;
 
-	sftp_waits(c, 1);
+	conn_sftp_waits(c, 1);
 	st = write_file(c, path, data, len, mode, flags, err);
-	sftp_waits(c, 0);
+	conn_sftp_waits(c, 0);
 	return st;
 }
 
@@ -392,13 +407,13 @@ enum conn_status conn_unlink(struct conn *c, const char *path, char **err)
 {
 	enum conn_status st;
 
-	sftp_waits(c, 1);
+	conn_sftp_waits(c, 1);
 	st = sftp_ready(c, err);
 	if (st == CONN_OK) {
 		c->counters.sftp_ops++;
 		if (counted_unlink(c, path) != 0)
 			st = sftp_fail(c, "remove", path, err);
 	}
-	sftp_waits(c, 0);
+	conn_sftp_waits(c, 0);
 	return st;
 }

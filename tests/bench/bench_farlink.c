@@ -5,17 +5,27 @@
  * more than loopback); each measure is the median of 3 runs of the real
  * binary, through the relay and straight to the server, in the same run.
  * The baseline of `jobs` is the seed's way: `ssh login squeue --me` through
- * the same relay. Rows appended to $BENCH_RESULTS.
+ * the same relay. Then the round trips of each operation, counted by the
+ * relay itself (slowlink -r), against its floor and the seed's way (see
+ * "round trips per operation" below). Rows appended to $BENCH_RESULTS.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 
+#include "bench/bench.h"
+#include "engine/config.h"
+#include "engine/logtail.h"
+#include "engine/record.h"
+#include "engine/tracker.h"
 #include "integration/helper_rig.h"
+#include "ssh/conn.h"
+#include "util/buf.h"
 #include "util/xmalloc.h"
 
 #define ONE_WAY_MS	50
@@ -83,11 +93,463 @@ static void far_and_near(FILE *out, const char *far, const char *near, const cha
 		*far_s = t[0], *near_s = t[1];
 }
 
+/* ---- round trips per operation, counted at the relay -------------------------- */
+
+/* What a user's operation costs on the far link: the relay's count of
+ * round trips waited (slowlink -r: a server's answer after the client
+ * spoke) and the wall time, for taotop and for the seed's way (an ssh
+ * process per command) doing the same thing through the same relay.
+ *
+ * The floors, and why:
+ *  - connect: about 5 (version and key exchange, new keys, the auth
+ *    service, the key offered, the signature): SSH's own, paid once per
+ *    CLI run and once per monitor session, so it is shown on its own row
+ *    and left out of the CLI verbs' counts below.
+ *  - a command: 2. SSH needs the server's channel number (the answer to
+ *    the channel open) before it can send the exec request; the output,
+ *    exit status and close come back with the exec's answer. A request on
+ *    a channel already open (SFTP) needs 1.
+ *  - poll tick: 2, one command (squeue, sacct, the running jobs' status.json).
+ *  - first log screen, both panes: 2, one command (log_tails); the paths
+ *    come from the record.
+ *  - follow tick, both panes: 1, the two reads of what was appended sent
+ *    together on the SFTP channel kept open.
+ *  - submit, image cached: 5. The checks (image, data, partition) are one
+ *    command (2) whose answers decide what is staged; then the one staged
+ *    script (stage.c: files, lint, hold, sbatch, release) is a command with
+ *    its script on standard input (secrets never in a command line), which
+ *    libssh sends only once the server has accepted the exec (3). Folding
+ *    the checks into the staged script, and sending standard input behind
+ *    the exec request, would make it 2.
+ *  - submit --dry-run: 2, one command with the checks.
+ *  - cancel: 2, one command (scancel, the record's state read back).
+ *  - preflight: 2, one command with every check. */
+struct counted {
+	const char	*what;
+	int		 floor;		/* the operation's, beyond the connect */
+	double		 ms, ssh_ms;
+	long long	 rt, ssh_rt;	/* rt: beyond the connect */
+	long long	 connect;	/* a CLI verb's connect, 0 in the monitor */
+};
+
+static long long relay_round_trips(const char *count_file)
+{
+	char name[64];
+	long long v, rt = -1;
+	FILE *f;
+
+	/* Let the last chunks of the operation reach the relay first. */
+	usleep(200 * 1000);
+	f = fopen(count_file, "r");
+	if (f == NULL)
+		return -1;
+	while (fscanf(f, "%63s %lld", name, &v) == 2)
+		if (strcmp(name, "round_trips") == 0)
+			rt = v;
+	fclose(f);
+	return rt;
+}
+
+/* Run `sh -c cmd` once (it says where its output goes): its wall time (ms)
+ * and round trips; its exit code. */
+static int run_counted(const char *count_file, const char *cmd, double *ms, long long *rt)
+{
+	long long r0 = relay_round_trips(count_file);
+	double t0 = now_s();
+	int rc = rig_local("%s", cmd);
+
+	*ms = (now_s() - t0) * 1000;
+	*rt = relay_round_trips(count_file) - r0;
+	return rc;
+}
+
+/* The seed's way: each line of cmds (a command and, after a '<', a local
+ * file for its standard input) an ssh process through the relay; the sums. */
+static void ssh_way(const char *count_file, const char *ssh, const char *const *cmds,
+    double *ms, long long *rt)
+{
+	*ms = 0, *rt = 0;
+	for (size_t i = 0; cmds[i] != NULL; i++) {
+		char *q = xasprintf("%s %s >/dev/null 2>&1", ssh, cmds[i]);
+		double m;
+		long long n;
+		if (run_counted(count_file, q, &m, &n) != 0)
+			fprintf(stderr, "bench_farlink: the ssh way failed: %s\n", q);
+		*ms += m, *rt += n;
+		free(q);
+	}
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+	return (x > y) - (x < y);
+}
+
+/* What the far link needs to reach the rig: the relay's port, its count
+ * file, the known_hosts naming it, the ssh way's prefix, a remote folder. */
+struct far {
+	const struct rig	*r;
+	int			 port;
+	const char		*count, *kh, *ssh, *remote;
+};
+
+/* RUNS runs of a taotop command through the relay, arg[run] after it if
+ * given: the median wall time and round trips (less
+ * the connect's) into m; each run's "submitted ID" into ids[run] if given. */
+static void cli_counted(const struct far *fl, const char *cmd0, char *const *arg,
+    long long connect_rt, struct counted *m, char **ids)
+{
+	double t[RUNS];
+	long long n[RUNS];
+
+	for (int i = 0; i < RUNS; i++) {
+		char *cmd = xasprintf("%s %s", cmd0, arg != NULL ? arg[i] : "");
+		char *full = xasprintf("%s >%s.out 2>&1", cmd, fl->count), line[512];
+		FILE *f;
+		if (run_counted(fl->count, full, &t[i], &n[i]) != 0 && ids != NULL)
+			fprintf(stderr, "bench_farlink: failed: %s\n", cmd);
+		n[i] -= connect_rt;
+		printf("  %s: run %d: %lld round trips after the connect, %.0f ms\n", m->what, i + 1,
+		    n[i], t[i]);
+		free(full), free(cmd);
+		full = xasprintf("%s.out", fl->count);
+		f = fopen(full, "r");
+		if (ids != NULL)
+			ids[i] = NULL;
+		while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+			if (ids != NULL && ids[i] == NULL && strncmp(line, "submitted ", 10) == 0)
+				ids[i] = xstrndup(line + 10, strcspn(line + 10, " \n"));
+			if (i == RUNS - 1)
+				printf("    | %s", line);	/* what the last run said */
+		}
+		if (f != NULL)
+			fclose(f);
+		free(full);
+	}
+	qsort(t, RUNS, sizeof(t[0]), cmp_double);
+	qsort(n, RUNS, sizeof(n[0]), cmp_ll);
+	m->ms = t[RUNS / 2], m->rt = n[RUNS / 2], m->connect = connect_rt;
+}
+
+static void counted_rows(FILE *out, const struct counted *m, size_t n)
+{
+	printf("\n%-36s %7s %7s %9s %8s %11s\n", "far link, 100 ms round trip", "floor", "taotop",
+	    "ssh way", "taotop", "ssh way");
+	for (size_t i = 0; i < n; i++) {
+		char label[160], floor[16], ours[48];
+		/* A CLI verb's own connect shown apart: "5+2". */
+		if (m[i].connect) {
+			snprintf(floor, sizeof(floor), "5+%d", m[i].floor);
+			snprintf(ours, sizeof(ours), "%lld+%lld", m[i].connect, m[i].rt);
+		} else {
+			snprintf(floor, sizeof(floor), "%d", m[i].floor);
+			snprintf(ours, sizeof(ours), "%lld", m[i].rt);
+		}
+		printf("%-36s %7s %7s %9lld %6.0f ms %8.0f ms%s\n", m[i].what, floor, ours, m[i].ssh_rt,
+		    m[i].ms, m[i].ssh_ms, m[i].rt > m[i].floor ? "  (over its floor)" : "");
+		if (out == NULL)
+			continue;
+		snprintf(label, sizeof(label), "round trips: %s (floor %s)", m[i].what, floor);
+		fprintf(out, "%s\t%lld\t%lld\trt\n", label, m[i].connect + m[i].rt, m[i].ssh_rt);
+		snprintf(label, sizeof(label), "far link, %s: %s", m[i].connect ? "taotop CLI" :
+		    "monitor", m[i].what);
+		fprintf(out, "%s\t%.1f\t%.1f\tms\n", label, m[i].ms, m[i].ssh_ms);
+	}
+}
+
+static struct conn *far_conn(const struct far *fl)
+{
+	char *hosts = xasprintf("127.0.0.1:%d", fl->port);
+	struct conn_target t = { .hosts = hosts, .user = fl->r->user, .key_path = fl->r->key,
+	    .known_hosts = fl->kh, .ssh_config = "", .jump = "none" };
+	struct conn *c = conn_new(&t);
+
+	free(hosts);
+	return c;
+}
+
+/* The SSH layer's own count of requests sent (its debug counter), beside
+ * the relay's. */
+static unsigned long layer_requests(struct conn *c)
+{
+	const struct conn_counters *k = conn_counters(c);
+	return k->execs + k->sftp_requests;
+}
+
+static void fail_if(int bad, const char *what, char *err)
+{
+	if (!bad)
+		return;
+	fprintf(stderr, "bench_farlink: %s: %s\n", what, err ? err : "failed");
+	exit(1);
+}
+
+/* The connect's count moves by one from run to run (both sides send
+ * their version at once, and which the relay reads first varies), and it
+ * is taken off every CLI verb's: the median of more runs. */
+#define CONNECT_RUNS	7
+
+static void measure_connect(const struct far *fl, struct counted *m)
+{
+	double t[CONNECT_RUNS];
+	long long n[CONNECT_RUNS];
+	char *err = NULL;
+
+	for (int i = 0; i < CONNECT_RUNS; i++) {
+		struct conn *c = far_conn(fl);
+		long long r0 = relay_round_trips(fl->count);
+		double t0 = now_s();
+		fail_if(conn_connect(c, &err) != CONN_OK, "connect", err);
+		t[i] = (now_s() - t0) * 1000;
+		conn_free(c);
+		n[i] = relay_round_trips(fl->count) - r0;
+	}
+	qsort(t, CONNECT_RUNS, sizeof(t[0]), cmp_double);
+	qsort(n, CONNECT_RUNS, sizeof(n[0]), cmp_ll);
+	*m = (struct counted){ .what = "connect", .floor = 5,
+	    .ms = t[CONNECT_RUNS / 2], .rt = n[CONNECT_RUNS / 2], .ssh_rt = -1, .ssh_ms = -1 };
+	{
+		const char *cmds[] = { "true", NULL };
+		ssh_way(fl->count, fl->ssh, cmds, &m->ssh_ms, &m->ssh_rt);
+	}
+}
+
+/* One of the monitor's operations on its open connection, RUNS times:
+ * median wall time and round trips into m. */
+typedef void monitor_op(struct conn *c, void *data, int run);
+
+static void measure_op(const struct far *fl, struct conn *c, monitor_op *op,
+    void (*before)(void *data, int run), void *data, struct counted *m)
+{
+	double t[RUNS];
+	long long n[RUNS];
+	unsigned long req0 = layer_requests(c);
+
+	for (int i = 0; i < RUNS; i++) {
+		long long r0;
+		double t0;
+		if (before != NULL)
+			before(data, i);
+		r0 = relay_round_trips(fl->count);
+		t0 = now_s();
+		op(c, data, i);
+		t[i] = (now_s() - t0) * 1000;
+		n[i] = relay_round_trips(fl->count) - r0;
+	}
+	printf("  %s: round trips a run:", m->what);
+	for (int i = 0; i < RUNS; i++)
+		printf(" %lld", n[i]);
+	printf("; the SSH layer counted %.1f requests a run\n",
+	    (double)(layer_requests(c) - req0) / RUNS);
+	qsort(t, RUNS, sizeof(t[0]), cmp_double);
+	qsort(n, RUNS, sizeof(n[0]), cmp_ll);
+	m->ms = t[RUNS / 2], m->rt = n[RUNS / 2];
+}
+
+struct poll_ctx {
+	struct tracker		*tr;
+	struct record_store	*st;
+};
+
+static void op_poll(struct conn *c, void *data, int run)
+{
+	struct poll_ctx *p = data;
+	struct poll_result res;
+	char *err = NULL;
+
+	(void)run;
+	fail_if(tracker_poll(p->tr, c, p->st, &res, &err) != 0, "poll", err);
+	poll_result_free(&res);
+}
+
+struct logs_ctx {
+	const char	*paths[2];
+	const char	*local[2];	/* the same files, on this machine's side */
+	struct log_follow f[2];
+};
+
+static void op_first_screen(struct conn *c, void *data, int run)
+{
+	struct logs_ctx *l = data;
+	struct buf got[2];
+	uint64_t end[2];
+	int missing[2];
+	char *err = NULL;
+
+	(void)run;
+	buf_init(&got[0]), buf_init(&got[1]);
+	fail_if(log_tails(c, l->paths, 2, 50, 1, got, end, missing, &err) != 0, "log_tails", err);
+	fail_if(got[0].len == 0 || got[1].len == 0, "log_tails", NULL);
+	buf_free(&got[0]), buf_free(&got[1]);
+}
+
+static void op_follow(struct conn *c, void *data, int run)
+{
+	struct logs_ctx *l = data;
+	struct buf got[2];
+	char *err = NULL;
+
+	buf_init(&got[0]), buf_init(&got[1]);
+	/* Both panes' tick, as the monitor's follow task makes it. */
+	fail_if(log_follow_ticks(l->f, 2, c, got, &err) != 0, "follow", err);
+	fail_if(got[0].len == 0 || got[1].len == 0, "follow: nothing new", NULL);
+	buf_free(&got[0]), buf_free(&got[1]);
+	(void)run;
+}
+
+/* Lines appended to both logs on the cluster's side (the relay does not
+ * see it), before each follow tick is timed. */
+static void append_lines(void *data, int run)
+{
+	struct logs_ctx *l = data;
+
+	for (int i = 0; i < 2; i++)
+		rig_local("seq -f 'run %d line %%g of the log' 1 20 >> %s", run, l->local[i]);
+}
+
+/* The monitor's three: a poll tick, the first screen of both panes, a
+ * follow tick of both, on one connection kept open as the monitor does. */
+static void monitor_rows(const struct far *fl, struct counted *m)
+{
+	char dir[] = "/tmp/taotop-farpoll-XXXXXX", *err = NULL, *cmd, *id;
+	struct cluster_cfg cl = { .name = (char *)"rig" };
+	struct conn *c = far_conn(fl);
+	struct poll_ctx p;
+	struct logs_ctx l;
+	struct job_record *rec;
+	char *mint;
+
+	fail_if(conn_connect(c, &err) != CONN_OK || mkdtemp(dir) == NULL, "connect", err);
+	/* A held job with its record: what a poll tick looks at. */
+	id = bench_remote(c, "sbatch --parsable --hold -J farlink-poll -t 1 -o /dev/null --wrap true");
+	id[strcspn(id, "\n")] = '\0';
+	p.st = store_open(dir, &err);
+	fail_if(p.st == NULL, "store", err);
+	p.tr = tracker_new(&cl);
+	mint = store_mint_id(p.st);
+	rec = record_new(mint);
+	record_set(&rec->cluster, "rig");
+	record_set(&rec->backend_ref, id);
+	fail_if(store_create(p.st, rec, &err) != 0, "record", err);
+	record_free(rec);
+	free(mint);
+	op_poll(c, &p, 0);	/* the first tick also asks sacct: settled */
+	m[0] = (struct counted){ .what = "poll tick", .floor = 2 };
+	measure_op(fl, c, op_poll, NULL, &p, &m[0]);
+	{
+		char *q = xasprintf("'sacct -X -n -j %s -o State%%30'", id);
+		const char *cmds[] = { "'squeue --me'", q, NULL };
+		ssh_way(fl->count, fl->ssh, cmds, &m[0].ssh_ms, &m[0].ssh_rt);
+		free(q);
+	}
+
+	/* Two logs of 200 lines on the cluster's shared storage. */
+	cmd = xasprintf("%s/logs", fl->remote);
+	l.paths[0] = xasprintf("%s/main.out", cmd), l.paths[1] = xasprintf("%s/main.err", cmd);
+	l.local[0] = l.paths[0], l.local[1] = l.paths[1];	/* the rig's lustre is local */
+	rig_local("mkdir -p %s && seq -f 'out line %%g' 200 > %s && seq -f 'err line %%g' 200 > %s "
+	    "&& chmod -R a+rwX %s", cmd, l.paths[0], l.paths[1], cmd);
+	m[1] = (struct counted){ .what = "first log screen, 2 panes", .floor = 2 };
+	measure_op(fl, c, op_first_screen, NULL, &l, &m[1]);
+	{
+		char *a = xasprintf("'tail -n 50 %s'", l.paths[0]), *b = xasprintf("'tail -n 50 %s'",
+		    l.paths[1]);
+		const char *cmds[] = { a, b, NULL };
+		ssh_way(fl->count, fl->ssh, cmds, &m[1].ssh_ms, &m[1].ssh_rt);
+		free(a), free(b);
+	}
+
+	for (int i = 0; i < 2; i++) {
+		struct stat sb;
+		log_follow_init(&l.f[i], l.paths[i], stat(l.paths[i], &sb) == 0 ? (uint64_t)sb.st_size : 0);
+	}
+	m[2] = (struct counted){ .what = "follow tick, 2 panes", .floor = 1 };
+	measure_op(fl, c, op_follow, append_lines, &l, &m[2]);
+	{
+		char *a = xasprintf("'tail -c +%llu %s'", (unsigned long long)l.f[0].offset, l.paths[0]);
+		char *b = xasprintf("'tail -c +%llu %s'", (unsigned long long)l.f[1].offset, l.paths[1]);
+		const char *cmds[] = { a, b, NULL };
+		append_lines(&l, RUNS);
+		ssh_way(fl->count, fl->ssh, cmds, &m[2].ssh_ms, &m[2].ssh_rt);
+		free(a), free(b);
+	}
+	for (int i = 0; i < 2; i++)
+		log_follow_free(&l.f[i]);
+	free((char *)l.paths[0]), free((char *)l.paths[1]), free(cmd);
+	cmd = xasprintf("scancel %s", id);
+	free(bench_remote(c, cmd));
+	free(cmd), free(id);
+	tracker_free(p.tr);
+	store_close(p.st);
+	rig_local("rm -rf %s", dir);
+	conn_free(c);
+}
+
+/* The CLI's four, each a run of the binary (connect included in the wall
+ * time, as a user waits for it; left out of the count). */
+static void cli_rows(const struct far *fl, const char *far_env, const char *bin,
+    const char *bundle, const char *dir, long long connect_rt, struct counted *m)
+{
+	char *ids[RUNS], *fmt, *seed = xasprintf("%s/seed", fl->remote);
+
+	fmt = xasprintf("%s %s submit %s --dry-run", far_env, bin, bundle);
+	m[0] = (struct counted){ .what = "submit --dry-run", .floor = 2 };
+	cli_counted(fl, fmt, NULL, connect_rt, &m[0], NULL);
+	free(fmt);
+	fmt = xasprintf("%s %s submit %s", far_env, bin, bundle);
+	m[1] = (struct counted){ .what = "submit, image cached", .floor = 5 };
+	cli_counted(fl, fmt, NULL, connect_rt, &m[1], ids);
+	free(fmt);
+	fmt = xasprintf("%s %s cancel", far_env, bin);
+	m[2] = (struct counted){ .what = "cancel", .floor = 2 };
+	for (int i = 0; i < RUNS; i++)
+		if (ids[i] == NULL)
+			ids[i] = xstrdup("none");
+	cli_counted(fl, fmt, ids, connect_rt, &m[2], NULL);
+	free(fmt);
+	fmt = xasprintf("%s %s preflight", far_env, bin);
+	m[3] = (struct counted){ .what = "preflight", .floor = 2 };
+	cli_counted(fl, fmt, NULL, connect_rt, &m[3], NULL);
+	free(fmt);
+	for (int i = 0; i < RUNS; i++)
+		free(ids[i]);
+
+	/* The seed's way of each: its commands, one ssh process each. */
+	rig_local("printf 'export HF_TOKEN=x\\n' > %s/seed.env; printf 'train:\\n  num_epochs: 1\\n' "
+	    "> %s/seed.spec; printf '#!/bin/bash\\n#SBATCH -J farlink-seed\\n#SBATCH -t 1\\n"
+	    "#SBATCH -o /dev/null\\ntrue\\n' > %s/seed.sbatch", dir, dir, dir);
+	{
+		char *c1 = xasprintf("'ls -d %s/data'", fl->remote);
+		char *c2 = xasprintf("'test -e %s/data'", fl->remote);
+		char *c3 = xasprintf("'umask 077; mkdir -p %s/specs %s/sbatch; cat > %s/job.env' "
+		    "< %s/seed.env", seed, seed, seed, dir);
+		char *c4 = xasprintf("'cat > %s/specs/spec.yaml' < %s/seed.spec", seed, dir);
+		char *c5 = xasprintf("'cat > %s/sbatch/job.sbatch' < %s/seed.sbatch", seed, dir);
+		char *c6 = xasprintf("'bash -n %s/sbatch/job.sbatch'", seed);
+		char *c7 = xasprintf("'sbatch --parsable --hold %s/sbatch/job.sbatch'", seed);
+		char *p4 = xasprintf("'test -w %s'", fl->remote);
+		const char *dry[] = { c1, c2, NULL };
+		const char *sub[] = { c1, c2, c3, c4, c5, c6, c7, NULL };
+		const char *can[] = { "'scancel --name=farlink-seed'", NULL };
+		const char *pre[] = { "'command -v sbatch squeue sacct scancel srun scontrol'",
+		    "'srun --help | grep -c -- --container-image'", "'command -v enroot; true'", p4,
+		    "'sinfo -h -o %P'", "'test -s ~/.config/enroot/.credentials; true'", NULL };
+		ssh_way(fl->count, fl->ssh, dry, &m[0].ssh_ms, &m[0].ssh_rt);
+		ssh_way(fl->count, fl->ssh, sub, &m[1].ssh_ms, &m[1].ssh_rt);
+		ssh_way(fl->count, fl->ssh, can, &m[2].ssh_ms, &m[2].ssh_rt);
+		ssh_way(fl->count, fl->ssh, pre, &m[3].ssh_ms, &m[3].ssh_rt);
+		free(c1), free(c2), free(c3), free(c4), free(c5), free(c6), free(c7), free(p4);
+	}
+	free(seed);
+}
+
 int main(void)
 {
 	const struct rig *r = rig_get();
 	const char *bin = getenv("TAOTOP_BIN"), *results = getenv("BENCH_RESULTS");
 	char dir[] = "/tmp/taotop-farlink-XXXXXX", *kh, *remote, *bundle, *base, *far, *near, *cmd;
+	char *count, *ssh;
 	int port = RELAY_PORT + (r->port - 2222);
 	double t_far, t_near, t_ssh;
 	FILE *out = results ? fopen(results, "a") : NULL, *f;
@@ -97,8 +559,10 @@ int main(void)
 		return 1;
 	}
 	/* The relay, and a known_hosts naming the rig's key at its port. */
-	if (rig_local("%s/tools/slowlink -l %d -t %d -d %d -m 900 >%s/relay.log 2>&1 & "
-	    "echo $! > %s/relay.pid; sleep 0.3", r->state, port, r->port, ONE_WAY_MS, dir, dir) != 0)
+	count = xasprintf("%s/count", dir);
+	if (rig_local("%s/tools/slowlink -l %d -t %d -d %d -m 900 -r %s >%s/relay.log 2>&1 & "
+	    "echo $! > %s/relay.pid; sleep 0.3", r->state, port, r->port, ONE_WAY_MS, count, dir,
+	    dir) != 0)
 		return 1;
 	kh = xasprintf("%s/known_hosts", dir);
 	rig_local("sed 's/^\\[127.0.0.1\\]:%d /[127.0.0.1]:%d /' %s > %s", r->port, port,
@@ -162,6 +626,20 @@ int main(void)
 	free(cmd);
 	printf("far link: a submit costs about %.0f round trips more than on loopback\n",
 	    (t_far - t_near) * 1000 / (2 * ONE_WAY_MS));
+
+	/* Round trips per operation, counted at the relay. */
+	ssh = xasprintf("ssh -q -o BatchMode=yes -o UserKnownHostsFile=%s -i %s -p %d %s@127.0.0.1",
+	    kh, r->key, port, r->user);
+	{
+		const struct far fl = { .r = r, .port = port, .count = count, .kh = kh, .ssh = ssh,
+		    .remote = remote };
+		struct counted m[8];
+		measure_connect(&fl, &m[0]);
+		monitor_rows(&fl, &m[1]);
+		cli_rows(&fl, far, bin, bundle, dir, m[0].rt, &m[4]);
+		counted_rows(out, m, 8);
+	}
+	free(count), free(ssh);
 
 	rig_local("kill $(cat %s/relay.pid) 2>/dev/null; scancel -u %s >/dev/null 2>&1; true", dir,
 	    r->user);

@@ -4,7 +4,7 @@
  *
  *   slowlink -l LISTEN_PORT -t TARGET_PORT [-d ONE_WAY_MS] [-j JITTER_MS]
  *            [-b BYTES_PER_S] [-s STALL_AT_MS:STALL_MS] [-x DROP_AT_MS]
- *            [-c CONTROL_FILE] [-m MAX_SECONDS]
+ *            [-c CONTROL_FILE] [-m MAX_SECONDS] [-r COUNT_FILE]
  *
  * It listens on 127.0.0.1:LISTEN_PORT and relays every connection to
  * 127.0.0.1:TARGET_PORT, holding each chunk of bytes ONE_WAY_MS (plus up to
@@ -24,6 +24,18 @@
  *          on where they stopped (a link that hangs);
  *   drop   the silent drop above; on `pass` new connections go through,
  *          the dropped ones stay dead (a VPN or NAT that forgot them).
+ * -r counts the link's turns, the truest measure of what a far link costs
+ * a client: a turn is a chunk read from one side after the last chunk of
+ * that connection came from the other. A chunk from the server after the
+ * client spoke, read once what the client said had reached the server, is
+ * a round trip the client waited for (a request and its answer); bytes
+ * that crossed the question on the way (the server's version string, a
+ * stream against a window adjust) are a turn but no round trip; a stream
+ * going on after a window adjust reached the server counts one (an upper
+ * bound). After every change the totals over all connections replace
+ * COUNT_FILE (written aside, then renamed), one "name value" a line:
+ * round_trips, turns, bytes_up, bytes_down, connections. A reader takes
+ * the difference across an operation.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
@@ -61,10 +73,22 @@ struct pipe_dir {
 struct relay {
 	int		 used;
 	int		 dead;		/* dropped silently: read, never forwarded */
+	int		 last;		/* the side the last chunk came from: 0 none,
+					 * 1 the client, 2 the server */
+	int		 asking;	/* the client spoke and no answer came yet */
+	long long	 asked_due;	/* when the first chunk of that reached the
+					 * server */
 	struct pipe_dir	 up, down;	/* client->server, server->client */
 };
 
 enum mode { PASS, STALL, DROP };
+
+/* What -r reports (see the top). */
+static struct {
+	long long	 round_trips, turns, bytes_up, bytes_down, connections;
+	int		 changed;
+	const char	*path;
+} count;
 
 static long long delay_ms, jitter_ms, rate, stall_at = -1, stall_ms, drop_at = -1;
 static const char *control;
@@ -234,11 +258,60 @@ static void read_control(void)
 	}
 }
 
+/* Read a chunk from one side (1 the client, 2 the server) and count it. */
+static void counted_read(struct relay *r, int side, long long now)
+{
+	struct pipe_dir *d = side == 1 ? &r->up : &r->down;
+	struct chunk *was = d->tail;
+
+	if (dir_read(d, now) != 0 || d->tail == was)
+		return;		/* nothing came */
+	if (side == 1)
+		count.bytes_up += (long long)d->tail->len;
+	else
+		count.bytes_down += (long long)d->tail->len;
+	if (r->last != 0 && r->last != side)
+		count.turns++;
+	if (side == 1 && !r->asking) {
+		r->asking = 1;
+		r->asked_due = d->tail->due_ms;
+	} else if (side == 2 && r->asking && now >= r->asked_due) {
+		/* An answer only if it left the server after the question
+		 * reached it: bytes that crossed the question on the way (the
+		 * server's version string, a stream against a window adjust)
+		 * leave it waiting. */
+		r->asking = 0;
+		count.round_trips++;
+	}
+	r->last = side;
+	count.changed = 1;
+}
+
+/* The totals to COUNT_FILE, whole or not at all (a reader never sees half). */
+static void count_write(void)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (count.path == NULL || !count.changed)
+		return;
+	count.changed = 0;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", count.path);
+	f = fopen(tmp, "w");
+	if (f == NULL)
+		return;
+	fprintf(f, "round_trips %lld\nturns %lld\nbytes_up %lld\nbytes_down %lld\n"
+	    "connections %lld\n", count.round_trips, count.turns, count.bytes_up,
+	    count.bytes_down, count.connections);
+	if (fclose(f) == 0)
+		rename(tmp, count.path);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: slowlink -l LISTEN_PORT -t TARGET_PORT [-d ONE_WAY_MS] "
 	    "[-j JITTER_MS] [-b BYTES_PER_S] [-s STALL_AT_MS:STALL_MS] [-x DROP_AT_MS] "
-	    "[-c CONTROL_FILE] [-m MAX_SECONDS]\n");
+	    "[-c CONTROL_FILE] [-m MAX_SECONDS] [-r COUNT_FILE]\n");
 	exit(2);
 }
 
@@ -258,6 +331,10 @@ static void relay_accept(struct relay *r, int lfd, int dropping)
 	setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	r[i].used = 1;
 	r[i].dead = dropping;
+	r[i].last = 0;
+	r[i].asking = 0;
+	count.connections++;
+	count.changed = 1;
 	r[i].up = (struct pipe_dir){ .from = cfd, .to = sfd };
 	r[i].down = (struct pipe_dir){ .from = sfd, .to = cfd };
 }
@@ -291,7 +368,7 @@ int main(int argc, char **argv)
 	long long start, max_s = 600;
 	enum mode was = PASS;
 
-	while ((c = getopt(argc, argv, "l:t:d:j:b:s:x:c:m:")) != -1) {
+	while ((c = getopt(argc, argv, "l:t:d:j:b:s:x:c:m:r:")) != -1) {
 		switch (c) {
 		case 'l': lport = atoi(optarg); break;
 		case 't': tport_g = atoi(optarg); break;
@@ -305,6 +382,7 @@ int main(int argc, char **argv)
 		case 'x': drop_at = atoll(optarg); break;
 		case 'c': control = optarg; break;
 		case 'm': max_s = atoll(optarg); break;
+		case 'r': count.path = optarg; count.changed = 1; break;
 		default: usage();
 		}
 	}
@@ -364,9 +442,9 @@ int main(int argc, char **argv)
 			}
 			if (!stalled) {
 				if ((fds[nfds - 2].revents & (POLLIN | POLLHUP | POLLERR)) && !r[i].up.eof)
-					dir_read(&r[i].up, now);
+					counted_read(&r[i], 1, now);
 				if ((fds[nfds - 1].revents & (POLLIN | POLLHUP | POLLERR)) && !r[i].down.eof)
-					dir_read(&r[i].down, now);
+					counted_read(&r[i], 2, now);
 				if (dir_write(&r[i].up, now) != 0 || dir_write(&r[i].down, now) != 0) {
 					relay_close(&r[i]);
 					continue;
@@ -375,6 +453,7 @@ int main(int argc, char **argv)
 			if (r[i].up.eof && r[i].down.eof && r[i].up.head == NULL && r[i].down.head == NULL)
 				relay_close(&r[i]);
 		}
+		count_write();
 	}
 	close(lfd);
 	return 0;

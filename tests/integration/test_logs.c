@@ -1,8 +1,8 @@
 /*
  * Logs over SFTP against the real server: tails that read little of a large
  * file, following by offset with every line exactly once, '\r' rewrites,
- * files that shrink or do not exist yet, and `taotop logs -f` itself on a
- * file growing at 1 MiB/s.
+ * files that shrink or do not exist yet, both panes followed together, and
+ * `taotop logs -f` itself on a file growing at 1 MiB/s.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -137,6 +137,82 @@ Test(logs, follow_sees_each_line_once_collapses_cr_and_restarts_on_shrink, .time
 	buf_free(&lines);
 	log_follow_free(&f);
 	free(path), free(dir);
+	conn_free(c);
+}
+
+/* The monitor's two panes followed together (their reads in one round
+ * trip, files kept open between ticks): a log that appears late, empty at
+ * first, one truncated in place, and a connection dropped between ticks,
+ * each line once. */
+Test(logs, both_panes_follow_together_through_a_late_file_a_shrink_and_a_reconnect,
+    .timeout = 60)
+{
+	struct conn *c = rig_conn();
+	char *dir = scratch("panes"), *err = NULL;
+	char *out = xasprintf("%s/main.out", dir), *errf = xasprintf("%s/main.err", dir);
+	struct log_follow f[2];
+	struct buf lines[2];
+	char *cmd;
+
+	cmd = xasprintf("printf 'o1\\no2\\n' > %s", out);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	log_follow_init(&f[0], out, 0);
+	log_follow_init(&f[1], errf, 0);
+	buf_init(&lines[0]), buf_init(&lines[1]);
+	cr_assert_eq(log_follow_ticks(f, 2, c, lines, &err), 0, "%s", err);
+	cr_expect_str_eq(lines[0].data, "o1\no2\n");
+	cr_expect_eq(lines[1].len, 0, "main.err is not there yet: waited for");
+	cr_expect_null(err);
+
+	/* main.err created empty (a job starting): nothing to read, no wait. */
+	cmd = xasprintf(": > %s", errf);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	cr_assert_eq(log_follow_ticks(f, 2, c, lines, &err), 0, "%s", err);
+	cr_expect_eq(lines[1].len, 0);
+	cr_expect_eq(f[1].offset, 0);
+
+	cmd = xasprintf("printf 'o3\\n' >> %s; printf 'e1\\ne2\\n' > %s", out, errf);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	buf_reset(&lines[0]), buf_reset(&lines[1]);
+	cr_assert_eq(log_follow_ticks(f, 2, c, lines, &err), 0, "%s", err);
+	cr_expect_str_eq(lines[0].data, "o3\n", "only what was appended");
+	cr_expect_str_eq(lines[1].data, "e1\ne2\n", "the late file from its start");
+
+	/* Nothing new: nothing read, nothing restarted. */
+	buf_reset(&lines[0]), buf_reset(&lines[1]);
+	cr_assert_eq(log_follow_ticks(f, 2, c, lines, &err), 0, "%s", err);
+	cr_expect_eq(lines[0].len + lines[1].len, 0);
+	cr_expect(!f[0].restarted && !f[1].restarted);
+
+	/* main.err truncated in place (a requeued job), main.out grows. */
+	cmd = xasprintf("printf 'o4\\n' >> %s; echo new > %s", out, errf);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	cr_assert_eq(log_follow_ticks(f, 2, c, lines, &err), 0, "%s", err);
+	cr_expect_str_eq(lines[0].data, "o4\n");
+	cr_expect(!f[0].restarted);
+	cr_expect(f[1].restarted, "the shrink is noticed without a stat");
+	cr_expect_str_eq(lines[1].data, "new\n");
+
+	/* The connection drops between ticks: the kept files go with it,
+	 * and the next tick opens them again where it stopped. */
+	conn_disconnect(c);
+	cmd = xasprintf("printf 'o5\\n' >> %s; printf 'e3\\n' >> %s", out, errf);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	buf_reset(&lines[0]), buf_reset(&lines[1]);
+	cr_assert_eq(log_follow_ticks(f, 2, c, lines, &err), 0, "%s", err);
+	cr_expect_str_eq(lines[0].data, "o5\n");
+	cr_expect_str_eq(lines[1].data, "e3\n");
+
+	for (int i = 0; i < 2; i++) {
+		buf_free(&lines[i]);
+		log_follow_free(&f[i]);
+	}
+	free(out), free(errf), free(dir);
 	conn_free(c);
 }
 

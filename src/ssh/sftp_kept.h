@@ -1,0 +1,32 @@
+/*
+ * Between ssh/conn.c and ssh/tails.c only: SFTP files kept open on a
+ * connection's session from one follow tick to the next. The conn owns
+ * them and forgets them with the session (a handle is the session's; the
+ * server lets go of its handles when the SFTP channel closes). Callers
+ * outside the ssh layer use ssh/tails.h.
+ */
+#ifndef TAOTOP_SSH_SFTP_KEPT_H
+#define TAOTOP_SSH_SFTP_KEPT_H
+
+#include <libssh/sftp.h>
+
+#include "ssh/conn.h"
+
+struct sftp_kept;
+
+/* Free every kept file without a word to the server (the session is going
+ * away; a close would wait on a link that may be dead) and set *k NULL. */
+void sftp_kept_forget(struct sftp_kept **k);
+
+/* The session's SFTP, started (and connected) if need be; the conn's kept
+ * files and counters. CONN_OK or the failure with *err. */
+enum conn_status conn_sftp(struct conn *c, sftp_session *sftp, struct sftp_kept ***kept,
+    struct conn_counters **counters, char **err);
+/* The last SFTP failure on path as a status and a sentence (the session
+ * dropped, and the kept files with it, when the connection is gone). */
+enum conn_status conn_sftp_fail(struct conn *c, const char *what, const char *path, char **err);
+/* An SFTP request waits for the server from now (on: 1, again after each
+ * answer), or none does (0): what the worker's watchdog reads. */
+void conn_sftp_waits(struct conn *c, int on);
+
+#endif
