@@ -275,9 +275,6 @@ static void on_watch(struct app *a, unsigned bits)
 	if (bits & WATCH_JOBS) {
 		notify_changes(a);
 		rebuild_jobs(a);
-		/* A poll frees as much as it allocates (every record parsed
-		 * anew on the worker's arena): give the pages back. */
-		compat_trim_heap();
 	}
 	if (bits & WATCH_LINK)
 		a->dirty |= DIRTY_STATUS;
