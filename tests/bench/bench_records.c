@@ -248,6 +248,7 @@ int main(void)
 	int done = 0;
 	size_t k;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	results = out != NULL ? fopen(out, "a") : NULL;
 	rig_target(&t);
 	c = conn_new(&t);
@@ -257,8 +258,8 @@ int main(void)
 	}
 	jobs = xasprintf("%s/taotop/jobs", tmpl);
 	rig_local("mkdir -p %s && chmod 700 %s/taotop %s", jobs, tmpl, jobs);
-	/* The live 1 %: held jobs, one command. */
-	ids = bench_remote(c, "for i in $(seq 1000); do sbatch --parsable --hold -J bench-records "
+	/* The live 1 %: held jobs, one command (after any a stopped run left). */
+	ids = bench_remote(c, "scancel --name=bench-records; for i in $(seq 1000); do sbatch --parsable --hold -J bench-records "
 	    "-t 1 -o /dev/null --wrap true; done");
 	refs = ids;
 	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
