@@ -41,18 +41,9 @@
 
 static FILE *results;
 
-/* theirs < 0: no baseline. */
 static void row(const char *measure, double ours, double theirs, const char *unit)
 {
-	if (theirs < 0) {
-		printf("%-48s %12.3f %12s %s\n", measure, ours, "-", unit);
-		if (results != NULL)
-			fprintf(results, "%s\t%.3f\t\t%s\n", measure, ours, unit);
-		return;
-	}
-	printf("%-48s %12.3f %12.3f %s\n", measure, ours, theirs, unit);
-	if (results != NULL)
-		fprintf(results, "%s\t%.3f\t%.3f\t%s\n", measure, ours, theirs, unit);
+	bench_row(results, measure, ours, theirs, unit);
 }
 
 /* Records [from, to) in jobs: every LIVE_EVERY-th tracks a held job of
@@ -64,8 +55,7 @@ static void make_records(const char *jobs, int from, int to, char **refs)
 
 	for (i = from; i < to; i++) {
 		struct job_record *r;
-		char id[48], ref[24], *path, *json, *nl;
-		FILE *f;
+		char id[48], ref[24], *nl;
 		snprintf(id, sizeof(id), "tao-20261129-%06x", i);
 		r = record_new(id);
 		record_set(&r->cluster, "rig");
@@ -85,14 +75,7 @@ static void make_records(const char *jobs, int from, int to, char **refs)
 		}
 		record_set(&r->backend_ref, ref);
 		r->created = r->updated = now - (MAX_RECORDS - i);
-		json = record_to_json(r);
-		path = xasprintf("%s/%s.json", jobs, id);
-		f = fopen(path, "w");
-		if (f == NULL || fputs(json, f) < 0 || fclose(f) != 0)
-			exit(1);
-		free(path);
-		free(json);
-		record_free(r);
+		bench_put_record(jobs, r);
 	}
 }
 
@@ -176,20 +159,6 @@ static double start_to_rows(const char *state)
 	return t * 1000;
 }
 
-static double rss_mib(int pid)
-{
-	char *path = xasprintf("/proc/%d/status", pid), *err = NULL;
-	char *text = file_read_all(path, NULL, &err), *p;
-	double kib = 0;
-
-	free(path);
-	if (text != NULL && (p = strstr(text, "VmRSS:")) != NULL)
-		kib = atof(p + 6);
-	free(text);
-	free(err);
-	return kib / 1024.0;
-}
-
 static size_t polls_logged(const char *log)
 {
 	char *err = NULL, *text = file_read_all(log, NULL, &err), *p;
@@ -225,9 +194,9 @@ static void bench_rss(const char *state)
 		sleep(1);
 		n = polls_logged(log);
 		if (at_first == 0 && n >= first)
-			at_first = rss_mib(pid);
+			at_first = bench_rss_mib(pid);
 	}
-	at_last = rss_mib(pid);
+	at_last = bench_rss_mib(pid);
 	printf("  (%zu polls; RSS %.2f MiB after %zu, %.2f MiB after %zu: %+.1f %%)\n", n,
 	    at_first, first, at_last, n, 100 * (at_last - at_first) / at_first);
 	row("monitor RSS after an hour's polls, 10 000 records", at_last, at_first, "MiB");

@@ -14,21 +14,20 @@
 #include "util/file.h"
 #include "util/xmalloc.h"
 
-static const char *tmpdir(void)
+/* A store over dir, or over a fresh temporary folder when dir is NULL. */
+static struct record_store *store_at(const char *dir)
 {
-	static char path[64];
-	char tmpl[] = "/tmp/taotop-recindex-XXXXXX";
-	cr_assert_not_null(mkdtemp(tmpl));
-	snprintf(path, sizeof(path), "%s/jobs", tmpl);
-	return path;
-}
+	char home[] = "/tmp/taotop-recindex-XXXXXX", *jobs = NULL, *why = NULL;
+	struct record_store *st;
 
-static struct record_store *open_store(const char *dir)
-{
-	char *err = NULL;
-	struct record_store *s = store_open(dir, &err);
-	cr_assert_not_null(s, "%s", err);
-	return s;
+	if (dir == NULL) {
+		cr_assert_not_null(mkdtemp(home));
+		dir = jobs = xasprintf("%s/jobs", home);
+	}
+	st = store_open(dir, &why);
+	cr_assert_not_null(st, "store_open %s: %s", dir, why);
+	free(jobs);
+	return st;
 }
 
 /* A record of cluster "rig" as SLURM job ref, in state st. */
@@ -85,7 +84,7 @@ static int set_done(struct job_record *r, void *arg, char **err)
 
 Test(recindex, follows_the_folder_and_finds_by_slurm_id)
 {
-	struct record_store *s = open_store(tmpdir());
+	struct record_store *s = store_at(NULL);
 	struct rec_index *x = recindex_of(s);
 	char *id, *err = NULL;
 
@@ -122,8 +121,8 @@ Test(recindex, follows_the_folder_and_finds_by_slurm_id)
 
 Test(recindex, sees_another_taotops_writes)
 {
-	const char *dir = tmpdir();
-	struct record_store *s = open_store(dir);
+	struct record_store *s = store_at(NULL);
+	const char *dir = store_dir(s);
 	struct rec_index *x = recindex_of(s);
 	char *err = NULL;
 	pid_t pid;
@@ -159,7 +158,7 @@ Test(recindex, sees_another_taotops_writes)
 
 Test(recindex, sees_a_record_edited_in_place_by_hand)
 {
-	struct record_store *s = open_store(tmpdir());
+	struct record_store *s = store_at(NULL);
 	struct rec_index *x = recindex_of(s);
 	struct job_record *r;
 	char *path, *json, *err = NULL;
@@ -192,8 +191,8 @@ Test(recindex, sees_a_record_edited_in_place_by_hand)
  * record as the records say, and writes a good index again. */
 Test(recindex, a_missing_or_corrupt_index_file_is_rebuilt_from_the_records)
 {
-	const char *dir = tmpdir();
-	struct record_store *s = open_store(dir);
+	struct record_store *s = store_at(NULL);
+	char *dir = xstrdup(store_dir(s));
 	char *file = xasprintf("%s/.index/records", dir), *err = NULL, *text;
 	static const char *damage[] = {
 		"",					/* empty */
@@ -224,7 +223,7 @@ Test(recindex, a_missing_or_corrupt_index_file_is_rebuilt_from_the_records)
 				fwrite(text, 1, len / 2, f);
 			fclose(f);
 		}
-		s = open_store(dir);
+		s = store_at(dir);
 		recindex_refresh(recindex_of(s), NULL);
 		cr_expect_eq(state_of(recindex_of(s), "tao-20261201-ffffff"), TAO_RUNNING, "damage %zu", i);
 		cr_expect_eq(state_of(recindex_of(s), "tao-20261201-gggggg"), TAO_DONE, "damage %zu", i);
@@ -234,10 +233,10 @@ Test(recindex, a_missing_or_corrupt_index_file_is_rebuilt_from_the_records)
 	free(text);
 	/* And a well-formed index that lies (a record it calls Done, whose
 	 * file was replaced since): the folder's inode wins. */
-	s = open_store(dir);
+	s = store_at(dir);
 	cr_assert_eq(store_update(s, "tao-20261201-gggggg", set_done, NULL, &err), 0, "%s", err);
 	store_close(s);
-	s = open_store(dir);
+	s = store_at(dir);
 	{
 		struct job_record *r = record_new("tao-20261201-gggggg");
 		char *path = xasprintf("%s/tao-20261201-gggggg.json", dir), *json;
@@ -259,11 +258,12 @@ Test(recindex, a_missing_or_corrupt_index_file_is_rebuilt_from_the_records)
 	cr_expect_eq(state_of(recindex_of(s), "tao-20261201-gggggg"), TAO_ERROR);
 	store_close(s);
 	free(file);
+	free(dir);
 }
 
 Test(recindex, a_corrupt_record_is_reported_once_and_not_listed)
 {
-	struct record_store *s = open_store(tmpdir());
+	struct record_store *s = store_at(NULL);
 	struct rec_index *x = recindex_of(s);
 	char *path = xasprintf("%s/tao-20261201-hhhhhh.json", store_dir(s)), *warn = NULL;
 	FILE *f = fopen(path, "w");
