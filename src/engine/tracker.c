@@ -335,7 +335,12 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 
 static struct job_row *add_row(struct poll_result *res)
 {
-	res->rows = xreallocarray(res->rows, res->n + 1, sizeof(*res->rows));
+	/* Doubling: ten thousand rows grown one at a time is ten thousand
+	 * reallocations of megabytes. */
+	if (res->n == res->rows_cap) {
+		res->rows_cap = res->rows_cap ? res->rows_cap * 2 : 64;
+		res->rows = xreallocarray(res->rows, res->rows_cap, sizeof(*res->rows));
+	}
 	memset(&res->rows[res->n], 0, sizeof(res->rows[0]));
 	res->rows[res->n].elapsed_s = res->rows[res->n].limit_s = -1;
 	return &res->rows[res->n++];
@@ -801,7 +806,8 @@ static void select_records(struct tracker *t, struct rec_index *ix)
 			free(g.v[i].id);
 		g.n = live + t->page;
 	}
-	qsort(g.v, g.n, sizeof(*g.v), by_created);
+	if (g.n > 1)
+		qsort(g.v, g.n, sizeof(*g.v), by_created);
 	sel_free(t);
 	t->sel = g.v;
 	t->nsel = g.n;

@@ -63,7 +63,7 @@ struct state_change {
 
 struct poll_result {
 	struct job_row	*rows;
-	size_t		 n;
+	size_t		 n, rows_cap;
 	time_t		 at;		/* when this poll ended */
 	time_t		 last_ok;	/* the last poll the scheduler answered (this
 					 * one or earlier; 0: none yet): how stale
