@@ -177,7 +177,7 @@ static void bench_rss(const char *state)
 	struct screen_opts so = { .cols = 120, .lines = 40 };
 	char *env = xasprintf("XDG_STATE_HOME=%s TAOTOP_DEBUG=1%s", state,
 	    lng ? " TAOTOP_POLL_S=10" : ""), *log;
-	size_t first = 6, last = 360, n = 0;
+	size_t first = 6, last = 360, n = 0, mark = 30;
 	double at_first = 0, at_last = 0, t0 = bench_now_s();
 	int pid, i = 0;
 
@@ -195,6 +195,11 @@ static void bench_rss(const char *state)
 		n = polls_logged(log);
 		if (at_first == 0 && n >= first)
 			at_first = bench_rss_mib(pid);
+		if (n >= mark) {
+			/* The curve, to tell a climb from a plateau. */
+			printf("  (RSS after %zu polls: %.2f MiB)\n", n, bench_rss_mib(pid));
+			mark += 60;
+		}
 	}
 	at_last = bench_rss_mib(pid);
 	printf("  (%zu polls; RSS %.2f MiB after %zu, %.2f MiB after %zu: %+.1f %%)\n", n,
