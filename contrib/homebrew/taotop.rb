@@ -1,6 +1,5 @@
 # Homebrew formula for taotop (macOS and Linuxbrew).
 #
-#   brew install --build-from-source ./contrib/homebrew/taotop.rb
 #   brew install --HEAD ./contrib/homebrew/taotop.rb
 #
 # taotop builds against Homebrew's ncurses (keg-only: Homebrew puts its
@@ -9,13 +8,11 @@
 # the few platform calls in src/util/compat.c.
 class Taotop < Formula
   desc "Terminal monitor and CLI for NVIDIA TAO training jobs on SLURM clusters over SSH"
-  # The repository has no public address yet: homepage, url and head are
-  # where it is meant to be published; adjust them with the first release.
+  # A head-only formula: taotop has no released tarball yet, so there is no
+  # url and no sha256 to pin (a made-up checksum would only fail the
+  # download). With the first release tag, add `url` and its `sha256`
+  # (`shasum -a 256` of the tag's tarball) above `head`.
   homepage "https://github.com/taotop/taotop"
-  url "https://github.com/taotop/taotop/archive/refs/tags/v0.1.0.tar.gz"
-  # Fill in on release: `shasum -a 256` of the tag's tarball.
-  sha256 "0000000000000000000000000000000000000000000000000000000000000000"
-  # license: none declared in the repository yet; add it with the first release.
   head "https://github.com/taotop/taotop.git", branch: "main"
 
   depends_on "pkgconf" => :build
@@ -32,7 +29,8 @@ class Taotop < Formula
   end
 
   test do
-    assert_match "taotop #{version}", shell_output("#{bin}/taotop --version")
+    # A HEAD build's version is "HEAD-<commit>": check the name only.
+    assert_match(/^taotop /, shell_output("#{bin}/taotop --version"))
     # The verb table, from the binary itself (what the completions use).
     assert_match "status", shell_output("#{bin}/taotop --help")
     # Bad input is refused with a message, without any cluster.

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "engine/duration.h"
-#include "engine/record.h"
+#include "engine/jobref.h"
 #include "engine/slurm.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
@@ -61,32 +61,17 @@ static int signal_ok(const char *sig)
 /* The SLURM id of a job as the user names it. */
 static char *slurm_id_of(struct record_store *st, const char *job, char **err)
 {
-	struct job_record *r = NULL;
-	char *why = NULL, *id;
+	struct job_ref ref;
+	char *id = NULL;
 
-	if (store_load(st, job, &r, &why) == 0) {
-		free(why);
-		if (r->backend_ref == NULL) {
-			*err = xasprintf("%s has not been launched: nothing to act on", job);
-			record_free(r);
-			return NULL;
-		}
-		if (!slurm_id_ok(r->backend_ref)) {
-			/* Checked on load too; never a word we did not check. */
-			*err = xasprintf("%s: its record's SLURM id is not one: refused", job);
-			record_free(r);
-			return NULL;
-		}
-		id = xstrdup(r->backend_ref);
-		record_free(r);
-		return id;
-	}
-	free(why);
-	if (!slurm_id_ok(job)) {
-		*err = xasprintf("%s is neither a taotop job id nor a SLURM job id", job);
+	if (job_ref_resolve(st, job, &ref, err) != 0)
 		return NULL;
-	}
-	return xstrdup(job);
+	if (ref.slurm_id == NULL)
+		*err = xasprintf("%s has not been launched: nothing to act on", job);
+	else
+		id = xstrdup(ref.slurm_id);
+	job_ref_free(&ref);
+	return id;
 }
 
 /* The first line of text, trimmed, or "". */

@@ -158,56 +158,81 @@ static int read_cluster(yaml_document_t *doc, const char *file, const yaml_node_
 	return 0;
 }
 
+static void entries_free(struct config_entry *e, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(e[i].name), free(e[i].key);
+	free(e);
+}
+
+/* The entries of one keys: or columns: field, in the file's order, each
+ * with the place of its value (node). */
+static void entry_add(struct config_entry **e, size_t *n, const yaml_node_t *node, const char *name,
+    const char *key)
+{
+	struct config_entry *x;
+
+	*e = xreallocarray(*e, *n + 1, sizeof(**e));
+	x = &(*e)[(*n)++];
+	x->line = (unsigned)node->start_mark.line + 1;
+	x->col = (unsigned)node->start_mark.column + 1;
+	x->name = xstrdup(name);
+	x->key = key != NULL ? xstrdup(key) : NULL;
+}
+
 /* keys: { action: key, ... }, kept with each entry's place for the
  * monitor, which knows the actions and keys, to check. */
-static int read_keys(yaml_document_t *doc, const char *file, const yaml_node_t *v, char **out,
-    char **err)
+static int read_keys(yaml_document_t *doc, const char *file, const yaml_node_t *v,
+    struct config *cfg, char **err)
 {
 	yaml_node_pair_t *p;
-	struct buf b;
+	struct config_entry *e = NULL;
+	size_t n = 0;
 
 	if (v->type != YAML_MAPPING_NODE)
 		return yamldoc_fail(err, file, v, "keys is a mapping of actions to keys: { cancel: x, quit: Q }");
-	buf_init(&b);
 	for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
 		const yaml_node_t *k = yaml_document_get_node(doc, p->key);
 		const yaml_node_t *val = yaml_document_get_node(doc, p->value);
 		const char *action = yamldoc_scalar(k), *key = yamldoc_scalar(val);
 		if (action == NULL || key == NULL || strpbrk(action, " \n") || strpbrk(key, " \n") ||
 		    key[0] == '\0') {
-			buf_free(&b);
+			entries_free(e, n);
 			return yamldoc_fail(err, file, val, "keys: each entry is an action and one key, like "
 			    "cancel: x");
 		}
-		buf_addf(&b, "%zu:%zu %s %s\n", val->start_mark.line + 1, val->start_mark.column + 1,
-		    action, key);
+		entry_add(&e, &n, val, action, key);
 	}
-	free(*out);
-	*out = buf_detach(&b);
+	entries_free(cfg->keys, cfg->nkeys);
+	cfg->keys = e;
+	cfg->nkeys = n;
 	return 0;
 }
 
 /* columns: [slurm, name, state, ...], kept with each entry's place. */
-static int read_columns(yaml_document_t *doc, const char *file, const yaml_node_t *v, char **out,
-    char **err)
+static int read_columns(yaml_document_t *doc, const char *file, const yaml_node_t *v,
+    struct config *cfg, char **err)
 {
 	yaml_node_item_t *it;
-	struct buf b;
+	struct config_entry *e = NULL;
+	size_t n = 0;
 
 	if (v->type != YAML_SEQUENCE_NODE)
 		return yamldoc_fail(err, file, v, "columns is a list, like [slurm, name, state, time, reason]");
-	buf_init(&b);
 	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
-		const yaml_node_t *e = yaml_document_get_node(doc, *it);
-		const char *name = yamldoc_scalar(e);
+		const yaml_node_t *node = yaml_document_get_node(doc, *it);
+		const char *name = yamldoc_scalar(node);
 		if (name == NULL || name[0] == '\0' || strpbrk(name, " \n")) {
-			buf_free(&b);
-			return yamldoc_fail(err, file, e, "columns: each entry is one column's name");
+			entries_free(e, n);
+			return yamldoc_fail(err, file, node, "columns: each entry is one column's name");
 		}
-		buf_addf(&b, "%zu:%zu %s\n", e->start_mark.line + 1, e->start_mark.column + 1, name);
+		entry_add(&e, &n, node, name, NULL);
 	}
-	free(*out);
-	*out = buf_detach(&b);
+	entries_free(cfg->columns, cfg->ncolumns);
+	cfg->columns = e;
+	cfg->ncolumns = n;
 	return 0;
 }
 
@@ -285,9 +310,9 @@ static int parse_text(struct config *cfg, const char *path, const char *text, si
 				rc = yamldoc_fail(err, path, v, "log_colors is true (render the logs' colours) "
 				    "or false (strip them)");
 		} else if (key != NULL && strcmp(key, "columns") == 0) {
-			rc = read_columns(&doc, path, v, &cfg->columns, err);
+			rc = read_columns(&doc, path, v, cfg, err);
 		} else if (key != NULL && strcmp(key, "keys") == 0) {
-			rc = read_keys(&doc, path, v, &cfg->keys, err);
+			rc = read_keys(&doc, path, v, cfg, err);
 		} else if (key != NULL && strcmp(key, "notify") == 0) {
 			rc = read_notify(&doc, path, v, &cfg->notify, err);
 		} else if (key != NULL && strcmp(key, "clusters") == 0 && v->type == YAML_MAPPING_NODE) {
@@ -470,8 +495,8 @@ void config_free(struct config *cfg)
 
 	free(cfg->default_name);
 	free(cfg->theme);
-	free(cfg->keys);
-	free(cfg->columns);
+	entries_free(cfg->keys, cfg->nkeys);
+	entries_free(cfg->columns, cfg->ncolumns);
 	for (i = 0; i < cfg->n; i++)
 		config_cluster_free(&cfg->clusters[i]);
 	free(cfg->clusters);

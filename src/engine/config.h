@@ -77,6 +77,15 @@ struct cluster_cfg {
 	int	 stall_s;	/* TAO's epoch unchanged this long: flagged (1800) */
 };
 
+/* One entry of the file's keys: or columns:, with its place in the file:
+ * the monitor knows the actions, keys and columns, checks them, and names
+ * the place of one it refuses. */
+struct config_entry {
+	unsigned	 line, col;	/* 1-based */
+	char		*name;		/* the action, or the column */
+	char		*key;		/* the action's key; NULL for a column */
+};
+
 enum { NOTIFY_BELL = 1, NOTIFY_OSC9 = 2, NOTIFY_OSC777 = 4 };
 
 struct config {
@@ -88,11 +97,10 @@ struct config {
 						 * them, -1 not set */
 	unsigned		 notify;	/* NOTIFY_* bits: how the monitor tells of
 						 * a state change of taotop's jobs */
-	char			*columns;	/* the jobs list's columns in order, one
-						 * per line: "LINE:COL name", or NULL */
-	char			*keys;		/* the monitor's own keys, one per line:
-						 * "LINE:COL action key" (the file's place,
-						 * for errors), or NULL */
+	struct config_entry	*columns;	/* the jobs list's columns in order */
+	size_t			 ncolumns;
+	struct config_entry	*keys;		/* the monitor's own keys */
+	size_t			 nkeys;
 };
 
 /* -1 with a sentence naming the wrong or missing input and where to set

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/jobref.h"
 #include "engine/record.h"
 #include "engine/slurm.h"
 #include "ssh/conn.h"
@@ -48,32 +49,28 @@ static char *path_of_squeue(const char *out, const char *nonce, int want_err)
 int job_log_paths(struct conn *c, struct record_store *st, const char *job, char *paths[2],
     char **err)
 {
-	struct job_record *r = NULL;
+	struct job_ref ref;
 	struct conn_exec x;
 	char *why = NULL, *cmd, nonce[SLURM_NONCE_LEN + 1];
 	int rc = -1, i;
 
 	paths[0] = paths[1] = NULL;
-	if (store_load(st, job, &r, &why) == 0) {
-		rc = path_of_record(r, "main.out", &paths[0], err);
-		if (rc == 0 && (rc = path_of_record(r, "main.err", &paths[1], err)) != 0) {
+	if (job_ref_resolve(st, job, &ref, err) != 0)
+		return -1;
+	if (ref.rec != NULL) {
+		rc = path_of_record(ref.rec, "main.out", &paths[0], err);
+		if (rc == 0 && (rc = path_of_record(ref.rec, "main.err", &paths[1], err)) != 0) {
 			free(paths[0]);
 			paths[0] = NULL;
 		}
-		record_free(r);
+		job_ref_free(&ref);
 		return rc;
-	}
-	free(why);
-	if (!slurm_id_ok(job)) {
-		*err = xasprintf("%s is neither a taotop job id nor a SLURM job id", job);
-		return -1;
 	}
 	/* Both paths from one answer of the queue. */
 	slurm_nonce(nonce);
 	cmd = slurm_paths_command(job, nonce);
 	conn_exec_init(&x, cmd);
 	x.timeout_ms = SCONTROL_TIMEOUT_MS;
-	why = NULL;
 	if (conn_exec(c, &x, &why) != CONN_OK) {
 		*err = xasprintf("%s: %s", job, why);
 	} else if (x.exit_status != 0 || x.out.data == NULL || x.out.data[0] == '\0') {

@@ -9,6 +9,7 @@
 
 #include "engine/config.h"
 #include "engine/duration.h"
+#include "engine/jobref.h"
 #include "engine/logtail.h"
 #include "engine/recindex.h"
 #include "engine/record.h"
@@ -1272,58 +1273,36 @@ static int mark_canceled(struct job_record *r, void *arg, char **err)
 int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const char *job, char **msg, char **err)
 {
-	struct job_record *r = NULL;
+	struct job_ref ref;
+	struct job_record *r;
 	struct conn_exec x;
-	char *cmd, *id = NULL, *why = NULL;
+	char *cmd, *id;
 	int rc = -1, was_live;
 
 	*msg = NULL;
-	if (store_load(st, job, &r, &why) == 0) {
-		if (r->cluster != NULL && strcmp(r->cluster, cl->name) != 0) {
-			/* Its SLURM id means another job here. */
-			*err = xasprintf("a job of cluster '%s', not of '%s': cancel it there",
-			    r->cluster, cl->name);
-			record_free(r);
-			free(why);
-			return -1;
-		}
-		if (r->backend_ref == NULL) {
-			/* Opened but never launched: nothing to tell SLURM. */
-			rc = store_update(st, r->id, mark_canceled, NULL, err);
-			if (rc == 0)
-				*msg = xstrdup("never launched; marked Canceled");
-			record_free(r);
-			free(why);
-			return rc;
-		}
-		if (!slurm_id_ok(r->backend_ref)) {
-			/* Checked on load too; never a word we did not check. */
-			*err = xstrdup("its record's SLURM id is not one: nothing was cancelled");
-			record_free(r);
-			free(why);
-			return -1;
-		}
-		id = xstrdup(r->backend_ref);
-	} else if (slurm_id_ok(job)) {
-		struct job_record **recs;
-		size_t n, i;
-		id = xstrdup(job);
-		/* A SLURM id of a job taotop launched cancels its record too. */
-		if (store_list(st, &recs, &n, NULL) == 0) {
-			for (i = 0; i < n && r == NULL; i++) {
-				if (same(recs[i]->backend_ref, job) && same(recs[i]->cluster, cl->name)) {
-					r = recs[i];
-					recs[i] = NULL;
-				}
-			}
-			store_list_free(recs, n);
-		}
-	} else {
-		*err = xstrdup("neither a taotop job id nor a SLURM job id");
-		free(why);
+	if (job_ref_resolve(st, job, &ref, err) != 0)
+		return -1;
+	if (ref.rec != NULL && ref.rec->cluster != NULL && strcmp(ref.rec->cluster, cl->name) != 0) {
+		/* Its SLURM id means another job here. */
+		*err = xasprintf("a job of cluster '%s', not of '%s': cancel it there",
+		    ref.rec->cluster, cl->name);
+		job_ref_free(&ref);
 		return -1;
 	}
-	free(why);
+	if (ref.slurm_id == NULL) {
+		/* Opened but never launched: nothing to tell SLURM. */
+		rc = store_update(st, ref.rec->id, mark_canceled, NULL, err);
+		if (rc == 0)
+			*msg = xstrdup("never launched; marked Canceled");
+		job_ref_free(&ref);
+		return rc;
+	}
+	/* A SLURM id of a job taotop launched cancels its record too. */
+	job_ref_adopt(st, cl->name, &ref);
+	id = xstrdup(ref.slurm_id);
+	r = ref.rec;
+	ref.rec = NULL;
+	job_ref_free(&ref);
 
 	/*
 	 * scancel of a job that already ended exits 0 without a word on SLURM

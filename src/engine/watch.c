@@ -8,11 +8,13 @@
 #include "engine/config.h"
 #include "engine/logpath.h"
 #include "engine/logtail.h"
+#include "engine/preflight.h"
 #include "engine/record.h"
 #include "engine/retry.h"
 #include "engine/schedule.h"
 #include "engine/spec.h"
 #include "engine/submit.h"
+#include "engine/watch_queue.h"
 #include "ssh/conn.h"
 #include "ssh/worker.h"
 #include "util/buf.h"
@@ -55,7 +57,7 @@ struct cluster {
 };
 
 /* A submit handed to a worker: what it takes, the steps it reports (kept
- * under lock until the UI thread takes them) and its result. */
+ * under lock until the UI thread queues them) and its result. */
 struct submit_job {
 	struct spec		 spec;
 	char			*bundle;
@@ -78,67 +80,100 @@ struct watch {
 	struct follower		*logs[LOG_CACHED];
 	struct follower		*cur;
 	uint64_t		 uses;
-	struct watch_outcome	*outs;
-	size_t			 nouts;
-	struct watch_file	*files;
-	size_t			 nfiles;
 	uint64_t		 fetch_seq;	/* the newest fetch: older answers dropped */
-	struct watch_retry	 retry;
-	int			 have_retry;
-	char			*answer;	/* the last action's */
-	int			 answer_ok;
 	struct submit_job	*sub;		/* the submit running, or NULL */
-	struct watch_step	*steps;		/* its steps not yet taken */
-	size_t			 nsteps;
-	int			 sub_done;	/* finished: res/err wait to be taken */
-	int			 sub_ok;
-	struct submit_result	 sub_res;
-	char			*sub_err;
-	struct watch_flag	*flags;		/* raised, not yet taken */
-	size_t			 nflags;
+	struct watch_queue	 q;		/* what the UI has not taken yet */
 };
 
+/* ---- requests ------------------------------------------------------------------------------ */
+
+/* One kind of request to a worker: its own fields below, run on the worker
+ * thread, done on the UI thread (where it queues its event), and what it
+ * owns freed. A new kind is a value here, its struct in task.u, one row of
+ * kinds[] and the three functions it names. */
 enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY, T_ACTION, T_SUBMIT,
-	T_SAMPLE };
+	T_SAMPLE, T_PREFLIGHT };
+
+struct poll_req {
+	struct poll_result	 res;
+};
+
+struct follow_req {
+	struct follower		*log;
+	struct buf		 got[2];	/* lines come, main.out and main.err */
+	char			*path[2];	/* found on the first read */
+};
+
+struct cancel_req {
+	char			**jobs;
+	size_t			 n;
+	struct watch_outcome	*outs;		/* n of them, once it ran */
+};
+
+struct trust_req {
+	char			*host, *fp;
+};
+
+struct fetch_req {
+	char			**paths;
+	size_t			 n;
+	uint64_t		 seq;		/* watch.fetch_seq when asked */
+	struct watch_file	*files;		/* n of them, once it ran */
+};
+
+struct retry_req {
+	char			*job;
+	char			*new_id, *message;
+};
+
+struct action_req {
+	char			*job;
+	int			 action;	/* enum job_action */
+	char			*arg;		/* the signal or the time limit */
+	int			 ok;
+	char			*message;
+};
+
+struct submit_req {
+	struct submit_job	*sub;
+};
+
+struct sample_req {
+	struct use_job		*uj;		/* the jobs asked about (strings owned) */
+	size_t			 nuj;
+	struct use_limits	 lim;
+	struct job_use		*use;		/* what came back */
+	size_t			 nuse;
+	struct use_event	*uev;
+	size_t			 nuev;
+	char			*off;		/* why it cannot work here */
+	int			 first;		/* started the first round: no answer yet */
+};
+
+struct preflight_req {
+	struct preflight	 p;
+	int			 ran;		/* p holds its checks */
+};
 
 /* A request on a worker. The worker hands back the worker_task pointer,
- * which is the first member. */
+ * which is the first member; kind says which member of u is its. */
 struct task {
 	struct worker_task	 wt;
 	enum task_kind		 kind;
 	struct watch		*w;
 	size_t			 ci;
-	/* T_POLL */
-	struct poll_result	 res;
-	int64_t			 started_ms;
-	/* T_FOLLOW */
-	struct follower		*log;
-	struct buf		 got[2];
-	char			*path[2];
-	/* T_CANCEL */
-	char			**jobs;
-	size_t			 njobs;
-	struct watch_outcome	*outs;
-	/* T_TRUST */
-	char			*host, *fp;
-	/* T_FETCH (jobs: the paths), T_RETRY (jobs[0]) */
-	struct watch_file	*files;
-	uint64_t		 seq;
-	char			*new_id, *message;
-	/* T_ACTION (jobs[0], host: its argument) */
-	int			 action, action_ok;
-	/* T_SUBMIT */
-	struct submit_job	*sub;
-	/* T_SAMPLE: the jobs asked about (strings owned), what came back */
-	struct use_job		*uj;
-	size_t			 nuj;
-	struct use_limits	 lim;
-	struct job_use		*use;
-	size_t			 nuse;
-	struct use_event	*uev;
-	size_t			 nuev;
-	char			*use_off;
-	int			 use_first;	/* started the first round: no answer yet */
+	union {
+		struct poll_req		poll;
+		struct follow_req	follow;
+		struct cancel_req	cancel;
+		struct trust_req	trust;
+		struct fetch_req	fetch;
+		struct retry_req	retry;
+		struct action_req	action;
+		struct submit_req	submit;
+		struct sample_req	sample;
+		struct preflight_req	preflight;
+	} u;
 };
 
 int64_t watch_now_ms(void)
@@ -155,6 +190,13 @@ static void set_str(char **field, const char *value)
 	*field = value != NULL ? xstrdup(value) : NULL;
 }
 
+/* Why a task failed, for its answer: the worker's sentence, or that it
+ * never ran. */
+static const char *task_why(const struct task *t)
+{
+	return t->wt.err != NULL ? t->wt.err : "not connected";
+}
+
 /* ---- tasks, on the worker threads --------------------------------------------------------- */
 
 static void run_poll(struct conn *c, struct worker_task *wt)
@@ -163,7 +205,7 @@ static void run_poll(struct conn *c, struct worker_task *wt)
 	struct cluster *cl = &t->w->cl[t->ci];
 	char *err = NULL;
 
-	if (tracker_poll(cl->tracker, c, t->w->store, &t->res, &err) != 0) {
+	if (tracker_poll(cl->tracker, c, t->w->store, &t->u.poll.res, &err) != 0) {
 		wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
 		wt->err = err;
 	}
@@ -172,7 +214,8 @@ static void run_poll(struct conn *c, struct worker_task *wt)
 static void run_follow(struct conn *c, struct worker_task *wt)
 {
 	struct task *t = (struct task *)wt;
-	struct follower *lf = t->log;
+	struct follow_req *r = &t->u.follow;
+	struct follower *lf = r->log;
 	char *err = NULL;
 	int i;
 
@@ -183,17 +226,17 @@ static void run_follow(struct conn *c, struct worker_task *wt)
 		uint64_t end[2] = { 0, 0 };
 		int missing[2] = { 0, 0 };
 
-		if (job_log_paths(c, t->w->store, lf->pub.job, t->path, &err) != 0)
+		if (job_log_paths(c, t->w->store, lf->pub.job, r->path, &err) != 0)
 			goto fail;
 		for (i = 0; i < 2; i++) {
-			if (t->path[i] == NULL) {
+			if (r->path[i] == NULL) {
 				err = xasprintf("%s: SLURM reports no %s path", lf->pub.job,
 				    i ? "StdErr" : "StdOut");
 				goto fail;
 			}
-			paths[i] = t->path[i];
+			paths[i] = r->path[i];
 		}
-		if (log_tails(c, paths, 2, LOG_TAIL_LINES, 1, t->got, end, missing, &err) != 0)
+		if (log_tails(c, paths, 2, LOG_TAIL_LINES, 1, r->got, end, missing, &err) != 0)
 			goto fail;
 		for (i = 0; i < 2; i++) {
 			log_follow_free(&lf->f[i]);
@@ -202,7 +245,7 @@ static void run_follow(struct conn *c, struct worker_task *wt)
 		return;
 	}
 	for (i = 0; i < 2; i++)
-		if (log_follow_tick(&lf->f[i], c, &t->got[i], &err) != 0)
+		if (log_follow_tick(&lf->f[i], c, &r->got[i], &err) != 0)
 			goto fail;
 	return;
 fail:
@@ -213,16 +256,17 @@ fail:
 static void run_cancel(struct conn *c, struct worker_task *wt)
 {
 	struct task *t = (struct task *)wt;
+	struct cancel_req *r = &t->u.cancel;
 	struct cluster *cl = &t->w->cl[t->ci];
 	size_t i;
 
-	t->outs = xcalloc(t->njobs, sizeof(*t->outs));
-	for (i = 0; i < t->njobs; i++) {
+	r->outs = xcalloc(r->n, sizeof(*r->outs));
+	for (i = 0; i < r->n; i++) {
 		char *msg = NULL, *err = NULL;
-		struct watch_outcome *o = &t->outs[i];
+		struct watch_outcome *o = &r->outs[i];
 		o->cluster = xstrdup(cl->pub.cfg->name);
-		o->job = xstrdup(t->jobs[i]);
-		o->ok = tracker_cancel(c, t->w->store, cl->pub.cfg, t->jobs[i], &msg, &err) == 0;
+		o->job = xstrdup(r->jobs[i]);
+		o->ok = tracker_cancel(c, t->w->store, cl->pub.cfg, r->jobs[i], &msg, &err) == 0;
 		o->message = o->ok ? msg : err;
 		free(o->ok ? err : msg);
 	}
@@ -232,26 +276,27 @@ static void run_trust(struct conn *c, struct worker_task *wt)
 {
 	struct task *t = (struct task *)wt;
 
-	wt->status = conn_trust_host(c, t->host, t->fp, &wt->err);
+	wt->status = conn_trust_host(c, t->u.trust.host, t->u.trust.fp, &wt->err);
 }
 
 static void run_fetch(struct conn *c, struct worker_task *wt)
 {
 	struct task *t = (struct task *)wt;
+	struct fetch_req *r = &t->u.fetch;
 	size_t i;
 
-	t->files = xcalloc(t->njobs, sizeof(*t->files));
-	for (i = 0; i < t->njobs; i++) {
+	r->files = xcalloc(r->n, sizeof(*r->files));
+	for (i = 0; i < r->n; i++) {
 		struct buf b;
 		char *err = NULL;
-		t->files[i].path = xstrdup(t->jobs[i]);
+		r->files[i].path = xstrdup(r->paths[i]);
 		buf_init(&b);
-		if (conn_read_at(c, t->jobs[i], 0, FETCH_MAX, &b, &err) == CONN_OK) {
+		if (conn_read_at(c, r->paths[i], 0, FETCH_MAX, &b, &err) == CONN_OK) {
 			if (b.data == NULL)
 				buf_adds(&b, "");
-			t->files[i].text = buf_detach(&b);
+			r->files[i].text = buf_detach(&b);
 		} else {
-			t->files[i].error = err ? err : xstrdup("could not be read");
+			r->files[i].error = err ? err : xstrdup("could not be read");
 			buf_free(&b);
 		}
 	}
@@ -260,15 +305,16 @@ static void run_fetch(struct conn *c, struct worker_task *wt)
 static void run_retry(struct conn *c, struct worker_task *wt)
 {
 	struct task *t = (struct task *)wt;
+	struct retry_req *r = &t->u.retry;
 	struct cluster *cl = &t->w->cl[t->ci];
 	char *slurm_id = NULL, *err = NULL;
 
-	if (retry_job(c, t->w->store, cl->pub.cfg, t->jobs[0], "asked from the monitor",
-	    &t->new_id, &slurm_id, &err) == 0)
-		t->message = xasprintf("%s retried as %s, SLURM job %s", t->jobs[0], t->new_id,
+	if (retry_job(c, t->w->store, cl->pub.cfg, r->job, "asked from the monitor",
+	    &r->new_id, &slurm_id, &err) == 0)
+		r->message = xasprintf("%s retried as %s, SLURM job %s", r->job, r->new_id,
 		    slurm_id);
 	else
-		t->message = xasprintf("retry of %s: %s", t->jobs[0], err ? err : "failed");
+		r->message = xasprintf("retry of %s: %s", r->job, err ? err : "failed");
 	free(slurm_id);
 	free(err);
 }
@@ -276,19 +322,20 @@ static void run_retry(struct conn *c, struct worker_task *wt)
 static void run_action(struct conn *c, struct worker_task *wt)
 {
 	struct task *t = (struct task *)wt;
+	struct action_req *r = &t->u.action;
 	char *answer = NULL, *err = NULL;
 
-	t->action_ok = job_action_run(c, t->w->store, t->jobs[0], (enum job_action)t->action,
-	    t->host, &answer, &err) == 0;
-	t->message = t->action_ok ? answer : err;
-	free(t->action_ok ? err : answer);
+	r->ok = job_action_run(c, t->w->store, r->job, (enum job_action)r->action, r->arg,
+	    &answer, &err) == 0;
+	r->message = r->ok ? answer : err;
+	free(r->ok ? err : answer);
 }
 
 /* On the worker thread: a step's news, kept for the UI thread. */
 static void submit_progress(enum submit_step step, int state, const char *detail, void *data)
 {
 	struct task *t = data;
-	struct submit_job *sj = t->sub;
+	struct submit_job *sj = t->u.submit.sub;
 
 	pthread_mutex_lock(&sj->lock);
 	sj->steps = xreallocarray(sj->steps, sj->nsteps + 1, sizeof(*sj->steps));
@@ -303,7 +350,7 @@ static void submit_progress(enum submit_step step, int state, const char *detail
 static void run_submit(struct conn *c, struct worker_task *wt)
 {
 	struct task *t = (struct task *)wt;
-	struct submit_job *sj = t->sub;
+	struct submit_job *sj = t->u.submit.sub;
 
 	sj->opts.cancel = &wt->cancel;
 	sj->rc = submit_run(c, t->w->store, t->w->cl[t->ci].pub.cfg, &sj->opts, submit_progress, t,
@@ -315,28 +362,69 @@ static void run_submit(struct conn *c, struct worker_task *wt)
 static void run_sample(struct conn *c, struct worker_task *wt)
 {
 	struct task *t = (struct task *)wt;
+	struct sample_req *s = &t->u.sample;
 	struct cluster *cl = &t->w->cl[t->ci];
 	struct use_round r;
 	char *err = NULL;
 	int have = 0;
 
-	if (use_sample_behind(c, cl->use, t->uj, t->nuj, &r, &have, &err) != 0) {
+	if (use_sample_behind(c, cl->use, s->uj, s->nuj, &r, &have, &err) != 0) {
 		wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
 		wt->err = err;
 		return;
 	}
-	t->use_first = !have;
+	s->first = !have;
 	if (!have) {
 		return;
 	} else if (r.unavailable != NULL) {
-		t->use_off = r.unavailable;
+		s->off = r.unavailable;
 		r.unavailable = NULL;
 	} else {
-		use_tracker_fold(cl->use, &r, t->uj, t->nuj, &t->lim, watch_now_ms(), &t->use,
-		    &t->nuse, &t->uev, &t->nuev);
-		use_note_events(t->w->store, t->uev, t->nuev);
+		use_tracker_fold(cl->use, &r, s->uj, s->nuj, &s->lim, watch_now_ms(), &s->use,
+		    &s->nuse, &s->uev, &s->nuev);
+		use_note_events(t->w->store, s->uev, s->nuev);
 	}
 	use_round_free(&r);
+}
+
+static void run_preflight(struct conn *c, struct worker_task *wt)
+{
+	struct task *t = (struct task *)wt;
+
+	if (preflight_run(c, t->w->cl[t->ci].pub.cfg, &t->u.preflight.p, &wt->err) != 0)
+		wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
+	else
+		t->u.preflight.ran = 1;
+}
+
+/* ---- what each request owns ---------------------------------------------------------------- */
+
+static void strv_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static char **strv_dup(char *const *v, size_t n)
+{
+	char **d = xcalloc(n, sizeof(*d));
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		d[i] = xstrdup(v[i]);
+	return d;
+}
+
+static void steps_free(struct watch_step *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(s[i].detail);
+	free(s);
 }
 
 static void submit_job_free(struct submit_job *sj)
@@ -355,77 +443,93 @@ static void submit_job_free(struct submit_job *sj)
 	}
 	free(sj->secrets);
 	pthread_mutex_destroy(&sj->lock);
-	watch_steps_free(sj->steps, sj->nsteps);
+	steps_free(sj->steps, sj->nsteps);
 	submit_result_free(&sj->res);
 	free(sj->err);
 	free(sj);
 }
 
-static struct task *task_new(struct watch *w, size_t ci, enum task_kind kind)
+static void free_poll(struct task *t)
 {
-	static worker_run_fn *const run[] = {
-		[T_POLL] = run_poll, [T_FOLLOW] = run_follow,
-		[T_CANCEL] = run_cancel, [T_TRUST] = run_trust,
-		[T_FETCH] = run_fetch, [T_RETRY] = run_retry, [T_ACTION] = run_action,
-		[T_SUBMIT] = run_submit, [T_SAMPLE] = run_sample,
-	};
-	struct task *t = xcalloc(1, sizeof(*t));
-
-	worker_task_init(&t->wt, run[kind], NULL);
-	t->kind = kind;
-	t->w = w;
-	t->ci = ci;
-	buf_init(&t->got[0]);
-	buf_init(&t->got[1]);
-	return t;
+	poll_result_free(&t->u.poll.res);
 }
 
-/* A task carrying n strings (job ids, or paths to fetch). */
-static struct task *task_with(struct watch *w, size_t ci, enum task_kind kind,
-    const char *const *strs, size_t n)
+static void free_follow(struct task *t)
 {
-	struct task *t = task_new(w, ci, kind);
-	size_t i;
+	struct follow_req *r = &t->u.follow;
 
-	t->jobs = xcalloc(n, sizeof(*t->jobs));
-	for (i = 0; i < n; i++)
-		t->jobs[i] = xstrdup(strs[i]);
-	t->njobs = n;
-	return t;
+	buf_free(&r->got[0]);
+	buf_free(&r->got[1]);
+	free(r->path[0]);
+	free(r->path[1]);
 }
 
-static void task_free(struct task *t)
+static void free_cancel(struct task *t)
 {
+	struct cancel_req *r = &t->u.cancel;
+
+	if (r->outs != NULL)
+		watch_outcomes_free(r->outs, r->n);
+	strv_free(r->jobs, r->n);
+}
+
+static void free_trust(struct task *t)
+{
+	free(t->u.trust.host);
+	free(t->u.trust.fp);
+}
+
+static void free_fetch(struct task *t)
+{
+	struct fetch_req *r = &t->u.fetch;
+
+	if (r->files != NULL)
+		watch_files_free(r->files, r->n);
+	strv_free(r->paths, r->n);
+}
+
+static void free_retry(struct task *t)
+{
+	free(t->u.retry.job);
+	free(t->u.retry.new_id);
+	free(t->u.retry.message);
+}
+
+static void free_action(struct task *t)
+{
+	free(t->u.action.job);
+	free(t->u.action.arg);
+	free(t->u.action.message);
+}
+
+static void free_submit(struct task *t)
+{
+	submit_job_free(t->u.submit.sub);
+}
+
+static void free_sample(struct task *t)
+{
+	struct sample_req *s = &t->u.sample;
 	size_t i;
 
-	poll_result_free(&t->res);
-	buf_free(&t->got[0]);
-	buf_free(&t->got[1]);
-	free(t->path[0]);
-	free(t->path[1]);
-	for (i = 0; i < t->njobs; i++)
-		free(t->jobs[i]);
-	free(t->jobs);
-	if (t->outs != NULL)
-		watch_outcomes_free(t->outs, t->njobs);
-	free(t->host);
-	free(t->fp);
-	if (t->files != NULL)
-		watch_files_free(t->files, t->njobs);
-	free(t->new_id);
-	free(t->message);
-	submit_job_free(t->sub);
-	for (i = 0; i < t->nuj; i++) {
-		free((char *)t->uj[i].slurm_id);
-		free((char *)t->uj[i].record_id);
+	for (i = 0; i < s->nuj; i++) {
+		free((char *)s->uj[i].slurm_id);
+		free((char *)s->uj[i].record_id);
 	}
-	free(t->uj);
-	free(t->use);
-	use_events_free(t->uev, t->nuev);
-	free(t->use_off);
-	free(t->wt.err);
-	free(t);
+	free(s->uj);
+	free(s->use);
+	use_events_free(s->uev, s->nuev);
+	free(s->off);
 }
+
+static void free_preflight(struct task *t)
+{
+	if (t->u.preflight.ran)
+		preflight_free(&t->u.preflight.p);
+}
+
+static struct task *task_new(struct watch *w, size_t ci, enum task_kind kind);
+static void task_free(struct task *t);
 
 /* ---- clusters ------------------------------------------------------------------------------ */
 
@@ -505,15 +609,7 @@ void watch_free(struct watch *w)
 	}
 	for (i = 0; i < LOG_CACHED; i++)
 		follower_free(w->logs[i]);
-	watch_outcomes_free(w->outs, w->nouts);
-	watch_files_free(w->files, w->nfiles);
-	if (w->have_retry)
-		watch_retry_free(&w->retry);
-	free(w->answer);
-	watch_steps_free(w->steps, w->nsteps);
-	submit_result_free(&w->sub_res);
-	free(w->sub_err);
-	watch_flags_free(w->flags, w->nflags);
+	wq_free(&w->q);
 	free(w->cl);
 	free(w);
 }
@@ -543,9 +639,12 @@ static int waits_for_user(const struct watched *p)
 	    p->link == LINK_AUTH_FAILED;
 }
 
-static unsigned on_event(struct cluster *cl, const struct worker_event *ev)
+static void maybe_sample(struct watch *w, size_t ci, int64_t now);
+
+/* A connection event of cluster ci's worker. */
+static void on_event(struct watch *w, size_t ci, const struct worker_event *ev)
 {
-	struct watched *p = &cl->pub;
+	struct watched *p = &w->cl[ci].pub;
 
 	switch (ev->kind) {
 	case WEV_CONNECTING:
@@ -556,7 +655,9 @@ static unsigned on_event(struct cluster *cl, const struct worker_event *ev)
 		p->ask = ev->challenge;
 		((struct worker_event *)ev)->challenge = NULL;	/* ours now */
 		p->link = LINK_ASKING;
-		return WATCH_LINK | WATCH_ASK;
+		wq_push_state(&w->q, WATCH_EV_LINK, ci);
+		wq_push_state(&w->q, WATCH_EV_ASK, ci);
+		return;
 	case WEV_CONNECTED:
 		conn_challenge_free(p->ask);
 		p->ask = NULL;
@@ -571,7 +672,9 @@ static unsigned on_event(struct cluster *cl, const struct worker_event *ev)
 		set_str(&p->fingerprint, ev->detail);
 		set_str(&p->error, ev->error);
 		p->next_poll_ms = 0;
-		return WATCH_LINK | WATCH_HOSTKEY;
+		wq_push_state(&w->q, WATCH_EV_LINK, ci);
+		wq_push_state(&w->q, WATCH_EV_HOSTKEY, ci);
+		return;
 	case WEV_AUTH_FAILED:
 		conn_challenge_free(p->ask);
 		p->ask = NULL;
@@ -591,16 +694,15 @@ static unsigned on_event(struct cluster *cl, const struct worker_event *ev)
 			set_str(&p->error, ev->error);
 		break;
 	}
-	return WATCH_LINK;
+	wq_push_state(&w->q, WATCH_EV_LINK, ci);
 }
 
-static unsigned poll_done(struct cluster *cl, struct task *t)
+static void done_poll(struct watch *w, struct cluster *cl, struct task *t)
 {
 	struct watched *p = &cl->pub;
-	int64_t now = watch_now_ms();
+	int64_t now = watch_now_ms(), started_ms = p->poll_started_ms;
 	int next_s;
 
-	t->started_ms = p->poll_started_ms;
 	p->poll_started_ms = 0;
 	if (t->wt.status != CONN_OK) {
 		log_msg(LOG_WARN, "monitor: %s: poll failed: %s", p->cfg->name,
@@ -608,7 +710,8 @@ static unsigned poll_done(struct cluster *cl, struct task *t)
 		set_str(&p->error, t->wt.err);
 		next_s = schedule_after_poll(&cl->sched, 0, 0, 1);
 		p->next_poll_ms = waits_for_user(p) ? 0 : now + next_s * 1000LL;
-		return WATCH_LINK;
+		wq_push_state(&w->q, WATCH_EV_LINK, t->ci);
+		return;
 	}
 	/* A poll that reconnected by itself (a dropped connection found when
 	 * it ran, a new code asked meanwhile) has no WEV_CONNECTED: its
@@ -616,15 +719,17 @@ static unsigned poll_done(struct cluster *cl, struct task *t)
 	if (p->link == LINK_CONNECTING || p->link == LINK_ASKING)
 		p->link = LINK_UP;
 	poll_result_free(&p->last);
-	p->last = t->res;
-	memset(&t->res, 0, sizeof(t->res));
+	p->last = t->u.poll.res;
+	memset(&t->u.poll.res, 0, sizeof(t->u.poll.res));
 	p->polls++;
 	next_s = schedule_after_poll(&cl->sched, (unsigned)p->last.changes,
 	    p->last.waiting_for_accounting, !p->last.scheduler_ok);
 	p->next_poll_ms = now + next_s * 1000LL;
 	log_msg(LOG_DEBUG, "monitor: %s: polled in %lld ms, %zu rows, next in %d s", p->cfg->name,
-	    (long long)(now - (t->started_ms)), p->last.n, next_s);
-	return WATCH_JOBS | WATCH_LINK;
+	    (long long)(now - started_ms), p->last.n, next_s);
+	wq_push_state(&w->q, WATCH_EV_JOBS, t->ci);
+	wq_push_state(&w->q, WATCH_EV_LINK, t->ci);
+	maybe_sample(w, t->ci, now);
 }
 
 static int asked_for(const struct cluster *cl, const char *id)
@@ -648,25 +753,27 @@ static void maybe_sample(struct watch *w, size_t ci, int64_t now)
 	struct cluster *cl = &w->cl[ci];
 	struct watched *p = &cl->pub;
 	struct task *t;
+	struct sample_req *s;
 	size_t i, n = 0;
 
 	if (p->cfg->use_s <= 0 || p->use_off != NULL || cl->use_busy || now < cl->next_use_ms)
 		return;
 	t = task_new(w, ci, T_SAMPLE);
-	t->uj = xcalloc(p->last.n + 1, sizeof(*t->uj));
+	s = &t->u.sample;
+	s->uj = xcalloc(p->last.n + 1, sizeof(*s->uj));
 	for (i = 0; i < p->last.n; i++) {
 		const struct job_row *r = &p->last.rows[i];
 		if (r->state != TAO_RUNNING || !use_id_ok(r->slurm_id) ||
 		    (r->native != NULL && strcmp(r->native, "RUNNING") != 0) ||
 		    (r->record_id == NULL && !asked_for(cl, r->slurm_id)))
 			continue;
-		t->uj[n].slurm_id = xstrdup(r->slurm_id);
-		t->uj[n].record_id = r->record_id != NULL ? xstrdup(r->record_id) : NULL;
-		t->uj[n].nodes = r->nodes > 0 ? r->nodes : 1;
-		t->uj[n].epoch = r->epoch;
+		s->uj[n].slurm_id = xstrdup(r->slurm_id);
+		s->uj[n].record_id = r->record_id != NULL ? xstrdup(r->record_id) : NULL;
+		s->uj[n].nodes = r->nodes > 0 ? r->nodes : 1;
+		s->uj[n].epoch = r->epoch;
 		n++;
 	}
-	t->nuj = n;
+	s->nuj = n;
 	if (n == 0) {
 		/* Nothing runs: forget what was; look again after a poll
 		 * interval, not at every wake-up. */
@@ -677,16 +784,17 @@ static void maybe_sample(struct watch *w, size_t ci, int64_t now)
 		task_free(t);
 		return;
 	}
-	t->lim.idle_percent = p->cfg->idle_percent;
-	t->lim.idle_s = p->cfg->idle_s;
-	t->lim.stall_s = p->cfg->stall_s;
+	s->lim.idle_percent = p->cfg->idle_percent;
+	s->lim.idle_s = p->cfg->idle_s;
+	s->lim.stall_s = p->cfg->stall_s;
 	cl->use_busy = 1;
 	log_msg(LOG_DEBUG, "monitor: %s: sampling %zu jobs", p->cfg->name, n);
 	worker_submit(cl->worker, &t->wt);
 }
 
-static unsigned sample_done(struct watch *w, struct cluster *cl, struct task *t)
+static void done_sample(struct watch *w, struct cluster *cl, struct task *t)
 {
+	struct sample_req *s = &t->u.sample;
 	struct watched *p = &cl->pub;
 	int64_t now = watch_now_ms();
 	size_t i;
@@ -699,54 +807,56 @@ static unsigned sample_done(struct watch *w, struct cluster *cl, struct task *t)
 		if (cl->use_backoff < USE_BACKOFF)
 			cl->use_backoff *= 2;
 		cl->next_use_ms = now + (int64_t)p->cfg->use_s * cl->use_backoff * 1000;
-		return 0;
+		return;
 	}
 	cl->use_backoff = 1;
 	cl->next_use_ms = now + (int64_t)p->cfg->use_s * 1000;
-	if (t->use_first) {
+	if (s->first) {
 		/* Its answer is read with the next round: soon, the first time. */
 		if (p->cfg->use_s > USE_FIRST_S)
 			cl->next_use_ms = now + USE_FIRST_S * 1000;
-		return 0;
+		return;
 	}
-	if (t->use_off != NULL) {
+	if (s->off != NULL) {
 		/* Said once, never tried again on this cluster. */
-		log_msg(LOG_WARN, "monitor: %s: GPU use not available: %s", p->cfg->name, t->use_off);
-		p->use_off = t->use_off;
-		t->use_off = NULL;
+		log_msg(LOG_WARN, "monitor: %s: GPU use not available: %s", p->cfg->name, s->off);
+		p->use_off = s->off;
+		s->off = NULL;
 		free(p->use);
 		p->use = NULL;
 		p->nuse = 0;
-		return WATCH_USE | WATCH_LINK;
+		wq_push_state(&w->q, WATCH_EV_USE, t->ci);
+		wq_push_state(&w->q, WATCH_EV_LINK, t->ci);
+		return;
 	}
 	free(p->use);
-	p->use = t->use;
-	p->nuse = t->nuse;
-	t->use = NULL;
+	p->use = s->use;
+	p->nuse = s->nuse;
+	s->use = NULL;
 	p->use_rounds++;
-	if (t->nuev > 0) {
-		w->flags = xreallocarray(w->flags, w->nflags + t->nuev, sizeof(*w->flags));
-		for (i = 0; i < t->nuev; i++) {
-			struct watch_flag *f = &w->flags[w->nflags++];
-			f->cluster = t->ci;
-			f->job = xstrdup(t->uev[i].record_id ? t->uev[i].record_id : t->uev[i].slurm_id);
-			f->text = xstrdup(t->uev[i].text);
-		}
+	/* The round first, then what it flagged: a flag's job is in it. */
+	wq_push_state(&w->q, WATCH_EV_USE, t->ci);
+	for (i = 0; i < s->nuev; i++) {
+		struct watch_event *ev = wq_push(&w->q, WATCH_EV_FLAG, t->ci);
+		ev->u.flag.job = xstrdup(s->uev[i].record_id ? s->uev[i].record_id
+		    : s->uev[i].slurm_id);
+		ev->u.flag.text = xstrdup(s->uev[i].text);
 	}
-	return WATCH_USE;
 }
 
-static unsigned follow_done(struct watch *w, struct task *t)
+static void done_follow(struct watch *w, struct cluster *cl, struct task *t)
 {
-	struct follower *lf = t->log;
+	struct follow_req *r = &t->u.follow;
+	struct follower *lf = r->log;
 	int i, got = 0;
 
+	(void)cl;
 	lf->busy = 0;
 	for (i = 0; i < 2; i++) {
-		if (t->path[i] != NULL) {
+		if (r->path[i] != NULL) {
 			free(lf->pub.path[i]);
-			lf->pub.path[i] = t->path[i];
-			t->path[i] = NULL;
+			lf->pub.path[i] = r->path[i];
+			r->path[i] = NULL;
 		}
 		if (lf->f[i].restarted) {
 			/* The file shrank (rotated, a requeued job started
@@ -755,8 +865,8 @@ static unsigned follow_done(struct watch *w, struct task *t)
 			lf->f[i].restarted = 0;
 			got = 1;
 		}
-		if (t->got[i].len > 0) {
-			log_ring_push_lines(&lf->pub.ring[i], t->got[i].data, t->got[i].len);
+		if (r->got[i].len > 0) {
+			log_ring_push_lines(&lf->pub.ring[i], r->got[i].data, r->got[i].len);
 			got = 1;
 		}
 	}
@@ -775,34 +885,39 @@ static unsigned follow_done(struct watch *w, struct task *t)
 	lf->next_ms = watch_now_ms() + lf->interval_ms;
 	if (got)
 		lf->pub.generation++;
-	return got && lf == w->cur ? WATCH_LOG : 0;
+	if (got && lf == w->cur)
+		wq_push_state(&w->q, WATCH_EV_LOG, t->ci);
 }
 
-static unsigned cancel_done(struct watch *w, struct cluster *cl, struct task *t)
+/* After what the user did to a job: poll soon to show it. */
+static void poll_soon(struct cluster *cl)
 {
-	size_t i;
-
-	w->outs = xreallocarray(w->outs, w->nouts + t->njobs, sizeof(*w->outs));
-	for (i = 0; i < t->njobs; i++) {
-		struct watch_outcome *o = &w->outs[w->nouts++];
-		if (t->outs != NULL) {
-			*o = t->outs[i];
-			continue;
-		}
-		/* It never ran (not connected): say so for each job. */
-		o->cluster = xstrdup(cl->pub.cfg->name);
-		o->job = xstrdup(t->jobs[i]);
-		o->ok = 0;
-		o->message = xstrdup(t->wt.err ? t->wt.err : "not connected");
-	}
-	free(t->outs);
-	t->outs = NULL;
 	schedule_user_action(&cl->sched);
 	cl->pub.next_poll_ms = watch_now_ms();
-	return WATCH_CANCEL;
 }
 
-static unsigned trust_done(struct cluster *cl, struct task *t)
+static void done_cancel(struct watch *w, struct cluster *cl, struct task *t)
+{
+	struct cancel_req *r = &t->u.cancel;
+	struct watch_event *ev = wq_push(&w->q, WATCH_EV_OUTCOMES, t->ci);
+	size_t i;
+
+	if (r->outs == NULL) {
+		/* It never ran (not connected): say so for each job. */
+		r->outs = xcalloc(r->n, sizeof(*r->outs));
+		for (i = 0; i < r->n; i++) {
+			r->outs[i].cluster = xstrdup(cl->pub.cfg->name);
+			r->outs[i].job = xstrdup(r->jobs[i]);
+			r->outs[i].message = xstrdup(task_why(t));
+		}
+	}
+	ev->u.outcomes.v = r->outs;
+	ev->u.outcomes.n = r->n;
+	r->outs = NULL;
+	poll_soon(cl);
+}
+
+static void done_trust(struct watch *w, struct cluster *cl, struct task *t)
 {
 	struct watched *p = &cl->pub;
 
@@ -815,137 +930,174 @@ static unsigned trust_done(struct cluster *cl, struct task *t)
 	} else {
 		set_str(&p->error, t->wt.err);
 	}
-	return WATCH_LINK;
+	wq_push_state(&w->q, WATCH_EV_LINK, t->ci);
 }
 
-/* A submit's steps, moved from its job to what the UI takes. */
-static unsigned take_news(struct watch *w, struct submit_job *sj)
+static void done_fetch(struct watch *w, struct cluster *cl, struct task *t)
 {
-	size_t n;
+	struct fetch_req *r = &t->u.fetch;
+	struct watch_event *ev;
+	size_t i;
+
+	(void)cl;
+	if (r->seq != w->fetch_seq)
+		return;		/* a newer fetch was asked: this one is moot */
+	if (t->wt.status != CONN_OK) {
+		/* Never ran: say so for each file. */
+		if (r->files != NULL)
+			watch_files_free(r->files, r->n);
+		r->files = xcalloc(r->n, sizeof(*r->files));
+		for (i = 0; i < r->n; i++) {
+			r->files[i].path = xstrdup(r->paths[i]);
+			r->files[i].error = xstrdup(task_why(t));
+		}
+	}
+	ev = wq_push(&w->q, WATCH_EV_FILES, t->ci);
+	ev->u.files.v = r->files;
+	ev->u.files.n = r->n;
+	r->files = NULL;
+}
+
+static void done_retry(struct watch *w, struct cluster *cl, struct task *t)
+{
+	struct retry_req *r = &t->u.retry;
+	struct watch_event *ev = wq_push(&w->q, WATCH_EV_RETRY, t->ci);
+
+	ev->u.retry.job = xstrdup(r->job);
+	ev->u.retry.new_id = r->new_id;
+	ev->u.retry.message = r->message ? r->message : xasprintf("retry of %s: %s", r->job,
+	    task_why(t));
+	r->new_id = r->message = NULL;
+	cl->pub.next_poll_ms = watch_now_ms();
+}
+
+static void done_action(struct watch *w, struct cluster *cl, struct task *t)
+{
+	struct action_req *r = &t->u.action;
+	struct watch_event *ev = wq_push(&w->q, WATCH_EV_ANSWER, t->ci);
+
+	ev->u.answer.ok = r->message != NULL && r->ok;
+	ev->u.answer.text = r->message ? r->message : xasprintf("%s: %s", r->job, task_why(t));
+	r->message = NULL;
+	poll_soon(cl);
+}
+
+/* A submit's steps, moved from its job to the queue, one event each. */
+static void take_news(struct watch *w, size_t ci, struct submit_job *sj)
+{
+	struct watch_step *steps;
+	size_t n, i;
 
 	pthread_mutex_lock(&sj->lock);
+	steps = sj->steps;
 	n = sj->nsteps;
-	if (n > 0) {
-		w->steps = xreallocarray(w->steps, w->nsteps + n, sizeof(*w->steps));
-		memcpy(&w->steps[w->nsteps], sj->steps, n * sizeof(*sj->steps));
-		w->nsteps += n;
-		free(sj->steps);
-		sj->steps = NULL;
-		sj->nsteps = 0;
-	}
+	sj->steps = NULL;
+	sj->nsteps = 0;
 	pthread_mutex_unlock(&sj->lock);
-	return n > 0 ? WATCH_SUBMIT : 0;
+	for (i = 0; i < n; i++)
+		wq_push(&w->q, WATCH_EV_STEP, ci)->u.step = steps[i];
+	free(steps);
 }
 
-static unsigned submit_done(struct watch *w, struct cluster *cl, struct task *t)
+static void done_submit(struct watch *w, struct cluster *cl, struct task *t)
 {
-	struct submit_job *sj = t->sub;
+	struct submit_job *sj = t->u.submit.sub;
+	struct watch_event *ev;
+	int ok = t->wt.status == CONN_OK && sj->rc == 0;
 
-	take_news(w, sj);
+	take_news(w, t->ci, sj);
 	w->sub = NULL;
 	cl->pub.submitting = 0;
-	submit_result_free(&w->sub_res);
-	free(w->sub_err);
-	w->sub_done = 1;
-	w->sub_ok = t->wt.status == CONN_OK && sj->rc == 0;
-	w->sub_res = sj->res;
+	ev = wq_push(&w->q, WATCH_EV_SUBMITTED, t->ci);
+	ev->u.submitted.ok = ok;
+	ev->u.submitted.res = sj->res;
 	memset(&sj->res, 0, sizeof(sj->res));
-	w->sub_err = sj->err != NULL ? sj->err : w->sub_ok ? NULL
-	    : xstrdup(t->wt.err ? t->wt.err : "not connected");
+	ev->u.submitted.err = sj->err != NULL ? sj->err : ok ? NULL : xstrdup(task_why(t));
 	sj->err = NULL;
 	/* Show the new job at once; polls waited while it ran. */
-	schedule_user_action(&cl->sched);
-	cl->pub.next_poll_ms = watch_now_ms();
-	return WATCH_SUBMIT | WATCH_LINK;
+	poll_soon(cl);
+	wq_push_state(&w->q, WATCH_EV_LINK, t->ci);
 }
 
-unsigned watch_dispatch(struct watch *w)
+static void done_preflight(struct watch *w, struct cluster *cl, struct task *t)
 {
-	unsigned bits = 0;
+	struct preflight_req *r = &t->u.preflight;
+	struct watch_event *ev = wq_push(&w->q, WATCH_EV_PREFLIGHT, t->ci);
+
+	(void)cl;
+	ev->u.preflight.ok = t->wt.status == CONN_OK && r->ran;
+	if (ev->u.preflight.ok) {
+		ev->u.preflight.p = r->p;
+		r->ran = 0;
+	} else {
+		ev->u.preflight.err = xstrdup(task_why(t));
+	}
+}
+
+/* ---- the kinds of request ------------------------------------------------------------------ */
+
+typedef void task_done_fn(struct watch *w, struct cluster *cl, struct task *t);
+
+static const struct {
+	worker_run_fn	*run;		/* on the worker thread */
+	task_done_fn	*done;		/* back on the UI thread: queue what it says */
+	void		(*free)(struct task *t);
+} kinds[] = {
+	[T_POLL] = { run_poll, done_poll, free_poll },
+	[T_FOLLOW] = { run_follow, done_follow, free_follow },
+	[T_CANCEL] = { run_cancel, done_cancel, free_cancel },
+	[T_TRUST] = { run_trust, done_trust, free_trust },
+	[T_FETCH] = { run_fetch, done_fetch, free_fetch },
+	[T_RETRY] = { run_retry, done_retry, free_retry },
+	[T_ACTION] = { run_action, done_action, free_action },
+	[T_SUBMIT] = { run_submit, done_submit, free_submit },
+	[T_SAMPLE] = { run_sample, done_sample, free_sample },
+	[T_PREFLIGHT] = { run_preflight, done_preflight, free_preflight },
+};
+
+static struct task *task_new(struct watch *w, size_t ci, enum task_kind kind)
+{
+	struct task *t = xcalloc(1, sizeof(*t));
+
+	worker_task_init(&t->wt, kinds[kind].run, NULL);
+	t->kind = kind;
+	t->w = w;
+	t->ci = ci;
+	return t;
+}
+
+static void task_free(struct task *t)
+{
+	kinds[t->kind].free(t);
+	free(t->wt.err);
+	free(t);
+}
+
+
+void watch_dispatch(struct watch *w)
+{
 	size_t i;
 
 	for (i = 0; i < w->n; i++) {
-		struct cluster *cl = &w->cl[i];
 		struct worker_msg m;
-		while (worker_next(cl->worker, &m)) {
-			struct task *t;
+		while (worker_next(w->cl[i].worker, &m)) {
+			struct task *t = (struct task *)m.task;
 			if (m.type == WMSG_EVENT) {
-				bits |= on_event(cl, &m.ev);
+				on_event(w, i, &m.ev);
 				worker_event_free(&m.ev);
-				continue;
+			} else if (m.type == WMSG_NEWS) {
+				take_news(w, i, t->u.submit.sub);
+			} else {
+				kinds[t->kind].done(w, &w->cl[i], t);
+				task_free(t);
 			}
-			t = (struct task *)m.task;
-			if (m.type == WMSG_NEWS) {
-				bits |= take_news(w, t->sub);
-				continue;
-			}
-			switch (t->kind) {
-			case T_POLL:
-				bits |= poll_done(cl, t);
-				if (t->wt.status == CONN_OK)
-					maybe_sample(w, i, watch_now_ms());
-				break;
-			case T_SAMPLE:
-				bits |= sample_done(w, cl, t);
-				break;
-			case T_FOLLOW:
-				bits |= follow_done(w, t);
-				break;
-			case T_CANCEL:
-				bits |= cancel_done(w, cl, t);
-				break;
-			case T_TRUST:
-				bits |= trust_done(cl, t);
-				break;
-			case T_FETCH:
-				if (t->seq == w->fetch_seq) {
-					watch_files_free(w->files, w->nfiles);
-					w->files = t->files;
-					w->nfiles = t->njobs;
-					t->files = NULL;
-					if (t->wt.status != CONN_OK) {
-						/* Never ran: say so for each file. */
-						size_t k;
-						w->files = xcalloc(t->njobs, sizeof(*w->files));
-						for (k = 0; k < t->njobs; k++) {
-							w->files[k].path = xstrdup(t->jobs[k]);
-							w->files[k].error = xstrdup(t->wt.err ? t->wt.err
-							    : "not connected");
-						}
-					}
-					bits |= WATCH_FILES;
-				}
-				break;
-			case T_ACTION:
-				free(w->answer);
-				w->answer = t->message ? t->message : xasprintf("%s: %s", t->jobs[0],
-				    t->wt.err ? t->wt.err : "not connected");
-				w->answer_ok = t->message != NULL && t->action_ok;
-				t->message = NULL;
-				schedule_user_action(&cl->sched);
-				cl->pub.next_poll_ms = watch_now_ms();
-				bits |= WATCH_ACTION;
-				break;
-			case T_SUBMIT:
-				bits |= submit_done(w, cl, t);
-				break;
-			case T_RETRY:
-				if (w->have_retry)
-					watch_retry_free(&w->retry);
-				w->retry.job = xstrdup(t->jobs[0]);
-				w->retry.new_id = t->new_id;
-				w->retry.message = t->message ? t->message : xasprintf("retry of %s: %s",
-				    t->jobs[0], t->wt.err ? t->wt.err : "not connected");
-				t->new_id = t->message = NULL;
-				w->have_retry = 1;
-				cl->pub.next_poll_ms = watch_now_ms();
-				bits |= WATCH_RETRY;
-				break;
-			}
-			task_free(t);
 		}
 	}
-	return bits;
+}
+
+int watch_next(struct watch *w, struct watch_event *ev)
+{
+	return wq_next(&w->q, ev);
 }
 
 static int64_t earliest(int64_t a, int64_t b)
@@ -957,9 +1109,8 @@ static int64_t earliest(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
-unsigned watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
+void watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 {
-	unsigned bits = 0;
 	int64_t next = -1;
 	size_t i;
 
@@ -980,7 +1131,7 @@ unsigned watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 			p->next_poll_ms = 0;
 			log_msg(LOG_DEBUG, "monitor: %s: poll", p->cfg->name);
 			worker_submit(cl->worker, &t->wt);
-			bits |= WATCH_LINK;
+			wq_push_state(&w->q, WATCH_EV_LINK, i);
 		}
 		if (p->poll_started_ms == 0)
 			next = earliest(next, p->next_poll_ms);
@@ -989,7 +1140,7 @@ unsigned watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 		struct follower *lf = w->cur;
 		if (now_ms >= lf->next_ms) {
 			struct task *t = task_new(w, lf->pub.cluster, T_FOLLOW);
-			t->log = lf;
+			t->u.follow.log = lf;
 			lf->busy = 1;
 			worker_submit(w->cl[lf->pub.cluster].worker, &t->wt);
 		} else {
@@ -997,7 +1148,6 @@ unsigned watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 		}
 	}
 	*next_ms = next;
-	return bits;
 }
 
 void watch_poll_now(struct watch *w)
@@ -1072,18 +1222,10 @@ void watch_cancel(struct watch *w, size_t cluster, char *const *jobs, size_t n)
 
 	if (cluster >= w->n || n == 0)
 		return;
-	t = task_with(w, cluster, T_CANCEL, (const char *const *)jobs, n);
+	t = task_new(w, cluster, T_CANCEL);
+	t->u.cancel.jobs = strv_dup(jobs, n);
+	t->u.cancel.n = n;
 	worker_submit(w->cl[cluster].worker, &t->wt);
-}
-
-size_t watch_take_outcomes(struct watch *w, struct watch_outcome **out)
-{
-	size_t n = w->nouts;
-
-	*out = w->outs;
-	w->outs = NULL;
-	w->nouts = 0;
-	return n;
 }
 
 void watch_outcomes_free(struct watch_outcome *o, size_t n)
@@ -1111,8 +1253,8 @@ void watch_trust(struct watch *w, size_t cluster)
 		return;
 	t = task_new(w, cluster, T_TRUST);
 	t->wt.offline = 1;
-	t->host = xstrdup(cl->pub.host);
-	t->fp = xstrdup(cl->pub.fingerprint);
+	t->u.trust.host = xstrdup(cl->pub.host);
+	t->u.trust.fp = xstrdup(cl->pub.fingerprint);
 	cl->trusting = 1;
 	worker_submit(cl->worker, &t->wt);
 }
@@ -1137,19 +1279,11 @@ void watch_fetch(struct watch *w, size_t cluster, char *const *paths, size_t n)
 
 	if (cluster >= w->n || n == 0)
 		return;
-	t = task_with(w, cluster, T_FETCH, (const char *const *)paths, n);
-	t->seq = ++w->fetch_seq;
+	t = task_new(w, cluster, T_FETCH);
+	t->u.fetch.paths = strv_dup(paths, n);
+	t->u.fetch.n = n;
+	t->u.fetch.seq = ++w->fetch_seq;
 	worker_submit(w->cl[cluster].worker, &t->wt);
-}
-
-size_t watch_take_files(struct watch *w, struct watch_file **out)
-{
-	size_t n = w->nfiles;
-
-	*out = w->files;
-	w->files = NULL;
-	w->nfiles = 0;
-	return n;
 }
 
 void watch_files_free(struct watch_file *f, size_t n)
@@ -1170,26 +1304,9 @@ void watch_retry(struct watch *w, size_t cluster, const char *job)
 
 	if (cluster >= w->n)
 		return;
-	t = task_with(w, cluster, T_RETRY, &job, 1);
+	t = task_new(w, cluster, T_RETRY);
+	t->u.retry.job = xstrdup(job);
 	worker_submit(w->cl[cluster].worker, &t->wt);
-}
-
-int watch_take_retry(struct watch *w, struct watch_retry *out)
-{
-	if (!w->have_retry)
-		return 0;
-	*out = w->retry;
-	memset(&w->retry, 0, sizeof(w->retry));
-	w->have_retry = 0;
-	return 1;
-}
-
-void watch_retry_free(struct watch_retry *r)
-{
-	free(r->job);
-	free(r->new_id);
-	free(r->message);
-	memset(r, 0, sizeof(*r));
 }
 
 void watch_action(struct watch *w, size_t cluster, const char *job, int action, const char *arg)
@@ -1198,19 +1315,11 @@ void watch_action(struct watch *w, size_t cluster, const char *job, int action, 
 
 	if (cluster >= w->n)
 		return;
-	t = task_with(w, cluster, T_ACTION, &job, 1);
-	t->action = action;
-	t->host = arg != NULL ? xstrdup(arg) : NULL;
+	t = task_new(w, cluster, T_ACTION);
+	t->u.action.job = xstrdup(job);
+	t->u.action.action = action;
+	t->u.action.arg = arg != NULL ? xstrdup(arg) : NULL;
 	worker_submit(w->cl[cluster].worker, &t->wt);
-}
-
-char *watch_take_answer(struct watch *w, int *ok)
-{
-	char *a = w->answer;
-
-	*ok = w->answer_ok;
-	w->answer = NULL;
-	return a;
 }
 
 int watch_submit(struct watch *w, size_t cluster, struct spec *spec, const char *bundle,
@@ -1241,12 +1350,8 @@ int watch_submit(struct watch *w, size_t cluster, struct spec *spec, const char 
 	sj->opts.account = sj->spec.account;
 	sj->opts.dry_run = dry_run;
 	t = task_new(w, cluster, T_SUBMIT);
-	t->sub = sj;
+	t->u.submit.sub = sj;
 	w->sub = sj;
-	w->sub_done = 0;
-	watch_steps_free(w->steps, w->nsteps);
-	w->steps = NULL;
-	w->nsteps = 0;
 	w->cl[cluster].pub.submitting = 1;
 	worker_submit(w->cl[cluster].worker, &t->wt);
 	return 0;
@@ -1255,40 +1360,6 @@ int watch_submit(struct watch *w, size_t cluster, struct spec *spec, const char 
 int watch_submit_running(const struct watch *w)
 {
 	return w->sub != NULL;
-}
-
-size_t watch_take_steps(struct watch *w, struct watch_step **out)
-{
-	size_t n = w->nsteps;
-
-	*out = w->steps;
-	w->steps = NULL;
-	w->nsteps = 0;
-	return n;
-}
-
-void watch_steps_free(struct watch_step *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(s[i].detail);
-	free(s);
-}
-
-int watch_take_submit(struct watch *w, struct submit_result *res, char **err)
-{
-	int ok;
-
-	if (!w->sub_done)
-		return -1;
-	w->sub_done = 0;
-	*res = w->sub_res;
-	memset(&w->sub_res, 0, sizeof(w->sub_res));
-	*err = w->sub_err;
-	w->sub_err = NULL;
-	ok = w->sub_ok;
-	return ok;
 }
 
 const struct job_use *watch_use(const struct watch *w, size_t cluster, const char *slurm_id)
@@ -1321,23 +1392,8 @@ void watch_use_request(struct watch *w, size_t cluster, const char *slurm_id)
 	cl->next_use_ms = 0;	/* with the next poll */
 }
 
-size_t watch_take_flags(struct watch *w, struct watch_flag **out)
+void watch_preflight(struct watch *w, size_t cluster)
 {
-	size_t n = w->nflags;
-
-	*out = w->flags;
-	w->flags = NULL;
-	w->nflags = 0;
-	return n;
-}
-
-void watch_flags_free(struct watch_flag *f, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free(f[i].job);
-		free(f[i].text);
-	}
-	free(f);
+	if (cluster < w->n)
+		worker_submit(w->cl[cluster].worker, &task_new(w, cluster, T_PREFLIGHT)->wt);
 }

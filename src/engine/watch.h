@@ -7,7 +7,8 @@
  * Everything here is called on the UI thread. The UI polls the descriptors
  * of watch_fds() for reading, calls watch_dispatch() when one is readable
  * and watch_tick() when the time watch_tick() last returned has come; both
- * say what changed as WATCH_* bits, so the UI redraws only that.
+ * queue what happened as events (struct watch_event), which the UI takes
+ * one at a time with watch_next(), so it redraws only what changed.
  *
  * Per cluster it keeps the link (connecting, up, reconnecting in N s, host
  * key refused, auth failed), the rows of the latest poll (kept when a poll
@@ -24,6 +25,8 @@
 #include <time.h>
 
 #include "engine/logring.h"
+#include "engine/preflight.h"
+#include "engine/submit.h"
 #include "engine/tracker.h"
 #include "engine/usage.h"
 
@@ -78,7 +81,7 @@ struct watch_log {
 	uint64_t	 generation;	/* bumped when lines arrive */
 };
 
-/* An answer to watch_cancel(). */
+/* An answer to watch_cancel(), one per job. */
 struct watch_outcome {
 	char	*cluster;
 	char	*job;
@@ -100,25 +103,57 @@ struct watch_retry {
 	char	*message;
 };
 
-enum {
-	WATCH_JOBS	= 1 << 0,	/* rows changed */
-	WATCH_LINK	= 1 << 1,	/* a link changed */
-	WATCH_LOG	= 1 << 2,	/* the followed log changed */
-	WATCH_CANCEL	= 1 << 3,	/* a cancel request finished */
-	WATCH_HOSTKEY	= 1 << 4,	/* a host key waits for the user */
-	WATCH_FILES	= 1 << 5,	/* a fetch finished */
-	WATCH_RETRY	= 1 << 6,	/* a retry finished */
-	WATCH_ACTION	= 1 << 7,	/* an action's answer came */
-	WATCH_SUBMIT	= 1 << 8,	/* a submit reported a step, or finished */
-	WATCH_ASK	= 1 << 9,	/* a server's question waits for the user */
-	WATCH_USE	= 1 << 10,	/* a sampling round came back */
-};
-
 /* A submit's step as it happens (engine/submit.h's progress). */
 struct watch_step {
 	int	 step;		/* enum submit_step */
 	int	 state;		/* 0 started (again: progress), 1 done, -1 failed */
 	char	*detail;
+};
+
+/* What the engine tells the UI, in the order it happened: one queue that
+ * watch_dispatch() and watch_tick() fill and watch_next() empties.
+ *
+ * The first six say that a part of watch_cluster(cluster)'s state changed
+ * (read it there, as it is now): one of a kind and cluster waits unread at
+ * a time, since a second would say nothing the first does not. The others
+ * carry an answer in their member of u, each one its own event: none is
+ * merged, replaced or dropped. */
+enum watch_kind {
+	WATCH_EV_JOBS,		/* a poll came back: the rows changed */
+	WATCH_EV_LINK,		/* the link changed, or a poll started */
+	WATCH_EV_LOG,		/* the followed log changed */
+	WATCH_EV_HOSTKEY,	/* a refused host key waits for the user */
+	WATCH_EV_ASK,		/* a server's question waits (watched.ask) */
+	WATCH_EV_USE,		/* a sampling round came back */
+	WATCH_EV_OUTCOMES,	/* u.outcomes: a watch_cancel() finished */
+	WATCH_EV_FILES,		/* u.files: a watch_fetch() finished */
+	WATCH_EV_RETRY,		/* u.retry: a watch_retry() finished */
+	WATCH_EV_ANSWER,	/* u.answer: a watch_action() finished */
+	WATCH_EV_STEP,		/* u.step: a watch_submit() reports a step */
+	WATCH_EV_SUBMITTED,	/* u.submitted: a watch_submit() ended */
+	WATCH_EV_FLAG,		/* u.flag: a running job flagged by its sampling */
+	WATCH_EV_PREFLIGHT,	/* u.preflight: a watch_preflight() finished */
+};
+
+struct watch_event {
+	enum watch_kind	 kind;
+	size_t		 cluster;	/* watch_cluster()'s index */
+	union {
+		struct { struct watch_outcome *v; size_t n; } outcomes;
+		/* the newest fetch's only: an older fetch's answer is not
+		 * queued once another is asked (it answers what is no longer
+		 * looked at) */
+		struct { struct watch_file *v; size_t n; } files;
+		struct watch_retry retry;
+		struct { char *text; int ok; } answer;	/* ok: the scheduler agreed */
+		struct watch_step step;
+		/* ok 1: submitted, or the dry run rendered (res); 0: failed (err) */
+		struct { int ok; struct submit_result res; char *err; } submitted;
+		/* already noted in the record's history */
+		struct { char *job; char *text; } flag;	/* job: record id, else SLURM id */
+		/* ok 1: it ran (p, whatever it found); 0: it could not (err) */
+		struct { int ok; struct preflight p; char *err; } preflight;
+	} u;
 };
 
 struct watch;
@@ -131,11 +166,18 @@ size_t watch_count(const struct watch *w);
 const struct watched *watch_cluster(const struct watch *w, size_t i);
 /* The descriptors to poll for reading; returns how many (<= max). */
 size_t watch_fds(const struct watch *w, int *fds, size_t max);
-/* Take every finished request and connection event. */
-unsigned watch_dispatch(struct watch *w);
+/* Take every finished request and connection event from the workers into
+ * the queue. */
+void watch_dispatch(struct watch *w);
 /* Start what is due at now_ms (monotonic); *next_ms gets when to call
  * again (-1: only when a descriptor wakes us). */
-unsigned watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms);
+void watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms);
+/* The oldest event not yet taken into *ev (the caller's until
+ * watch_event_free, which a handler that keeps a pointer of it leaves
+ * NULL): 1, or 0 when none waits. Events not taken are freed by
+ * watch_free. */
+int watch_next(struct watch *w, struct watch_event *ev);
+void watch_event_free(struct watch_event *ev);
 
 /* The user asked for fresh data: poll every cluster now. */
 void watch_poll_now(struct watch *w);
@@ -146,11 +188,9 @@ void watch_user_active(struct watch *w);
 /* Follow job's logs (a cached follower if it was followed lately). NULL
  * to stop following. The pointer stays valid until the next call. */
 struct watch_log *watch_follow(struct watch *w, size_t cluster, const char *job);
-/* Cancel jobs of one cluster; the outcomes come with WATCH_CANCEL. */
+/* Cancel jobs of one cluster; their outcomes come in one
+ * WATCH_EV_OUTCOMES (free a list taken from it with watch_outcomes_free). */
 void watch_cancel(struct watch *w, size_t cluster, char *const *jobs, size_t n);
-/* Outcomes gathered since the last call (caller frees with
- * watch_outcomes_free). */
-size_t watch_take_outcomes(struct watch *w, struct watch_outcome **out);
 void watch_outcomes_free(struct watch_outcome *o, size_t n);
 /* Accept the refused host key of a cluster in LINK_HOSTKEY_UNKNOWN: written
  * to known_hosts, then connect. */
@@ -161,41 +201,35 @@ void watch_trust(struct watch *w, size_t cluster);
  * declines (the cluster goes to LINK_AUTH_FAILED). */
 void watch_answer(struct watch *w, size_t cluster, struct buf *answers, size_t n);
 
-/* Read files of a cluster (paths: n of them); they come back with
- * WATCH_FILES, for watch_take_files. A new fetch replaces an unanswered
- * one's answer. */
+/* Read files of a cluster (paths: n of them); they come back in one
+ * WATCH_EV_FILES (free a list taken from it with watch_files_free). A new
+ * fetch makes an unanswered one's answer moot: it is not queued. */
 void watch_fetch(struct watch *w, size_t cluster, char *const *paths, size_t n);
-size_t watch_take_files(struct watch *w, struct watch_file **out);
 void watch_files_free(struct watch_file *f, size_t n);
 /* Retry a finished taotop job (engine/retry.h); the answer comes with
- * WATCH_RETRY, for watch_take_retry (caller frees with watch_retry_free). */
+ * WATCH_EV_RETRY. */
 void watch_retry(struct watch *w, size_t cluster, const char *job);
-int watch_take_retry(struct watch *w, struct watch_retry *out);
-void watch_retry_free(struct watch_retry *r);
 
 /* An action of engine/actions.h on a job (arg: the signal or time limit);
- * its answer (a sentence) comes with WATCH_ACTION, for watch_take_answer:
- * caller frees; *ok says whether the scheduler agreed. */
+ * its answer (a sentence, and whether the scheduler agreed) comes with
+ * WATCH_EV_ANSWER. */
 void watch_action(struct watch *w, size_t cluster, const char *job, int action, const char *arg);
-char *watch_take_answer(struct watch *w, int *ok);
 
 /* Submit a job (the wizard's), through the same pipeline as `taotop
  * submit`, on the cluster's worker: its polls wait until it ends. Takes
  * spec's contents (left zeroed) and the secrets array (names and typed
  * values, wiped when done). One at a time: -1 while one runs. Its steps
- * come with WATCH_SUBMIT, for watch_take_steps; then its end, for
- * watch_take_submit. */
+ * come as WATCH_EV_STEP, one each, then its end as WATCH_EV_SUBMITTED. */
 struct spec;
 struct spec_kv;
-struct submit_result;
 int watch_submit(struct watch *w, size_t cluster, struct spec *spec, const char *bundle,
     struct spec_kv *secrets, size_t nsecrets, int dry_run);
 int watch_submit_running(const struct watch *w);
-size_t watch_take_steps(struct watch *w, struct watch_step **out);
-void watch_steps_free(struct watch_step *s, size_t n);
-/* -1 while no submit has ended since the last call; else 1 (submitted, or
- * the dry run rendered: res) or 0 (failed: *err, caller frees). */
-int watch_take_submit(struct watch *w, struct submit_result *res, char **err);
+
+/* Run the preflight (engine/preflight.h) on a cluster, for the first-run
+ * form before it writes the cluster; it connects if need be. The checks
+ * come with WATCH_EV_PREFLIGHT. */
+void watch_preflight(struct watch *w, size_t cluster);
 
 /* The live use of a job (its SLURM id) from its cluster's latest sampling
  * round, or NULL. */
@@ -203,15 +237,6 @@ const struct job_use *watch_use(const struct watch *w, size_t cluster, const cha
 /* Sample a job that is not taotop's too (the user looks at it), from the
  * next round on: the newest few asked for are kept. */
 void watch_use_request(struct watch *w, size_t cluster, const char *slurm_id);
-/* Flags raised since the last call (GPUs idle, progress stopped), already
- * noted in their records' history; caller frees with watch_flags_free. */
-struct watch_flag {
-	size_t	 cluster;
-	char	*job;		/* the record id, else the SLURM id */
-	char	*text;
-};
-size_t watch_take_flags(struct watch *w, struct watch_flag **out);
-void watch_flags_free(struct watch_flag *f, size_t n);
 
 /* Monotonic milliseconds, the clock of this interface. */
 int64_t watch_now_ms(void);

@@ -1,7 +1,9 @@
 /*
- * The monitor's state, shared by its loop and key handling (ui.c), what it
- * does to jobs (jobs.c) and its drawing (draw.c): the only files that
- * include this header.
+ * The monitor's state, shared by its loop (ui.c), its drawing (draw.c) and
+ * its panels (the dialogs, ui/panel.h): the only files that include this
+ * header. What is here is the app's: the config, the engine, the windows,
+ * the jobs list and log panes, the mode, the prompt and message line. A
+ * panel's own state is private to its file, in panel_state[].
  */
 #ifndef TAOTOP_UI_APP_H
 #define TAOTOP_UI_APP_H
@@ -20,6 +22,7 @@
 #include "ui/jobtable.h"
 #include "ui/layout.h"
 #include "ui/logpane.h"
+#include "ui/panel.h"
 #include "ui/theme.h"
 
 #define KEY_ESC		27	/* curses has no name for it */
@@ -27,26 +30,17 @@
 
 enum focus { FOCUS_JOBS, FOCUS_OUT, FOCUS_ERR };
 
+/* What the keys go to: the jobs and panes, a prompt on the message line
+ * the app types into, or a panel (ui/panel.h: one mode per panel, per view
+ * of a panel of several). */
 enum mode {
 	MODE_NORMAL,
 	MODE_FILTER,		/* typing the jobs filter */
 	MODE_SEARCH,		/* typing a pane search */
-	MODE_HELP,
-	MODE_CONFIRM_CANCEL,
-	MODE_OUTCOMES,		/* what each cancel did */
-	MODE_HOSTKEY,		/* an unknown or changed host key */
-	MODE_DETAIL,		/* a job's detail */
-	MODE_CONFIRM_RETRY,
-	MODE_ACTIONS,		/* the actions menu */
-	MODE_SIGNALS,		/* the signal picker */
-	MODE_TIME,		/* typing a time limit */
-	MODE_CONFIRM_ACTION,	/* an action that destroys something */
-	MODE_WIZARD,		/* the submit form */
-	MODE_PICKER,		/* its file picker */
-	MODE_STEPS,		/* a submit's (or preview's) steps */
-	MODE_PREVIEW,		/* the rendered sbatch and remote commands */
-	MODE_COLUMNS,		/* the column picker */
-	MODE_ASK,		/* a server's question (one-time code) */
+#define X(m, p, act) MODE_##m,
+	PANEL_LIST(X)
+#undef X
+	MODE_COUNT
 };
 
 /* What needs drawing at the end of this pass. */
@@ -60,12 +54,6 @@ enum {
 	DIRTY_ALL = 0x3f,
 };
 
-/* A job the cancel dialog lists. */
-struct cancel_item {
-	size_t	 cluster;
-	char	*job;		/* record id or SLURM id, as the engine takes it */
-	char	*label;		/* as shown */
-};
 
 struct app {
 	struct config		 cfg;
@@ -96,47 +84,12 @@ struct app {
 	int			 message_error;
 	int			 pending_d;	/* 'd' typed: a second 'd' cancels */
 
-	char			**help;
-	size_t			 nhelp;
-	size_t			 help_top;
-
-	struct cancel_item	*cancel;
-	size_t			 ncancel;
-	size_t			 outcomes_wanted;	/* answers still to come */
-	struct watch_outcome	*outs;
-	size_t			 nouts;
-
-	size_t			 hostkey_cluster;
-
-#define ASK_FIELDS	8
-	size_t			 ask_cluster;	/* whose question the dialog shows */
-	struct buf		 ask_ans[ASK_FIELDS];	/* secret: typed answers */
-	size_t			 ask_n, ask_cur;
-
-	char			*detail_key;	/* the job shown in detail (jt key) */
-	size_t			 detail_cluster;
-	char			**detail;	/* its lines */
-	size_t			 ndetail, detail_top;
-	struct watch_file	*files;		/* its staged sbatch and spec */
-	size_t			 nfiles;
-	int			 fetching;
-	char			*retry_job;	/* the job the retry dialog asks about */
-	size_t			 retry_cluster;
-
-	char			*act_job;	/* the job the actions menu acts on */
-	size_t			 act_cluster;
-	int			 act_kind;	/* enum job_action */
-	char			 act_arg[32];	/* its signal or time limit */
-	size_t			 pick;		/* the signal picker's selection */
+	void			*panel_state[MODE_COUNT];	/* each panel's own (ui/panel.h) */
 
 	unsigned long		*seen_polls;	/* per cluster: events told of */
 	int			 columns[16];	/* the user's columns, in order */
 	int			 ncolumns;	/* 0: taotop's choice for the width */
-	int			 pick_col[16];	/* the column picker's order, */
-	int			 pick_on[16];	/* which are shown, */
-	int			 npick;		/* and how many (a->pick: its selection) */
 
-	struct submit_view	*sv;		/* the wizard and its submit, once opened */
 	int			 quit_asked;	/* q while a submit runs: again quits */
 
 	unsigned		 dirty;
@@ -155,49 +108,22 @@ int ui_scroll_key(size_t *top, size_t n, wint_t ch, int func);
 /* Typing into the message line's prompt (a->input). */
 void ui_edit_input(struct app *a, wint_t ch, int func);
 
-/* jobs.c: what the monitor does to jobs */
-void jobs_cancel_ask(struct app *a);
-void jobs_cancel_do(struct app *a);
-void jobs_cancel_free(struct app *a);
-void jobs_retry_ask(struct app *a);
-void jobs_actions_open(struct app *a);
-void jobs_actions_key(struct app *a, wint_t ch, int func);
-void jobs_time_key(struct app *a, wint_t ch, int func);
-void jobs_detail_open(struct app *a);
-void jobs_detail_build(struct app *a);
-void jobs_detail_close(struct app *a);
-void jobs_screen_dump(struct app *a);
+/* dump.c: the screen as plain text in a file (P), beside the records */
+void dump_screen(struct app *a);
 
-/* submit_view.c: the submit wizard */
-void submit_view_open(struct app *a);
-void submit_view_key(struct app *a, wint_t ch, int func);
-/* WATCH_SUBMIT: steps and the end of a submit. */
-void submit_view_news(struct app *a);
-void submit_view_draw(struct app *a);
+/* submit_view.c: the submit view's part outside its panel */
+/* A submit's step (WATCH_EV_STEP), its end (WATCH_EV_SUBMITTED). */
+void submit_view_step(struct app *a, const struct watch_event *ev);
+void submit_view_ended(struct app *a, const struct watch_event *ev);
 /* The step list shows a running step's seconds: redraw each second. */
 int submit_view_ticking(const struct app *a);
 int submit_view_running(const struct app *a);
-void submit_view_free(struct app *a);
-
-/* colpick.c: the column picker */
-void colpick_open(struct app *a);
-void colpick_key(struct app *a, wint_t ch, int func);
-void colpick_draw(struct app *a);
 
 /* setup_view.c: the first-run setup form, when no cluster is configured
  * (existing: NULL). Its own loop until the user quits (1; nothing written)
  * or a cluster was written to the config file (0). sig_fd: the signal
  * self-pipe (a quit signal leaves, nothing written). */
 int setup_view_run(struct app *a, int sig_fd, const struct config *existing);
-
-/* askview.c: a server's question (a one-time code) */
-void ask_open(struct app *a, size_t cluster);
-/* Open the dialog for a question waiting, or close it when its question
- * went away. */
-void ask_check(struct app *a);
-void ask_key(struct app *a, wint_t ch, int func);
-void ask_draw(struct app *a);
-void ask_free(struct app *a);
 
 /* draw.c */
 /* A box in the middle of the screen with a title, lines from `top` on,

@@ -18,27 +18,41 @@
 #include "util/xmalloc.h"
 
 #define ANSWER_MAX	512	/* bytes of one answer */
+#define ASK_FIELDS	8	/* prompts answered at most */
+
+struct ask {
+	size_t		cluster;		/* whose question the dialog shows */
+	struct buf	ans[ASK_FIELDS];	/* secret: typed answers */
+	size_t		n, cur;
+};
+
+static struct ask *state(struct app *a)
+{
+	return panel_state(a, MODE_ASK, sizeof(struct ask));
+}
 
 static void wipe(struct app *a)
 {
+	struct ask *s = state(a);
 	size_t i;
 
-	for (i = 0; i < a->ask_n; i++)
-		buf_free(&a->ask_ans[i]);
-	a->ask_n = 0;
-	a->ask_cur = 0;
+	for (i = 0; i < s->n; i++)
+		buf_free(&s->ans[i]);
+	s->n = 0;
+	s->cur = 0;
 }
 
-void ask_open(struct app *a, size_t cluster)
+static void ask_open(struct app *a, size_t cluster)
 {
+	struct ask *s = state(a);
 	const struct watched *c = watch_cluster(a->watch, cluster);
 	size_t i;
 
 	wipe(a);
-	a->ask_cluster = cluster;
-	a->ask_n = c->ask->n < ASK_FIELDS ? c->ask->n : ASK_FIELDS;
-	for (i = 0; i < a->ask_n; i++)
-		buf_init_secret(&a->ask_ans[i]);
+	s->cluster = cluster;
+	s->n = c->ask->n < ASK_FIELDS ? c->ask->n : ASK_FIELDS;
+	for (i = 0; i < s->n; i++)
+		buf_init_secret(&s->ans[i]);
 	a->mode = MODE_ASK;
 	a->dirty |= DIRTY_DIALOG;
 }
@@ -47,10 +61,11 @@ void ask_open(struct app *a, size_t cluster)
  * the dialog. Only over the normal view: another dialog is finished first. */
 void ask_check(struct app *a)
 {
+	struct ask *s = state(a);
 	size_t i;
 
 	if (a->mode == MODE_ASK) {
-		const struct watched *c = watch_cluster(a->watch, a->ask_cluster);
+		const struct watched *c = watch_cluster(a->watch, s->cluster);
 		if (c->link != LINK_ASKING || c->ask == NULL) {
 			wipe(a);
 			a->mode = MODE_NORMAL;
@@ -69,32 +84,28 @@ void ask_check(struct app *a)
 	}
 }
 
-void ask_free(struct app *a)
+static enum panel_next ask_key(struct app *a, wint_t ch, int func)
 {
-	wipe(a);
-}
-
-void ask_key(struct app *a, wint_t ch, int func)
-{
-	struct buf *b = a->ask_n > 0 ? &a->ask_ans[a->ask_cur] : NULL;
+	struct ask *s = state(a);
+	struct buf *b = s->n > 0 ? &s->ans[s->cur] : NULL;
 
 	if (!func && ch == KEY_ESC) {
-		watch_answer(a->watch, a->ask_cluster, NULL, 0);
+		watch_answer(a->watch, s->cluster, NULL, 0);
 		wipe(a);
 		ui_message(a, 1, "%s: not connected (question not answered); R tries again",
-		    watch_cluster(a->watch, a->ask_cluster)->cfg->name);
+		    watch_cluster(a->watch, s->cluster)->cfg->name);
 		a->mode = MODE_NORMAL;
 	} else if ((!func && (ch == '\n' || ch == '\r')) || (!func && ch == '\t') ||
 	    (func && (ch == KEY_DOWN || ch == KEY_UP || ch == KEY_ENTER))) {
 		if (func && ch == KEY_UP) {
-			a->ask_cur -= a->ask_cur > 0;
-		} else if (a->ask_cur + 1 < a->ask_n) {
-			a->ask_cur++;
+			s->cur -= s->cur > 0;
+		} else if (s->cur + 1 < s->n) {
+			s->cur++;
 		} else if (!(func && ch == KEY_DOWN) && !(!func && ch == '\t')) {
-			watch_answer(a->watch, a->ask_cluster, a->ask_ans, a->ask_n);
+			watch_answer(a->watch, s->cluster, s->ans, s->n);
 			wipe(a);
 			ui_message(a, 0, "%s: answer sent; connecting",
-			    watch_cluster(a->watch, a->ask_cluster)->cfg->name);
+			    watch_cluster(a->watch, s->cluster)->cfg->name);
 			a->mode = MODE_NORMAL;
 		}
 	} else if (b != NULL && ((func && ch == KEY_BACKSPACE) || (!func && (ch == 127 || ch == 8)))) {
@@ -113,6 +124,7 @@ void ask_key(struct app *a, wint_t ch, int func)
 		mem_wipe(mb, sizeof(mb));
 	}
 	a->dirty |= DIRTY_DIALOG | DIRTY_MESSAGE;
+	return PANEL_MOVED;	/* Esc and the answer sent set the mode */
 }
 
 static char *clean_line(const char *s)
@@ -124,16 +136,17 @@ static char *clean_line(const char *s)
 	return buf_detach(&b);
 }
 
-void ask_draw(struct app *a)
+static void ask_draw(struct app *a)
 {
-	const struct watched *c = watch_cluster(a->watch, a->ask_cluster);
+	struct ask *s = state(a);
+	const struct watched *c = watch_cluster(a->watch, s->cluster);
 	const struct conn_challenge *q = c != NULL ? c->ask : NULL;
 	char **v, *title, *host, *name;
 	size_t n = 0, i, cap;
 
 	if (q == NULL)
 		return;
-	cap = 8 + a->ask_n;
+	cap = 8 + s->n;
 	for (i = 0; q->instruction[i] != '\0'; i++)
 		cap += q->instruction[i] == '\n';
 	v = xcalloc(cap, sizeof(*v));
@@ -145,7 +158,7 @@ void ask_draw(struct app *a)
 	/* The instruction, line by line. */
 	if (q->instruction[0] != '\0') {
 		const char *p = q->instruction;
-		while (*p != '\0' && n + a->ask_n + 3 < cap) {
+		while (*p != '\0' && n + s->n + 3 < cap) {
 			const char *nl = strchr(p, '\n');
 			size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
 			struct buf b;
@@ -165,9 +178,9 @@ void ask_draw(struct app *a)
 		free(said);
 	}
 	v[n++] = xstrdup("");
-	for (i = 0; i < a->ask_n; i++) {
+	for (i = 0; i < s->n; i++) {
 		char *prompt = clean_line(q->prompts[i].text != NULL ? q->prompts[i].text : "");
-		const struct buf *b = &a->ask_ans[i];
+		const struct buf *b = &s->ans[i];
 		char *shown;
 
 		if (q->prompts[i].echo) {
@@ -180,13 +193,13 @@ void ask_draw(struct app *a)
 			shown = xcalloc(chars + 1, 1);
 			memset(shown, '*', chars);
 		}
-		v[n++] = xasprintf("%s %s%s%s", i == a->ask_cur ? ">" : " ", prompt, shown,
-		    i == a->ask_cur ? "_" : "");
+		v[n++] = xasprintf("%s %s%s%s", i == s->cur ? ">" : " ", prompt, shown,
+		    i == s->cur ? "_" : "");
 		free(prompt);
 		free(shown);
 	}
 	title = xasprintf("Cluster %s: sign in", c->cfg->name);
-	draw_dialog(a, title, v, n, 0, a->ask_n > 1 ? "Enter: next/send    Tab: next field    "
+	draw_dialog(a, title, v, n, 0, s->n > 1 ? "Enter: next/send    Tab: next field    "
 	    "Esc: do not connect" : "Enter: send    Esc: do not connect", ROLE_DIALOG);
 	for (i = 0; i < n; i++)
 		free(v[i]);
@@ -195,3 +208,9 @@ void ask_draw(struct app *a)
 	free(host);
 	free(name);
 }
+
+/* Closed by its keys or its question gone; at the loop's end the typed
+ * answers are wiped. */
+const struct panel ask_panel = {
+	.key = ask_key, .draw = ask_draw, .close = wipe,
+};

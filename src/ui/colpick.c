@@ -11,33 +11,48 @@
 #include "ui/app.h"
 #include "util/xmalloc.h"
 
-void colpick_open(struct app *a)
+#define MAXCOLS	16
+
+struct colpick {
+	int	col[MAXCOLS];	/* the order shown, */
+	int	on[MAXCOLS];	/* which are shown, */
+	int	n;		/* how many, */
+	int	sel;		/* and the selection */
+};
+
+static struct colpick *state(struct app *a)
 {
+	return panel_state(a, MODE_COLUMNS, sizeof(struct colpick));
+}
+
+static void colpick_open(struct app *a)
+{
+	struct colpick *s = state(a);
 	int c, k, n = 0, shown;
 
 	for (k = 0; k < a->ncolumns; k++) {
-		a->pick_col[n] = a->columns[k];
-		a->pick_on[n++] = 1;
+		s->col[n] = a->columns[k];
+		s->on[n++] = 1;
 	}
 	for (c = 0; c < draw_column_count(); c++) {
 		for (shown = 0, k = 0; k < n; k++)
-			shown |= a->pick_col[k] == c;
+			shown |= s->col[k] == c;
 		if (shown)
 			continue;
 		/* Taotop's choice: every column (CLUSTER with several). */
-		a->pick_col[n] = c;
-		a->pick_on[n++] = a->ncolumns == 0 && (strcmp(draw_column_name(c), "cluster") != 0 ||
+		s->col[n] = c;
+		s->on[n++] = a->ncolumns == 0 && (strcmp(draw_column_name(c), "cluster") != 0 ||
 		    watch_count(a->watch) > 1);
 	}
-	a->npick = n;
-	a->pick = 0;
+	s->n = n;
+	s->sel = 0;
 	a->mode = MODE_COLUMNS;
 	a->dirty |= DIRTY_DIALOG;
 }
 
 static void save(struct app *a)
 {
-	const char *names[16];
+	const char *names[MAXCOLS];
 	char *err = NULL, *path = config_file_path();
 	int k;
 
@@ -52,51 +67,57 @@ static void save(struct app *a)
 	free(path);
 }
 
-void colpick_key(struct app *a, wint_t ch, int func)
+static enum panel_next colpick_key(struct app *a, wint_t ch, int func)
 {
-	int k = (int)a->pick, swap = -1, t;
+	struct colpick *s = state(a);
+	int k = s->sel, swap = -1, t;
 
-	if (!func && (ch == KEY_ESC || ch == 'q')) {
-		a->mode = MODE_NORMAL;
-	} else if ((func && ch == KEY_DOWN) || (!func && ch == 'j')) {
-		a->pick += k + 1 < a->npick;
+	if (!func && (ch == KEY_ESC || ch == 'q'))
+		return PANEL_CLOSE;
+	if ((func && ch == KEY_DOWN) || (!func && ch == 'j')) {
+		s->sel += k + 1 < s->n;
 	} else if ((func && ch == KEY_UP) || (!func && ch == 'k')) {
-		a->pick -= k > 0;
+		s->sel -= k > 0;
 	} else if (!func && ch == ' ') {
-		a->pick_on[k] = !a->pick_on[k];
-	} else if (!func && (ch == 'J' || ch == '+') && k + 1 < a->npick) {
+		s->on[k] = !s->on[k];
+	} else if (!func && (ch == 'J' || ch == '+') && k + 1 < s->n) {
 		swap = k + 1;
 	} else if (!func && (ch == 'K' || ch == '-') && k > 0) {
 		swap = k - 1;
 	} else if (!func && (ch == 'r' || ch == '\r' || ch == '\n')) {
 		a->ncolumns = 0;
-		for (k = 0; ch != 'r' && k < a->npick; k++)
-			if (a->pick_on[k])
-				a->columns[a->ncolumns++] = a->pick_col[k];
+		for (k = 0; ch != 'r' && k < s->n; k++)
+			if (s->on[k])
+				a->columns[a->ncolumns++] = s->col[k];
 		save(a);
-		a->mode = MODE_NORMAL;
 		a->dirty |= DIRTY_JOBS;
+		return PANEL_CLOSE;
 	}
 	if (swap >= 0) {
-		t = a->pick_col[k], a->pick_col[k] = a->pick_col[swap], a->pick_col[swap] = t;
-		t = a->pick_on[k], a->pick_on[k] = a->pick_on[swap], a->pick_on[swap] = t;
-		a->pick = (size_t)swap;
+		t = s->col[k], s->col[k] = s->col[swap], s->col[swap] = t;
+		t = s->on[k], s->on[k] = s->on[swap], s->on[swap] = t;
+		s->sel = swap;
 	}
-	a->dirty |= DIRTY_DIALOG;
+	return PANEL_KEEP;
 }
 
-void colpick_draw(struct app *a)
+static void colpick_draw(struct app *a)
 {
-	char *v[16] = { NULL };
+	struct colpick *s = state(a);
+	char *v[MAXCOLS] = { NULL };
 	int k;
 
-	for (k = 0; k < a->npick; k++)
-		v[k] = xasprintf("%c [%c] %-11s %s", (size_t)k == a->pick ? '>' : ' ',
-		    a->pick_on[k] ? 'x' : ' ', draw_column_title(a->pick_col[k]),
-		    draw_column_name(a->pick_col[k]));
-	draw_dialog(a, "Columns of the jobs list", v, (size_t)a->npick, 0,
+	for (k = 0; k < s->n; k++)
+		v[k] = xasprintf("%c [%c] %-11s %s", k == s->sel ? '>' : ' ',
+		    s->on[k] ? 'x' : ' ', draw_column_title(s->col[k]),
+		    draw_column_name(s->col[k]));
+	draw_dialog(a, "Columns of the jobs list", v, (size_t)s->n, 0,
 	    "Space: show/hide  J/K: move  Enter: apply and save  r: taotop's choice  Esc: none",
 	    ROLE_DIALOG);
 	while (k > 0)
 		free(v[--k]);
 }
+
+const struct panel columns_panel = {
+	.open = colpick_open, .key = colpick_key, .draw = colpick_draw,
+};

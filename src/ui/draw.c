@@ -7,10 +7,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include "engine/actions.h"
 #include "engine/state.h"
 #include "engine/tracker.h"
-#include "ssh/conn.h"
 #include "ui/text.h"
 #include "util/buf.h"
 #include "util/xmalloc.h"
@@ -297,24 +295,21 @@ static int fit_columns(const struct app *a, int cols, size_t rows, int *width, i
 	    width, order);
 }
 
-static void draw_jobs(struct app *a)
+/* The header: the columns' titles, and the counts on the right where the
+ * titles leave room. */
+static void draw_jobs_header(struct app *a, int ncols, const int *order, const int *width)
 {
 	WINDOW *w = a->win_jobs;
-	int width[C_COUNT], order[C_COUNT], ncols, rows = draw_jobs_rows(a), y, c, k, x, used;
-	int64_t now = watch_now_ms();
+	const struct jobtable *t = &a->jt;
 	char info[320];
-	struct jobtable *t = &a->jt;
+	int k, c, x, used = 0;
 	size_t i, njobs = 0;
 
-	werase(w);
-	jt_scroll_to_selection(t, (size_t)rows);
-	ncols = fit_columns(a, a->lay.jobs.w, (size_t)rows, width, order);
 	wmove(w, 0, 0);
 	wattrset(w, a->attr[ROLE_HEADER]);
-	for (k = 0, used = 0; k < ncols; k++) {
+	for (k = 0; k < ncols; k++) {
 		c = order[k];
-		getyx(w, y, x);
-		used = x + (int)strlen(columns[c].title) + 1;
+		used = getcurx(w) + (int)strlen(columns[c].title) + 1;
 		text_draw_fixed(w, columns[c].title, width[c], a->attr[ROLE_HEADER]);
 		waddch(w, ' ');
 	}
@@ -323,57 +318,81 @@ static void draw_jobs(struct app *a)
 	snprintf(info, sizeof(info), " %zu job%s%s%s%s%s%s ", njobs, njobs == 1 ? "" : "s",
 	    t->filter[0] ? " matching /" : "", t->filter, t->hide_finished ? ", finished hidden" : "",
 	    ", by ", jt_sort_name(t->sort));
-	/* Counts on the right of the header, where the titles leave room. */
 	x = a->lay.jobs.w - (int)text_width(info, strlen(info));
 	if (x >= used) {
 		wmove(w, 0, x);
 		text_draw(w, info, strlen(info), 0, a->lay.jobs.w - x, a->attr[ROLE_HEADER] | A_REVERSE,
 		    0);
 	}
+}
 
+/* A cluster's group header ("-- name ----"). */
+static void draw_group_header(struct app *a, size_t cluster)
+{
+	const struct watched *cl = watch_cluster(a->watch, cluster);
+	char h[128];
+
+	snprintf(h, sizeof(h), "-- %s ", cl ? cl->cfg->name : "?");
+	text_draw(a->win_jobs, h, strlen(h), 0, a->lay.jobs.w, a->attr[ROLE_HEADER], 0);
+	whline(a->win_jobs, ACS_HLINE, a->lay.jobs.w - (int)strlen(h));
+}
+
+/* One job's row at the cursor: its cells, coloured by state, dimmed when
+ * stale, then marked, then selected (each wins over the one before). */
+static void draw_job_row(struct app *a, const struct jt_entry *e, int selected, int64_t now,
+    int ncols, const int *order, const int *width)
+{
+	WINDOW *w = a->win_jobs;
+	int marked = jt_is_marked(&a->jt, e), k, c;
+	/* Stale rows stay, dimmed: last known, not current. */
+	int stale = draw_cluster_stale(watch_cluster(a->watch, e->cluster), now);
+	attr_t at;
+
+	for (k = 0; k < ncols; k++) {
+		char cell[512];
+		c = order[k];
+		cell_text(a, e, c, width[c], cell, sizeof(cell));
+		at = c == C_STATE || c == C_PROGRESS ? a->attr[role_of_state(e->row->state)]
+		    : a->attr[ROLE_LOG_STDOUT];
+		if (c == C_GPU && strchr(cell, ' ') != NULL)
+			at = a->attr[ROLE_JOB_ERROR];	/* flagged: idle or stalled */
+		if (stale)
+			at |= A_DIM;
+		if (marked)
+			at = a->attr[ROLE_MARKED];
+		if (selected)
+			at = a->attr[ROLE_SELECTION] | (a->focus == FOCUS_JOBS ? 0 : A_DIM);
+		if (k == 0 && marked && width[c] > 1) {
+			/* A visible mark even in monochrome. */
+			char m[520];
+			snprintf(m, sizeof(m), "*%s", cell);
+			text_draw_fixed(w, m, width[c], at);
+		} else {
+			text_draw_fixed(w, cell, width[c], at);
+		}
+		text_draw_fixed(w, " ", 1, at);
+	}
+}
+
+static void draw_jobs(struct app *a)
+{
+	WINDOW *w = a->win_jobs;
+	int width[C_COUNT], order[C_COUNT], ncols, rows = draw_jobs_rows(a), y;
+	int64_t now = watch_now_ms();
+	struct jobtable *t = &a->jt;
+
+	werase(w);
+	jt_scroll_to_selection(t, (size_t)rows);
+	ncols = fit_columns(a, a->lay.jobs.w, (size_t)rows, width, order);
+	draw_jobs_header(a, ncols, order, width);
 	for (y = 0; y < rows && t->top + (size_t)y < t->nlines; y++) {
 		const struct jt_line *l = &t->lines[t->top + (size_t)y];
-		const struct jt_entry *e;
-		attr_t at;
-		int selected = t->top + (size_t)y == t->sel, marked, stale;
 		wmove(w, y + 1, 0);
-		if (l->header) {
-			const struct watched *cl = watch_cluster(a->watch, l->cluster);
-			char h[128];
-			snprintf(h, sizeof(h), "-- %s ", cl ? cl->cfg->name : "?");
-			text_draw(w, h, strlen(h), 0, a->lay.jobs.w, a->attr[ROLE_HEADER], 0);
-			whline(w, ACS_HLINE, a->lay.jobs.w - (int)strlen(h));
-			continue;
-		}
-		e = &t->entries[l->entry];
-		marked = jt_is_marked(t, e);
-		/* Stale rows stay, dimmed: last known, not current. */
-		stale = draw_cluster_stale(watch_cluster(a->watch, e->cluster), now);
-		for (k = 0; k < ncols; k++) {
-			char cell[512];
-			c = order[k];
-			cell_text(a, e, c, width[c], cell, sizeof(cell));
-			at = c == C_STATE || c == C_PROGRESS ? a->attr[role_of_state(e->row->state)]
-			    : a->attr[ROLE_LOG_STDOUT];
-			if (c == C_GPU && strchr(cell, ' ') != NULL)
-				at = a->attr[ROLE_JOB_ERROR];	/* flagged: idle or stalled */
-			if (stale)
-				at |= A_DIM;
-			if (marked)
-				at = a->attr[ROLE_MARKED];
-			if (selected)
-				at = a->attr[ROLE_SELECTION] | (a->focus == FOCUS_JOBS ? 0 : A_DIM);
-			if (k == 0 && marked && width[c] > 1) {
-				/* A visible mark even in monochrome. */
-				char m[520];
-				snprintf(m, sizeof(m), "*%s", cell);
-				text_draw_fixed(w, m, width[c], at);
-			} else {
-				text_draw_fixed(w, cell, width[c], at);
-			}
-			text_draw_fixed(w, " ", 1, at);
-		}
-
+		if (l->header)
+			draw_group_header(a, l->cluster);
+		else
+			draw_job_row(a, &t->entries[l->entry], t->top + (size_t)y == t->sel, now,
+			    ncols, order, width);
 	}
 	if (t->nlines == 0) {
 		const char *empty = t->filter[0] ? "no job matches the filter (Esc clears it)"
@@ -589,6 +608,7 @@ static void draw_status(struct app *a)
 
 static void draw_message(struct app *a)
 {
+	const struct panel *p = panel_of(a->mode);
 	WINDOW *w = a->win_msg;
 	const char *hint = "?:help  /:filter  Tab:panes  space:mark  c:cancel  v:split  z:zoom  q:quit";
 	char buf[256];
@@ -598,9 +618,8 @@ static void draw_message(struct app *a)
 	if (a->mode == MODE_FILTER) {
 		snprintf(buf, sizeof(buf), "filter: %s_   (Enter keeps, Esc clears)", a->input);
 		text_draw(w, buf, strlen(buf), 0, a->lay.message.w, a->attr[ROLE_HEADER], 0);
-	} else if (a->mode == MODE_TIME) {
-		snprintf(buf, sizeof(buf), "new time limit for %s (90, 2:00:00, 1-00:00:00): %s_   "
-		    "(Enter sets, Esc stops)", a->act_job, a->input);
+	} else if (p != NULL && p->prompt != NULL) {
+		p->prompt(a, buf, sizeof(buf));
 		text_draw(w, buf, strlen(buf), 0, a->lay.message.w, a->attr[ROLE_HEADER], 0);
 	} else if (a->mode == MODE_SEARCH) {
 		snprintf(buf, sizeof(buf), "search %s: %s_   (Enter finds, Esc stops)",
@@ -669,74 +688,23 @@ void draw_dialog(struct app *a, const char *title, char *const *lines, size_t n,
 	delwin(d);
 }
 
-static void draw_cancel_dialog(struct app *a)
-{
-	char **v = xcalloc(a->ncancel + 1, sizeof(*v)), title[64];
-	size_t i;
-
-	for (i = 0; i < a->ncancel; i++)
-		v[i] = a->cancel[i].label;
-	snprintf(title, sizeof(title), "Cancel %zu job%s?", a->ncancel, a->ncancel == 1 ? "" : "s");
-	draw_dialog(a, title, v, a->ncancel, 0, "y/Enter: cancel them    n/Esc: keep them",
-	    ROLE_DIALOG_WARNING);
-	free(v);
-}
-
-static void draw_outcomes(struct app *a)
-{
-	size_t n = a->nouts + (a->outcomes_wanted ? 1 : 0), i;
-	char **v = xcalloc(n + 1, sizeof(*v));
-
-	for (i = 0; i < a->nouts; i++)
-		v[i] = xasprintf("%s %s: %s", a->outs[i].ok ? (text_utf8() ? "\xe2\x9c\x93" : "ok")
-		    : (text_utf8() ? "\xe2\x9c\x97" : "FAILED"), a->outs[i].job,
-		    a->outs[i].message ? a->outs[i].message : "");
-	if (a->outcomes_wanted)
-		v[i] = xasprintf("... waiting for %zu answer%s", a->outcomes_wanted,
-		    a->outcomes_wanted == 1 ? "" : "s");
-	draw_dialog(a, "Cancel", v, n, 0, "Enter/Esc: close", ROLE_DIALOG);
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-static void draw_hostkey(struct app *a)
-{
-	const struct watched *c = watch_cluster(a->watch, a->hostkey_cluster);
-	char *v[8];
-	size_t n = 0, i;
-
-	if (c == NULL)
-		return;
-	if (c->link == LINK_HOSTKEY_CHANGED) {
-		v[n++] = xasprintf("The host key of %s (cluster %s) has CHANGED.", c->host ? c->host
-		    : "?", c->cfg->name);
-		v[n++] = xasprintf("It now presents %s.", c->fingerprint ? c->fingerprint : "?");
-		v[n++] = xstrdup("Someone may be intercepting the connection, or the admins");
-		v[n++] = xstrdup("replaced the key. taotop will not connect. If the change is");
-		{
-			char *kh = conn_known_hosts_name(c->host);
-			v[n++] = xasprintf("known, remove the old key: ssh-keygen -R %s", kh);
-			free(kh);
-		}
-		draw_dialog(a, "WARNING: host key changed", v, n, 0, "Esc: close",
-		    ROLE_DIALOG_WARNING);
-	} else {
-		v[n++] = xasprintf("%s (cluster %s) is not in known_hosts yet.", c->host ? c->host
-		    : "?", c->cfg->name);
-		v[n++] = xasprintf("Its key: %s", c->fingerprint ? c->fingerprint : "?");
-		v[n++] = xstrdup("Compare it with the fingerprint your cluster's admins publish.");
-		draw_dialog(a, "Unknown host key", v, n, 0,
-		    "a: accept and remember    r/Esc: refuse", ROLE_DIALOG);
-	}
-	for (i = 0; i < n; i++)
-		free(v[i]);
-}
-
 /* ---- the pass ----------------------------------------------------------------------------- */
+
+/* The terminal smaller than taotop's least: say so, nothing else. */
+static void draw_too_small(struct app *a)
+{
+	char msg[96];
+
+	erase();
+	snprintf(msg, sizeof(msg), "taotop needs %dx%d at least (now %dx%d)",
+	    LAYOUT_MIN_COLS, LAYOUT_MIN_LINES, a->cols, a->lines);
+	mvaddnstr(a->lines / 2, 0, msg, a->cols);
+	wnoutrefresh(stdscr);
+}
 
 void draw(struct app *a)
 {
+	const struct panel *p = panel_of(a->mode);
 	unsigned d = a->dirty;
 
 	a->dirty = 0;
@@ -746,12 +714,7 @@ void draw(struct app *a)
 		d = DIRTY_ALL;
 	}
 	if (a->lay.too_small) {
-		char msg[96];
-		erase();
-		snprintf(msg, sizeof(msg), "taotop needs %dx%d at least (now %dx%d)",
-		    LAYOUT_MIN_COLS, LAYOUT_MIN_LINES, a->cols, a->lines);
-		mvaddnstr(a->lines / 2, 0, msg, a->cols);
-		wnoutrefresh(stdscr);
+		draw_too_small(a);
 		doupdate();
 		return;
 	}
@@ -769,80 +732,8 @@ void draw(struct app *a)
 		draw_status(a);
 	if (d & DIRTY_MESSAGE)
 		draw_message(a);
-	if (d & (DIRTY_JOBS | DIRTY_PANES | DIRTY_STATUS | DIRTY_MESSAGE | DIRTY_DIALOG)) {
-		switch (a->mode) {
-		case MODE_HELP:
-			draw_dialog(a, "taotop keys", a->help, a->nhelp, a->help_top,
-			    "j/k, PgUp/PgDn: scroll    Esc/q/?: close", ROLE_DIALOG);
-			break;
-		case MODE_CONFIRM_CANCEL:
-			draw_cancel_dialog(a);
-			break;
-		case MODE_OUTCOMES:
-			draw_outcomes(a);
-			break;
-		case MODE_HOSTKEY:
-			draw_hostkey(a);
-			break;
-		case MODE_ASK:
-			ask_draw(a);
-			break;
-		case MODE_DETAIL:
-			draw_dialog(a, "Job detail", a->detail, a->ndetail, a->detail_top,
-			    "j/k, PgUp/PgDn, g/G: scroll    P: write the screen    Esc/Enter: close",
-			    ROLE_DIALOG);
-			break;
-		case MODE_ACTIONS: {
-			char *v[] = { (char *)"r  requeue (it starts over; asks first)",
-			    (char *)"h  hold (it stays pending)", (char *)"l  release a held job",
-			    (char *)"s  send a signal...", (char *)"t  change the time limit..." };
-			char title[96];
-			snprintf(title, sizeof(title), "Actions on %s", a->act_job);
-			draw_dialog(a, title, v, 5, 0, "a key above    Esc: none", ROLE_DIALOG);
-			break;
-		}
-		case MODE_SIGNALS: {
-			char *v[16] = { NULL };
-			size_t n = 0;
-			for (n = 0; job_signals[n] != NULL && n < 16; n++)
-				v[n] = xasprintf("%s SIG%s", n == a->pick ? ">" : " ", job_signals[n]);
-			draw_dialog(a, "Send a signal (batch shell and every step)", v, n, 0,
-			    "j/k: choose    Enter: send    Esc: none", ROLE_DIALOG);
-			while (n > 0)
-				free(v[--n]);
-			break;
-		}
-		case MODE_CONFIRM_ACTION: {
-			char *v[1];
-			v[0] = a->act_kind == ACTION_REQUEUE
-			    ? xasprintf("Requeue %s? It stops and starts over from the queue.", a->act_job)
-			    : xasprintf("Send SIG%s to %s? It may end the job.", a->act_arg, a->act_job);
-			draw_dialog(a, "Are you sure?", v, 1, 0, "y/Enter: yes    n/Esc: no",
-			    ROLE_DIALOG_WARNING);
-			free(v[0]);
-			break;
-		}
-		case MODE_CONFIRM_RETRY: {
-			char *v[3];
-			v[0] = xasprintf("%s runs again as a new record linked to it,", a->retry_job);
-			v[1] = xstrdup("from the sbatch it staged: nothing is staged or converted again.");
-			v[2] = xstrdup("");
-			draw_dialog(a, "Retry?", v, 2, 0, "y/Enter: retry    n/Esc: keep it", ROLE_DIALOG);
-			free(v[0]), free(v[1]), free(v[2]);
-			break;
-		}
-		case MODE_WIZARD:
-		case MODE_PICKER:
-		case MODE_STEPS:
-		case MODE_PREVIEW:
-			submit_view_draw(a);
-			break;
-		case MODE_COLUMNS:
-			colpick_draw(a);
-			break;
-		default:
-			break;
-		}
-	}
+	/* Anything drawn may be under the open panel: it goes on top. */
+	if (p != NULL && d != 0)
+		p->draw(a);
 	doupdate();
 }

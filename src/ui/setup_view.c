@@ -2,14 +2,17 @@
  * The monitor's first run: with no cluster configured, `taotop` opens on
  * this form instead of an error. The user gives the login hosts (those of
  * ~/.ssh/config are offered) and what ssh and the seed's defaults do not
- * say; taotop connects on a worker thread (the keys never wait), asks about
+ * say; taotop connects through the engine's watch (engine/watch.h: a
+ * worker thread; the keys never wait), asks about
  * an unknown host key with the same words and keys as the monitor's
  * host-key dialog, runs the preflight and shows it, and writes the cluster
  * into config.yaml only when the user says so. Then the monitor goes on to
  * its jobs list with that config.
  *
  * One file: its state, keys and drawing; the loop in setup_view_run is its
- * own, since nothing else of the monitor exists yet.
+ * own, since nothing else of the monitor exists yet. It takes the watch's
+ * events as the monitor does (watch_next), over a config of the one
+ * cluster tried.
  */
 #include <errno.h>
 #include <limits.h>
@@ -22,9 +25,9 @@
 #include "engine/config.h"
 #include "engine/preflight.h"
 #include "engine/setup.h"
+#include "engine/watch.h"
 #include "ssh/conn.h"
 #include "ssh/sshconfig.h"
-#include "ssh/worker.h"
 #include "ui/app.h"
 #include "ui/text.h"
 #include "util/buf.h"
@@ -43,15 +46,6 @@ enum stage {
 	S_FAILED,	/* connecting or checking failed: back to the form */
 };
 
-/* The worker's task: trust a host key (offline) or run the preflight. */
-struct setup_task {
-	struct worker_task	 wt;
-	const struct cluster_cfg *cl;
-	char			*host, *fp;	/* to trust; NULL: the preflight */
-	struct preflight	 p;
-	int			 ran;
-};
-
 struct setup_view {
 	struct setup_draft	 d;
 	int			 row;
@@ -63,8 +57,11 @@ struct setup_view {
 	int			 hint_row;	/* this row and these hosts: it reads */
 	char			*hint_hosts;	/* the ssh config, not on every frame */
 	struct cluster_cfg	 cl;		/* the draft being tried */
-	struct worker		*worker;
-	struct setup_task	*task;		/* in flight, or NULL */
+	struct config		 cfg;		/* of cl alone, for the watch */
+	struct record_store	*store;
+	struct watch		*watch;		/* while it is tried, or NULL */
+	int			 trusting;	/* the host key's trust asked */
+	int			 checking;	/* the preflight asked */
 	char			*host, *fp;	/* the unknown host key */
 	char			*failure;
 	struct preflight	 p;
@@ -72,59 +69,14 @@ struct setup_view {
 	char			*written;	/* the name written, at the end */
 };
 
-/* ---- the worker side ---------------------------------------------------------------------- */
+/* ---- the engine's side ------------------------------------------------------------------- */
 
-static void run_task(struct conn *c, struct worker_task *wt)
+static void stop_watch(struct setup_view *v)
 {
-	struct setup_task *t = (struct setup_task *)wt;
-
-	if (t->host != NULL) {
-		wt->status = conn_trust_host(c, t->host, t->fp, &wt->err);
-		return;
-	}
-	if (preflight_run(c, t->cl, &t->p, &wt->err) != 0)
-		wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
-	else
-		t->ran = 1;
-}
-
-static void task_free(struct setup_task *t)
-{
-	if (t == NULL)
-		return;
-	if (t->ran)
-		preflight_free(&t->p);
-	free(t->host), free(t->fp), free(t->wt.err);
-	free(t);
-}
-
-static void submit_task(struct setup_view *v, const char *host, const char *fp)
-{
-	struct setup_task *t = xcalloc(1, sizeof(*t));
-
-	worker_task_init(&t->wt, run_task, NULL);
-	t->cl = &v->cl;
-	if (host != NULL) {
-		t->host = xstrdup(host);
-		t->fp = xstrdup(fp);
-		t->wt.offline = 1;	/* the connection waits for this very key */
-	}
-	v->task = t;
-	worker_submit(v->worker, &t->wt);
-}
-
-static void leftover(struct worker_task *t)
-{
-	task_free((struct setup_task *)t);
-}
-
-static void stop_worker(struct setup_view *v)
-{
-	if (v->worker != NULL) {
-		worker_stop(v->worker, leftover);
-		v->worker = NULL;
-		v->task = NULL;
-	}
+	/* The watch first: it points at the cluster. */
+	watch_free(v->watch);
+	v->watch = NULL;
+	v->trusting = v->checking = 0;
 	config_cluster_free(&v->cl);
 }
 
@@ -133,85 +85,103 @@ static void fail(struct setup_view *v, const char *why)
 	free(v->failure);
 	v->failure = xstrdup(why != NULL ? why : "the connection failed");
 	v->stage = S_FAILED;
-	stop_worker(v);
+	stop_watch(v);
 }
 
 static void start(struct setup_view *v)
 {
-	struct conn_target t;
-
 	setup_cluster(&v->d, &v->cl);
-	cluster_target(&v->cl, &t);
-	v->worker = worker_start(&t, NULL);	/* it connects at once */
+	v->cfg.clusters = &v->cl;
+	v->cfg.n = 1;
+	v->watch = watch_new(&v->cfg, v->store);	/* it connects at once */
 	v->stage = S_CONNECTING;
 }
 
-static void on_event(struct setup_view *v, const struct worker_event *ev)
+static void check(struct setup_view *v)
+{
+	v->stage = S_CHECKING;
+	v->checking = 1;
+	watch_preflight(v->watch, 0);
+}
+
+/* Connected: run the preflight; trusted: the preflight makes the worker
+ * connect; not connected: back to the form, saying why. */
+static void on_link(struct setup_view *v)
+{
+	const struct watched *c = watch_cluster(v->watch, 0);
+
+	if (v->trusting) {
+		v->trusting = 0;
+		if (c->link == LINK_HOSTKEY_UNKNOWN)
+			fail(v, c->error);	/* could not write known_hosts */
+		else
+			check(v);
+	} else if (c->link == LINK_UP && v->stage == S_CONNECTING && !v->checking) {
+		check(v);
+	} else if ((c->link == LINK_AUTH_FAILED || c->link == LINK_RECONNECTING) &&
+	    (v->stage == S_CONNECTING || v->stage == S_CHECKING)) {
+		fail(v, c->error);
+	}
+}
+
+static void on_hostkey(struct setup_view *v)
+{
+	const struct watched *c = watch_cluster(v->watch, 0);
+
+	if (c->link == LINK_HOSTKEY_UNKNOWN && c->host != NULL && c->fingerprint != NULL) {
+		free(v->host), free(v->fp);
+		v->host = xstrdup(c->host);
+		v->fp = xstrdup(c->fingerprint);
+		v->stage = S_HOSTKEY;
+	} else {
+		fail(v, c->error);
+	}
+}
+
+/* A one-time code: the form has no question dialog of its own; taotop
+ * init asks it on the terminal. */
+static void on_ask(struct setup_view *v)
+{
+	watch_answer(v->watch, 0, NULL, 0);
+	fail(v, "the server asks a question while connecting (a one-time code): set up "
+	    "this cluster with 'taotop init' on the terminal, which asks it, then start "
+	    "taotop");
+}
+
+static void on_preflight(struct setup_view *v, struct watch_event *ev)
+{
+	v->checking = 0;
+	if (!ev->u.preflight.ok) {
+		fail(v, ev->u.preflight.err);
+		return;
+	}
+	v->p = ev->u.preflight.p;	/* ours now */
+	ev->u.preflight.ok = 0;
+	v->have_p = 1;
+	v->stage = S_RESULTS;
+}
+
+static void on_event(struct setup_view *v, struct watch_event *ev)
 {
 	switch (ev->kind) {
-	case WEV_CONNECTED:
-		if (v->stage == S_CONNECTING && v->task == NULL) {
-			v->stage = S_CHECKING;
-			submit_task(v, NULL, NULL);
-		}
-		break;
-	case WEV_HOSTKEY_REFUSED:
-		if (ev->status == CONN_HOSTKEY_UNKNOWN && ev->host != NULL && ev->detail != NULL) {
-			free(v->host), free(v->fp);
-			v->host = xstrdup(ev->host);
-			v->fp = xstrdup(ev->detail);
-			v->stage = S_HOSTKEY;
-		} else {
-			fail(v, ev->error);
-		}
-		break;
-	case WEV_ASK:
-		/* A one-time code: the form has no question dialog of its own;
-		 * taotop init asks it on the terminal. */
-		worker_answer(v->worker, NULL, 0);
-		fail(v, "the server asks a question while connecting (a one-time code): set up "
-		    "this cluster with 'taotop init' on the terminal, which asks it, then start "
-		    "taotop");
-		break;
-	case WEV_AUTH_FAILED:
-	case WEV_UNREACHABLE:
-		if (v->stage == S_CONNECTING || v->stage == S_CHECKING)
-			fail(v, ev->error);
-		break;
-	default:
-		break;
+	case WATCH_EV_LINK:		on_link(v); break;
+	case WATCH_EV_HOSTKEY:		on_hostkey(v); break;
+	case WATCH_EV_ASK:		on_ask(v); break;
+	case WATCH_EV_PREFLIGHT:	on_preflight(v, ev); break;
+	default:			break;	/* no jobs, logs or answers here */
 	}
 }
 
-static void on_done(struct setup_view *v, struct setup_task *t)
+/* The watch's events; a failure stops the watch, and what is left of its
+ * queue with it. */
+static void take_events(struct setup_view *v)
 {
-	v->task = NULL;
-	if (t->wt.status != CONN_OK) {
-		fail(v, t->wt.err);
-	} else if (t->host != NULL) {
-		/* Trusted: the preflight's task makes the worker connect. */
-		v->stage = S_CHECKING;
-		submit_task(v, NULL, NULL);
-	} else {
-		v->p = t->p;
-		t->ran = 0;
-		v->have_p = 1;
-		v->stage = S_RESULTS;
-	}
-	task_free(t);
-}
+	struct watch_event ev;
 
-static void take_messages(struct setup_view *v)
-{
-	struct worker_msg m;
-
-	while (v->worker != NULL && worker_next(v->worker, &m)) {
-		if (m.type == WMSG_EVENT) {
-			on_event(v, &m.ev);
-			worker_event_free(&m.ev);
-		} else if (m.type == WMSG_DONE) {
-			on_done(v, (struct setup_task *)m.task);
-		}
+	watch_dispatch(v->watch);
+	while (v->watch != NULL && watch_next(v->watch, &ev)) {
+		on_event(v, &ev);
+		watch_event_free(&ev);
 	}
 }
 
@@ -482,7 +452,8 @@ static int on_key(struct app *a, struct setup_view *v, const struct config *exis
 	case S_HOSTKEY:
 		if (!func && ch == 'a') {
 			v->stage = S_CONNECTING;
-			submit_task(v, v->host, v->fp);
+			v->trusting = 1;
+			watch_trust(v->watch, 0);
 		} else if (!func && (ch == 'r' || ch == 27)) {
 			fail(v, "host key refused: nothing was written");
 		}
@@ -490,7 +461,7 @@ static int on_key(struct app *a, struct setup_view *v, const struct config *exis
 	case S_CONNECTING:
 	case S_CHECKING:
 		if (!func && ch == 27) {
-			stop_worker(v);		/* back to the form; nothing written */
+			stop_watch(v);		/* back to the form; nothing written */
 			v->stage = S_FORM;
 		}
 		return 0;
@@ -510,7 +481,7 @@ static int on_key(struct app *a, struct setup_view *v, const struct config *exis
 			return 2;
 		}
 		if (!func && ch == 'e') {
-			stop_worker(v);
+			stop_watch(v);
 			v->stage = S_FORM;
 		} else if (!func && ch == 27) {
 			return 1;
@@ -527,19 +498,21 @@ int setup_view_run(struct app *a, int sig_fd, const struct config *existing)
 	size_t i;
 
 	memset(&v, 0, sizeof(v));
+	v.store = a->store;
 	setup_draft_init(&v.d);
 	v.nssh = sshcfg_hosts(NULL, &v.ssh_hosts);
 	while (!done) {
 		struct pollfd fds[3];
 		nfds_t n = 2;
+		int wfd;
 		wint_t ch;
 		int kr;
 
 		draw_view(a, &v);
 		fds[0] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
 		fds[1] = (struct pollfd){ .fd = sig_fd, .events = POLLIN };
-		if (v.worker != NULL)
-			fds[n++] = (struct pollfd){ .fd = worker_fd(v.worker), .events = POLLIN };
+		if (v.watch != NULL && watch_fds(v.watch, &wfd, 1) == 1)
+			fds[n++] = (struct pollfd){ .fd = wfd, .events = POLLIN };
 		if (poll(fds, n, -1) < 0 && errno != EINTR)
 			break;
 		if (fds[1].revents & POLLIN) {
@@ -547,11 +520,11 @@ int setup_view_run(struct app *a, int sig_fd, const struct config *existing)
 			break;
 		}
 		if (n > 2 && (fds[2].revents & POLLIN))
-			take_messages(&v);
+			take_events(&v);
 		while (!done && (kr = wget_wch(a->win_input, &ch)) != ERR)
 			done = on_key(a, &v, existing, ch, kr == KEY_CODE_YES);
 	}
-	stop_worker(&v);
+	stop_watch(&v);
 	if (v.have_p)
 		preflight_free(&v.p);
 	for (i = 0; i < v.nssh; i++)

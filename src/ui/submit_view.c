@@ -42,11 +42,15 @@ struct submit_view {
 	char		*outcome;	/* "submitted ...", or the error */
 };
 
+/* The view's state (the panel's slot), NULL before its first opening. */
+static struct submit_view *sv_of(const struct app *a)
+{
+	return a->panel_state[MODE_WIZARD];
+}
+
 static struct submit_view *view(struct app *a)
 {
-	if (a->sv == NULL)
-		a->sv = xcalloc(1, sizeof(*a->sv));
-	return a->sv;
+	return panel_state(a, MODE_WIZARD, sizeof(struct submit_view));
 }
 
 static void preview_free(struct submit_view *v)
@@ -81,21 +85,21 @@ static void wizard_close(struct submit_view *v)
 	preview_free(v);
 }
 
-void submit_view_free(struct app *a)
+static void submit_view_free(struct app *a)
 {
-	struct submit_view *v = a->sv;
+	struct submit_view *v = sv_of(a);
 
 	if (v == NULL)
 		return;
 	wizard_close(v);
 	steps_reset(v);
 	free(v);
-	a->sv = NULL;
+	a->panel_state[MODE_WIZARD] = NULL;
 }
 
 /* s: the form (a new one, on the selected job's cluster), or the steps of
  * the submit that runs. */
-void submit_view_open(struct app *a)
+static void submit_view_open(struct app *a)
 {
 	struct submit_view *v = view(a);
 	const struct jt_entry *e;
@@ -121,7 +125,7 @@ void submit_view_open(struct app *a)
  * submit. Nothing starts while a field has a problem. */
 static void start(struct app *a, int dry)
 {
-	struct submit_view *v = a->sv;
+	struct submit_view *v = sv_of(a);
 	struct spec spec;
 	struct spec_kv *secrets;
 	size_t nsecrets, i;
@@ -162,7 +166,7 @@ static void start(struct app *a, int dry)
 /* Leave the bundle row: read what was typed there. */
 static void leave_row(struct app *a)
 {
-	struct wizard *w = &a->sv->wiz;
+	struct wizard *w = &sv_of(a)->wiz;
 	const char *b = w->value[WZ_BUNDLE];
 	char *err = NULL;
 
@@ -176,7 +180,7 @@ static void leave_row(struct app *a)
 
 static void form_enter(struct app *a)
 {
-	struct submit_view *v = a->sv;
+	struct submit_view *v = sv_of(a);
 	struct wizard *w = &v->wiz;
 	char *err = NULL;
 
@@ -218,11 +222,11 @@ static void form_enter(struct app *a)
 
 static void form_key(struct app *a, wint_t ch, int func)
 {
-	struct wizard *w = &a->sv->wiz;
+	struct wizard *w = &sv_of(a)->wiz;
 	size_t rows = wizard_rows(w);
 
 	if (!func && ch == KEY_ESC) {
-		wizard_close(a->sv);
+		wizard_close(sv_of(a));
 		a->mode = MODE_NORMAL;
 		ui_message(a, 0, "submit abandoned: nothing was written or submitted");
 		return;
@@ -256,7 +260,7 @@ static void form_key(struct app *a, wint_t ch, int func)
 
 static void picker_key(struct app *a, wint_t ch, int func)
 {
-	struct submit_view *v = a->sv;
+	struct submit_view *v = sv_of(a);
 	struct picker *p = &v->picker;
 	char *path, *err = NULL;
 
@@ -287,7 +291,7 @@ static void picker_key(struct app *a, wint_t ch, int func)
 
 static void steps_key(struct app *a, wint_t ch, int func)
 {
-	struct submit_view *v = a->sv;
+	struct submit_view *v = sv_of(a);
 
 	if (func || !(ch == KEY_ESC || ch == 'q' || ch == '\r' || ch == '\n'))
 		return;
@@ -305,7 +309,7 @@ static void steps_key(struct app *a, wint_t ch, int func)
 
 static void preview_key(struct app *a, wint_t ch, int func)
 {
-	struct submit_view *v = a->sv;
+	struct submit_view *v = sv_of(a);
 
 	if (!func && (ch == KEY_ESC || ch == 'q' || ch == '\r' || ch == '\n')) {
 		preview_free(v);
@@ -315,7 +319,7 @@ static void preview_key(struct app *a, wint_t ch, int func)
 	}
 }
 
-void submit_view_key(struct app *a, wint_t ch, int func)
+static enum panel_next submit_view_key(struct app *a, wint_t ch, int func)
 {
 	switch (a->mode) {
 	case MODE_WIZARD:
@@ -333,7 +337,7 @@ void submit_view_key(struct app *a, wint_t ch, int func)
 	default:
 		break;
 	}
-	a->dirty |= DIRTY_DIALOG;
+	return PANEL_MOVED;	/* each view sets the mode it leaves for */
 }
 
 /* ---- news from the worker ------------------------------------------------------------------ */
@@ -364,60 +368,59 @@ static void take_preview(struct app *a, struct submit_view *v, const char *text)
 	v->preview = add_wrapped(NULL, &v->npreview, text, "    ", a->cols - 8);
 }
 
-void submit_view_news(struct app *a)
+void submit_view_step(struct app *a, const struct watch_event *ev)
 {
 	struct submit_view *v = view(a);
-	struct watch_step *s;
-	size_t n = watch_take_steps(a->watch, &s), i;
-	struct submit_result res;
-	char *err = NULL;
-	int ok;
+	const struct watch_step *s = &ev->u.step;
+	int k = s->step;
 
-	for (i = 0; i < n; i++) {
-		int k = s[i].step;
-		if (k < 0 || k >= NSTEPS)
-			continue;
-		if (v->step[k].state != ST_RUNNING && s[i].state == 0)
-			v->step[k].since_ms = watch_now_ms();
-		v->step[k].state = s[i].state == 0 ? ST_RUNNING : s[i].state > 0 ? ST_DONE : ST_FAILED;
-		if (s[i].detail != NULL || s[i].state != 0) {
-			free(v->step[k].detail);
-			v->step[k].detail = s[i].detail ? xstrdup(s[i].detail) : NULL;
-		}
+	a->dirty |= DIRTY_DIALOG;
+	if (k < 0 || k >= NSTEPS)
+		return;
+	if (v->step[k].state != ST_RUNNING && s->state == 0)
+		v->step[k].since_ms = watch_now_ms();
+	v->step[k].state = s->state == 0 ? ST_RUNNING : s->state > 0 ? ST_DONE : ST_FAILED;
+	if (s->detail != NULL || s->state != 0) {
+		free(v->step[k].detail);
+		v->step[k].detail = s->detail ? xstrdup(s->detail) : NULL;
 	}
-	watch_steps_free(s, n);
-	if ((ok = watch_take_submit(a->watch, &res, &err)) >= 0) {
-		v->running = 0;
-		v->ok = ok;
-		free(v->outcome);
-		if (!ok)
-			v->outcome = xstrdup(err ? err : "failed");
-		else if (v->dry)
-			v->outcome = xstrdup("rendered: nothing was written or submitted");
-		else
-			v->outcome = xasprintf("submitted %s as SLURM job %s%s", res.record_id,
-			    res.slurm_id, res.adopted ? " (found by name after a cut connection)" : "");
-		if (ok && v->dry && res.dry_run != NULL) {
-			take_preview(a, v, res.dry_run);
-			if (a->mode == MODE_STEPS)
-				a->mode = MODE_PREVIEW;
-		} else if (a->mode != MODE_STEPS) {
-			ui_message(a, !ok, "%s", v->outcome);
-		}
-		submit_result_free(&res);
-		free(err);
+}
+
+void submit_view_ended(struct app *a, const struct watch_event *ev)
+{
+	struct submit_view *v = view(a);
+	const struct submit_result *res = &ev->u.submitted.res;
+	const char *err = ev->u.submitted.err;
+	int ok = ev->u.submitted.ok;
+
+	v->running = 0;
+	v->ok = ok;
+	free(v->outcome);
+	if (!ok)
+		v->outcome = xstrdup(err ? err : "failed");
+	else if (v->dry)
+		v->outcome = xstrdup("rendered: nothing was written or submitted");
+	else
+		v->outcome = xasprintf("submitted %s as SLURM job %s%s", res->record_id,
+		    res->slurm_id, res->adopted ? " (found by name after a cut connection)" : "");
+	if (ok && v->dry && res->dry_run != NULL) {
+		take_preview(a, v, res->dry_run);
+		if (a->mode == MODE_STEPS)
+			a->mode = MODE_PREVIEW;
+	} else if (a->mode != MODE_STEPS) {
+		ui_message(a, !ok, "%s", v->outcome);
 	}
 	a->dirty |= DIRTY_DIALOG;
 }
 
 int submit_view_ticking(const struct app *a)
 {
-	return a->mode == MODE_STEPS && a->sv != NULL && a->sv->running;
+	return a->mode == MODE_STEPS && sv_of(a) != NULL && sv_of(a)->running;
 }
 
 int submit_view_running(const struct app *a)
 {
-	return a->sv != NULL && a->sv->running;
+	return sv_of(a) != NULL && sv_of(a)->running;
 }
 
 /* ---- drawing ------------------------------------------------------------------------------- */
@@ -426,7 +429,7 @@ int submit_view_running(const struct app *a)
  * (with the engine's words: what went wrong and what to do), waiting. */
 static size_t step_lines(const struct app *a, char ***out)
 {
-	const struct submit_view *v = a->sv;
+	const struct submit_view *v = sv_of(a);
 	int utf8 = text_utf8(), k;
 	const char *mark[] = { utf8 ? "\xc2\xb7" : "-", utf8 ? "\xe2\x80\xa6" : ">",
 	    utf8 ? "\xe2\x9c\x93" : "+", utf8 ? "\xe2\x9c\x97" : "X" };
@@ -476,9 +479,9 @@ static void lines_free(char **v, size_t n)
 	free(v);
 }
 
-void submit_view_draw(struct app *a)
+static void submit_view_draw(struct app *a)
 {
-	struct submit_view *v = a->sv;
+	struct submit_view *v = sv_of(a);
 	char **lines = NULL, title[128];
 	size_t n = 0, i, focus = 0, top = 0;
 	int width = a->cols - 8 > 100 ? 100 : a->cols - 8;
@@ -523,3 +526,11 @@ void submit_view_draw(struct app *a)
 	}
 	lines_free(lines, n);
 }
+
+/* One panel, four views (form, file picker, steps, preview): one mode
+ * each in PANEL_LIST. Its state lives on between openings, in its panel
+ * slot: the form keeps what was typed, a submit runs on. */
+const struct panel submit_panel = {
+	.open = submit_view_open, .key = submit_view_key, .draw = submit_view_draw,
+	.free = submit_view_free,
+};

@@ -210,20 +210,16 @@ static void notify(struct app *a, char *text)
 
 /* A running job flagged by its sampling (GPUs idle, progress stopped):
  * told as a state change is, and on the message line. */
-static void notify_flags(struct app *a)
+static void notify_flag(struct app *a, const struct watch_event *ev)
 {
-	struct watch_flag *f;
-	size_t n = watch_take_flags(a->watch, &f), i;
+	const struct watched *c = watch_cluster(a->watch, ev->cluster);
+	char text[240];
 
-	for (i = 0; i < n; i++) {
-		const struct watched *c = watch_cluster(a->watch, f[i].cluster);
-		char text[240];
-		snprintf(text, sizeof(text), "%s %s: %s", c ? c->cfg->name : "?", f[i].job, f[i].text);
-		ui_message(a, 1, "%s", text);
-		if (a->cfg.notify != 0)
-			notify(a, text);
-	}
-	watch_flags_free(f, n);
+	snprintf(text, sizeof(text), "%s %s: %s", c ? c->cfg->name : "?", ev->u.flag.job,
+	    ev->u.flag.text);
+	ui_message(a, 1, "%s", text);
+	if (a->cfg.notify != 0)
+		notify(a, text);
 }
 
 /* Tell of taotop's jobs that changed state in the clusters' newest polls,
@@ -247,81 +243,83 @@ static void notify_changes(struct app *a)
 	}
 }
 
-/* ---- engine news -------------------------------------------------------------------------- */
+/* ---- engine news: one case per kind of event, each one call ----------------------------------- */
 
-static void take_outcomes(struct app *a)
+/* A cancel's outcomes (handed to the outcomes panel, which keeps them). */
+static void on_outcomes(struct app *a, struct watch_event *ev)
 {
-	struct watch_outcome *o;
-	size_t n = watch_take_outcomes(a->watch, &o), i, ok = 0;
-
-	if (n == 0)
-		return;
-	a->outs = xreallocarray(a->outs, a->nouts + n, sizeof(*a->outs));
-	memcpy(&a->outs[a->nouts], o, n * sizeof(*o));
-	a->nouts += n;
-	free(o);
-	a->outcomes_wanted = a->outcomes_wanted > n ? a->outcomes_wanted - n : 0;
-	for (i = 0; i < a->nouts; i++)
-		ok += a->outs[i].ok;
-	if (a->outcomes_wanted == 0 && a->mode != MODE_OUTCOMES)
-		ui_message(a, ok < a->nouts, "cancel: %zu of %zu done", ok, a->nouts);
-	a->dirty |= DIRTY_DIALOG;
+	outcomes_panel_add(a, ev->u.outcomes.v, ev->u.outcomes.n);
+	ev->u.outcomes.v = NULL;
+	ev->u.outcomes.n = 0;
 }
 
-static void on_watch(struct app *a, unsigned bits)
+/* The detail's fetched files (handed to its panel: it keeps or frees them). */
+static void on_files(struct app *a, struct watch_event *ev)
 {
-	size_t i;
+	detail_panel_files(a, ev->u.files.v, ev->u.files.n);
+	ev->u.files.v = NULL;
+	ev->u.files.n = 0;
+}
 
-	if (bits & WATCH_JOBS) {
-		notify_changes(a);
-		rebuild_jobs(a);
+static void on_jobs(struct app *a)
+{
+	notify_changes(a);
+	rebuild_jobs(a);
+	detail_panel_refresh(a);
+}
+
+static void on_link(struct app *a)
+{
+	a->dirty |= DIRTY_STATUS;
+	ask_check(a);
+}
+
+static void on_log(struct app *a)
+{
+	a->dirty |= DIRTY_PANES;
+}
+
+static void on_use(struct app *a)
+{
+	detail_panel_refresh(a);
+	a->dirty |= DIRTY_JOBS | DIRTY_STATUS;
+}
+
+static void on_answer(struct app *a, const struct watch_event *ev)
+{
+	ui_message(a, !ev->u.answer.ok, "%s", ev->u.answer.text);
+}
+
+/* The engine's news, one event at a time; what a panel asked for goes to
+ * its file (ui/panel.h). */
+static void on_event(struct app *a, struct watch_event *ev)
+{
+	switch (ev->kind) {
+	case WATCH_EV_JOBS:		on_jobs(a); break;
+	case WATCH_EV_LINK:		on_link(a); break;
+	case WATCH_EV_LOG:		on_log(a); break;
+	case WATCH_EV_HOSTKEY:		hostkey_panel_check(a); break;
+	case WATCH_EV_ASK:		ask_check(a); break;
+	case WATCH_EV_USE:		on_use(a); break;
+	case WATCH_EV_OUTCOMES:		on_outcomes(a, ev); break;
+	case WATCH_EV_FILES:		on_files(a, ev); break;
+	case WATCH_EV_RETRY:		retry_panel_done(a, &ev->u.retry); break;
+	case WATCH_EV_ANSWER:		on_answer(a, ev); break;
+	case WATCH_EV_STEP:		submit_view_step(a, ev); break;
+	case WATCH_EV_SUBMITTED:	submit_view_ended(a, ev); break;
+	case WATCH_EV_FLAG:		notify_flag(a, ev); break;
+	case WATCH_EV_PREFLIGHT:	break;	/* the first-run form's (setup_view.c) */
 	}
-	if (bits & WATCH_LINK)
-		a->dirty |= DIRTY_STATUS;
-	if (bits & WATCH_LOG)
-		a->dirty |= DIRTY_PANES;
-	if (bits & WATCH_CANCEL)
-		take_outcomes(a);
-	if ((bits & WATCH_FILES) && a->detail_key != NULL) {
-		watch_files_free(a->files, a->nfiles);
-		a->nfiles = watch_take_files(a->watch, &a->files);
-		a->fetching = 0;
-		jobs_detail_build(a);
-	}
-	if ((bits & (WATCH_JOBS | WATCH_USE)) && a->mode == MODE_DETAIL)
-		jobs_detail_build(a);
-	if (bits & WATCH_USE) {
-		notify_flags(a);
-		a->dirty |= DIRTY_JOBS | DIRTY_STATUS;
-	}
-	if (bits & WATCH_ACTION) {
-		int ok = 0;
-		char *answer = watch_take_answer(a->watch, &ok);
-		if (answer != NULL)
-			ui_message(a, !ok, "%s", answer);
-		free(answer);
-	}
-	if (bits & WATCH_SUBMIT)
-		submit_view_news(a);
-	if (bits & WATCH_RETRY) {
-		struct watch_retry r;
-		if (watch_take_retry(a->watch, &r)) {
-			ui_message(a, r.new_id == NULL, "%s", r.message);
-			watch_retry_free(&r);
-		}
-	}
-	if (bits & (WATCH_ASK | WATCH_LINK))
-		ask_check(a);
-	if ((bits & WATCH_HOSTKEY) && a->mode == MODE_NORMAL) {
-		for (i = 0; i < watch_count(a->watch); i++) {
-			enum link_state l = watch_cluster(a->watch, i)->link;
-			if (l == LINK_HOSTKEY_UNKNOWN || l == LINK_HOSTKEY_CHANGED) {
-				a->hostkey_cluster = i;
-				a->mode = MODE_HOSTKEY;
-				a->dirty |= DIRTY_DIALOG;
-				break;
-			}
-		}
+}
+
+/* Every event the engine queued, in the order it happened. */
+static void take_events(struct app *a)
+{
+	struct watch_event ev;
+
+	while (watch_next(a->watch, &ev)) {
+		on_event(a, &ev);
+		watch_event_free(&ev);
 	}
 }
 
@@ -390,18 +388,131 @@ static void find(struct app *a, int dir)
 	a->dirty |= DIRTY_PANES;
 }
 
-static void act(struct app *a, enum action act)
+/* Moving in the jobs list or the focused pane. 1 if act was one. */
+static int act_move(struct app *a, enum action act)
 {
 	const struct log_ring *ring;
 	struct logpane *p;
 
+	switch (act) {
+	case ACT_UP:
+	case ACT_DOWN:
+		move_by(a, act == ACT_UP ? -1 : 1, 0);
+		return 1;
+	case ACT_PAGE_UP:
+	case ACT_PAGE_DOWN:
+		move_by(a, act == ACT_PAGE_UP ? -page(a) : page(a), 0);
+		return 1;
+	case ACT_TOP:
+	case ACT_BOTTOM:
+		move_by(a, 0, act == ACT_TOP ? -1 : 1);
+		return 1;
+	case ACT_LEFT:
+	case ACT_RIGHT:
+		p = focused_pane(a, &ring);
+		if (act == ACT_LEFT)
+			p->hscroll = p->hscroll > 8 ? p->hscroll - 8 : 0;
+		else
+			p->hscroll += 8;
+		a->dirty |= DIRTY_PANES;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* How the screen is laid out and what the panes show. 1 if act was one. */
+static int act_view(struct app *a, enum action act)
+{
+	const struct log_ring *ring;
+	enum pane_max want;
+
+	switch (act) {
+	case ACT_FOCUS_NEXT:
+		next_focus(a);
+		return 1;
+	case ACT_FOCUS_JOBS:
+		a->focus = FOCUS_JOBS;
+		a->dirty |= DIRTY_JOBS | DIRTY_PANES;
+		return 1;
+	case ACT_SPLIT:
+		a->side_by_side = !a->side_by_side;
+		a->dirty |= DIRTY_LAYOUT;
+		return 1;
+	case ACT_MAXIMIZE:
+		want = a->focus == FOCUS_ERR ? MAX_ERR : MAX_OUT;
+		a->max = a->max == want ? MAX_NONE : want;
+		if (a->focus == FOCUS_JOBS && a->max != MAX_NONE)
+			a->focus = FOCUS_OUT;
+		a->dirty |= DIRTY_LAYOUT;
+		return 1;
+	case ACT_WRAP:
+		if (a->focus == FOCUS_JOBS) {
+			a->pane[0].wrap = a->pane[1].wrap = !a->pane[0].wrap;
+		} else {
+			struct logpane *p = focused_pane(a, &ring);
+			p->wrap = !p->wrap;
+		}
+		a->dirty |= DIRTY_PANES;
+		return 1;
+	case ACT_REDRAW:
+		clearok(curscr, TRUE);
+		watch_poll_now(a->watch);
+		a->dirty |= DIRTY_ALL;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The jobs list: which rows, in which order, which are marked; dd. */
+static void act_list(struct app *a, enum action act)
+{
+	switch (act) {
+	case ACT_SORT:
+		a->jt.sort = (enum jt_sort)((a->jt.sort + 1) % JT_SORT_COUNT);
+		break;
+	case ACT_GROUP:
+		a->jt.group = !a->jt.group;
+		break;
+	case ACT_FINISHED:
+		a->jt.hide_finished = !a->jt.hide_finished;
+		break;
+	case ACT_MARK:
+		jt_toggle_mark(&a->jt);
+		jt_move(&a->jt, 1);
+		follow_selected(a);
+		a->dirty |= DIRTY_JOBS;
+		return;
+	case ACT_MARK_ALL:
+		jt_mark_all_shown(&a->jt);
+		a->dirty |= DIRTY_JOBS;
+		return;
+	case ACT_CANCEL_PREFIX:
+		a->pending_d = !a->pending_d;
+		if (!a->pending_d)
+			panel_open_by(a, ACT_CANCEL);
+		return;
+	default:
+		return;
+	}
+	jt_rebuild(&a->jt);
+	if (act == ACT_FINISHED)
+		follow_selected(a);
+	a->dirty |= DIRTY_JOBS;
+}
+
+/* A key's action in the normal view: a panel's (its PANEL_LIST line), or
+ * the app's own. */
+static void act(struct app *a, enum action act)
+{
 	if (act != ACT_CANCEL_PREFIX)
 		a->pending_d = 0;
 	if (act != ACT_QUIT)
 		a->quit_asked = 0;
+	if (panel_open_by(a, act) || act_move(a, act) || act_view(a, act))
+		return;
 	switch (act) {
-	case ACT_NONE:
-		break;
 	case ACT_QUIT:
 		if (submit_view_running(a) && !a->quit_asked) {
 			/* Quitting cuts the submit's remote commands short. */
@@ -411,47 +522,6 @@ static void act(struct app *a, enum action act)
 			break;
 		}
 		a->quit = 1;
-		break;
-	case ACT_SUBMIT:
-		submit_view_open(a);
-		break;
-	case ACT_COLUMNS:
-		colpick_open(a);
-		break;
-	case ACT_HELP:
-		a->mode = MODE_HELP;
-		a->help_top = 0;
-		a->dirty |= DIRTY_DIALOG;
-		break;
-	case ACT_REDRAW:
-		clearok(curscr, TRUE);
-		watch_poll_now(a->watch);
-		a->dirty |= DIRTY_ALL;
-		break;
-	case ACT_UP:
-		move_by(a, -1, 0);
-		break;
-	case ACT_DOWN:
-		move_by(a, 1, 0);
-		break;
-	case ACT_PAGE_UP:
-		move_by(a, -page(a), 0);
-		break;
-	case ACT_PAGE_DOWN:
-		move_by(a, page(a), 0);
-		break;
-	case ACT_TOP:
-		move_by(a, 0, -1);
-		break;
-	case ACT_BOTTOM:
-		move_by(a, 0, 1);
-		break;
-	case ACT_FOCUS_NEXT:
-		next_focus(a);
-		break;
-	case ACT_FOCUS_JOBS:
-		a->focus = FOCUS_JOBS;
-		a->dirty |= DIRTY_JOBS | DIRTY_PANES;
 		break;
 	case ACT_SEARCH:
 		if (a->focus == FOCUS_JOBS) {
@@ -464,89 +534,14 @@ static void act(struct app *a, enum action act)
 		a->dirty |= DIRTY_MESSAGE;
 		break;
 	case ACT_NEXT_MATCH:
-		find(a, 1);
-		break;
 	case ACT_PREV_MATCH:
-		find(a, -1);
-		break;
-	case ACT_SORT:
-		a->jt.sort = (enum jt_sort)((a->jt.sort + 1) % JT_SORT_COUNT);
-		jt_rebuild(&a->jt);
-		a->dirty |= DIRTY_JOBS;
-		break;
-	case ACT_GROUP:
-		a->jt.group = !a->jt.group;
-		jt_rebuild(&a->jt);
-		a->dirty |= DIRTY_JOBS;
-		break;
-	case ACT_FINISHED:
-		a->jt.hide_finished = !a->jt.hide_finished;
-		jt_rebuild(&a->jt);
-		follow_selected(a);
-		a->dirty |= DIRTY_JOBS;
-		break;
-	case ACT_MARK:
-		jt_toggle_mark(&a->jt);
-		jt_move(&a->jt, 1);
-		follow_selected(a);
-		a->dirty |= DIRTY_JOBS;
-		break;
-	case ACT_MARK_ALL:
-		jt_mark_all_shown(&a->jt);
-		a->dirty |= DIRTY_JOBS;
-		break;
-	case ACT_CANCEL:
-		jobs_cancel_ask(a);
-		break;
-	case ACT_CANCEL_PREFIX:
-		if (a->pending_d) {
-			a->pending_d = 0;
-			jobs_cancel_ask(a);
-		} else {
-			a->pending_d = 1;
-		}
-		break;
-	case ACT_SPLIT:
-		a->side_by_side = !a->side_by_side;
-		a->dirty |= DIRTY_LAYOUT;
-		break;
-	case ACT_MAXIMIZE: {
-		enum pane_max want = a->focus == FOCUS_ERR ? MAX_ERR : MAX_OUT;
-		a->max = a->max == want ? MAX_NONE : want;
-		if (a->focus == FOCUS_JOBS && a->max != MAX_NONE)
-			a->focus = FOCUS_OUT;
-		a->dirty |= DIRTY_LAYOUT;
-		break;
-	}
-	case ACT_WRAP:
-		if (a->focus == FOCUS_JOBS) {
-			a->pane[0].wrap = a->pane[1].wrap = !a->pane[0].wrap;
-		} else {
-			p = focused_pane(a, &ring);
-			p->wrap = !p->wrap;
-		}
-		a->dirty |= DIRTY_PANES;
-		break;
-	case ACT_DETAIL:
-		jobs_detail_open(a);
-		break;
-	case ACT_RETRY:
-		jobs_retry_ask(a);
+		find(a, act == ACT_NEXT_MATCH ? 1 : -1);
 		break;
 	case ACT_DUMP:
-		jobs_screen_dump(a);
+		dump_screen(a);
 		break;
-	case ACT_ACTIONS:
-		jobs_actions_open(a);
-		break;
-	case ACT_LEFT:
-	case ACT_RIGHT:
-		p = focused_pane(a, &ring);
-		if (act == ACT_LEFT)
-			p->hscroll = p->hscroll > 8 ? p->hscroll - 8 : 0;
-		else
-			p->hscroll += 8;
-		a->dirty |= DIRTY_PANES;
+	default:
+		act_list(a, act);
 		break;
 	}
 }
@@ -638,67 +633,6 @@ int ui_scroll_key(size_t *top, size_t n, wint_t ch, int func)
 	return 1;
 }
 
-static void dialog_key(struct app *a, wint_t ch, int func)
-{
-	int close = !func && (ch == KEY_ESC || ch == 'q');
-
-	switch (a->mode) {
-	case MODE_HELP:
-		if (!func && ch == '?')
-			close = 1;
-		else
-			ui_scroll_key(&a->help_top, a->nhelp, ch, func);
-		break;
-	case MODE_CONFIRM_CANCEL:
-		if (!func && (ch == 'y' || ch == 'Y' || ch == '\n' || ch == '\r')) {
-			jobs_cancel_do(a);
-			return;
-		}
-		if (!func && (ch == 'n' || ch == 'N'))
-			close = 1;
-		if (close)
-			jobs_cancel_free(a);
-		break;
-	case MODE_OUTCOMES:
-		close = close || (!func && (ch == '\n' || ch == '\r'));
-		break;
-	case MODE_DETAIL:
-		if (!func && (ch == '\r' || ch == '\n'))
-			close = 1;
-		else if (ui_scroll_key(&a->detail_top, a->ndetail, ch, func))
-			;
-		else if (!func && ch == 'P')
-			jobs_screen_dump(a);
-		if (close)
-			jobs_detail_close(a);
-		break;
-	case MODE_CONFIRM_RETRY:
-		if (!func && (ch == 'y' || ch == 'Y' || ch == '\n' || ch == '\r')) {
-			watch_retry(a->watch, a->retry_cluster, a->retry_job);
-			ui_message(a, 0, "retrying %s from what it staged...", a->retry_job);
-			close = 1;
-		} else if (!func && (ch == 'n' || ch == 'N')) {
-			close = 1;
-		}
-		break;
-	case MODE_HOSTKEY:
-		if (!func && ch == 'a' &&
-		    watch_cluster(a->watch, a->hostkey_cluster)->link == LINK_HOSTKEY_UNKNOWN) {
-			watch_trust(a->watch, a->hostkey_cluster);
-			ui_message(a, 0, "host key accepted: written to known_hosts; connecting");
-			close = 1;
-		} else if (!func && ch == 'r') {
-			close = 1;
-		}
-		break;
-	default:
-		break;
-	}
-	if (close)
-		a->mode = MODE_NORMAL;
-	a->dirty |= DIRTY_DIALOG;
-}
-
 static void on_mouse(struct app *a)
 {
 	MEVENT ev;
@@ -740,29 +674,8 @@ static void on_key(struct app *a, wint_t ch, int func)
 		prompt_key(a, ch, func);
 		return;
 	}
-	if (a->mode == MODE_TIME) {
-		jobs_time_key(a, ch, func);
-		return;
-	}
-	if (a->mode == MODE_ACTIONS || a->mode == MODE_SIGNALS || a->mode == MODE_CONFIRM_ACTION) {
-		jobs_actions_key(a, ch, func);
-		return;
-	}
-	if (a->mode == MODE_WIZARD || a->mode == MODE_PICKER || a->mode == MODE_STEPS ||
-	    a->mode == MODE_PREVIEW) {
-		submit_view_key(a, ch, func);
-		return;
-	}
-	if (a->mode == MODE_COLUMNS) {
-		colpick_key(a, ch, func);
-		return;
-	}
-	if (a->mode == MODE_ASK) {
-		ask_key(a, ch, func);
-		return;
-	}
-	if (a->mode != MODE_NORMAL) {
-		dialog_key(a, ch, func);
+	if (panel_of(a->mode) != NULL) {
+		panel_key(a, ch, func);
 		return;
 	}
 	clear_message(a);
@@ -819,11 +732,12 @@ static void loop(struct app *a)
 		fds[2 + i].fd = wfds[i];
 	while (!a->quit) {
 		int64_t now = watch_now_ms(), next = -1, t0;
-		int timeout, rc, keys;
+		int timeout, rc, keys, news;
 		wint_t ch;
 		int kr;
 
-		on_watch(a, watch_tick(a->watch, now, &next));
+		watch_tick(a->watch, now, &next);
+		take_events(a);
 		if (status_at >= 0 && now >= status_at)
 			a->dirty |= DIRTY_STATUS | DIRTY_JOBS |	/* stale rows dim */
 			    (submit_view_ticking(a) ? DIRTY_DIALOG : 0);
@@ -846,9 +760,14 @@ static void loop(struct app *a)
 				if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
 					a->quit = 1;
 		}
+		news = 0;
 		for (i = 0; rc > 0 && i < nw; i++)
-			if (fds[2 + i].revents & POLLIN)
-				on_watch(a, watch_dispatch(a->watch));
+			news |= (fds[2 + i].revents & POLLIN) != 0;
+		if (news) {
+			/* One dispatch takes every worker's messages. */
+			watch_dispatch(a->watch);
+			take_events(a);
+		}
 		/* Keys (after EINTR too: SIGWINCH leaves KEY_RESIZE), answered
 		 * on screen at once; the time that takes is in the debug log
 		 * (make bench reads it). */
@@ -891,45 +810,35 @@ static void load_theme(struct app *a, const char *name, int use_color, char **wa
  * in the file, goes to *warning (the rest of the keys still apply). */
 static void apply_keys(struct app *a, char **warning)
 {
-	char *text, *line, *save = NULL, *path;
+	size_t i;
 
-	if (a->cfg.keys == NULL)
-		return;
-	path = config_file_path();
-	text = xstrdup(a->cfg.keys);
-	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		char place[32], action[64], key[32], *err = NULL;
-		if (sscanf(line, "%31s %63s %31s", place, action, key) != 3)
-			continue;
-		if (keymap_bind(action, key, &err) != 0) {
-			if (*warning == NULL)
-				*warning = xasprintf("%s:%s: %s", path, place, err);
+	for (i = 0; i < a->cfg.nkeys; i++) {
+		const struct config_entry *e = &a->cfg.keys[i];
+		char *err = NULL, *path;
+		if (keymap_bind(e->name, e->key, &err) != 0) {
+			if (*warning == NULL) {
+				path = config_file_path();
+				*warning = xasprintf("%s:%u:%u: %s", path, e->line, e->col, err);
+				free(path);
+			}
 			free(err);
 		}
 	}
-	free(text);
-	free(path);
 }
 
 /* The config's columns: in their order; an unknown one is reported. */
 static void apply_columns(struct app *a, char **warning)
 {
-	char *text, *line, *save = NULL;
+	size_t i;
 
-	if (a->cfg.columns == NULL)
-		return;
-	text = xstrdup(a->cfg.columns);
-	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		char place[32], name[64];
-		int c;
-		if (sscanf(line, "%31s %63s", place, name) != 2)
-			continue;
-		c = draw_column_index(name);
+	for (i = 0; i < a->cfg.ncolumns; i++) {
+		const struct config_entry *e = &a->cfg.columns[i];
+		int c = draw_column_index(e->name);
 		if (c < 0 && *warning == NULL) {
 			char *path = config_file_path();
-			*warning = xasprintf("%s:%s: columns: unknown column '%s' (cluster, id, slurm, "
+			*warning = xasprintf("%s:%u:%u: columns: unknown column '%s' (cluster, id, slurm, "
 			    "name, partition, size, state, native, time, progress, reason)", path,
-			    place, name);
+			    e->line, e->col, e->name);
 			free(path);
 		}
 		for (int k = 0; c >= 0 && k < a->ncolumns; k++)
@@ -938,7 +847,6 @@ static void apply_columns(struct app *a, char **warning)
 		if (c >= 0 && a->ncolumns < (int)(sizeof(a->columns) / sizeof(a->columns[0])))
 			a->columns[a->ncolumns++] = c;
 	}
-	free(text);
 }
 
 static int open_log(void)
@@ -954,15 +862,14 @@ static int open_log(void)
 	return 0;
 }
 
-int ui_run(const struct ui_opts *o)
+/* What the monitor reads before the screen is its own: the config (none
+ * yet: *first_run), the records, the signals. 0, or the exit status after
+ * saying why on stderr. */
+static int app_load(struct app *a, int *first_run)
 {
-	struct app a;
-	char *err = NULL, *warning = NULL, **help_lines;
-	const char *nc = getenv("NO_COLOR");
-	int use_color, rc, first_run = 0;
-	size_t i, n;
+	char *err = NULL;
+	int rc;
 
-	memset(&a, 0, sizeof(a));
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "taotop: the monitor needs a terminal; for scripts use the verbs "
 		    "(taotop jobs, taotop status JOB, ...)\n");
@@ -970,8 +877,8 @@ int ui_run(const struct ui_opts *o)
 	}
 	if (open_log() != 0)
 		return 1;
-	if ((rc = config_load(&a.cfg, &err)) == CONFIG_NONE) {
-		first_run = 1;	/* the setup form, once the screen is ours */
+	if ((rc = config_load(&a->cfg, &err)) == CONFIG_NONE) {
+		*first_run = 1;	/* the setup form, once the screen is ours */
 		free(err);
 		err = NULL;
 	} else if (rc != 0) {
@@ -979,43 +886,47 @@ int ui_run(const struct ui_opts *o)
 		free(err);
 		return 2;
 	}
-	if (a.cfg.n > MAX_CLUSTERS) {
+	if (a->cfg.n > MAX_CLUSTERS) {
 		fprintf(stderr, "taotop: %zu clusters configured; the monitor watches at most %d\n",
-		    a.cfg.n, MAX_CLUSTERS);
-		config_free(&a.cfg);
+		    a->cfg.n, MAX_CLUSTERS);
+		config_free(&a->cfg);
 		return 2;
 	}
-	a.store = store_open(NULL, &err);
-	if (a.store == NULL) {
+	a->store = store_open(NULL, &err);
+	if (a->store == NULL) {
 		fprintf(stderr, "taotop: %s\n", err);
 		free(err);
-		config_free(&a.cfg);
+		config_free(&a->cfg);
 		return 1;
 	}
 	if (signals_init() != 0) {
 		fprintf(stderr, "taotop: %s\n", strerror(errno));
-		store_close(a.store);
-		config_free(&a.cfg);
+		store_close(a->store);
+		config_free(&a->cfg);
 		return 1;
 	}
+	return 0;
+}
 
+/* The jobs list, the panes, the config's keys and columns. */
+static void app_init(struct app *a, const struct ui_opts *o, char **warning)
+{
 	setlocale(LC_ALL, "");
 	text_init(strcmp(nl_langinfo(CODESET), "UTF-8") == 0);
-	a.readonly = o->readonly;
-	a.sgr = o->log_colors >= 0 ? o->log_colors : a.cfg.log_colors > 0;
-	jt_init(&a.jt);
-	logpane_init(&a.pane[0]);
-	logpane_init(&a.pane[1]);
-	apply_keys(&a, &warning);	/* before the help, which shows them */
-	apply_columns(&a, &warning);
-	n = keymap_help(&help_lines);
-	a.help = xcalloc(n + 3, sizeof(*a.help));
-	for (i = 0; i < n; i++)
-		a.help[i] = help_lines[i];
-	free(help_lines);
-	a.help[n++] = xstrdup("");
-	a.help[n++] = xstrdup("Mouse: a click selects a job or focuses a pane; the wheel scrolls");
-	a.nhelp = n;
+	a->readonly = o->readonly;
+	a->sgr = o->log_colors >= 0 ? o->log_colors : a->cfg.log_colors > 0;
+	jt_init(&a->jt);
+	logpane_init(&a->pane[0]);
+	logpane_init(&a->pane[1]);
+	apply_keys(a, warning);
+	apply_columns(a, warning);
+}
+
+/* The screen is taotop's: curses, the key window, the theme. */
+static void screen_open(struct app *a, const struct ui_opts *o, char **warning)
+{
+	const char *nc = getenv("NO_COLOR");
+	int use_color;
 
 	initscr();
 	cbreak();
@@ -1023,19 +934,58 @@ int ui_run(const struct ui_opts *o)
 	nonl();
 	/* Keys are read from a window of their own that is never drawn:
 	 * reading from stdscr would refresh it, blank, over the others. */
-	a.win_input = newwin(1, 1, 0, 0);
-	keypad(a.win_input, TRUE);
-	nodelay(a.win_input, TRUE);
+	a->win_input = newwin(1, 1, 0, 0);
+	keypad(a->win_input, TRUE);
+	nodelay(a->win_input, TRUE);
 	curs_set(0);
 	set_escdelay(25);
 	mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
 	use_color = has_colors() && (nc == NULL || nc[0] == '\0');
-	load_theme(&a, o->theme ? o->theme : a.cfg.theme ? a.cfg.theme : "default", use_color,
-	    &warning);
-	draw_apply_theme(&a, use_color);
-	getmaxyx(stdscr, a.lines, a.cols);
-	a.side_by_side = a.cols >= 140;
-	a.dirty = DIRTY_ALL;
+	load_theme(a, o->theme ? o->theme : a->cfg.theme ? a->cfg.theme : "default", use_color,
+	    warning);
+	draw_apply_theme(a, use_color);
+	getmaxyx(stdscr, a->lines, a->cols);
+	a->side_by_side = a->cols >= 140;
+	a->dirty = DIRTY_ALL;
+}
+
+/* The loop's end: the terminal given back first (whatever follows may
+ * take a moment), then the engine and the app's state. err: why the
+ * monitor could not go on, or NULL. */
+static void app_close(struct app *a, char *err)
+{
+	panel_free_all(a);
+	draw_free_windows(a);
+	delwin(a->win_input);
+	endwin();
+	if (err != NULL)
+		fprintf(stderr, "taotop: %s\n", err);
+	free(err);
+	if (a->watch != NULL)
+		watch_free(a->watch);
+	jt_free(&a->jt);
+	theme_free(&a->theme);
+	free(a->log_key);
+	free(a->message);
+	free(a->seen_polls);
+	store_close(a->store);
+	config_free(&a->cfg);
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	log_close();
+}
+
+int ui_run(const struct ui_opts *o)
+{
+	struct app a;
+	char *err = NULL, *warning = NULL;
+	int rc, first_run = 0;
+
+	memset(&a, 0, sizeof(a));
+	if ((rc = app_load(&a, &first_run)) != 0)
+		return rc;
+	app_init(&a, o, &warning);
+	screen_open(&a, o, &warning);
 	if (first_run && (setup_view_run(&a, sig_pipe[0], NULL) != 0 ||
 	    config_load(&a.cfg, &err) != 0)) {
 		/* Quit from the form (nothing written), or the file written
@@ -1049,38 +999,8 @@ int ui_run(const struct ui_opts *o)
 		ui_message(&a, 1, "%s", warning);
 		free(warning);
 	}
-
 	if (!a.quit)
 		loop(&a);
-
-	/* The terminal first: whatever follows may take a moment. */
-	submit_view_free(&a);
-	ask_free(&a);
-	draw_free_windows(&a);
-	delwin(a.win_input);
-	endwin();
-	if (err != NULL)
-		fprintf(stderr, "taotop: %s\n", err);
-	free(err);
-	if (a.watch != NULL)
-		watch_free(a.watch);
-	jt_free(&a.jt);
-	theme_free(&a.theme);
-	for (i = 0; i < a.nhelp; i++)
-		free(a.help[i]);
-	free(a.help);
-	free(a.log_key);
-	free(a.message);
-	jobs_cancel_free(&a);
-	watch_outcomes_free(a.outs, a.nouts);
-	jobs_detail_close(&a);
-	free(a.retry_job);
-	free(a.act_job);
-	free(a.seen_polls);
-	store_close(a.store);
-	config_free(&a.cfg);
-	close(sig_pipe[0]);
-	close(sig_pipe[1]);
-	log_close();
+	app_close(&a, err);
 	return 0;
 }

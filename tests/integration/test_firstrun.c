@@ -14,6 +14,7 @@
 
 #include "helper_rig.h"
 #include "helper_screen.h"
+#include "helper_user.h"
 #include "util/file.h"
 #include "util/xmalloc.h"
 
@@ -153,34 +154,43 @@ Test(firstrun, taotop_with_no_config_opens_the_setup_form_and_then_the_jobs, .ti
 	newcomer_close(&n);
 }
 
+/* A new user's first `taotop`: the setup form, open. */
+static void form_open(struct newcomer *n, struct screen *s, const char *name, int cols)
+{
+	struct screen_opts o = { .cols = cols, .lines = 30 };
+
+	newcomer_open(n);
+	o.env = n->env;
+	screen_open(s, name, &o);
+	screen_wait(s, 20, "set up a cluster", NULL);
+}
+
+/* Escape leaves the form: taotop exits 0 and has written nothing. */
+static void form_quit(struct newcomer *n, struct screen *s)
+{
+	screen_keys(s, "Escape");
+	cr_expect_eq(screen_wait_exit(s, 10), 0);
+	cr_expect(access(n->config, F_OK) != 0, "leaving the form wrote a config");
+	screen_close(s);
+	newcomer_close(n);
+}
+
 Test(firstrun, quitting_the_form_writes_nothing, .timeout = 60)
 {
 	struct newcomer n;
 	struct screen s;
-	struct screen_opts o = { .cols = 100, .lines = 30 };
 
-	newcomer_open(&n);
-	o.env = n.env;
-	screen_open(&s, "firstrun-quit", &o);
-	screen_wait(&s, 20, "set up a cluster", NULL);
+	form_open(&n, &s, "firstrun-quit", 100);
 	screen_type(&s, "login.example.org");
-	screen_keys(&s, "Escape");
-	cr_expect_eq(screen_wait_exit(&s, 10), 0);
-	cr_expect(access(n.config, F_OK) != 0, "quitting the form wrote a config");
-	screen_close(&s);
-	newcomer_close(&n);
+	form_quit(&n, &s);
 }
 
 Test(firstrun, a_wrong_field_is_named_and_the_form_stays, .timeout = 60)
 {
 	struct newcomer n;
 	struct screen s;
-	struct screen_opts o = { .cols = 120, .lines = 30 };
 
-	newcomer_open(&n);
-	o.env = n.env;
-	screen_open(&s, "firstrun-wrong", &o);
-	screen_wait(&s, 20, "set up a cluster", NULL);
+	form_open(&n, &s, "firstrun-wrong", 120);
 	screen_type(&s, "rigalias");
 	/* A local path is no results root: the cluster cannot read it. */
 	screen_keys(&s, "Down Down Down Down");
@@ -189,10 +199,7 @@ Test(firstrun, a_wrong_field_is_named_and_the_form_stays, .timeout = 60)
 	screen_wait(&s, 10, "results root", "lustre:///", NULL);
 	screen_wait_line(&s, 5, "results root", "file:///home/me/results_", NULL);
 	cr_expect(access(n.config, F_OK) != 0);
-	screen_keys(&s, "Escape");
-	cr_expect_eq(screen_wait_exit(&s, 10), 0);
-	screen_close(&s);
-	newcomer_close(&n);
+	form_quit(&n, &s);
 }
 
 Test(firstrun, init_asks_on_a_terminal_and_writes_only_on_yes, .timeout = 180)
@@ -316,5 +323,101 @@ Test(firstrun, a_host_of_the_ssh_config_brings_its_user_port_and_key, .timeout =
 	free(out);
 	cancel(job);
 	free(env), free(job);
+	newcomer_close(&n);
+}
+
+/* --yes on a terminal asks nothing: a missing --hosts is said as that,
+ * not as a missing terminal. */
+Test(firstrun, init_yes_on_a_terminal_asks_nothing, .timeout = 60)
+{
+	struct newcomer n;
+	struct screen s;
+	struct screen_opts o = { .cols = 160, .lines = 20, .args = "init --yes" };
+	char *text, *path, *err = NULL;
+
+	newcomer_open(&n);
+	o.env = n.env;
+	screen_open(&s, "firstrun-yes", &o);
+	screen_wait(&s, 20, "[taotop exited 2]", NULL);
+	text = screen_text(&s);
+	cr_expect(strstr(text, "login hosts (") == NULL, "--yes, and a field was asked:\n%s", text);
+	free(text);
+	/* The sentence, on stderr (the screen's file). */
+	path = xasprintf("%s/stderr", s.dir);
+	text = file_read_all(path, NULL, &err);
+	cr_assert_not_null(text, "%s", err);
+	cr_expect(strstr(text, "(--hosts; with --yes nothing is asked)") != NULL, "%s", text);
+	cr_expect(strstr(text, "without a terminal") == NULL, "on a terminal:\n%s", text);
+	/* That one line and nothing else (no sanitizer's report): said, the
+	 * file is emptied for screen_close, which wants no stderr at all. */
+	cr_expect(text[0] != '\0' && strchr(text, '\n') == text + strlen(text) - 1,
+	    "more than the one line:\n%s", text);
+	cr_assert_eq(rig_local(": > %s", path), 0);
+	free(text), free(path);
+	cr_expect(access(n.config, F_OK) != 0);
+	screen_close(&s);
+	newcomer_close(&n);
+}
+
+/* --user, --key and --account as a user gives them for a host that no ssh
+ * config knows: a wrong user or key is refused by the cluster (so they
+ * are what taotop connects with), the right ones are written, the jobs
+ * list connects through them, and a submit's dry run charges the
+ * account. */
+Test(firstrun, init_takes_the_user_key_and_account_given, .timeout = 180)
+{
+	const struct rig *r = rig_get();
+	struct newcomer n;
+	char *out = NULL, *args, *text, *bundle, *want;
+
+	newcomer_open(&n);
+	cr_assert_eq(rig_local("cp %s %s/known_hosts && ssh-keygen -q -t ed25519 -N '' -f %s/other",
+	    r->known_hosts, n.dir, n.dir), 0);
+
+	args = xasprintf("init --hosts %s:%d --name keyed --user nobody-here --key %s --yes "
+	    "</dev/null", r->host, r->port, r->key);
+	cr_expect_eq(rig_taotop(n.env, args, &out), 3, "%s", out);
+	cr_expect(strstr(out, "nobody-here") != NULL && strstr(out, "nothing written") != NULL,
+	    "%s", out);
+	free(out), free(args);
+	args = xasprintf("init --hosts %s:%d --name keyed --user %s --key %s/other --yes </dev/null",
+	    r->host, r->port, r->user, n.dir);
+	cr_expect_eq(rig_taotop(n.env, args, &out), 3, "another key got in:\n%s", out);
+	cr_expect(strstr(out, "nothing written") != NULL, "%s", out);
+	free(out), free(args);
+	cr_expect(access(n.config, F_OK) != 0);
+
+	args = xasprintf("init --hosts %s:%d --name keyed --user %s --key %s --account vision "
+	    "--partitions polar --results-root lustre://%s/tao-tests/keyed-%d --yes </dev/null",
+	    r->host, r->port, r->user, r->key, r->shared, (int)getpid());
+	cr_expect_eq(rig_taotop(n.env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "Wrote cluster 'keyed'") != NULL, "%s", out);
+	free(out), free(args);
+	text = read_config(&n);
+	want = xasprintf("user: \"%s\"", r->user);
+	cr_expect(strstr(text, want) != NULL, "%s", text);
+	free(want);
+	want = xasprintf("key: \"%s\"", r->key);
+	cr_expect(strstr(text, want) != NULL, "%s", text);
+	free(want);
+	cr_expect(strstr(text, "account: \"vision\"") != NULL, "%s", text);
+	free(text);
+
+	cr_expect_eq(rig_taotop(n.env, "jobs", &out), 0, "%s", out);
+	cr_expect(strstr(out, "TIME/LIMIT") != NULL, "%s", out);
+	free(out);
+	text = xasprintf("%s/bundle", n.dir);
+	want = xasprintf("%s/tao-tests/keyed-%d", r->shared, (int)getpid());
+	cr_assert_eq(rig_local("mkdir -p %s", text), 0);
+	bundle = rig_bundle(text, want, "classification_pyt", "true", NULL);
+	free(text), free(want);
+	args = xasprintf("submit %s --dry-run", bundle);
+	cr_expect_eq(rig_taotop(n.env, args, &out), 0, "%s", out);
+	text = text_line_with(out, "  account ");
+	cr_expect(text != NULL && strstr(text, "vision") && strstr(text, "(the cluster's config)"),
+	    "%s", out);
+	free(text);
+	cr_expect(strstr(out, "#SBATCH --account=vision") != NULL, "%s", out);
+	free(out), free(args), free(bundle);
 	newcomer_close(&n);
 }

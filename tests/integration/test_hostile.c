@@ -138,3 +138,26 @@ Test(hostile, a_bidi_override_in_a_name_is_shown_not_applied, .timeout = 180)
 	}
 	free(id);
 }
+
+/* A job named with words for a shell, an array range or nothing SLURM
+ * knows is refused by the one resolver (engine/jobref.h) with one
+ * sentence, before taotop connects anywhere: here the login host does
+ * not even answer, and nothing reached a shell. */
+Test(hostile, a_job_name_that_is_no_jobs_is_refused_before_connecting, .timeout = 60)
+{
+	char *out = NULL, *args, *marker = xasprintf("/tmp/taotop-pwned-%d", (int)getpid());
+
+	args = xasprintf("cancel '$(touch %s)' '4242;id' 4242_[1-3]", marker);
+	cr_expect_eq(rig_taotop("SLURM_HOSTNAME=127.0.0.1:1", args, &out), 1, "%s", out);
+	free(args);
+	args = xasprintf("$(touch %s) is neither a taotop job id nor a SLURM job id: nothing was "
+	    "cancelled", marker);
+	cr_expect(strstr(out, args) != NULL, "%s", out);
+	cr_expect(strstr(out, "4242;id is neither a taotop job id nor a SLURM job id") != NULL &&
+	    strstr(out, "4242_[1-3] is neither") != NULL, "%s", out);
+	cr_expect(strstr(out, "could not be reached") == NULL && strstr(out, "127.0.0.1:1") == NULL,
+	    "it tried to connect:\n%s", out);
+	free(args), free(out);
+	cr_expect_neq(access(marker, F_OK), 0, "a job's name ran in a shell");
+	free(marker);
+}

@@ -264,8 +264,9 @@ Test(config, the_columns_picked_replace_the_field_and_keep_the_rest)
 	{
 		struct config cfg;
 		cr_assert_eq(config_load(&cfg, &err), 0, "%s", err);
-		cr_assert_not_null(strstr(cfg.columns, "state") && strstr(cfg.columns, "name") ?
-		    cfg.columns : NULL);
+		cr_assert_eq(cfg.ncolumns, 2);
+		cr_expect_str_eq(cfg.columns[0].name, "state");
+		cr_expect_str_eq(cfg.columns[1].name, "name");
 		config_free(&cfg);
 	}
 	/* None: the field goes (taotop chooses for the width again). */
@@ -278,6 +279,46 @@ Test(config, the_columns_picked_replace_the_field_and_keep_the_rest)
 	now = read_back(getenv("TAOTOP_CONFIG"));
 	cr_assert_str_eq(now, "# mine\ntheme: light\nnotify: [bell]\nclusters:\n  a:\n    hosts: h\n    user: u\n"
 	    "columns: [state]\n");
+}
+
+/* The monitor gets keys and columns as data, each with its place in the
+ * file (line:column of the value), to name in a message; it checks the
+ * names itself. */
+Test(config, keys_and_columns_come_in_order_with_their_places)
+{
+	struct config cfg;
+	char *err = NULL;
+
+	clear_env();
+	write_config("# mine\nkeys:\n  cancel: x\n  retry:   q\ncolumns: [state, name,  slurm]\n"
+	    "clusters:\n  a:\n    hosts: h\n    user: u\n");
+	cr_assert_eq(config_load(&cfg, &err), 0, "%s", err);
+	cr_assert_eq(cfg.nkeys, 2);
+	cr_expect_str_eq(cfg.keys[0].name, "cancel");
+	cr_expect_str_eq(cfg.keys[0].key, "x");
+	cr_expect_eq(cfg.keys[0].line, 3);
+	cr_expect_eq(cfg.keys[0].col, 11);
+	cr_expect_str_eq(cfg.keys[1].name, "retry");
+	cr_expect_str_eq(cfg.keys[1].key, "q");
+	cr_expect_eq(cfg.keys[1].line, 4);
+	cr_expect_eq(cfg.keys[1].col, 12);
+	cr_assert_eq(cfg.ncolumns, 3);
+	cr_expect_str_eq(cfg.columns[0].name, "state");
+	cr_expect_null(cfg.columns[0].key);
+	cr_expect_eq(cfg.columns[0].line, 5);
+	cr_expect_eq(cfg.columns[0].col, 11);
+	cr_expect_str_eq(cfg.columns[2].name, "slurm");
+	cr_expect_eq(cfg.columns[2].col, 25);
+	config_free(&cfg);
+
+	/* Neither in the file: none, and nothing to free. */
+	write_config("clusters:\n  a:\n    hosts: h\n    user: u\n");
+	cr_assert_eq(config_load(&cfg, &err), 0, "%s", err);
+	cr_expect_eq(cfg.nkeys, 0);
+	cr_expect_eq(cfg.ncolumns, 0);
+	cr_expect_null(cfg.keys);
+	cr_expect_null(cfg.columns);
+	config_free(&cfg);
 }
 
 Test(config, columns_are_not_saved_into_a_file_that_does_not_parse)

@@ -67,9 +67,10 @@ static void offer_ssh_hosts(void)
 }
 
 /* Each field from its option, else (on a terminal) asked until it reads
- * well. -1 when a field is wrong and cannot be asked again. */
+ * well. -1 when a field is wrong and cannot be asked again: no_ask says
+ * why nothing is asked (no terminal, --yes), NULL when it is. */
 static int fill(struct setup_draft *d, const struct cli_args *a, const struct config *existing,
-    int tty)
+    const char *no_ask)
 {
 	int f;
 
@@ -79,7 +80,7 @@ static int fill(struct setup_draft *d, const struct cli_args *a, const struct co
 
 		if (given != NULL) {
 			setup_set(d, (enum setup_field)f, given);
-		} else if (tty) {
+		} else if (no_ask == NULL) {
 			if (f == SF_HOSTS)
 				offer_ssh_hosts();
 			for (;;) {
@@ -99,8 +100,10 @@ static int fill(struct setup_draft *d, const struct cli_args *a, const struct co
 			continue;
 		}
 		if ((problem = setup_problem(d, (enum setup_field)f, existing)) != NULL) {
-			fprintf(stderr, "taotop init: %s%s\n", problem, f == SF_HOSTS && given == NULL
-			    ? " (--hosts; without a terminal nothing can be asked)" : "");
+			if (f == SF_HOSTS && given == NULL)
+				fprintf(stderr, "taotop init: %s (--hosts; %s)\n", problem, no_ask);
+			else
+				fprintf(stderr, "taotop init: %s\n", problem);
 			free(problem);
 			return -1;
 		}
@@ -139,17 +142,13 @@ static int connect_draft(struct conn *c, int tty, int trust_ok)
 	return st == CONN_OK ? EXIT_OK : EXIT_CONNECT;
 }
 
-int cli_init(const struct cli_args *a)
+/* The draft d from the options and, when it may ask, the terminal; checked
+ * against the config file's clusters. EXIT_OK, or EXIT_USAGE said. */
+static int draft(struct setup_draft *d, const struct cli_args *a, int tty, int given_yes)
 {
 	struct config existing;
-	struct setup_draft d;
-	struct cluster_cfg cl;
-	struct conn_target t;
-	struct preflight p;
-	struct conn *c;
-	char *err = NULL, *path, *name = NULL;
-	int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO), given_yes = cli_val(a, "yes") != NULL;
-	int rc, have = 0;
+	char *err = NULL;
+	int rc, have;
 
 	rc = config_load(&existing, &err);
 	if (rc < 0) {
@@ -159,64 +158,89 @@ int cli_init(const struct cli_args *a)
 		free(err);
 		return EXIT_USAGE;
 	}
-	have = rc == 0;
 	free(err);
-	err = NULL;
-	setup_draft_init(&d);
-	if (fill(&d, a, have ? &existing : NULL, tty && !given_yes) != 0) {
-		setup_draft_free(&d);
-		if (have)
-			config_free(&existing);
-		return EXIT_USAGE;
-	}
+	have = rc == 0;
+	if (fill(d, a, have ? &existing : NULL, !tty ? "without a terminal nothing can be asked" :
+	    given_yes ? "with --yes nothing is asked" : NULL) != 0)
+		rc = EXIT_USAGE;
+	else
+		rc = EXIT_OK;
 	if (have)
 		config_free(&existing);
+	return rc;
+}
 
-	setup_cluster(&d, &cl);
-	cluster_target(&cl, &t);
-	tty_ask_target(&t);	/* a one-time code, asked on the terminal */
-	c = conn_new(&t);
-	printf("Connecting to %s ...\n", show(cl.hosts));
-	fflush(stdout);
-	if ((rc = connect_draft(c, tty, !given_yes)) != EXIT_OK)
-		goto out;
-	printf("Connected to %s. Preflight:\n", show(conn_host(c)));
-	if (preflight_run(c, &cl, &p, &err) != 0) {
-		fprintf(stderr, "taotop init: %s\ntaotop init: nothing written\n", show_err(err));
-		rc = EXIT_CONNECT;
-		goto out;
-	}
-	cli_print_preflight(stdout, &p);
-	if (!p.all_ok)
-		printf("Some checks failed: you can write the cluster now and fix them later "
-		    "(taotop preflight checks again).\n");
-	preflight_free(&p);
+/* Written once the user says yes on a terminal, or gave --yes. */
+static int write_cluster(struct setup_draft *d, const char *cluster, int tty, int given_yes)
+{
+	char *path = config_file_path(), *name = NULL, *err = NULL;
+	int rc = EXIT_OK;
 
-	path = config_file_path();
 	if (!given_yes) {
-		char *q = xasprintf("Write cluster '%s' to %s? [y/N] ", cl.name, path);
+		char *q = xasprintf("Write cluster '%s' to %s? [y/N] ", cluster, path);
 		int ok = tty && yes(q);
 		free(q);
 		if (!ok) {
 			printf("Nothing written%s.\n", tty ? "" : " (pass --yes to write without a "
 			    "terminal)");
 			free(path);
-			rc = EXIT_FAILED;
-			goto out;
+			return EXIT_FAILED;
 		}
 	}
-	if (setup_write(&d, &name, &err) != 0) {
+	if (setup_write(d, &name, &err) != 0) {
 		fprintf(stderr, "taotop init: %s\n", show_err(err));
 		rc = EXIT_FAILED;
 	} else {
 		printf("Wrote cluster '%s' to %s.\nNext: taotop (the monitor), taotop jobs, or "
 		    "taotop submit BUNDLE.\n", name, path);
-		rc = EXIT_OK;
 	}
-	free(path);
-out:
-	free(name);
-	free(err);
+	free(name), free(err), free(path);
+	return rc;
+}
+
+/* The preflight on c, shown; -1 when it could not run (said). */
+static int show_preflight(struct conn *c, const struct cluster_cfg *cl)
+{
+	struct preflight p;
+	char *err = NULL;
+
+	printf("Connected to %s. Preflight:\n", show(conn_host(c)));
+	if (preflight_run(c, cl, &p, &err) != 0) {
+		fprintf(stderr, "taotop init: %s\ntaotop init: nothing written\n", show_err(err));
+		free(err);
+		return -1;
+	}
+	cli_print_preflight(stdout, &p);
+	if (!p.all_ok)
+		printf("Some checks failed: you can write the cluster now and fix them later "
+		    "(taotop preflight checks again).\n");
+	preflight_free(&p);
+	return 0;
+}
+
+int cli_init(const struct cli_args *a)
+{
+	struct setup_draft d;
+	struct cluster_cfg cl;
+	struct conn_target t;
+	struct conn *c;
+	int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO), given_yes = cli_val(a, "yes") != NULL;
+	int rc;
+
+	setup_draft_init(&d);
+	if ((rc = draft(&d, a, tty, given_yes)) != EXIT_OK) {
+		setup_draft_free(&d);
+		return rc;
+	}
+	setup_cluster(&d, &cl);
+	cluster_target(&cl, &t);
+	tty_ask_target(&t);	/* a one-time code, asked on the terminal */
+	c = conn_new(&t);
+	printf("Connecting to %s ...\n", show(cl.hosts));
+	fflush(stdout);
+	if ((rc = connect_draft(c, tty, !given_yes)) == EXIT_OK)
+		rc = show_preflight(c, &cl) != 0 ? EXIT_CONNECT : write_cluster(&d, cl.name, tty,
+		    given_yes);
 	conn_free(c);
 	config_cluster_free(&cl);
 	setup_draft_free(&d);

@@ -1,0 +1,77 @@
+#include "cli/jobrow.h"
+
+#include <stdio.h>
+
+#include "engine/state.h"
+#include "engine/tracker.h"
+
+void jobrow_time(const struct job_row *r, char *out, size_t len)
+{
+	snprintf(out, len, "%s/%s", r->elapsed[0] ? r->elapsed : "-", r->limit[0] ? r->limit : "-");
+}
+
+void jobrow_size(const struct job_row *r, char *out, size_t len)
+{
+	if (r->nodes > 0 && r->gpus_known)
+		snprintf(out, len, "%dx%d", r->nodes, r->gpus / r->nodes);
+	else if (r->nodes > 0)
+		snprintf(out, len, "%dx?", r->nodes);
+	else if (len > 0)
+		out[0] = '\0';
+}
+
+cJSON *jobrow_json(const struct job_row *r, const char *cluster)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "cluster", cluster);
+	if (r->record_id != NULL)
+		cJSON_AddStringToObject(o, "id", r->record_id);
+	else
+		cJSON_AddNullToObject(o, "id");
+	cJSON_AddStringToObject(o, "slurm_id", r->shown_id[0] ? r->shown_id : r->slurm_id);
+	cJSON_AddStringToObject(o, "name", r->name ? r->name : "");
+	cJSON_AddStringToObject(o, "partition", r->partition ? r->partition : "");
+	cJSON_AddNumberToObject(o, "nodes", r->nodes);
+	/* gpus stays a number (0 when unknown, as it always was). */
+	cJSON_AddNumberToObject(o, "gpus", r->gpus_known ? r->gpus : 0);
+	cJSON_AddBoolToObject(o, "gpus_known", r->gpus_known);
+	cJSON_AddStringToObject(o, "state", tao_state_name(r->state));
+	/* What the STATE column says: "Ending" while SLURM completes it. */
+	cJSON_AddStringToObject(o, "shown_state", tao_state_label(r->state, r->native));
+	cJSON_AddStringToObject(o, "native_state", r->native ? r->native : "");
+	/* The one format ("00:02:00", "1-00:00:00"), and seconds (null:
+	 * unknown, or a limit SLURM gives as a word such as UNLIMITED). */
+	cJSON_AddStringToObject(o, "elapsed", r->elapsed);
+	if (r->elapsed_s >= 0)
+		cJSON_AddNumberToObject(o, "elapsed_s", (double)r->elapsed_s);
+	else
+		cJSON_AddNullToObject(o, "elapsed_s");
+	cJSON_AddStringToObject(o, "time_limit", r->limit);
+	if (r->limit_s >= 0)
+		cJSON_AddNumberToObject(o, "time_limit_s", (double)r->limit_s);
+	else
+		cJSON_AddNullToObject(o, "time_limit_s");
+	cJSON_AddStringToObject(o, "exit_code", r->exit_code);
+	cJSON_AddStringToObject(o, "message", r->message ? r->message : "");
+	if (r->epoch >= 0) {
+		cJSON *prog = cJSON_AddObjectToObject(o, "progress");
+		cJSON_AddNumberToObject(prog, "epoch", r->epoch);
+		cJSON_AddNumberToObject(prog, "max_epoch", r->max_epoch);
+		cJSON_AddStringToObject(prog, "eta", r->eta);
+		if (r->nseries > 0) {
+			cJSON_AddStringToObject(prog, "metric", r->metric);
+			cJSON_AddItemToObject(prog, "series", cJSON_CreateDoubleArray(r->series, (int)r->nseries));
+		}
+	}
+	return o;
+}
+
+void print_json(cJSON *o)
+{
+	char *text = cJSON_Print(o);
+	puts(text);
+	cJSON_free(text);
+	cJSON_Delete(o);
+}
+

@@ -1,0 +1,21 @@
+/*
+ * A job's row (engine/tracker.h) as the verbs print it: its cells in the
+ * one format `jobs` and `status` share, and its JSON object.
+ */
+#ifndef TAOTOP_CLI_JOBROW_H
+#define TAOTOP_CLI_JOBROW_H
+
+#include <cJSON.h>
+#include <stddef.h>
+
+struct job_row;
+
+/* TIME/LIMIT's cell: the one format, "-" for what is not known. */
+void jobrow_time(const struct job_row *r, char *out, size_t len);
+/* NxG's cell: "2x4", "2x?" when the GPUs are not known, "" without nodes. */
+void jobrow_size(const struct job_row *r, char *out, size_t len);
+cJSON *jobrow_json(const struct job_row *r, const char *cluster);
+/* o printed on stdout and freed. */
+void print_json(cJSON *o);
+
+#endif

@@ -1,0 +1,161 @@
+#include "cli/session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/show.h"
+#include "cli/ttyask.h"
+#include "engine/jobref.h"
+#include "engine/record.h"
+#include "engine/tracker.h"
+#include "ssh/conn.h"
+#include "util/xmalloc.h"
+
+int say(int rc, char *err)
+{
+	fprintf(stderr, "taotop: %s\n", show_err(err));
+	free(err);
+	return rc;
+}
+
+static int exit_for(enum conn_status st)
+{
+	switch (st) {
+	case CONN_UNREACHABLE:
+	case CONN_HOSTKEY_UNKNOWN:
+	case CONN_HOSTKEY_CHANGED:
+	case CONN_AUTH:
+		return EXIT_CONNECT;
+	default:
+		return EXIT_FAILED;
+	}
+}
+
+struct conn *session_dial(const struct cluster_cfg *cl, int *rc, char **err)
+{
+	struct conn_target t;
+	struct conn *c;
+	enum conn_status st;
+
+	cluster_target(cl, &t);
+	tty_ask_target(&t);	/* a one-time code, asked on the terminal */
+	c = conn_new(&t);
+	st = conn_connect(c, err);
+	if (st != CONN_OK) {
+		*rc = exit_for(st);
+		conn_free(c);
+		return NULL;
+	}
+	*rc = EXIT_OK;
+	return c;
+}
+
+int session_begin(struct session *s)
+{
+	char *err = NULL;
+
+	memset(s, 0, sizeof(*s));
+	if (config_load(&s->cfg, &err) != 0)
+		return say(EXIT_USAGE, err);
+	s->store = store_open(NULL, &err);
+	if (s->store == NULL) {
+		config_free(&s->cfg);
+		return say(EXIT_FAILED, err);
+	}
+	return EXIT_OK;
+}
+
+int session_cluster_of(struct session *s, const char *job, const char *flag,
+    const char **cluster, char **owned, char **err)
+{
+	struct job_ref ref;
+	int rc = 0;
+
+	*owned = NULL;
+	*cluster = flag;	/* a SLURM id, or a record of no cluster */
+	if (job_ref_resolve(s->store, job, &ref, err) != 0)
+		return 1;
+	if (ref.rec != NULL && ref.rec->cluster != NULL) {
+		if (flag != NULL && strcmp(flag, ref.rec->cluster) != 0) {
+			*err = xasprintf("%s is a job of cluster '%s', not of --cluster %s", job,
+			    ref.rec->cluster, flag);
+			rc = -1;
+		} else {
+			*cluster = *owned = xstrdup(ref.rec->cluster);
+		}
+	}
+	job_ref_free(&ref);
+	return rc;
+}
+
+static void hang_up(struct session *s)
+{
+	tracker_free(s->tracker);
+	conn_free(s->conn);
+	s->tracker = NULL;
+	s->conn = NULL;
+	s->cl = NULL;
+}
+
+int session_connect(struct session *s, const char *cluster, const char *job)
+{
+	const struct cluster_cfg *cl;
+	char *err = NULL, *owned = NULL;
+	int rc;
+
+	/* A name that is no job's still goes to the cluster: status finds
+	 * a job by the id squeue shows ("4242_[1-3]") as well. */
+	if (job != NULL && session_cluster_of(s, job, cluster, &cluster, &owned, &err) < 0)
+		return say(EXIT_FAILED, err);
+	free(err);
+	err = NULL;
+	cl = config_cluster(&s->cfg, cluster);
+	if (cl == NULL) {
+		if (cluster == NULL && (cluster = getenv("TAOTOP_CLUSTER")) == NULL)
+			cluster = "";
+		fprintf(stderr, "taotop: no cluster called '%s' (TAOTOP_CLUSTER)\n", show_err(cluster));
+		free(owned);
+		return EXIT_USAGE;
+	}
+	free(owned);
+	if (s->conn != NULL && s->cl == cl)
+		return EXIT_OK;
+	hang_up(s);
+	if ((s->conn = session_dial(cl, &rc, &err)) == NULL)
+		return say(rc, err);
+	s->cl = cl;
+	s->tracker = tracker_new(cl);
+	return EXIT_OK;
+}
+
+int session_open(struct session *s, const char *cluster, const char *job)
+{
+	int rc = session_begin(s);
+
+	if (rc == EXIT_OK && (rc = session_connect(s, cluster, job)) != EXIT_OK)
+		session_close(s);
+	return rc;
+}
+
+void session_close(struct session *s)
+{
+	hang_up(s);
+	store_close(s->store);
+	config_free(&s->cfg);
+	memset(s, 0, sizeof(*s));
+}
+
+int session_poll(struct session *s, struct poll_result *res)
+{
+	char *err = NULL;
+
+	if (tracker_poll(s->tracker, s->conn, s->store, res, &err) != 0) {
+		say(0, err);
+		return -1;
+	}
+	if (res->problem != NULL)
+		fprintf(stderr, "taotop: %s: %s\n", s->cl->name, show_err(res->problem));
+	return 0;
+}

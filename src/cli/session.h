@@ -1,0 +1,52 @@
+/*
+ * What a verb needs to act on a cluster, opened and closed here for every
+ * verb: the config, the records, and one connection to the cluster the
+ * verb names (or the job it names is on). Each failure is said on stderr
+ * and comes back as the verb's exit code (cli.h).
+ */
+#ifndef TAOTOP_CLI_SESSION_H
+#define TAOTOP_CLI_SESSION_H
+
+#include "engine/config.h"
+
+struct conn;
+struct poll_result;
+struct record_store;
+struct tracker;
+
+struct session {
+	struct config		 cfg;
+	const struct cluster_cfg *cl;		/* connected to, or NULL */
+	struct conn		*conn;
+	struct record_store	*store;
+	struct tracker		*tracker;
+};
+
+/* The config and the records, no connection yet. */
+int session_begin(struct session *s);
+/* Connected to cluster (NULL: the default) or, for job (NULL: none), to
+ * its record's cluster: a taotop id goes where its record says, and a
+ * --cluster that says otherwise is refused. An open connection to that
+ * cluster is kept, one to another is closed first. */
+int session_connect(struct session *s, const char *cluster, const char *job);
+/* Both. */
+int session_open(struct session *s, const char *cluster, const char *job);
+void session_close(struct session *s);
+
+/* The cluster job is on, in *cluster: its record's (then also *owned,
+ * which the caller frees), else flag (a SLURM id, or a record of no
+ * cluster). -1 with *err when the two disagree; 1 with *err when job is
+ * no job's name at all (*cluster is flag then). */
+int session_cluster_of(struct session *s, const char *job, const char *flag,
+    const char **cluster, char **owned, char **err);
+/* A connection to cl on this thread (a libssh session belongs to one),
+ * or NULL with *rc and *err: for the verbs that reach several clusters. */
+struct conn *session_dial(const struct cluster_cfg *cl, int *rc, char **err);
+/* One poll of the session's cluster; its problem said. -1: the poll
+ * failed, said. */
+int session_poll(struct session *s, struct poll_result *res);
+
+/* "taotop: err" on stderr, err freed: rc. */
+int say(int rc, char *err);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * `taotop retry JOB`: a finished job submitted again from its staged
+ * sbatch (engine/retry.h), on its record's cluster.
+ */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/session.h"
+#include "engine/retry.h"
+
+int cli_retry(const struct cli_args *a)
+{
+	struct session s;
+	const char *job = a->pos[0];
+	char *new_id = NULL, *slurm_id = NULL, *err = NULL;
+	int rc;
+
+	if ((rc = session_open(&s, cli_val(a, "cluster"), job)) != EXIT_OK)
+		return rc;
+	if (retry_job(s.conn, s.store, s.cl, job, "asked by the operator", &new_id,
+	    &slurm_id, &err) == 0)
+		printf("retried %s as %s, SLURM job %s (the staged sbatch, nothing staged again)\n",
+		    job, new_id, slurm_id);
+	else
+		rc = say(EXIT_FAILED, err);
+	free(new_id), free(slurm_id);
+	session_close(&s);
+	return rc;
+}

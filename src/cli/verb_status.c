@@ -1,0 +1,258 @@
+/*
+ * `taotop status JOB`: one poll of the job's cluster, the job's row, its
+ * GPUs sampled once when it runs, and its record's history; --watch polls
+ * on the engine's schedule until the job is final.
+ */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/jobrow.h"
+#include "cli/session.h"
+#include "cli/show.h"
+#include "engine/record.h"
+#include "engine/schedule.h"
+#include "engine/state.h"
+#include "engine/tracker.h"
+#include "engine/usage.h"
+#include "util/xmalloc.h"
+
+/* show_status's answer when the poll itself failed (the connection, the
+ * login node): --watch rides it out, a single status reports it. */
+#define STATUS_POLL_FAILED	(-2)
+
+/* What one status shows: the row, its record, its GPUs. */
+struct status {
+	const struct job_row	*row;
+	struct job_record	*rec;		/* or NULL: not taotop's */
+	struct job_use		 use;
+	int			 have_use;
+	char			*use_why;	/* why not, or NULL */
+};
+
+/* The row of job (a record id or a SLURM id, as SLURM shows it), or NULL. */
+static const struct job_row *find_row(const struct poll_result *res, const char *job)
+{
+	size_t i;
+
+	for (i = 0; i < res->n; i++) {
+		const struct job_row *r = &res->rows[i];
+		if ((r->record_id && strcmp(r->record_id, job) == 0) ||
+		    strcmp(r->slurm_id, job) == 0 || strcmp(r->shown_id, job) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+/* A running job's GPUs, sampled once on its nodes (engine/usage.h): 0 and
+ * u filled, or -1 when it is not running, sampling is off for the cluster,
+ * or it could not be read (*why, caller frees). */
+static int sample_row(struct session *s, const struct job_row *row, struct job_use *u, char **why)
+{
+	struct use_job j;
+	struct use_round r;
+
+	*why = NULL;
+	if (row->state != TAO_RUNNING || (row->native != NULL && strcmp(row->native, "RUNNING") != 0) ||
+	    !use_id_ok(row->slurm_id) || s->cl->use_s <= 0)
+		return -1;
+	memset(&j, 0, sizeof(j));
+	j.slurm_id = row->slurm_id;
+	j.record_id = row->record_id;
+	j.nodes = row->nodes > 0 ? row->nodes : 1;
+	j.epoch = row->epoch;
+	if (use_sample(s->conn, &j, 1, &r, why) != 0)
+		return -1;
+	if (r.unavailable != NULL || r.n != 1 || !r.jobs[0].ok) {
+		*why = xstrdup(r.unavailable ? r.unavailable : r.n == 1 ? r.jobs[0].error : "no answer");
+		use_round_free(&r);
+		return -1;
+	}
+	*u = r.jobs[0];
+	use_round_free(&r);
+	return 0;
+}
+
+static cJSON *use_json(const struct job_use *u)
+{
+	cJSON *o = cJSON_CreateObject(), *gpus = cJSON_AddArrayToObject(o, "gpus");
+	int g;
+
+	cJSON_AddNumberToObject(o, "util_mean", use_mean_util(u));
+	for (g = 0; g < u->ngpu; g++) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "node", show(u->gpu[g].node));
+		cJSON_AddNumberToObject(e, "index", u->gpu[g].index);
+		cJSON_AddNumberToObject(e, "util", u->gpu[g].util);
+		cJSON_AddNumberToObject(e, "mem_used_mib", u->gpu[g].mem_used);
+		cJSON_AddNumberToObject(e, "mem_total_mib", u->gpu[g].mem_total);
+		cJSON_AddItemToArray(gpus, e);
+	}
+	cJSON_AddNumberToObject(o, "cpu_load", u->load);
+	cJSON_AddNumberToObject(o, "rss_kib", (double)u->rss_kib);
+	return o;
+}
+
+static void print_status_json(const struct status *st, const char *cluster)
+{
+	cJSON *o = jobrow_json(st->row, cluster);
+
+	if (st->rec != NULL) {
+		char *text = record_to_json(st->rec);
+		cJSON_AddItemToObject(o, "record", cJSON_Parse(text));
+		free(text);
+	}
+	if (st->have_use)
+		cJSON_AddItemToObject(o, "use", use_json(&st->use));
+	else if (st->use_why != NULL)
+		cJSON_AddStringToObject(o, "use_error", show(st->use_why));
+	print_json(o);
+}
+
+/* The first lines: the state, then what it ran on and for how long, in
+ * the one time format. */
+static void print_head(const struct job_row *row)
+{
+	char nxg[32], tl[64];
+
+	printf("%s  %s  (SLURM %s, %s)%s%s\n", show(row->record_id ? row->record_id : row->name),
+	    tao_state_label(row->state, row->native),
+	    show(row->shown_id[0] ? row->shown_id : row->slurm_id),
+	    show(row->native ? row->native : "not seen yet"), row->message ? ": " : "",
+	    show(row->message ? row->message : ""));
+	jobrow_size(row, nxg, sizeof(nxg));
+	jobrow_time(row, tl, sizeof(tl));
+	if (row->partition != NULL || nxg[0] != '\0' || row->elapsed[0] || row->limit[0])
+		printf("  partition %s, nodes x GPUs %s, time %s%s%s\n",
+		    show(row->partition && row->partition[0] ? row->partition : "-"),
+		    nxg[0] ? nxg : "-", show(tl), row->exit_code[0] ? ", exit code " : "",
+		    show(row->exit_code));
+}
+
+/* TAO's progress: the epoch, its eta, the metric's series. */
+static void print_progress(const struct job_row *row)
+{
+	size_t i;
+
+	if (row->epoch < 0)
+		return;
+	printf("  epoch %d", row->epoch);
+	if (row->max_epoch > 0)
+		printf("/%d", row->max_epoch);
+	if (row->eta[0] != '\0')
+		printf(", eta %s", show(row->eta));
+	if (row->nseries > 0) {
+		printf(", %s:", show(row->metric));
+		for (i = 0; i < row->nseries; i++)
+			printf(" %g", row->series[i]);
+	}
+	printf("\n");
+}
+
+static void print_use(const struct status *st)
+{
+	char mem[32];
+	int g;
+
+	if (!st->have_use) {
+		if (st->use_why != NULL)
+			printf("  GPU use not read: %s\n", show(st->use_why));
+		return;
+	}
+	use_mem_text(&st->use, mem, sizeof(mem));
+	printf("  GPU use %d %% mean, memory %s:", use_mean_util(&st->use), mem);
+	for (g = 0; g < st->use.ngpu; g++)
+		printf(" %s/gpu%d %d %%", show(st->use.gpu[g].node), st->use.gpu[g].index,
+		    st->use.gpu[g].util);
+	printf("; CPU load %.2f, %.1f GiB resident\n", st->use.load, st->use.rss_kib / 1048576.0);
+}
+
+/* The record's transitions, oldest first. */
+static void print_history(const struct job_record *rec)
+{
+	size_t i;
+
+	for (i = 0; rec != NULL && i < rec->nhist; i++) {
+		const struct transition *t = &rec->hist[i];
+		char when[32];
+		struct tm tm;
+		localtime_r(&t->at, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		printf("  %s  %-8s -> %-8s %-10s %-9s %s\n", when, tao_state_name(t->from),
+		    tao_state_name(t->to), show(t->native ? t->native : ""), show(t->source),
+		    show(t->message ? t->message : ""));
+	}
+}
+
+static int show_status(struct session *s, const char *job, int json, int *final,
+    struct poll_schedule *sched)
+{
+	struct poll_result res;
+	struct status st;
+	char *err = NULL;
+
+	if (session_poll(s, &res) != 0) {
+		schedule_after_poll(sched, 0, 0, 1);
+		return STATUS_POLL_FAILED;
+	}
+	schedule_after_poll(sched, (unsigned)res.changes, res.waiting_for_accounting,
+	    !res.scheduler_ok);
+	memset(&st, 0, sizeof(st));
+	if ((st.row = find_row(&res, job)) == NULL) {
+		fprintf(stderr, "taotop: no job %s on %s: not a taotop record, and not a live job "
+		    "of yours\n", show_err(job), s->cl->name);
+		poll_result_free(&res);
+		return EXIT_FAILED;
+	}
+	*final = tao_state_final(st.row->state);
+	if (st.row->record_id != NULL && store_load(s->store, st.row->record_id, &st.rec, &err) != 0)
+		say(0, err);
+	st.have_use = sample_row(s, st.row, &st.use, &st.use_why) == 0;
+	if (json) {
+		print_status_json(&st, s->cl->name);
+	} else {
+		print_head(st.row);
+		print_progress(st.row);
+		print_use(&st);
+		print_history(st.rec);
+	}
+	free(st.use_why);
+	record_free(st.rec);
+	poll_result_free(&res);
+	return EXIT_OK;
+}
+
+int cli_status(const struct cli_args *a)
+{
+	struct session s;
+	struct poll_schedule sched;
+	const char *job = a->pos[0];
+	int json = cli_val(a, "json") != NULL, watch = cli_val(a, "watch") != NULL;
+	int rc, final = 0;
+
+	if ((rc = session_open(&s, cli_val(a, "cluster"), job)) != EXIT_OK)
+		return rc;
+	/* --watch polls until the job ends, however long it waits: a job
+	 * pending for days is normal on a shared cluster. */
+	schedule_init(&sched, s.cl->poll_s, 60);
+	do {
+		rc = show_status(&s, job, json, &final, &sched);
+		if (rc == STATUS_POLL_FAILED && watch) {
+			/* Monitoring never stops on a failure: say it and go on. */
+			char at[16];
+			time_t now = time(NULL);
+			strftime(at, sizeof(at), "%H:%M:%S", localtime(&now));
+			fprintf(stderr, "taotop: %s: the poll failed at %s; trying again in %d s\n",
+			    s.cl->name, at, sched.next_s);
+			rc = EXIT_OK;
+		}
+		if (watch && !final && rc == EXIT_OK)
+			sleep((unsigned)sched.next_s);
+	} while (watch && !final && rc == EXIT_OK);
+	session_close(&s);
+	return rc == STATUS_POLL_FAILED ? EXIT_FAILED : rc;
+}

@@ -1,0 +1,142 @@
+/*
+ * `taotop submit SPEC`: the engine's submit pipeline (engine/submit.h)
+ * with the options above the bundle's, each step printed as it runs, the
+ * result as a sentence or JSON; --dry-run prints what would be sent.
+ */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/jobrow.h"
+#include "cli/session.h"
+#include "cli/show.h"
+#include "engine/submit.h"
+
+/* Each step as it runs: "✓ dataset", "✗ image: why". */
+static void print_step(enum submit_step step, int state, const char *detail, void *data)
+{
+	const int *utf8 = data;
+
+	if (state == 0 && detail == NULL)
+		return;
+	if (state == 0) {
+		/* Progress of a long step (the NCCL probe's). */
+		printf("%s %s: %s\n", *utf8 ? "\xe2\x80\xa6" : "...", submit_step_name(step), show(detail));
+		fflush(stdout);
+		return;
+	}
+	fprintf(state > 0 ? stdout : stderr, "%s %s%s%s\n",
+	    state > 0 ? (*utf8 ? "\xe2\x9c\x93" : "ok") : (*utf8 ? "\xe2\x9c\x97" : "FAILED"),
+	    submit_step_name(step), detail ? ": " : "", detail ? show_on(state > 0 ? stdout : stderr, detail) : "");
+	fflush(stdout);
+}
+
+/* Option name as a whole number of at least min into *out, if given. */
+static int int_option(const struct cli_args *a, const char *name, int min, int *out)
+{
+	const char *v = cli_val(a, name);
+	char *end;
+	long n;
+
+	if (v == NULL)
+		return 0;
+	n = strtol(v, &end, 10);
+	if (*v == '\0' || *end != '\0' || n < min || n > 1000000)
+		return -1;
+	*out = (int)n;
+	return 0;
+}
+
+/* The options into o: -1 when one does not read. */
+static int read_opts(const struct cli_args *a, struct submit_opts *o)
+{
+	const char *v;
+	char *end;
+
+	if (int_option(a, "nodes", 1, &o->nodes) != 0 || int_option(a, "gpus", 0, &o->gpus) != 0)
+		return -1;
+	if ((v = cli_val(a, "time")) != NULL) {
+		o->time_hours = strtod(v, &end);
+		if (*v == '\0' || *end != '\0' || !(o->time_hours > 0))
+			return -1;
+	}
+	o->partition = cli_val(a, "partition");
+	o->account = cli_val(a, "account");
+	/* Of --requeue and --no-requeue, the later wins. */
+	if (cli_at(a, "requeue") > cli_at(a, "no-requeue"))
+		o->requeue = REQUEUE_YES;
+	else if (cli_at(a, "no-requeue") > 0)
+		o->requeue = REQUEUE_NO;
+	o->dry_run = cli_val(a, "dry-run") != NULL;
+	o->force_reconvert = cli_val(a, "force-reconvert") != NULL;
+	o->spec_path = a->pos[0];
+	return 0;
+}
+
+/* Whether the terminal takes UTF-8 marks, by the locale's variables. */
+static int utf8_locale(void)
+{
+	const char *lang = getenv("LC_ALL");
+
+	if (lang == NULL || *lang == '\0')
+		lang = getenv("LC_CTYPE");
+	if (lang == NULL || *lang == '\0')
+		lang = getenv("LANG");
+	return lang != NULL && (strstr(lang, "UTF-8") || strstr(lang, "utf8"));
+}
+
+static void print_result_json(const struct submit_result *res, int submitted, const char *err)
+{
+	cJSON *obj = cJSON_CreateObject();
+
+	cJSON_AddBoolToObject(obj, "submitted", submitted);
+	if (err != NULL) {
+		cJSON_AddStringToObject(obj, "error", err);
+		if (res->record_id)
+			cJSON_AddStringToObject(obj, "id", res->record_id);
+		print_json(obj);
+		return;
+	}
+	cJSON_AddStringToObject(obj, "id", res->record_id ? res->record_id : "");
+	if (res->slurm_id)
+		cJSON_AddStringToObject(obj, "slurm_id", res->slurm_id);
+	cJSON_AddBoolToObject(obj, "adopted", res->adopted);
+	cJSON_AddBoolToObject(obj, "image_converted", res->converted);
+	if (res->dry_run)
+		cJSON_AddStringToObject(obj, "dry_run", res->dry_run);
+	print_json(obj);
+}
+
+int cli_submit(const struct cli_args *a)
+{
+	struct submit_opts o = { .gpus = -1, .nodes = -1, .time_hours = -1 };
+	struct submit_result res;
+	struct session s;
+	char *err = NULL;
+	int rc, json = cli_val(a, "json") != NULL, utf8 = utf8_locale();
+
+	if (read_opts(a, &o) != 0)
+		return cli_usage_error(a->verb);
+	if ((rc = session_open(&s, cli_val(a, "cluster"), NULL)) != EXIT_OK)
+		return rc;
+	if (submit_run(s.conn, s.store, s.cl, &o, json ? NULL : print_step, &utf8, &res, &err) != 0) {
+		if (json)
+			print_result_json(&res, 0, err);
+		else
+			fprintf(stderr, "taotop: %s\n", show_err(err));
+		free(err);
+		rc = EXIT_FAILED;
+	} else if (json) {
+		print_result_json(&res, !o.dry_run, NULL);
+	} else if (o.dry_run) {
+		fputs(res.dry_run, stdout);
+	} else {
+		printf("submitted %s as SLURM job %s%s\n", res.record_id, res.slurm_id,
+		    res.adopted ? " (found by name after the connection was cut)" : "");
+	}
+	submit_result_free(&res);
+	session_close(&s);
+	return rc;
+}

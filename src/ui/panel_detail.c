@@ -1,0 +1,158 @@
+/* The job detail (Enter): the record, the latest poll's row, the GPUs in
+ * use, and the staged sbatch and spec fetched from the cluster. Built
+ * again when a poll, a sample or the files come; the lines are
+ * ui/detail.c's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/record.h"
+#include "engine/state.h"
+#include "ui/app.h"
+#include "ui/detail.h"
+#include "ui/text.h"
+#include "util/xmalloc.h"
+
+struct detail {
+	char			*key;		/* the job shown (jt key), NULL: closed */
+	char			**lines;
+	size_t			 n, top;
+	struct watch_file	*files;		/* its staged sbatch and spec */
+	size_t			 nfiles;
+	int			 fetching;
+};
+
+static struct detail *state(struct app *a)
+{
+	return panel_state(a, MODE_DETAIL, sizeof(struct detail));
+}
+
+static void free_lines(struct detail *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->lines[i]);
+	free(s->lines);
+	s->lines = NULL;
+	s->n = 0;
+}
+
+static void detail_close(struct app *a)
+{
+	struct detail *s = state(a);
+
+	free_lines(s);
+	free(s->key);
+	s->key = NULL;
+	watch_files_free(s->files, s->nfiles);
+	s->files = NULL;
+	s->nfiles = 0;
+	s->fetching = 0;
+}
+
+static const struct jt_entry *entry_by_key(const struct app *a, const char *key)
+{
+	size_t i;
+
+	for (i = 0; key != NULL && i < a->jt.n; i++)
+		if (strcmp(a->jt.entries[i].key, key) == 0)
+			return &a->jt.entries[i];
+	return NULL;
+}
+
+/* (Re)build the lines from the record (local), the row (the latest poll)
+ * and the fetched files. */
+static void build(struct app *a)
+{
+	struct detail *s = state(a);
+	const struct jt_entry *e = entry_by_key(a, s->key);
+	struct job_record *r = NULL;
+	char *err = NULL;
+
+	if (e == NULL)
+		return;		/* gone from the list: keep what is shown */
+	free_lines(s);
+	if (e->row->record_id != NULL && store_load(a->store, e->row->record_id, &r, &err) != 0)
+		free(err);
+	s->n = detail_lines(r, e->row, e->cluster_name,
+	    e->row->state == TAO_RUNNING ? watch_use(a->watch, e->cluster, e->row->slurm_id) : NULL,
+	    s->files, s->nfiles, s->fetching, text_utf8(), &s->lines);
+	record_free(r);
+	a->dirty |= DIRTY_DIALOG;
+}
+
+static void detail_open(struct app *a)
+{
+	const struct jt_entry *e = jt_selected(&a->jt);
+	struct detail *s = state(a);
+	struct job_record *r = NULL;
+	char *err = NULL, **paths;
+	size_t n, i;
+
+	if (e == NULL)
+		return;
+	detail_close(a);
+	s->key = xstrdup(e->key);
+	/* Looking at a running job of the user's: its GPUs are sampled too. */
+	if (e->row->record_id == NULL && e->row->state == TAO_RUNNING)
+		watch_use_request(a->watch, e->cluster, e->row->slurm_id);
+	s->top = 0;
+	if (e->row->record_id != NULL && store_load(a->store, e->row->record_id, &r, &err) == 0) {
+		n = detail_paths(r, &paths);
+		if (n > 0) {
+			watch_fetch(a->watch, e->cluster, paths, n);
+			s->fetching = 1;
+		}
+		for (i = 0; i < n; i++)
+			free(paths[i]);
+		free(paths);
+		record_free(r);
+	}
+	free(err);
+	build(a);
+	a->mode = MODE_DETAIL;
+}
+
+void detail_panel_files(struct app *a, struct watch_file *f, size_t n)
+{
+	struct detail *s = state(a);
+
+	if (s->key == NULL) {
+		watch_files_free(f, n);		/* closed since it asked */
+		return;
+	}
+	watch_files_free(s->files, s->nfiles);
+	s->files = f;
+	s->nfiles = n;
+	s->fetching = 0;
+	build(a);
+}
+
+void detail_panel_refresh(struct app *a)
+{
+	if (a->mode == MODE_DETAIL)
+		build(a);
+}
+
+static enum panel_next detail_key(struct app *a, wint_t ch, int func)
+{
+	struct detail *s = state(a);
+
+	if (!func && (ch == KEY_ESC || ch == 'q' || ch == '\r' || ch == '\n'))
+		return PANEL_CLOSE;
+	if (!ui_scroll_key(&s->top, s->n, ch, func) && !func && ch == 'P')
+		dump_screen(a);
+	return PANEL_KEEP;
+}
+
+static void detail_draw(struct app *a)
+{
+	struct detail *s = state(a);
+
+	draw_dialog(a, "Job detail", s->lines, s->n, s->top,
+	    "j/k, PgUp/PgDn, g/G: scroll    P: write the screen    Esc/Enter: close", ROLE_DIALOG);
+}
+
+const struct panel detail_panel = {
+	.open = detail_open, .key = detail_key, .draw = detail_draw, .close = detail_close,
+};

@@ -1,0 +1,83 @@
+/* Retry (r): a finished taotop job runs again from what it staged, after
+ * a y/n. The engine's answer is told on the message line. */
+#include <stdlib.h>
+
+#include "engine/state.h"
+#include "ui/app.h"
+#include "util/xmalloc.h"
+
+struct retry {
+	char	*job;		/* the job the dialog asks about */
+	size_t	 cluster;
+};
+
+static struct retry *state(struct app *a)
+{
+	return panel_state(a, MODE_CONFIRM_RETRY, sizeof(struct retry));
+}
+
+static void retry_free(struct app *a)
+{
+	struct retry *s = state(a);
+
+	free(s->job);
+	s->job = NULL;
+}
+
+static void retry_open(struct app *a)
+{
+	const struct jt_entry *e = jt_selected(&a->jt);
+	struct retry *s = state(a);
+
+	if (a->readonly) {
+		ui_message(a, 1, "read-only (--readonly): retry is disabled");
+		return;
+	}
+	if (e == NULL || e->row->record_id == NULL) {
+		ui_message(a, 1, "only taotop's own jobs can be retried (they have a staged sbatch)");
+		return;
+	}
+	if (!tao_state_final(e->row->state)) {
+		ui_message(a, 1, "%s is %s: cancel it first, or wait for it to end", e->row->record_id,
+		    tao_state_name(e->row->state));
+		return;
+	}
+	free(s->job);
+	s->job = xstrdup(e->row->record_id);
+	s->cluster = e->cluster;
+	a->mode = MODE_CONFIRM_RETRY;
+	a->dirty |= DIRTY_DIALOG;
+}
+
+static enum panel_next retry_send(struct app *a)
+{
+	struct retry *s = state(a);
+
+	watch_retry(a->watch, s->cluster, s->job);
+	ui_message(a, 0, "retrying %s from what it staged...", s->job);
+	return PANEL_CLOSE;
+}
+
+static enum panel_next retry_key(struct app *a, wint_t ch, int func)
+{
+	return panel_confirm(a, ch, func, retry_send);
+}
+
+void retry_panel_done(struct app *a, const struct watch_retry *r)
+{
+	ui_message(a, r->new_id == NULL, "%s", r->message);
+}
+
+static void retry_draw(struct app *a)
+{
+	char *v[2];
+
+	v[0] = xasprintf("%s runs again as a new record linked to it,", state(a)->job);
+	v[1] = xstrdup("from the sbatch it staged: nothing is staged or converted again.");
+	draw_dialog(a, "Retry?", v, 2, 0, "y/Enter: retry    n/Esc: keep it", ROLE_DIALOG);
+	free(v[0]), free(v[1]);
+}
+
+const struct panel retry_panel = {
+	.open = retry_open, .key = retry_key, .draw = retry_draw, .close = retry_free,
+};
