@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/recindex.h"
 #include "engine/secrets.h"
 #include "engine/slurm.h"
 #include "util/buf.h"
@@ -23,6 +24,7 @@ struct record_store {
 	int		 lock_fd;
 	pthread_mutex_t	 mutex;
 	int		 fail_before_rename;
+	struct rec_index *index;	/* made by the first recindex_of */
 };
 
 /* ---- the record in memory ------------------------------------------------------ */
@@ -240,7 +242,7 @@ static int get_state(const cJSON *o, const char *name, enum tao_state *st, char 
 	return 0;
 }
 
-static int id_ok(const char *id);
+#define id_ok record_id_ok
 
 /* A list of secret names as written: "A,B", each a variable name. */
 static int names_ok(const char *names)
@@ -560,6 +562,7 @@ void store_close(struct record_store *s)
 {
 	if (s == NULL)
 		return;
+	recindex_free(s->index);
 	close(s->lock_fd);
 	pthread_mutex_destroy(&s->mutex);
 	free(s->dir);
@@ -569,6 +572,18 @@ void store_close(struct record_store *s)
 const char *store_dir(const struct record_store *s)
 {
 	return s->dir;
+}
+
+struct rec_index *recindex_of(struct record_store *s)
+{
+	struct rec_index *x;
+
+	pthread_mutex_lock(&s->mutex);
+	if (s->index == NULL)
+		s->index = recindex_new(s->dir);
+	x = s->index;
+	pthread_mutex_unlock(&s->mutex);
+	return x;
 }
 
 void store_test_fail_before_rename(struct record_store *s, int on)
@@ -599,7 +614,7 @@ static char *path_of(const struct record_store *s, const char *id)
 }
 
 /* Ids name files: letters, digits, '-', '_', '.' only, no leading dot. */
-static int id_ok(const char *id)
+int record_id_ok(const char *id)
 {
 	size_t i;
 

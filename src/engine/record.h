@@ -75,6 +75,9 @@ struct job_record {
 };
 
 struct job_record *record_new(const char *id);
+/* Whether id may name a record (it names its file): letters, digits, '-',
+ * '_', '.', no leading dot, at most 128 bytes. */
+int record_id_ok(const char *id);
 void record_free(struct job_record *r);
 /* Set a string field, copying value (NULL clears it). */
 void record_set(char **field, const char *value);

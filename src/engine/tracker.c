@@ -1,14 +1,17 @@
 #include "engine/tracker.h"
 
 #include <cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/config.h"
 #include "engine/duration.h"
 #include "engine/jobref.h"
 #include "engine/logtail.h"
+#include "engine/recindex.h"
 #include "engine/record.h"
 #include "engine/retry.h"
 #include "engine/secrets.h"
@@ -17,6 +20,7 @@
 #include "ssh/conn.h"
 #include "ssh/quote.h"
 #include "util/log.h"
+#include "util/strmap.h"
 #include "util/xmalloc.h"
 
 /* Above SLURM's MessageTimeout (10 s), so a slow controller is not a dead one. */
@@ -201,6 +205,93 @@ static char *message_for(const struct slurm_job *j, const struct native_state *n
 	return NULL;
 }
 
+/* What the job's state is now, from SLURM's word and, where the seed says
+ * so, TAO's status.json: 0 with *to, *message and *progress (caller frees
+ * both), -1 to decide on a later poll. */
+static int decide(struct conn *c, const struct job_record *r, const struct slurm_job *j,
+    const struct native_state *ns, enum tao_state *to, char **message,
+    struct record_progress **progress)
+{
+	*to = native_state_next(ns, r->state);
+	*message = message_for(j, ns);
+	*progress = NULL;
+	if (ns->check_status_json) {
+		free(*message);
+		*message = NULL;
+		return judge_completed(c, r, to, message, progress);
+	}
+	if (*to == TAO_ERROR && ns->final && r->state != TAO_ERROR && r->results_dir != NULL) {
+		/* A job that failed: when TAO said why in status.json, that
+		 * is what the user needs next to SLURM's exit code. */
+		enum tao_state said;
+		char *why = NULL;
+		if (judge_completed(c, r, &said, &why, progress) == 0 && why != NULL &&
+		    strncmp(why, "status.json: FAILURE", 20) == 0) {
+			char *both = xasprintf("%s; %s", *message ? *message : ns->word, why);
+			free(*message);
+			*message = both;
+		}
+		free(why);
+	}
+	return 0;
+}
+
+/* After a change was written: the sidecar's end and an automatic retry. */
+static void after_change(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const struct job_record *r, const struct slurm_job *j, const struct native_state *ns,
+    enum tao_state to, struct poll_result *res)
+{
+	/* The backstop of the sidecar's life: a job that ended without its
+	 * own cleanup (cancelled pending, killed) leaves no secret behind;
+	 * before any retry writes it again. */
+	if (tao_state_final(to)) {
+		char *serr = NULL;
+		if (secrets_remove_sidecar(c, r, &serr) != 0)
+			log_msg(LOG_WARN, "poll: %s: sidecar: %s", r->id, serr);
+		free(serr);
+	}
+	/* A failure that may be the cluster's: classify, and retry within
+	 * the budget (engine/retry.h). Once: on the poll that saw it end. */
+	if (to == TAO_ERROR && ns->infra_candidate && r->retried_as == NULL) {
+		char *nid = NULL, *rerr = NULL;
+		if (retry_after_failure(c, st, cl, r->id, ns->word, j->exit_code, &nid, &rerr) < 0)
+			log_msg(LOG_WARN, "poll: %s: retry: %s", r->id, rerr);
+		else if (nid != NULL)
+			res->waiting_for_accounting = 1;	/* poll again soon */
+		free(nid);
+		free(rerr);
+	}
+}
+
+/* Write ch to r's record; when it was applied, the event and the same
+ * change in memory (for the row built from r). Returns 1 then. */
+static int write_change(struct record_store *st, struct job_record *r, struct change *ch,
+    struct poll_result *res)
+{
+	struct state_change *ev;
+	char *err = NULL;
+
+	if (store_update(st, r->id, apply_change, ch, &err) != 0 || !ch->applied) {
+		if (err != NULL)
+			log_msg(LOG_ERROR, "poll: %s", err);
+		free(err);
+		return 0;
+	}
+	res->events = xreallocarray(res->events, res->changes + 1, sizeof(*res->events));
+	ev = &res->events[res->changes];
+	ev->record_id = xstrdup(r->id);
+	snprintf(ev->slurm_id, sizeof(ev->slurm_id), "%s", r->backend_ref);
+	ev->from = r->state;
+	ev->to = ch->to;
+	ev->native = xstrdup(ch->native);
+	ev->at = time(NULL);
+	if (ch->progress != NULL)
+		record_set_progress(r, ch->progress);
+	keep_alloc(r, ch->job);
+	record_transition(r, ch->to, ch->native, ch->message, "scheduler", ev->at);
+	return 1;
+}
+
 /* Decide and record what a tracked job's state is now. Returns 1 when the
  * record changed. */
 static int update_one(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
@@ -208,8 +299,8 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 {
 	struct native_state ns;
 	struct change ch;
-	char *message, *err = NULL;
-	struct record_progress *progress = NULL;
+	char *message;
+	struct record_progress *progress;
 	enum tao_state to;
 	int changed = 0;
 
@@ -220,25 +311,10 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 		res->waiting_for_accounting = 1;
 		return 0;
 	}
-	to = native_state_next(&ns, r->state);
-	message = message_for(j, &ns);
-	if (ns.check_status_json) {
+	if (decide(c, r, j, &ns, &to, &message, &progress) != 0) {
 		free(message);
-		message = NULL;
-		if (judge_completed(c, r, &to, &message, &progress) != 0)
-			return 0;
-	} else if (to == TAO_ERROR && ns.final && r->state != TAO_ERROR && r->results_dir != NULL) {
-		/* A job that failed: when TAO said why in status.json, that
-		 * is what the user needs next to SLURM's exit code. */
-		enum tao_state said;
-		char *why = NULL;
-		if (judge_completed(c, r, &said, &why, &progress) == 0 && why != NULL &&
-		    strncmp(why, "status.json: FAILURE", 20) == 0) {
-			char *both = xasprintf("%s; %s", message ? message : ns.word, why);
-			free(message);
-			message = both;
-		}
-		free(why);
+		free_progress(progress);
+		return 0;
 	}
 	if (to != r->state || !same(ns.word, r->native)) {
 		ch.from = r->state;
@@ -248,52 +324,11 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 		ch.message = message;
 		ch.progress = progress;
 		ch.job = j;
-		if (store_update(st, r->id, apply_change, &ch, &err) == 0 && ch.applied) {
-			struct state_change *ev;
-			res->events = xreallocarray(res->events, res->changes + 1, sizeof(*res->events));
-			ev = &res->events[res->changes];
-			ev->record_id = xstrdup(r->id);
-			snprintf(ev->slurm_id, sizeof(ev->slurm_id), "%s", r->backend_ref);
-			ev->from = r->state;
-			ev->to = to;
-			ev->native = xstrdup(ns.word);
-			ev->at = time(NULL);
-			changed = 1;
-			/* The same change in memory, for the row built from r. */
-			if (progress != NULL)
-				record_set_progress(r, progress);
-			keep_alloc(r, j);
-			record_transition(r, to, ns.word, message, "scheduler", ev->at);
-			/* The backstop of the sidecar's life: a job that ended
-			 * without its own cleanup (cancelled pending, killed)
-			 * leaves no secret behind; before any retry writes it
-			 * again. */
-			if (tao_state_final(to)) {
-				char *serr = NULL;
-				if (secrets_remove_sidecar(c, r, &serr) != 0)
-					log_msg(LOG_WARN, "poll: %s: sidecar: %s", r->id, serr);
-				free(serr);
-			}
-			/* A failure that may be the cluster's: classify, and retry
-			 * within the budget (engine/retry.h). Once: on the poll that
-			 * saw it end. */
-			if (to == TAO_ERROR && ns.infra_candidate && r->retried_as == NULL) {
-				char *nid = NULL, *rerr = NULL;
-				if (retry_after_failure(c, st, cl, r->id, ns.word, j->exit_code, &nid,
-				    &rerr) < 0)
-					log_msg(LOG_WARN, "poll: %s: retry: %s", r->id, rerr);
-				else if (nid != NULL)
-					res->waiting_for_accounting = 1;	/* poll again soon */
-				free(nid);
-				free(rerr);
-			}
-		} else if (err != NULL) {
-			log_msg(LOG_ERROR, "poll: %s", err);
-		}
+		if ((changed = write_change(st, r, &ch, res)) != 0)
+			after_change(c, st, cl, r, j, &ns, to, res);
 	}
 	free(message);
 	free_progress(progress);
-	free(err);
 	return changed;
 }
 
@@ -301,7 +336,12 @@ static int update_one(struct conn *c, struct record_store *st, const struct clus
 
 static struct job_row *add_row(struct poll_result *res)
 {
-	res->rows = xreallocarray(res->rows, res->n + 1, sizeof(*res->rows));
+	/* Doubling: ten thousand rows grown one at a time is ten thousand
+	 * reallocations of megabytes. */
+	if (res->n == res->rows_cap) {
+		res->rows_cap = res->rows_cap ? res->rows_cap * 2 : 64;
+		res->rows = xreallocarray(res->rows, res->rows_cap, sizeof(*res->rows));
+	}
 	memset(&res->rows[res->n], 0, sizeof(res->rows[0]));
 	res->rows[res->n].elapsed_s = res->rows[res->n].limit_s = -1;
 	return &res->rows[res->n++];
@@ -354,11 +394,9 @@ static void fill_from_record(struct job_row *row, const struct job_record *r)
 	snprintf(row->exit_code, sizeof(row->exit_code), "%s", al->exit_code);
 }
 
-static void row_of_record(struct poll_result *res, const struct job_record *r,
+static void row_fill(struct job_row *row, const struct job_record *r,
     const struct slurm_job *j, const struct tao_status *ts)
 {
-	struct job_row *row = add_row(res);
-
 	row->epoch = row->max_epoch = -1;
 	if (ts != NULL) {
 		row->epoch = ts->epoch;
@@ -472,14 +510,36 @@ struct seen_job {
 
 #define SEEN_MAX	5000	/* ended jobs beyond this are forgotten, oldest first */
 
+/* One of this cluster's records as the tracker keeps it between polls,
+ * read again only when the index says its file changed (gen): a live one
+ * parsed whole (the poll decides from it), a finished one as its row. */
+struct cached {
+	char		*id;
+	unsigned long	 gen;
+	struct job_record *r;		/* live ones */
+	struct job_row	 row;		/* finished ones */
+	int		 has_row;
+	unsigned long	 mark;		/* the selection that last held it */
+};
+
+/* What the index says of a record, taken when it changed. */
+struct pick {
+	char		*id;
+	time_t		 created;
+	unsigned long	 gen;
+	int		 final;
+	struct cached	*c;		/* this poll's */
+};
+
 struct tracker {
 	const struct cluster_cfg *cl;
 	struct seen_job	 *seen;
 	size_t		  nseen;
-	struct progress	 *prog;
+	struct strmap	 *seen_ix;	/* SLURM id -> index in seen, plus one */
+	struct progress	**prog;
 	size_t		  nprog;
-	char	**live;		/* ids the queue listed at the last good poll */
-	size_t	  nlive;
+	struct strmap	 *prog_ix;	/* record id -> progress */
+	struct strmap	 *live;		/* ids the queue listed at the last good poll */
 	int	  primed;	/* a poll has succeeded: live means something */
 	time_t	  last_ok;
 	/* The history window (tracker_set_history). */
@@ -487,12 +547,26 @@ struct tracker {
 	unsigned  hist_max;
 	time_t	  hist_next;	/* when to ask next; 0: at the next poll */
 	int	  hist_asked;	/* in the last poll */
+	/* The records: the ones shown (sel, oldest first), taken again from
+	 * the index when its version moves; their cache by id. */
+	size_t		  page;		/* finished records shown, newest; 0: all */
+	unsigned long	  ix_version, marks;
+	int		  selected;
+	struct pick	 *sel;
+	size_t		  nsel;
+	struct cached	**cache;
+	size_t		  ncache;
+	struct strmap	 *cache_ix;	/* id -> cached */
 };
 
 struct tracker *tracker_new(const struct cluster_cfg *cl)
 {
 	struct tracker *t = xcalloc(1, sizeof(*t));
 	t->cl = cl;
+	t->seen_ix = strmap_new();
+	t->prog_ix = strmap_new();
+	t->live = strmap_new();
+	t->cache_ix = strmap_new();
 	return t;
 }
 
@@ -504,15 +578,10 @@ void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigne
 	t->hist_next = 0;
 }
 
-static void forget_live(struct tracker *t)
+void tracker_set_page(struct tracker *t, size_t max_finished)
 {
-	size_t i;
-
-	for (i = 0; i < t->nlive; i++)
-		free(t->live[i]);
-	free(t->live);
-	t->live = NULL;
-	t->nlive = 0;
+	t->page = max_finished;
+	t->selected = 0;
 }
 
 static void progress_free(struct progress *p)
@@ -520,6 +589,26 @@ static void progress_free(struct progress *p)
 	free(p->record_id);
 	log_follow_free(&p->follow);
 	tao_status_free(&p->ts);
+	free(p);
+}
+
+static void cached_free(struct cached *c)
+{
+	free(c->id);
+	record_free(c->r);
+	row_clear(&c->row);
+	free(c);
+}
+
+static void sel_free(struct tracker *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nsel; i++)
+		free(t->sel[i].id);
+	free(t->sel);
+	t->sel = NULL;
+	t->nsel = 0;
 }
 
 void tracker_free(struct tracker *t)
@@ -528,45 +617,49 @@ void tracker_free(struct tracker *t)
 
 	if (t == NULL)
 		return;
-	forget_live(t);
+	strmap_free(t->live);
 	for (i = 0; i < t->nprog; i++)
-		progress_free(&t->prog[i]);
+		progress_free(t->prog[i]);
 	free(t->prog);
+	strmap_free(t->prog_ix);
 	for (i = 0; i < t->nseen; i++)
 		row_clear(&t->seen[i].row);
 	free(t->seen);
+	strmap_free(t->seen_ix);
+	sel_free(t);
+	for (i = 0; i < t->ncache; i++)
+		cached_free(t->cache[i]);
+	free(t->cache);
+	strmap_free(t->cache_ix);
 	free(t);
 }
 
 /* A running job's status.json follower, made the first time. */
-static size_t progress_index(struct tracker *t, const struct job_record *r)
+static struct progress *progress_of_job(struct tracker *t, const struct job_record *r)
 {
-	struct progress *p;
+	struct progress *p = strmap_get(t->prog_ix, r->id);
 	char *path;
-	size_t i;
 
-	for (i = 0; i < t->nprog; i++)
-		if (strcmp(t->prog[i].record_id, r->id) == 0)
-			return i;
+	if (p != NULL)
+		return p;
 	path = xasprintf("%s/status.json", r->results_dir);
-	t->prog = xreallocarray(t->prog, t->nprog + 1, sizeof(*t->prog));
-	p = &t->prog[t->nprog];
+	p = xcalloc(1, sizeof(*p));
 	p->record_id = xstrdup(r->id);
 	log_follow_init(&p->follow, path, 0);
 	tao_status_init(&p->ts);
 	free(path);
-	return t->nprog++;
+	t->prog = xreallocarray(t->prog, t->nprog + 1, sizeof(*t->prog));
+	t->prog[t->nprog++] = p;
+	strmap_put(t->prog_ix, r->id, p);
+	return p;
 }
 
 /* What TAO reported so far for a job whose status.json is followed. */
 static const struct tao_status *reported(struct tracker *t, const struct job_record *r)
 {
-	size_t i;
+	const struct progress *p = strmap_get(t->prog_ix, r->id);
 
-	for (i = 0; i < t->nprog; i++)
-		if (strcmp(t->prog[i].record_id, r->id) == 0)
-			return &t->prog[i].ts;
-	return NULL;
+	return p != NULL ? &p->ts : NULL;
 }
 
 /*
@@ -575,13 +668,13 @@ static const struct tao_status *reported(struct tracker *t, const struct job_rec
  * every job's progress. A file that shrank (a requeued run starting over)
  * is read again from its start; one not there yet says nothing.
  */
-static void status_sections(struct buf *cmd, const struct tracker *t, const size_t *which,
-    size_t n, const char *nonce)
+static void status_sections(struct buf *cmd, struct progress *const *which, size_t n,
+    const char *nonce)
 {
 	size_t k;
 
 	for (k = 0; k < n; k++) {
-		const struct log_follow *f = &t->prog[which[k]].follow;
+		const struct log_follow *f = &which[k]->follow;
 		buf_adds(cmd, "; f=");
 		sh_quote_buf(cmd, f->path, strlen(f->path));
 		buf_addf(cmd, "; if s=$(wc -c < \"$f\" 2>/dev/null); then o=%llu; "
@@ -603,13 +696,13 @@ static const char *find_bytes(const char *hay, size_t len, const char *needle)
 }
 
 /* Feed what the command read of each status.json to its follower. */
-static void status_take(struct tracker *t, const size_t *which, size_t n, const char *out,
-    size_t len, const char *nonce)
+static void status_take(struct progress *const *which, size_t n, const char *out, size_t len,
+    const char *nonce)
 {
 	size_t k;
 
 	for (k = 0; k < n; k++) {
-		struct progress *p = &t->prog[which[k]];
+		struct progress *p = which[k];
 		char *head = xasprintf("\n@@%s:json %zu ", nonce, k), *end;
 		const char *at = find_bytes(out, len, head), *body, *stop = NULL;
 		unsigned long long from;
@@ -634,89 +727,211 @@ static void status_take(struct tracker *t, const size_t *which, size_t n, const 
 }
 
 /* Forget the progress of jobs no longer running. */
-static void prune_progress(struct tracker *t, struct job_record **recs, size_t nrec)
+static void prune_progress(struct tracker *t)
 {
-	size_t i = 0, k;
+	size_t i = 0;
 
 	while (i < t->nprog) {
-		int running = 0;
-		for (k = 0; k < nrec && !running; k++)
-			running = strcmp(recs[k]->id, t->prog[i].record_id) == 0 &&
-			    recs[k]->state == TAO_RUNNING;
-		if (running) {
+		const struct cached *c = strmap_get(t->cache_ix, t->prog[i]->record_id);
+		if (c != NULL && c->r != NULL && c->r->state == TAO_RUNNING) {
 			i++;
 			continue;
 		}
-		progress_free(&t->prog[i]);
+		strmap_del(t->prog_ix, t->prog[i]->record_id);
+		progress_free(t->prog[i]);
 		t->prog[i] = t->prog[--t->nprog];
 	}
 }
 
 static int was_live(const struct tracker *t, const char *id)
 {
+	return strmap_get(t->live, id) != NULL;
+}
+
+/* ---- the records shown ------------------------------------------------------------------- */
+
+struct gather {
+	struct pick	*v;
+	size_t		 n, cap;
+};
+
+static void gather_one(const struct rec_meta *m, void *arg)
+{
+	struct gather *g = arg;
+	struct pick *p;
+
+	if (g->n == g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 64;
+		g->v = xreallocarray(g->v, g->cap, sizeof(*g->v));
+	}
+	p = &g->v[g->n++];
+	p->id = xstrdup(m->id);
+	p->created = m->created;
+	p->gen = m->gen;
+	p->final = tao_state_final(m->state);
+	p->c = NULL;
+}
+
+static int by_created(const void *a, const void *b)
+{
+	const struct pick *x = a, *y = b;
+
+	if (x->created != y->created)
+		return x->created < y->created ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
+/* Newest first, live ones ahead of every finished one. */
+static int by_page(const void *a, const void *b)
+{
+	const struct pick *x = a, *y = b;
+
+	if (x->final != y->final)
+		return x->final - y->final;
+	return -by_created(a, b);
+}
+
+/* Take the records to show from the index: every live one, and the
+ * newest page of the finished ones, oldest first as rows are. */
+static void select_records(struct tracker *t, struct rec_index *ix)
+{
+	struct gather g = { NULL, 0, 0 };
+	size_t i, live = 0;
+
+	recindex_each(ix, t->cl->name, gather_one, &g);
+	for (i = 0; i < g.n; i++)
+		live += !g.v[i].final;
+	if (t->page > 0 && g.n - live > t->page) {
+		qsort(g.v, g.n, sizeof(*g.v), by_page);
+		for (i = live + t->page; i < g.n; i++)
+			free(g.v[i].id);
+		g.n = live + t->page;
+	}
+	if (g.n > 1)
+		qsort(g.v, g.n, sizeof(*g.v), by_created);
+	sel_free(t);
+	t->sel = g.v;
+	t->nsel = g.n;
+	t->selected = 1;
+}
+
+/* The selection's records in the cache, read where the index says they
+ * changed; the cache's others dropped. */
+static void cache_records(struct tracker *t, struct record_store *st)
+{
 	size_t i;
 
-	for (i = 0; i < t->nlive; i++)
-		if (strcmp(t->live[i], id) == 0)
-			return 1;
-	return 0;
+	t->marks++;
+	for (i = 0; i < t->nsel; i++) {
+		struct pick *p = &t->sel[i];
+		struct cached *c = strmap_get(t->cache_ix, p->id);
+		struct job_record *r = NULL;
+		char *err = NULL;
+
+		if (c == NULL) {
+			c = xcalloc(1, sizeof(*c));
+			c->id = xstrdup(p->id);
+			t->cache = xreallocarray(t->cache, t->ncache + 1, sizeof(*t->cache));
+			t->cache[t->ncache++] = c;
+			strmap_put(t->cache_ix, c->id, c);
+		}
+		c->mark = t->marks;
+		p->c = c;
+		if (c->gen == p->gen)
+			continue;
+		record_free(c->r);
+		c->r = NULL;
+		row_clear(&c->row);
+		c->has_row = 0;
+		c->gen = 0;
+		if (store_load(st, p->id, &r, &err) != 0) {
+			/* Changed since the index read it: the next poll. */
+			log_msg(LOG_WARN, "poll: %s", err);
+			free(err);
+			p->c = NULL;
+			continue;
+		}
+		c->gen = p->gen;
+		if (tao_state_final(r->state)) {
+			c->row.elapsed_s = c->row.limit_s = -1;
+			row_fill(&c->row, r, NULL, NULL);
+			c->has_row = 1;
+			record_free(r);
+		} else {
+			c->r = r;
+		}
+	}
+	for (i = t->ncache; i > 0; i--) {
+		struct cached *c = t->cache[i - 1];
+		if (c->mark == t->marks)
+			continue;
+		strmap_del(t->cache_ix, c->id);
+		cached_free(c);
+		t->cache[i - 1] = t->cache[--t->ncache];
+	}
 }
 
-static int cmp_ref(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
+/* ---- the scheduler's answer -------------------------------------------------------------- */
 
-/* The SLURM ids records know, sorted once per poll: asked for every job of
- * the queue and of the history, against possibly thousands of records. */
-static const char **ref_index(struct job_record **recs, size_t nrec, size_t *n)
-{
-	const char **v = xcalloc(nrec + 1, sizeof(*v));
-	size_t i;
+/* The answer's jobs by id: the queue's, and accounting's (the last line
+ * of an id wins, as slurm_poll_find has it). */
+struct jobmap {
+	struct strmap	*queue, *acct;
+};
 
-	*n = 0;
-	for (i = 0; i < nrec; i++)
-		if (recs[i]->backend_ref != NULL)
-			v[(*n)++] = recs[i]->backend_ref;
-	qsort(v, *n, sizeof(*v), cmp_ref);
-	return v;
-}
-
-static int known_to_records(const char **refs, size_t nrefs, const char *id)
-{
-	return nrefs > 0 && bsearch(&id, refs, nrefs, sizeof(*refs), cmp_ref) != NULL;
-}
-
-/* id in the queue's answer (from_sacct 0) or accounting's (1). */
-static const struct slurm_job *find_job(const struct slurm_poll *p, const char *id, int from_sacct)
+static void jobmap_build(struct jobmap *m, const struct slurm_poll *p)
 {
 	size_t k;
 
-	for (k = 0; k < p->n; k++)
-		if (p->jobs[k].from_sacct == from_sacct && strcmp(p->jobs[k].id, id) == 0)
-			return &p->jobs[k];
-	return NULL;
+	m->queue = strmap_new();
+	m->acct = strmap_new();
+	for (k = 0; k < p->n; k++) {
+		const struct slurm_job *j = &p->jobs[k];
+		if (j->from_sacct)
+			strmap_put(m->acct, j->id, (void *)j);
+		else if (strmap_get(m->queue, j->id) == NULL)
+			strmap_put(m->queue, j->id, (void *)j);
+	}
 }
+
+static void jobmap_free(struct jobmap *m)
+{
+	strmap_free(m->queue);
+	strmap_free(m->acct);
+}
+
+/* id in the queue's answer (from_sacct 0) or accounting's (1). */
+static const struct slurm_job *find_job(const struct jobmap *m, const char *id, int from_sacct)
+{
+	return strmap_get(from_sacct ? m->acct : m->queue, id);
+}
+
+/* The queue's word on id, else accounting's. */
+static const struct slurm_job *find_any(const struct jobmap *m, const char *id)
+{
+	const struct slurm_job *j = find_job(m, id, 0);
+
+	return j != NULL ? j : find_job(m, id, 1);
+}
+
+/* ---- the user's other jobs --------------------------------------------------------------- */
 
 static struct seen_job *seen_note(struct tracker *t, const struct job_row *row);
 
 /* The job of the user's other jobs seen as id, or NULL. */
 static struct seen_job *seen_find(struct tracker *t, const char *id)
 {
-	size_t i;
+	size_t at = (size_t)(uintptr_t)strmap_get(t->seen_ix, id);
 
-	for (i = 0; i < t->nseen; i++)
-		if (strcmp(t->seen[i].row.slurm_id, id) == 0)
-			return &t->seen[i];
-	return NULL;
+	return at > 0 ? &t->seen[at - 1] : NULL;
 }
 
 /* Accounting's finished jobs of the history window the user's other jobs
  * do not hold yet (or hold as not ended): kept as ended, like the ones
  * seen leaving the queue. Live ones come from the queue, taotop's own
  * from their records. */
-static void seen_from_history(struct tracker *t, const struct slurm_poll *p, const char **refs,
-    size_t nrefs)
+static void seen_from_history(struct tracker *t, const struct slurm_poll *p,
+    const struct jobmap *jm, struct rec_index *ix)
 {
 	size_t k;
 
@@ -726,8 +941,7 @@ static void seen_from_history(struct tracker *t, const struct slurm_poll *p, con
 		struct seen_job *sj;
 		struct job_row row;
 
-		if (!j->from_history || known_to_records(refs, nrefs, j->id) ||
-		    find_job(p, j->id, 0) != NULL)
+		if (!j->from_history || find_job(jm, j->id, 0) != NULL || recindex_has_ref(ix, j->id))
 			continue;
 		native_state_map(j->state, &ns);
 		if (!ns.final)
@@ -748,18 +962,17 @@ static void seen_from_history(struct tracker *t, const struct slurm_poll *p, con
 /* Remember (or refresh) a job of the user's other jobs. */
 static struct seen_job *seen_note(struct tracker *t, const struct job_row *row)
 {
-	size_t i;
+	struct seen_job *sj = seen_find(t, row->slurm_id);
 
-	for (i = 0; i < t->nseen; i++) {
-		if (strcmp(t->seen[i].row.slurm_id, row->slurm_id) == 0) {
-			row_clear(&t->seen[i].row);
-			row_copy(&t->seen[i].row, row);
-			return &t->seen[i];
-		}
+	if (sj != NULL) {
+		row_clear(&sj->row);
+		row_copy(&sj->row, row);
+		return sj;
 	}
 	t->seen = xreallocarray(t->seen, t->nseen + 1, sizeof(*t->seen));
 	t->seen[t->nseen].ended = 0;
 	row_copy(&t->seen[t->nseen].row, row);
+	strmap_put(t->seen_ix, row->slurm_id, (void *)(uintptr_t)(t->nseen + 1));
 	return &t->seen[t->nseen++];
 }
 
@@ -768,168 +981,49 @@ static void seen_prune(struct tracker *t)
 {
 	size_t i, out = 0, excess = t->nseen > SEEN_MAX ? t->nseen - SEEN_MAX : 0;
 
+	if (excess == 0)
+		return;
+	strmap_clear(t->seen_ix);
 	for (i = 0; i < t->nseen; i++) {
 		if (excess > 0 && t->seen[i].ended) {
 			row_clear(&t->seen[i].row);
 			excess--;
 			continue;
 		}
-		t->seen[out++] = t->seen[i];
+		t->seen[out] = t->seen[i];
+		strmap_put(t->seen_ix, t->seen[out].row.slurm_id, (void *)(uintptr_t)(out + 1));
+		out++;
 	}
 	t->nseen = out;
 }
 
-int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
-    struct poll_result *res, char **err)
+/* The user's other jobs: live ones the records do not know, then the
+ * ones seen earlier that left the queue. */
+static void foreign_rows(struct tracker *t, struct poll_result *res, const struct slurm_poll *p,
+    const struct jobmap *jm, struct rec_index *ix)
 {
-	const struct cluster_cfg *cl = t->cl;
-	struct job_record **recs = NULL;
-	struct slurm_poll p;
-	struct conn_exec x;
-	const char **ids;
-	char *cmd, *warn = NULL, nonce[SLURM_NONCE_LEN + 1];
-	size_t nrec = 0, nids = 0, i, k, nrefs, *which, nwhich = 0;
-	const char **refs;
-	enum conn_status cst;
-	struct slurm_history hist;
-	struct buf full;
+	size_t i, k;
 
-	memset(res, 0, sizeof(*res));
-	store_list(st, &recs, &nrec, &warn);
-	if (warn != NULL)
-		log_msg(LOG_WARN, "poll: %s", warn);
-	free(warn);
-	/* Accounting is asked only about tracked jobs the queue did not list
-	 * last time: the ones that may have ended. */
-	ids = xcalloc(nrec + t->nseen + 1, sizeof(*ids));
-	for (i = 0; i < nrec; i++)
-		if (same(recs[i]->cluster, cl->name) && recs[i]->backend_ref != NULL &&
-		    !tao_state_final(recs[i]->state) &&
-		    (!t->primed || !was_live(t, recs[i]->backend_ref)))
-			ids[nids++] = recs[i]->backend_ref;
-	for (i = 0; i < t->nseen; i++)
-		if (!t->seen[i].ended && !was_live(t, t->seen[i].row.slurm_id))
-			ids[nids++] = t->seen[i].row.slurm_id;
-
-	slurm_nonce(nonce);
-	/* The history window rides along in this poll's command when due:
-	 * never a command, or a round trip, of its own. */
-	t->hist_asked = t->hist_window > 0 && time(NULL) >= t->hist_next;
-	hist.since_s = t->hist_window;
-	hist.max = t->hist_max;
-	cmd = slurm_poll_command(ids, nids, t->hist_asked ? &hist : NULL, nonce);
-	/* The running jobs' progress, read by the same command. */
-	which = xcalloc(nrec + 1, sizeof(*which));
-	for (i = 0; i < nrec; i++)
-		if (same(recs[i]->cluster, cl->name) && recs[i]->state == TAO_RUNNING &&
-		    recs[i]->results_dir != NULL)
-			which[nwhich++] = progress_index(t, recs[i]);
-	buf_init(&full);
-	buf_adds(&full, cmd);
-	status_sections(&full, t, which, nwhich, nonce);
-	free(cmd);
-	conn_exec_init(&x, full.data);
-	x.timeout_ms = POLL_TIMEOUT_MS;
-	cst = conn_exec(c, &x, err);
-	buf_free(&full);
-	free(ids);
-	if (cst != CONN_OK) {
-		conn_exec_free(&x);
-		store_list_free(recs, nrec);
-		free(which);
-		return -1;
-	}
-	{
-		/* The scheduler's part ends where the first status.json starts. */
-		char *mark = xasprintf("\n@@%s:json ", nonce);
-		const char *at = x.out.data ? find_bytes(x.out.data, x.out.len, mark) : NULL;
-		if (at != NULL) {
-			status_take(t, which, nwhich, at, x.out.len - (size_t)(at - x.out.data), nonce);
-			x.out.data[at - x.out.data] = '\0';
-		}
-		free(mark);
-	}
-	free(which);
-	slurm_poll_parse(x.out.data, x.err.data, nonce, &p);
-	conn_exec_free(&x);
-	res->at = time(NULL);
-	res->scheduler_ok = p.squeue_rc == 0;
-	res->accounting_ok = nids == 0 || p.sacct_rc == 0;
-	if (!res->scheduler_ok)
-		res->problem = xasprintf("the scheduler does not answer%s%s: last known states kept",
-		    p.squeue_err ? ": " : "", p.squeue_err ? p.squeue_err : "");
-	else if (!res->accounting_ok)
-		res->problem = xstrdup("accounting (sacct) does not answer: finished jobs wait "
-		    "for it");
-	if (p.skipped > 0)
-		log_msg(LOG_WARN, "poll: %s: %zu lines of scheduler output did not parse",
-		    cl->name, p.skipped);
-	if (t->hist_asked) {
-		/* Asked again after every_s; after a failure, within a minute. */
-		long again = p.history_rc == 0 || t->hist_every < 60 ? t->hist_every : 60;
-		t->hist_next = res->at + again;
-		if (p.history_rc != 0)
-			log_msg(LOG_WARN, "poll: %s: accounting's history did not answer (rc %d)",
-			    cl->name, p.history_rc);
-	}
-	if (res->scheduler_ok) {
-		forget_live(t);
-		for (k = 0; k < p.n; k++) {
-			if (p.jobs[k].from_sacct)
-				continue;
-			t->live = xreallocarray(t->live, t->nlive + 1, sizeof(*t->live));
-			t->live[t->nlive++] = xstrdup(p.jobs[k].id);
-		}
-		t->primed = 1;
-		t->last_ok = res->at;
-	}
-	res->last_ok = t->last_ok;
-
-	for (i = 0; i < nrec; i++) {
-		struct job_record *r = recs[i];
-		const struct slurm_job *j;
-
-		if (!same(r->cluster, cl->name))
-			continue;
-		j = r->backend_ref != NULL ? slurm_poll_find(&p, r->backend_ref) : NULL;
-		if (!tao_state_final(r->state) && r->backend_ref != NULL) {
-			if (j == NULL) {
-				/* Left the queue, not yet in accounting (it
-				 * lags a few seconds after submit and end). */
-				if (res->scheduler_ok)
-					res->waiting_for_accounting = 1;
-			} else if ((j->from_sacct ? res->accounting_ok : res->scheduler_ok) &&
-			    update_one(c, st, cl, r, j, res)) {
-				res->changes++;	/* update_one added its event */
-			}
-		}
-		row_of_record(res, r, j, r->state == TAO_RUNNING && r->results_dir != NULL
-		    ? reported(t, r) : NULL);
-	}
-	prune_progress(t, recs, nrec);
-	/* The user's other jobs: live ones the records do not know, then the
-	 * ones seen earlier that left the queue. */
-	refs = ref_index(recs, nrec, &nrefs);
-	for (k = 0; k < p.n; k++) {
+	for (k = 0; k < p->n; k++) {
 		struct job_row *row;
 		struct seen_job *was;
-		if (p.jobs[k].from_sacct || known_to_records(refs, nrefs, p.jobs[k].id))
+		if (p->jobs[k].from_sacct || recindex_has_ref(ix, p->jobs[k].id))
 			continue;
-		was = seen_find(t, p.jobs[k].id);
+		was = seen_find(t, p->jobs[k].id);
 		row = add_row(res);
-		row_of_foreign(row, &p.jobs[k], was != NULL ? was->row.state : TAO_UNKNOWN);
+		row_of_foreign(row, &p->jobs[k], was != NULL ? was->row.state : TAO_UNKNOWN);
 		seen_note(t, row);
 	}
-	if (t->hist_asked && p.history_rc == 0 && res->scheduler_ok)
-		seen_from_history(t, &p, refs, nrefs);
+	if (t->hist_asked && p->history_rc == 0 && res->scheduler_ok)
+		seen_from_history(t, p, jm, ix);
 	for (i = 0; i < t->nseen; i++) {
 		struct seen_job *sj = &t->seen[i];
-		if (known_to_records(refs, nrefs, sj->row.slurm_id))
+		if (recindex_has_ref(ix, sj->row.slurm_id))
 			continue;
-		if (res->scheduler_ok && find_job(&p, sj->row.slurm_id, 0) != NULL)
+		if (res->scheduler_ok && find_job(jm, sj->row.slurm_id, 0) != NULL)
 			continue;	/* live: shown above */
 		if (!sj->ended && res->scheduler_ok) {
-			const struct slurm_job *j = find_job(&p, sj->row.slurm_id, 1);
+			const struct slurm_job *j = find_job(jm, sj->row.slurm_id, 1);
 			if (j != NULL && res->accounting_ok) {
 				struct native_state ns;
 				row_of_foreign(&sj->row, j, sj->row.state);
@@ -942,9 +1036,210 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 		row_copy(add_row(res), &sj->row);
 	}
 	seen_prune(t);
-	free(refs);
+}
+
+/* ---- one poll, step by step -------------------------------------------------------------- */
+
+/* The live record of pick p, or NULL (finished, or not read). */
+static struct job_record *live_of(const struct pick *p)
+{
+	return p->c != NULL ? p->c->r : NULL;
+}
+
+/* The command: the queue, accounting for the tracked jobs the queue did
+ * not list last time (the ones that may have ended), the history window
+ * when due (never a command, or a round trip, of its own), and the
+ * running jobs' progress. *which: the followers whose sections it has. */
+static char *poll_command(struct tracker *t, const char *nonce, size_t *nids,
+    struct progress ***which, size_t *nwhich)
+{
+	const char **ids = xcalloc(t->nsel + t->nseen + 1, sizeof(*ids));
+	struct slurm_history hist;
+	struct buf full;
+	char *cmd;
+	size_t i;
+
+	*nids = 0;
+	for (i = 0; i < t->nsel; i++) {
+		const struct job_record *r = live_of(&t->sel[i]);
+		if (r != NULL && r->backend_ref != NULL && !tao_state_final(r->state) &&
+		    (!t->primed || !was_live(t, r->backend_ref)))
+			ids[(*nids)++] = r->backend_ref;
+	}
+	for (i = 0; i < t->nseen; i++)
+		if (!t->seen[i].ended && !was_live(t, t->seen[i].row.slurm_id))
+			ids[(*nids)++] = t->seen[i].row.slurm_id;
+	t->hist_asked = t->hist_window > 0 && time(NULL) >= t->hist_next;
+	hist.since_s = t->hist_window;
+	hist.max = t->hist_max;
+	cmd = slurm_poll_command(ids, *nids, t->hist_asked ? &hist : NULL, nonce);
+	free(ids);
+	*which = xcalloc(t->nsel + 1, sizeof(**which));
+	*nwhich = 0;
+	for (i = 0; i < t->nsel; i++) {
+		const struct job_record *r = live_of(&t->sel[i]);
+		if (r != NULL && r->state == TAO_RUNNING && r->results_dir != NULL)
+			(*which)[(*nwhich)++] = progress_of_job(t, r);
+	}
+	buf_init(&full);
+	buf_adds(&full, cmd);
+	free(cmd);
+	status_sections(&full, *which, *nwhich, nonce);
+	return buf_detach(&full);
+}
+
+/* Run the command; its answer parsed into p, the progress sections fed
+ * to their followers. -1 when it could not run. */
+static int poll_run(struct conn *c, const char *cmd, const char *nonce,
+    struct progress *const *which, size_t nwhich, struct slurm_poll *p, long *remote_us,
+    char **err)
+{
+	struct conn_exec x;
+	struct timespec t0, t1;
+	char *mark;
+	const char *at;
+
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = POLL_TIMEOUT_MS;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (conn_exec(c, &x, err) != CONN_OK) {
+		conn_exec_free(&x);
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*remote_us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
+	/* The scheduler's part ends where the first status.json starts. */
+	mark = xasprintf("\n@@%s:json ", nonce);
+	at = x.out.data ? find_bytes(x.out.data, x.out.len, mark) : NULL;
+	if (at != NULL) {
+		status_take(which, nwhich, at, x.out.len - (size_t)(at - x.out.data), nonce);
+		x.out.data[at - x.out.data] = '\0';
+	}
+	free(mark);
+	slurm_poll_parse(x.out.data, x.err.data, nonce, p);
+	conn_exec_free(&x);
+	return 0;
+}
+
+/* What the answer says of the scheduler and accounting, the next history
+ * window, and the queue's ids for the next poll. */
+static void poll_note(struct tracker *t, struct poll_result *res, const struct slurm_poll *p,
+    size_t nids)
+{
+	size_t k;
+
+	res->at = time(NULL);
+	res->scheduler_ok = p->squeue_rc == 0;
+	res->accounting_ok = nids == 0 || p->sacct_rc == 0;
+	if (!res->scheduler_ok)
+		res->problem = xasprintf("the scheduler does not answer%s%s: last known states kept",
+		    p->squeue_err ? ": " : "", p->squeue_err ? p->squeue_err : "");
+	else if (!res->accounting_ok)
+		res->problem = xstrdup("accounting (sacct) does not answer: finished jobs wait "
+		    "for it");
+	if (p->skipped > 0)
+		log_msg(LOG_WARN, "poll: %s: %zu lines of scheduler output did not parse",
+		    t->cl->name, p->skipped);
+	if (t->hist_asked) {
+		/* Asked again after every_s; after a failure, within a minute. */
+		long again = p->history_rc == 0 || t->hist_every < 60 ? t->hist_every : 60;
+		t->hist_next = res->at + again;
+		if (p->history_rc != 0)
+			log_msg(LOG_WARN, "poll: %s: accounting's history did not answer (rc %d)",
+			    t->cl->name, p->history_rc);
+	}
+	if (res->scheduler_ok) {
+		strmap_clear(t->live);
+		for (k = 0; k < p->n; k++)
+			if (!p->jobs[k].from_sacct)
+				strmap_put(t->live, p->jobs[k].id, (void *)1);
+		t->primed = 1;
+		t->last_ok = res->at;
+	}
+	res->last_ok = t->last_ok;
+}
+
+/* taotop's own rows: each live record decided from the answer (and
+ * written when it changed), each finished one as its cache has it. */
+static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
+    struct poll_result *res, const struct jobmap *jm)
+{
+	size_t i;
+
+	for (i = 0; i < t->nsel; i++) {
+		const struct pick *pk = &t->sel[i];
+		struct job_record *r = live_of(pk);
+		const struct slurm_job *j;
+
+		if (pk->c == NULL)
+			continue;
+		if (r == NULL) {
+			struct job_row *row = add_row(res);
+			row_copy(row, &pk->c->row);
+			/* As row_of_record had it: what SLURM still says. */
+			if (row->slurm_id[0] != '\0' && (j = find_any(jm, row->slurm_id)) != NULL)
+				fill_from_slurm(row, j);
+			continue;
+		}
+		j = r->backend_ref != NULL ? find_any(jm, r->backend_ref) : NULL;
+		if (!tao_state_final(r->state) && r->backend_ref != NULL) {
+			if (j == NULL) {
+				/* Left the queue, not yet in accounting (it
+				 * lags a few seconds after submit and end). */
+				if (res->scheduler_ok)
+					res->waiting_for_accounting = 1;
+			} else if ((j->from_sacct ? res->accounting_ok : res->scheduler_ok) &&
+			    update_one(c, st, t->cl, r, j, res)) {
+				res->changes++;	/* update_one added its event */
+			}
+		}
+		row_fill(add_row(res), r, j, r->state == TAO_RUNNING && r->results_dir != NULL
+		    ? reported(t, r) : NULL);
+	}
+}
+
+int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
+    struct poll_result *res, char **err)
+{
+	struct rec_index *ix = recindex_of(st);
+	struct timespec t0, t1;
+	struct progress **which;
+	struct slurm_poll p;
+	struct jobmap jm;
+	char *cmd, *warn = NULL, nonce[SLURM_NONCE_LEN + 1];
+	size_t nids, nwhich;
+	long remote_us = 0;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(res, 0, sizeof(*res));
+	/* Only what changed since the last poll is read again. */
+	recindex_refresh(ix, &warn);
+	if (warn != NULL)
+		log_msg(LOG_WARN, "poll: %s", warn);
+	free(warn);
+	if (!t->selected || recindex_version(ix) != t->ix_version) {
+		t->ix_version = recindex_version(ix);
+		select_records(t, ix);
+	}
+	cache_records(t, st);
+	slurm_nonce(nonce);
+	cmd = poll_command(t, nonce, &nids, &which, &nwhich);
+	rc = poll_run(c, cmd, nonce, which, nwhich, &p, &remote_us, err);
+	free(cmd);
+	free(which);
+	if (rc != 0)
+		return -1;
+	poll_note(t, res, &p, nids);
+	jobmap_build(&jm, &p);
+	own_rows(t, c, st, res, &jm);
+	prune_progress(t);
+	foreign_rows(t, res, &p, &jm, ix);
+	jobmap_free(&jm);
 	slurm_poll_free(&p);
-	store_list_free(recs, nrec);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	res->engine_us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000 -
+	    remote_us;
 	return 0;
 }
 

@@ -63,7 +63,7 @@ struct state_change {
 
 struct poll_result {
 	struct job_row	*rows;
-	size_t		 n;
+	size_t		 n, rows_cap;
 	time_t		 at;		/* when this poll ended */
 	time_t		 last_ok;	/* the last poll the scheduler answered (this
 					 * one or earlier; 0: none yet): how stale
@@ -74,6 +74,8 @@ struct poll_result {
 	size_t		 changes;	/* records that changed state: */
 	struct state_change *events;	/* one each, in order */
 	int		 waiting_for_accounting; /* a tracked job left the queue unseen */
+	long		 engine_us;	/* this poll's time on the laptop: all but
+					 * its command's round trip */
 };
 
 /* One cluster's poller. It remembers which jobs the queue listed last time,
@@ -90,6 +92,13 @@ void tracker_free(struct tracker *t);
  * the first poll's command and then in one poll's command every every_s
  * seconds (never a command of its own). */
 void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigned max);
+
+/* Show at most max_finished of taotop's finished records, the newest (0:
+ * all, the default): with a year of records the monitor's list holds a
+ * page of them, not every one. Live records are always shown. */
+void tracker_set_page(struct tracker *t, size_t max_finished);
+/* The page the monitor shows. */
+#define TRACKER_PAGE	10000
 
 /* Poll once over c and update the records in st. -1 only when the command
  * could not run at all (connection); *err says why. A result with

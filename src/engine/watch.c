@@ -560,6 +560,8 @@ struct watch *watch_new(const struct config *cfg, struct record_store *st)
 		/* Finished jobs from accounting, also of before this start. */
 		tracker_set_history(cl->tracker, (long)cl->pub.cfg->history_days * 86400,
 		    cl->pub.cfg->history_every_s, (unsigned)cl->pub.cfg->history_max);
+		/* A year of records is a page of history, not every one. */
+		tracker_set_page(cl->tracker, TRACKER_PAGE);
 		cl->use = use_tracker_new();
 		cl->use_backoff = 1;
 		schedule_init(&cl->sched, cl->pub.cfg->poll_s, POLL_MAX_S);

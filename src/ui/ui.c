@@ -266,9 +266,6 @@ static void on_jobs(struct app *a)
 {
 	notify_changes(a);
 	rebuild_jobs(a);
-	/* A poll frees as much as it allocates (every record parsed anew on
-	 * the worker's arena): give the pages back. */
-	compat_trim_heap();
 	detail_panel_refresh(a);
 }
 

@@ -24,7 +24,6 @@
 #include <wchar.h>
 
 #if COMPAT_LINUX
-#include <malloc.h>
 #include <sys/random.h>
 #endif
 #if defined(__linux__)
@@ -133,13 +132,6 @@ void compat_wipe(void *p, size_t len)
 
 	while (len-- > 0)
 		*v++ = 0;
-#endif
-}
-
-void compat_trim_heap(void)
-{
-#if COMPAT_LINUX && defined(__GLIBC__)
-	malloc_trim(0);
 #endif
 }
 

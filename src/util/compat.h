@@ -2,7 +2,7 @@
  *
  * Every other file is built with -D_POSIX_C_SOURCE=200809L and nothing
  * else; compat.c alone asks its platform for more (glibc's pipe2,
- * getrandom, memrchr and malloc_trim, macOS's arc4random_buf, the BSDs'
+ * getrandom and memrchr, macOS's arc4random_buf, the BSDs'
  * flock), and has a POSIX fallback for each. `make portable-check` builds
  * everything with TAOTOP_COMPAT_POSIX=1, which makes compat.c take the
  * fallbacks on Linux too, so they are compiled and unit-tested there. */
@@ -26,10 +26,6 @@ void *compat_memrchr(const void *s, int c, size_t len);
 
 /* Zero len bytes in a way the compiler may not drop. */
 void compat_wipe(void *p, size_t len);
-
-/* Give freed heap pages back to the system where the allocator can
- * (glibc's malloc_trim); nothing elsewhere. */
-void compat_trim_heap(void);
 
 /* Seconds since the epoch of a broken-down UTC time (timegm). */
 time_t compat_timegm(const struct tm *tm);

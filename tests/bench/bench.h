@@ -9,12 +9,15 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/record.h"
 #include "integration/helper_rig.h"
 #include "ssh/conn.h"
+#include "util/file.h"
 #include "util/xmalloc.h"
 
 static inline double bench_now_s(void)
@@ -62,6 +65,51 @@ static inline double bench_ssh_process(const struct rig *r, const char *cmd)
 	}
 	waitpid(pid, &status, 0);
 	return bench_now_s() - t0;
+}
+
+/* A row of the table, printed and appended to results (when not NULL);
+ * theirs < 0: no baseline. */
+static inline void bench_row(FILE *results, const char *measure, double ours, double theirs,
+    const char *unit)
+{
+	if (theirs < 0) {
+		printf("%-48s %12.3f %12s %s\n", measure, ours, "-", unit);
+		if (results != NULL)
+			fprintf(results, "%s\t%.3f\t\t%s\n", measure, ours, unit);
+		return;
+	}
+	printf("%-48s %12.3f %12.3f %s\n", measure, ours, theirs, unit);
+	if (results != NULL)
+		fprintf(results, "%s\t%.3f\t%.3f\t%s\n", measure, ours, theirs, unit);
+}
+
+/* Write r (then freed) straight into the records folder jobs, as a
+ * record of long ago would be there: no lock, no fsync, for thousands. */
+static inline void bench_put_record(const char *jobs, struct job_record *r)
+{
+	char *json = record_to_json(r), *path = xasprintf("%s/%s.json", jobs, r->id);
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL || fputs(json, f) < 0 || fclose(f) != 0)
+		exit(1);
+	free(path);
+	free(json);
+	record_free(r);
+}
+
+/* A process's resident memory (MiB), 0 when it cannot be read. */
+static inline double bench_rss_mib(int pid)
+{
+	char *path = xasprintf("/proc/%d/status", pid), *err = NULL;
+	char *text = file_read_all(path, NULL, &err), *p;
+	double kib = 0;
+
+	free(path);
+	if (text != NULL && (p = strstr(text, "VmRSS:")) != NULL)
+		kib = atof(p + 6);
+	free(text);
+	free(err);
+	return kib / 1024.0;
 }
 
 #endif

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench.h"
 #include "engine/record.h"
 #include "integration/helper_rig.h"
 #include "integration/helper_screen.h"
@@ -36,18 +37,9 @@
 
 static FILE *results;
 
-/* theirs < 0: no baseline. */
 static void row(const char *measure, double ours, double theirs, const char *unit)
 {
-	if (theirs < 0) {
-		printf("%-48s %12.3f %12s %s\n", measure, ours, "-", unit);
-		if (results != NULL)
-			fprintf(results, "%s\t%.3f\t\t%s\n", measure, ours, unit);
-		return;
-	}
-	printf("%-48s %12.3f %12.3f %s\n", measure, ours, theirs, unit);
-	if (results != NULL)
-		fprintf(results, "%s\t%.3f\t%.3f\t%s\n", measure, ours, theirs, unit);
+	bench_row(results, measure, ours, theirs, unit);
 }
 
 static double now_s(void)
@@ -79,20 +71,6 @@ static double cpu_of(int pid)
 	}
 	free(text);
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-static double rss_mib(int pid)
-{
-	char *path = xasprintf("/proc/%d/status", pid), *err = NULL;
-	char *text = file_read_all(path, NULL, &err), *p;
-	double kib = 0;
-
-	free(path);
-	if (text != NULL && (p = strstr(text, "VmRSS:")) != NULL)
-		kib = atof(p + 6);
-	free(text);
-	free(err);
-	return kib / 1024.0;
 }
 
 static double children_cpu(void)
@@ -155,8 +133,7 @@ static char *many_records(int n)
 	rig_local("mkdir -p %s && chmod 700 %s/taotop %s", jobs, dir, jobs);	/* or refused */
 	for (i = 0; i < n; i++) {
 		struct job_record *r;
-		char id[48], ref[16], *path, *json;
-		FILE *f;
+		char id[48], ref[16];
 		snprintf(id, sizeof(id), "tao-20261129-%06x", i);
 		snprintf(ref, sizeof(ref), "%d", 1000000 + i);
 		r = record_new(id);
@@ -165,14 +142,7 @@ static char *many_records(int n)
 		record_set(&r->native, i % 7 ? "COMPLETED" : "FAILED");
 		r->state = i % 7 ? TAO_DONE : TAO_ERROR;
 		r->created = r->updated = now - i;
-		json = record_to_json(r);
-		path = xasprintf("%s/%s.json", jobs, id);
-		f = fopen(path, "w");
-		if (f == NULL || fputs(json, f) < 0 || fclose(f) != 0)
-			exit(1);
-		free(path);
-		free(json);
-		record_free(r);
+		bench_put_record(jobs, r);
 	}
 	free(jobs);
 	return dir;
@@ -258,7 +228,7 @@ static void bench_many(void)
 	n = key_times(log, from, ms, 512);
 	row("monitor filter keystroke, 10 000 jobs (median)", n ? ms[n / 2] : -1, -1, "ms");
 
-	row("monitor resident memory, 10 000 jobs", rss_mib(pid), -1, "MiB");
+	row("monitor resident memory, 10 000 jobs", bench_rss_mib(pid), -1, "MiB");
 	screen_keys(&s, "q");
 	screen_wait_exit(&s, 20);
 	screen_close(&s);

@@ -1,0 +1,600 @@
+#include "util/compat.h"
+#include "engine/recindex.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/record.h"
+#include "util/buf.h"
+#include "util/file.h"
+#include "util/log.h"
+#include "util/strmap.h"
+#include "util/xmalloc.h"
+
+#define INDEX_MAGIC	"taotop-index 1\n"
+#define SWEEP_DEFAULT	256	/* files stat'ed per refresh: ~2 ms here */
+#define SAVE_EVERY_S	300
+/* A folder mtime this close to the moment it was read may hide a change
+ * made in the same tick of the file system's clock (coarse: a few ms):
+ * such a folder is read again at the next refresh. */
+#define RACY_NS		100000000LL
+
+struct entry {
+	char		*id, *cluster, *ref;
+	enum tao_state	 state;
+	time_t		 created;
+	unsigned long	 gen;
+	/* The file as last read: a different inode, mtime or size is a change. */
+	uint64_t	 ino;
+	int64_t		 mtime_ns, size;
+	int		 bad;		/* did not parse as it is */
+	unsigned long	 seen;		/* the last scan that listed it */
+	size_t		 pos;		/* in v */
+};
+
+struct rec_index {
+	char		*dir, *file;
+	pthread_mutex_t	 mu;
+	struct entry	**v;
+	size_t		 n, cap;
+	struct strmap	*by_id;		/* id -> entry */
+	struct strmap	*by_ref;	/* SLURM id -> records holding it (a count) */
+	struct strmap	*by_cref;	/* "cluster\nSLURM id" -> entry */
+	int		 loaded, scanned, racy;
+	int64_t		 dir_mtime_ns;
+	unsigned long	 scans, version, saved_version, next_gen;
+	time_t		 saved_at;	/* 0: not yet by this process */
+	size_t		 sweep_at, sweep_n;
+};
+
+static int64_t ns_of(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ns_of(&ts);
+}
+
+struct rec_index *recindex_new(const char *dir)
+{
+	struct rec_index *x = xcalloc(1, sizeof(*x));
+
+	x->dir = xstrdup(dir);
+	x->file = xasprintf("%s/.index/records", dir);
+	pthread_mutex_init(&x->mu, NULL);
+	x->by_id = strmap_new();
+	x->by_ref = strmap_new();
+	x->by_cref = strmap_new();
+	x->sweep_n = SWEEP_DEFAULT;
+	return x;
+}
+
+/* ---- entries --------------------------------------------------------------------------- */
+
+static char *cref_key(const char *cluster, const char *ref)
+{
+	return xasprintf("%s\n%s", cluster != NULL ? cluster : "", ref);
+}
+
+/* Take e's SLURM id out of the lookups (before it changes or goes). */
+static void unref(struct rec_index *x, struct entry *e)
+{
+	intptr_t count;
+	char *key;
+
+	if (e->ref == NULL)
+		return;
+	count = (intptr_t)strmap_get(x->by_ref, e->ref);
+	if (count > 1)
+		strmap_put(x->by_ref, e->ref, (void *)(count - 1));
+	else
+		strmap_del(x->by_ref, e->ref);
+	key = cref_key(e->cluster, e->ref);
+	if (strmap_get(x->by_cref, key) == e)
+		strmap_del(x->by_cref, key);
+	free(key);
+}
+
+static void addref(struct rec_index *x, struct entry *e)
+{
+	char *key;
+
+	if (e->ref == NULL)
+		return;
+	strmap_put(x->by_ref, e->ref, (void *)((intptr_t)strmap_get(x->by_ref, e->ref) + 1));
+	key = cref_key(e->cluster, e->ref);
+	strmap_put(x->by_cref, key, e);
+	free(key);
+}
+
+static void set_meta(struct rec_index *x, struct entry *e, const char *cluster, const char *ref,
+    enum tao_state state, time_t created)
+{
+	unref(x, e);
+	record_set(&e->cluster, cluster);
+	record_set(&e->ref, ref);
+	e->state = state;
+	e->created = created;
+	addref(x, e);
+	e->gen = ++x->next_gen;
+	x->version++;
+}
+
+static struct entry *entry_add(struct rec_index *x, const char *id)
+{
+	struct entry *e = xcalloc(1, sizeof(*e));
+
+	e->id = xstrdup(id);
+	e->bad = 1;	/* until it is read */
+	if (x->n == x->cap) {
+		x->cap = x->cap ? x->cap * 2 : 256;
+		x->v = xreallocarray(x->v, x->cap, sizeof(*x->v));
+	}
+	e->pos = x->n;
+	x->v[x->n++] = e;
+	strmap_put(x->by_id, id, e);
+	x->version++;
+	return e;
+}
+
+static void entry_remove(struct rec_index *x, struct entry *e)
+{
+	unref(x, e);
+	strmap_del(x->by_id, e->id);
+	x->v[e->pos] = x->v[--x->n];
+	x->v[e->pos]->pos = e->pos;
+	free(e->id), free(e->cluster), free(e->ref);
+	free(e);
+	x->version++;
+}
+
+static void clear(struct rec_index *x)
+{
+	while (x->n > 0)
+		entry_remove(x, x->v[x->n - 1]);
+	x->scanned = 0;
+}
+
+/* Read e's file again: its stamp and what the index keeps of it. */
+static void entry_read(struct rec_index *x, struct entry *e, struct buf *warn)
+{
+	char *path = xasprintf("%s/%s.json", x->dir, e->id), *text, *why = NULL;
+	struct job_record *r;
+	struct stat st;
+	struct buf b;
+	char chunk[8192];
+	ssize_t got;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		/* Gone between the listing and now: the next scan drops it. */
+		if (fd >= 0)
+			close(fd);
+		free(path);
+		return;
+	}
+	buf_init(&b);
+	while ((got = read(fd, chunk, sizeof(chunk))) > 0)
+		buf_add(&b, chunk, (size_t)got);
+	close(fd);
+	/* The stamp of what was read (fstat of the open file): a rename
+	 * after it gives another inode, seen by the next scan. */
+	e->ino = (uint64_t)st.st_ino;
+	e->mtime_ns = ns_of(&st.st_mtim);
+	e->size = (int64_t)st.st_size;
+	text = buf_detach(&b);
+	r = record_from_json(text != NULL ? text : "", &why);
+	free(text);
+	if (r == NULL) {
+		buf_addf(warn, "%s%s: corrupt job record (%s): left as it is; move it away to "
+		    "silence this", warn->len ? "\n" : "", path, why);
+		if (!e->bad)
+			set_meta(x, e, NULL, NULL, TAO_UNKNOWN, 0);
+		e->bad = 1;
+		x->version++;
+	} else {
+		e->bad = 0;
+		set_meta(x, e, r->cluster, r->backend_ref, r->state, r->created);
+	}
+	record_free(r);
+	free(why);
+	free(path);
+}
+
+/* ---- the folder -------------------------------------------------------------------------- */
+
+/* The id a record's file name gives, or NULL for any other file. */
+static char *id_of_name(const char *name)
+{
+	size_t len = strlen(name);
+	char *id;
+
+	if (name[0] == '.' || len < 6 || strcmp(name + len - 5, ".json") != 0)
+		return NULL;
+	id = xstrndup(name, len - 5);
+	if (!record_id_ok(id)) {
+		free(id);
+		return NULL;
+	}
+	return id;
+}
+
+/* List the folder: new files read, files renamed over (another inode)
+ * read again, vanished ones dropped. */
+static void scan(struct rec_index *x, int64_t dir_mtime, struct buf *warn)
+{
+	int64_t started = now_ns();
+	DIR *d = opendir(x->dir);
+	struct dirent *de;
+	size_t i;
+
+	if (d == NULL)
+		return;
+	x->scans++;
+	while ((de = readdir(d)) != NULL) {
+		char *id = id_of_name(de->d_name);
+		struct entry *e;
+		if (id == NULL)
+			continue;
+		e = strmap_get(x->by_id, id);
+		if (e == NULL) {
+			e = entry_add(x, id);
+			entry_read(x, e, warn);
+		} else if (e->ino != (uint64_t)de->d_ino) {
+			entry_read(x, e, warn);
+		}
+		e->seen = x->scans;
+		free(id);
+	}
+	closedir(d);
+	for (i = x->n; i > 0; i--)
+		if (x->v[i - 1]->seen != x->scans)
+			entry_remove(x, x->v[i - 1]);
+	x->scanned = 1;
+	x->dir_mtime_ns = dir_mtime;
+	x->racy = started - dir_mtime < RACY_NS;
+}
+
+/* Stat the next slice of records: a file written in place keeps its
+ * inode (and the folder its mtime); its mtime or size tells. */
+static void sweep(struct rec_index *x, struct buf *warn)
+{
+	size_t k;
+
+	for (k = 0; k < x->sweep_n && k < x->n; k++) {
+		struct entry *e;
+		struct stat st;
+		char *path;
+
+		if (x->sweep_at >= x->n)
+			x->sweep_at = 0;
+		e = x->v[x->sweep_at++];
+		path = xasprintf("%s/%s.json", x->dir, e->id);
+		if (stat(path, &st) == 0 && ((uint64_t)st.st_ino != e->ino ||
+		    ns_of(&st.st_mtim) != e->mtime_ns || (int64_t)st.st_size != e->size))
+			entry_read(x, e, warn);
+		free(path);
+	}
+}
+
+/* ---- the index file ---------------------------------------------------------------------- */
+
+static uint64_t checksum(const char *p, size_t n)
+{
+	uint64_t h = 14695981039346656037ull;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+	return h;
+}
+
+/* A string field as written: "+value", or "-" for none. */
+static int field_ok(const char *s)
+{
+	return s == NULL || strpbrk(s, "\t\n") == NULL;
+}
+
+static void put_field(struct buf *b, const char *s)
+{
+	if (s == NULL)
+		buf_adds(b, "\t-");
+	else
+		buf_addf(b, "\t+%s", s);
+}
+
+static int get_field(char *s, char **out)
+{
+	if (strcmp(s, "-") == 0) {
+		*out = NULL;
+		return 0;
+	}
+	if (s[0] != '+')
+		return -1;
+	*out = s + 1;
+	return 0;
+}
+
+/* One entry line (NUL-terminated, without its newline). */
+static int load_line(struct rec_index *x, char *line)
+{
+	char *f[8], *save = NULL, *cluster, *ref, *end;
+	unsigned long long ino;
+	long long mtime, size, created;
+	enum tao_state state;
+	struct entry *e;
+	int k;
+
+	for (k = 0; k < 8; k++) {
+		f[k] = strtok_r(k == 0 ? line : NULL, "\t", &save);
+		if (f[k] == NULL)
+			return -1;
+	}
+	if (strtok_r(NULL, "\t", &save) != NULL || !record_id_ok(f[0]) ||
+	    strmap_get(x->by_id, f[0]) != NULL)
+		return -1;
+	errno = 0;
+	ino = strtoull(f[1], &end, 10);
+	if (*end != '\0')
+		return -1;
+	mtime = strtoll(f[2], &end, 10);
+	if (*end != '\0')
+		return -1;
+	size = strtoll(f[3], &end, 10);
+	if (*end != '\0')
+		return -1;
+	created = strtoll(f[5], &end, 10);
+	if (*end != '\0' || errno != 0 || tao_state_parse(f[4], &state) != 0 ||
+	    get_field(f[6], &cluster) != 0 || get_field(f[7], &ref) != 0)
+		return -1;
+	e = entry_add(x, f[0]);
+	e->ino = ino;
+	e->mtime_ns = mtime;
+	e->size = size;
+	e->bad = 0;
+	set_meta(x, e, cluster, ref, state, (time_t)created);
+	return 0;
+}
+
+static int load_text(struct rec_index *x, char *text, size_t len)
+{
+	char *end, *line, *next;
+	unsigned long long count;
+	uint64_t sum;
+	size_t n = 0;
+
+	if (len < strlen(INDEX_MAGIC) || strncmp(text, INDEX_MAGIC, strlen(INDEX_MAGIC)) != 0)
+		return -1;
+	/* The last line: "end COUNT CHECKSUM\n", over every byte before it. */
+	if (len < 2 || text[len - 1] != '\n')
+		return -1;
+	text[len - 1] = '\0';
+	end = strrchr(text, '\n');
+	if (end == NULL || sscanf(end + 1, "end %llu %" SCNx64, &count, &sum) != 2 ||
+	    checksum(text, (size_t)(end + 1 - text)) != sum)
+		return -1;
+	*end = '\0';
+	for (line = text + strlen(INDEX_MAGIC); line < end; line = next) {
+		next = strchr(line, '\n');
+		if (next == NULL)
+			next = end;
+		*next++ = '\0';
+		if (load_line(x, line) != 0)
+			return -1;
+		n++;
+	}
+	return n == count ? 0 : -1;
+}
+
+static void load(struct rec_index *x)
+{
+	size_t len = 0;
+	char *err = NULL, *text = NULL;
+	struct stat st;
+
+	x->loaded = 1;
+	/* Beside the records, as private as they are: anything else was not
+	 * written by taotop. */
+	if (lstat(x->file, &st) != 0)
+		return;
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0 ||
+	    (text = file_read_all(x->file, &len, &err)) == NULL || load_text(x, text, len) != 0) {
+		log_msg(LOG_WARN, "records index %s is not usable%s%s: rebuilt from the records",
+		    x->file, err ? ": " : "", err ? err : "");
+		clear(x);
+	}
+	/* What was read is what the file holds: nothing to write back yet. */
+	x->saved_version = x->version;
+	free(text);
+	free(err);
+}
+
+/* Write the index file atomically; the caller holds x->mu. Entries that
+ * cannot be written as a line are left out: the next start reads them. */
+static int save(struct rec_index *x, char **err)
+{
+	char *folder = xasprintf("%s/.index", x->dir), *tmp = xasprintf("%s.tmp.XXXXXX", x->file);
+	struct buf b;
+	size_t i, n = 0, off = 0;
+	int fd = -1, rc = -1;
+
+	buf_init(&b);
+	buf_adds(&b, INDEX_MAGIC);
+	for (i = 0; i < x->n; i++) {
+		const struct entry *e = x->v[i];
+		if (e->bad || !field_ok(e->cluster) || !field_ok(e->ref))
+			continue;
+		buf_addf(&b, "%s\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%s\t%lld", e->id, e->ino,
+		    e->mtime_ns, e->size, tao_state_name(e->state), (long long)e->created);
+		put_field(&b, e->cluster);
+		put_field(&b, e->ref);
+		buf_addc(&b, '\n');
+		n++;
+	}
+	buf_addf(&b, "end %zu %016" PRIx64 "\n", n, checksum(b.data, b.len));
+	if ((mkdir(folder, 0700) != 0 && errno != EEXIST) || (fd = mkstemp(tmp)) < 0)
+		goto out;
+	while (off < b.len) {
+		ssize_t w = write(fd, b.data + off, b.len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			goto out;
+		off += (size_t)w;
+	}
+	if (fsync(fd) != 0 || close(fd) != 0) {
+		fd = -1;
+		goto out;
+	}
+	fd = -1;
+	if (rename(tmp, x->file) != 0)
+		goto out;
+	rc = 0;
+	x->saved_version = x->version;
+	x->saved_at = time(NULL);
+out:
+	if (rc != 0) {
+		*err = xasprintf("cannot write the records index %s: %s", x->file, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		/* Not again before SAVE_EVERY_S: the records are what counts. */
+		x->saved_at = time(NULL);
+	}
+	buf_free(&b);
+	free(tmp);
+	free(folder);
+	return rc;
+}
+
+void recindex_refresh(struct rec_index *x, char **warnings)
+{
+	struct buf warn;
+	struct stat st;
+	char *err = NULL;
+
+	buf_init(&warn);
+	pthread_mutex_lock(&x->mu);
+	if (!x->loaded)
+		load(x);
+	if (stat(x->dir, &st) == 0 &&
+	    (!x->scanned || x->racy || ns_of(&st.st_mtim) != x->dir_mtime_ns))
+		scan(x, ns_of(&st.st_mtim), &warn);
+	sweep(x, &warn);
+	if (x->version != x->saved_version &&
+	    (x->saved_at == 0 || time(NULL) - x->saved_at >= SAVE_EVERY_S) && save(x, &err) != 0) {
+		log_msg(LOG_WARN, "%s", err);
+		free(err);
+	}
+	pthread_mutex_unlock(&x->mu);
+	if (warnings != NULL)
+		*warnings = warn.len > 0 ? buf_detach(&warn) : NULL;
+	buf_free(&warn);
+}
+
+unsigned long recindex_version(struct rec_index *x)
+{
+	unsigned long v;
+
+	pthread_mutex_lock(&x->mu);
+	v = x->version;
+	pthread_mutex_unlock(&x->mu);
+	return v;
+}
+
+void recindex_each(struct rec_index *x, const char *cluster, recindex_visit_fn *fn, void *arg)
+{
+	size_t i;
+
+	pthread_mutex_lock(&x->mu);
+	for (i = 0; i < x->n; i++) {
+		const struct entry *e = x->v[i];
+		struct rec_meta m;
+		if (e->bad || (cluster != NULL && (e->cluster == NULL || strcmp(e->cluster, cluster) != 0)))
+			continue;
+		m.id = e->id;
+		m.cluster = e->cluster;
+		m.backend_ref = e->ref;
+		m.state = e->state;
+		m.created = e->created;
+		m.gen = e->gen;
+		fn(&m, arg);
+	}
+	pthread_mutex_unlock(&x->mu);
+}
+
+int recindex_has_ref(struct rec_index *x, const char *ref)
+{
+	int has;
+
+	pthread_mutex_lock(&x->mu);
+	has = strmap_get(x->by_ref, ref) != NULL;
+	pthread_mutex_unlock(&x->mu);
+	return has;
+}
+
+char *recindex_find_ref(struct rec_index *x, const char *cluster, const char *ref)
+{
+	char *key = cref_key(cluster, ref), *id = NULL;
+	const struct entry *e;
+
+	pthread_mutex_lock(&x->mu);
+	if ((e = strmap_get(x->by_cref, key)) != NULL)
+		id = xstrdup(e->id);
+	pthread_mutex_unlock(&x->mu);
+	free(key);
+	return id;
+}
+
+int recindex_save(struct rec_index *x, char **err)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&x->mu);
+	if (x->scanned && x->version != x->saved_version)
+		rc = save(x, err);
+	pthread_mutex_unlock(&x->mu);
+	return rc;
+}
+
+void recindex_set_sweep(struct rec_index *x, size_t n)
+{
+	pthread_mutex_lock(&x->mu);
+	x->sweep_n = n;
+	pthread_mutex_unlock(&x->mu);
+}
+
+void recindex_free(struct rec_index *x)
+{
+	char *err = NULL;
+
+	if (x == NULL)
+		return;
+	if (recindex_save(x, &err) != 0) {
+		log_msg(LOG_WARN, "%s", err);
+		free(err);
+	}
+	clear(x);
+	free(x->v);
+	strmap_free(x->by_id);
+	strmap_free(x->by_ref);
+	strmap_free(x->by_cref);
+	pthread_mutex_destroy(&x->mu);
+	free(x->file);
+	free(x->dir);
+	free(x);
+}

@@ -1,0 +1,285 @@
+/* The records' index (engine/recindex.h): it follows the folder, written
+ * by this process, by another taotop or by hand, and a missing or corrupt
+ * index file is rebuilt from the records, never believed. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine/recindex.h"
+#include "engine/record.h"
+#include "util/file.h"
+#include "util/xmalloc.h"
+
+/* A store over dir, or over a fresh temporary folder when dir is NULL. */
+static struct record_store *store_at(const char *dir)
+{
+	char home[] = "/tmp/taotop-recindex-XXXXXX", *jobs = NULL, *why = NULL;
+	struct record_store *st;
+
+	if (dir == NULL) {
+		cr_assert_not_null(mkdtemp(home));
+		dir = jobs = xasprintf("%s/jobs", home);
+	}
+	st = store_open(dir, &why);
+	cr_assert_not_null(st, "store_open %s: %s", dir, why);
+	free(jobs);
+	return st;
+}
+
+/* A record of cluster "rig" as SLURM job ref, in state st. */
+static void put(struct record_store *s, const char *id, const char *ref, enum tao_state st)
+{
+	struct job_record *r = record_new(id);
+	char *err = NULL;
+	record_set(&r->cluster, "rig");
+	record_set(&r->backend_ref, ref);
+	r->state = st;
+	cr_assert_eq(store_create(s, r, &err), 0, "%s", err);
+	record_free(r);
+}
+
+struct seen {
+	char	ids[16][64];
+	int	state[16];
+	size_t	n;
+};
+
+static void note(const struct rec_meta *m, void *arg)
+{
+	struct seen *v = arg;
+	if (v->n < 16) {
+		snprintf(v->ids[v->n], sizeof(v->ids[0]), "%s", m->id);
+		v->state[v->n++] = (int)m->state;
+	}
+}
+
+/* The state the index holds for id, or -1 when it has no such record. */
+static int state_of(struct rec_index *x, const char *id)
+{
+	struct seen v = { .n = 0 };
+	size_t i;
+	recindex_each(x, NULL, note, &v);
+	for (i = 0; i < v.n; i++)
+		if (strcmp(v.ids[i], id) == 0)
+			return v.state[i];
+	return -1;
+}
+
+static size_t count(struct rec_index *x, const char *cluster)
+{
+	struct seen v = { .n = 0 };
+	recindex_each(x, cluster, note, &v);
+	return v.n;
+}
+
+static int set_done(struct job_record *r, void *arg, char **err)
+{
+	(void)arg, (void)err;
+	return record_transition(r, TAO_DONE, "COMPLETED", NULL, "scheduler", time(NULL));
+}
+
+Test(recindex, follows_the_folder_and_finds_by_slurm_id)
+{
+	struct record_store *s = store_at(NULL);
+	struct rec_index *x = recindex_of(s);
+	char *id, *err = NULL;
+
+	put(s, "tao-20261201-aaaaaa", "101", TAO_PENDING);
+	put(s, "tao-20261201-bbbbbb", "102", TAO_RUNNING);
+	recindex_refresh(x, NULL);
+	cr_expect_eq(count(x, NULL), 2);
+	cr_expect_eq(count(x, "rig"), 2);
+	cr_expect_eq(count(x, "other"), 0);
+	cr_expect(recindex_has_ref(x, "101"));
+	cr_expect_not(recindex_has_ref(x, "103"));
+	id = recindex_find_ref(x, "rig", "102");
+	cr_expect_str_eq(id, "tao-20261201-bbbbbb");
+	free(id);
+	cr_expect_null(recindex_find_ref(x, "other", "102"), "a SLURM id is one cluster's");
+
+	unsigned long v = recindex_version(x);
+	recindex_refresh(x, NULL);
+	cr_expect_eq(recindex_version(x), v, "nothing changed, nothing read");
+	cr_assert_eq(store_update(s, "tao-20261201-bbbbbb", set_done, NULL, &err), 0, "%s", err);
+	usleep(150000);	/* past the file system clock's tick: not a racy folder */
+	recindex_refresh(x, NULL);
+	cr_expect_eq(state_of(x, "tao-20261201-bbbbbb"), TAO_DONE);
+	cr_expect_neq(recindex_version(x), v);
+
+	char *path = xasprintf("%s/tao-20261201-aaaaaa.json", store_dir(s));
+	cr_assert_eq(unlink(path), 0);
+	free(path);
+	recindex_refresh(x, NULL);
+	cr_expect_eq(state_of(x, "tao-20261201-aaaaaa"), -1, "a removed record is gone");
+	cr_expect_not(recindex_has_ref(x, "101"));
+	store_close(s);
+}
+
+Test(recindex, sees_another_taotops_writes)
+{
+	struct record_store *s = store_at(NULL);
+	const char *dir = store_dir(s);
+	struct rec_index *x = recindex_of(s);
+	char *err = NULL;
+	pid_t pid;
+	int status;
+
+	put(s, "tao-20261201-cccccc", "201", TAO_PENDING);
+	recindex_refresh(x, NULL);
+	cr_assert_eq(state_of(x, "tao-20261201-cccccc"), TAO_PENDING);
+	/* Another process, with its own store and index, right away (the
+	 * same tick of the folder's clock: the racy case). */
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		struct record_store *mine = store_open(dir, &err);
+		struct job_record *r = record_new("tao-20261201-dddddd");
+		record_set(&r->cluster, "rig");
+		record_set(&r->backend_ref, "202");
+		if (mine == NULL || store_create(mine, r, &err) != 0 ||
+		    store_update(mine, "tao-20261201-cccccc", set_done, NULL, &err) != 0)
+			_exit(1);
+		record_free(r);
+		store_close(mine);
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	recindex_refresh(x, NULL);
+	cr_expect_eq(state_of(x, "tao-20261201-cccccc"), TAO_DONE);
+	cr_expect_eq(state_of(x, "tao-20261201-dddddd"), TAO_PENDING);
+	cr_expect(recindex_has_ref(x, "202"));
+	store_close(s);
+}
+
+Test(recindex, sees_a_record_edited_in_place_by_hand)
+{
+	struct record_store *s = store_at(NULL);
+	struct rec_index *x = recindex_of(s);
+	struct job_record *r;
+	char *path, *json, *err = NULL;
+	FILE *f;
+
+	put(s, "tao-20261201-eeeeee", "301", TAO_RUNNING);
+	recindex_refresh(x, NULL);
+	cr_assert_eq(state_of(x, "tao-20261201-eeeeee"), TAO_RUNNING);
+	/* Rewritten through the same inode (an editor that saves in place):
+	 * the folder's mtime does not move; the sweep's stat sees it. */
+	cr_assert_eq(store_load(s, "tao-20261201-eeeeee", &r, &err), 0, "%s", err);
+	r->state = TAO_CANCELED;
+	json = record_to_json(r);
+	path = xasprintf("%s/tao-20261201-eeeeee.json", store_dir(s));
+	f = fopen(path, "r+");
+	cr_assert_not_null(f);
+	cr_assert_eq(ftruncate(fileno(f), 0), 0);
+	fputs(json, f);
+	fputs("\n\n", f);	/* another size, whatever the clock */
+	fclose(f);
+	recindex_refresh(x, NULL);
+	cr_expect_eq(state_of(x, "tao-20261201-eeeeee"), TAO_CANCELED);
+	free(json);
+	free(path);
+	record_free(r);
+	store_close(s);
+}
+
+/* Each damaged index file: the next store over the folder lists every
+ * record as the records say, and writes a good index again. */
+Test(recindex, a_missing_or_corrupt_index_file_is_rebuilt_from_the_records)
+{
+	struct record_store *s = store_at(NULL);
+	char *dir = xstrdup(store_dir(s));
+	char *file = xasprintf("%s/.index/records", dir), *err = NULL, *text;
+	static const char *damage[] = {
+		"",					/* empty */
+		"not an index\n",
+		"taotop-index 1\nend 5 0000000000000000\n",	/* wrong count and sum */
+		NULL,					/* truncated: cut below */
+		"remove",				/* missing */
+	};
+	size_t i, len = 0;
+
+	put(s, "tao-20261201-ffffff", "401", TAO_RUNNING);
+	put(s, "tao-20261201-gggggg", "402", TAO_DONE);
+	recindex_refresh(recindex_of(s), NULL);
+	store_close(s);	/* writes the index file */
+	text = file_read_all(file, &len, &err);
+	cr_assert_not_null(text, "the index file was written: %s", err);
+	cr_expect(strstr(text, "tao-20261201-gggggg\t") != NULL);
+	for (i = 0; i < sizeof(damage) / sizeof(damage[0]); i++) {
+		FILE *f;
+		if (damage[i] != NULL && strcmp(damage[i], "remove") == 0) {
+			unlink(file);
+		} else {
+			f = fopen(file, "w");
+			cr_assert_not_null(f);
+			if (damage[i] != NULL)
+				fputs(damage[i], f);
+			else
+				fwrite(text, 1, len / 2, f);
+			fclose(f);
+		}
+		s = store_at(dir);
+		recindex_refresh(recindex_of(s), NULL);
+		cr_expect_eq(state_of(recindex_of(s), "tao-20261201-ffffff"), TAO_RUNNING, "damage %zu", i);
+		cr_expect_eq(state_of(recindex_of(s), "tao-20261201-gggggg"), TAO_DONE, "damage %zu", i);
+		cr_expect(recindex_has_ref(recindex_of(s), "402"), "damage %zu", i);
+		store_close(s);
+	}
+	free(text);
+	/* And a well-formed index that lies (a record it calls Done, whose
+	 * file was replaced since): the folder's inode wins. */
+	s = store_at(dir);
+	cr_assert_eq(store_update(s, "tao-20261201-gggggg", set_done, NULL, &err), 0, "%s", err);
+	store_close(s);
+	s = store_at(dir);
+	{
+		struct job_record *r = record_new("tao-20261201-gggggg");
+		char *path = xasprintf("%s/tao-20261201-gggggg.json", dir), *json;
+		FILE *f;
+		record_set(&r->cluster, "rig");
+		record_set(&r->backend_ref, "402");
+		r->state = TAO_ERROR;
+		json = record_to_json(r);
+		/* Replaced by rename, as a writer without the index would. */
+		char *tmp = xasprintf("%s.new", path);
+		f = fopen(tmp, "w");
+		fputs(json, f);
+		fclose(f);
+		cr_assert_eq(rename(tmp, path), 0);
+		free(tmp), free(json), free(path);
+		record_free(r);
+	}
+	recindex_refresh(recindex_of(s), NULL);
+	cr_expect_eq(state_of(recindex_of(s), "tao-20261201-gggggg"), TAO_ERROR);
+	store_close(s);
+	free(file);
+	free(dir);
+}
+
+Test(recindex, a_corrupt_record_is_reported_once_and_not_listed)
+{
+	struct record_store *s = store_at(NULL);
+	struct rec_index *x = recindex_of(s);
+	char *path = xasprintf("%s/tao-20261201-hhhhhh.json", store_dir(s)), *warn = NULL;
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fputs("{ not json", f);
+	fclose(f);
+	put(s, "tao-20261201-iiiiii", "501", TAO_PENDING);
+	recindex_refresh(x, &warn);
+	cr_assert_not_null(warn);
+	cr_expect(strstr(warn, "tao-20261201-hhhhhh.json: corrupt job record") != NULL, "%s", warn);
+	free(warn);
+	cr_expect_eq(count(x, NULL), 1);
+	recindex_refresh(x, &warn);
+	cr_expect_null(warn, "reported once while it stays as it is");
+	free(warn);
+	free(path);
+	store_close(s);
+}

@@ -1,0 +1,62 @@
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "util/strmap.h"
+
+Test(strmap, puts_gets_replaces_and_deletes)
+{
+	struct strmap *m = strmap_new();
+	int a = 1, b = 2;
+
+	cr_expect_null(strmap_get(m, "4242"));
+	strmap_put(m, "4242", &a);
+	strmap_put(m, "tao-20261201-abcdef", &b);
+	cr_expect_eq(strmap_get(m, "4242"), &a);
+	cr_expect_eq(strmap_get(m, "tao-20261201-abcdef"), &b);
+	strmap_put(m, "4242", &b);
+	cr_expect_eq(strmap_get(m, "4242"), &b);
+	cr_expect_eq(strmap_count(m), 2);
+	cr_expect_eq(strmap_del(m, "4242"), &b);
+	cr_expect_null(strmap_del(m, "4242"));
+	cr_expect_null(strmap_get(m, "4242"));
+	cr_expect_eq(strmap_count(m), 1);
+	strmap_free(m);
+}
+
+/* Many keys in and out, checked against what must be there: the shifting
+ * back on delete must keep every remaining key reachable. */
+Test(strmap, survives_churn_like_jobs_coming_and_going)
+{
+	struct strmap *m = strmap_new();
+	static char present[20000];
+	char key[32];
+	uint32_t x = 12345;
+	int round, i;
+
+	for (round = 0; round < 200000; round++) {
+		x = x * 1103515245u + 12345u;
+		i = (int)((x >> 8) % 20000);
+		snprintf(key, sizeof(key), "%d", 1000000 + i);
+		if (present[i]) {
+			cr_assert_eq(strmap_del(m, key), (void *)(intptr_t)(i + 1), "key %s", key);
+			present[i] = 0;
+		} else {
+			strmap_put(m, key, (void *)(intptr_t)(i + 1));
+			present[i] = 1;
+		}
+	}
+	size_t n = 0;
+	for (i = 0; i < 20000; i++) {
+		snprintf(key, sizeof(key), "%d", 1000000 + i);
+		cr_assert_eq(strmap_get(m, key), present[i] ? (void *)(intptr_t)(i + 1) : NULL,
+		    "key %s", key);
+		n += (size_t)present[i];
+	}
+	cr_expect_eq(strmap_count(m), n);
+	strmap_clear(m);
+	cr_expect_eq(strmap_count(m), 0);
+	cr_expect_null(strmap_get(m, "1000001"));
+	strmap_free(m);
+}
