@@ -186,20 +186,16 @@ static void add_use(struct lines *l, const struct job_use *u, int utf8)
 	}
 }
 
-size_t detail_lines(const struct job_record *r, const struct job_row *row, const char *cluster,
-    const struct job_use *use, const struct watch_file *files, size_t nfiles,
-    long long fetching_ms, int utf8, char ***out)
+/* What the jobs list knows of the job: state, resources, progress. */
+static void add_row(struct lines *l, const struct job_record *r, const struct job_row *row,
+    const char *cluster, int utf8)
 {
-	struct lines l = { NULL, 0 };
-	char when[32];
-	size_t i;
-
-	add(&l, xasprintf("%s   cluster %s   SLURM job %s", r ? r->id : (row->shown_id[0] ?
+	add(l, xasprintf("%s   cluster %s   SLURM job %s", r ? r->id : (row->shown_id[0] ?
 	    row->shown_id : row->slurm_id), cluster, row->slurm_id[0] ? row->slurm_id : "-"));
-	add(&l, xasprintf("state: %s%s%s%s", tao_state_label(row->state, row->native), row->native ? " (" : "",
+	add(l, xasprintf("state: %s%s%s%s", tao_state_label(row->state, row->native), row->native ? " (" : "",
 	    row->native ? row->native : "", row->native ? ")" : ""));
 	if (row->name != NULL)
-		add(&l, xasprintf("what: %s", row->name));
+		add(l, xasprintf("what: %s", row->name));
 	if (row->partition != NULL || row->nodes > 0) {
 		char gpus[32];
 		if (row->gpus_known && row->nodes > 0)
@@ -207,23 +203,73 @@ size_t detail_lines(const struct job_record *r, const struct job_row *row, const
 			    row->gpus / row->nodes == 1 ? "" : "s");
 		else
 			snprintf(gpus, sizeof(gpus), "? GPUs");
-		add(&l, xasprintf("resources: %s, %d node%s x %s, used %s of %s%s%s",
+		add(l, xasprintf("resources: %s, %d node%s x %s, used %s of %s%s%s",
 		    row->partition ? row->partition : "?", row->nodes, row->nodes == 1 ? "" : "s",
 		    gpus, row->elapsed[0] ? row->elapsed : "-", row->limit[0] ? row->limit : "-",
 		    row->exit_code[0] ? ", exit code " : "", row->exit_code));
 	}
 	if (row->message != NULL)
-		add(&l, xasprintf("latest: %s", row->message));
+		add(l, xasprintf("latest: %s", row->message));
 	if (row->epoch >= 0 && row->max_epoch > 0) {
-		add(&l, xasprintf("progress: epoch %d of %d%s%s", row->epoch, row->max_epoch,
+		add(l, xasprintf("progress: epoch %d of %d%s%s", row->epoch, row->max_epoch,
 		    row->eta[0] ? ", ETA " : "", row->eta));
 		if (row->nseries > 0) {
 			char *spark = detail_sparkline(row->series, row->nseries, 60, utf8);
-			add(&l, xasprintf("%s per epoch: %s  (last %g)", row->metric[0] ? row->metric
+			add(l, xasprintf("%s per epoch: %s  (last %g)", row->metric[0] ? row->metric
 			    : "metric", spark, row->series[row->nseries - 1]));
 			free(spark);
 		}
 	}
+}
+
+/* What only the record knows: where things are, the retry chain, the
+ * failure's verdict, every transition. */
+static void add_record(struct lines *l, const struct job_record *r)
+{
+	char when[32];
+	size_t i;
+
+	if (r->image != NULL)
+		add(l, xasprintf("image: %s", r->image));
+	if (r->results_dir != NULL)
+		add(l, xasprintf("results: %s", r->results_dir));
+	if (r->log_dir != NULL)
+		add(l, xasprintf("logs: %s/%s-%s/", r->log_dir, r->id, r->backend_ref ?
+		    r->backend_ref : "<id>"));
+	if (r->retry_of != NULL || r->retried_as != NULL)
+		add(l, xasprintf("retry chain: %s%s%s%s%s", r->retry_of ? r->retry_of : "",
+		    r->retry_of ? " -> " : "", r->id, r->retried_as ? " -> " : "",
+		    r->retried_as ? r->retried_as : ""));
+	/* The failure's verdict, when the engine wrote one. */
+	for (i = r->nhist; i-- > 0;) {
+		const char *m = r->hist[i].message;
+		if (m != NULL && strncmp(m, "failure: ", 9) == 0) {
+			add(l, xasprintf("failure: %s", m + 9));
+			break;
+		}
+	}
+	add(l, xstrdup(""));
+	add(l, xstrdup("Transitions:"));
+	for (i = 0; i < r->nhist; i++) {
+		const struct transition *t = &r->hist[i];
+		stamp(t->at, when, sizeof(when));
+		if (t->from != t->to)
+			add(l, xasprintf("  %s  %s -> %s%s%s%s  %s", when, tao_state_name(t->from),
+			    tao_state_name(t->to), t->native ? " (" : "", t->native ? t->native : "",
+			    t->native ? ")" : "", t->message ? t->message : ""));
+		else
+			add(l, xasprintf("  %s  %s", when, t->message ? t->message : ""));
+	}
+}
+
+size_t detail_lines(const struct job_record *r, const struct job_row *row, const char *cluster,
+    const struct job_use *use, const struct watch_file *files, size_t nfiles,
+    long long fetching_ms, int utf8, char ***out)
+{
+	struct lines l = { NULL, 0 };
+	size_t i;
+
+	add_row(&l, r, row, cluster, utf8);
 	if (use != NULL)
 		add_use(&l, use, utf8);
 	if (r == NULL) {
@@ -232,37 +278,7 @@ size_t detail_lines(const struct job_record *r, const struct job_row *row, const
 		*out = l.v;
 		return l.n;
 	}
-	if (r->image != NULL)
-		add(&l, xasprintf("image: %s", r->image));
-	if (r->results_dir != NULL)
-		add(&l, xasprintf("results: %s", r->results_dir));
-	if (r->log_dir != NULL)
-		add(&l, xasprintf("logs: %s/%s-%s/", r->log_dir, r->id, r->backend_ref ?
-		    r->backend_ref : "<id>"));
-	if (r->retry_of != NULL || r->retried_as != NULL)
-		add(&l, xasprintf("retry chain: %s%s%s%s%s", r->retry_of ? r->retry_of : "",
-		    r->retry_of ? " -> " : "", r->id, r->retried_as ? " -> " : "",
-		    r->retried_as ? r->retried_as : ""));
-	/* The failure's verdict, when the engine wrote one. */
-	for (i = r->nhist; i-- > 0;) {
-		const char *m = r->hist[i].message;
-		if (m != NULL && strncmp(m, "failure: ", 9) == 0) {
-			add(&l, xasprintf("failure: %s", m + 9));
-			break;
-		}
-	}
-	add(&l, xstrdup(""));
-	add(&l, xstrdup("Transitions:"));
-	for (i = 0; i < r->nhist; i++) {
-		const struct transition *t = &r->hist[i];
-		stamp(t->at, when, sizeof(when));
-		if (t->from != t->to)
-			add(&l, xasprintf("  %s  %s -> %s%s%s%s  %s", when, tao_state_name(t->from),
-			    tao_state_name(t->to), t->native ? " (" : "", t->native ? t->native : "",
-			    t->native ? ")" : "", t->message ? t->message : ""));
-		else
-			add(&l, xasprintf("  %s  %s", when, t->message ? t->message : ""));
-	}
+	add_record(&l, r);
 	if (fetching_ms >= LOGPANE_SLOW_MS)
 		add(&l, xasprintf("\n(reading the staged sbatch and spec from the cluster %s %lld s)",
 		    logpane_spinner(fetching_ms), fetching_ms / 1000));
