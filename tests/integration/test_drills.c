@@ -171,8 +171,11 @@ Test(drills, slurmdbd_stopped_finished_jobs_wait_for_accounting, .timeout = 300)
 	free(cmd);
 	cr_assert(rc, "the job did not leave the queue");
 	sleep(5);
-	/* Not guessed: the last known state, waiting for accounting. */
-	screen_wait(&s, 15, "rig: accounting not answering", NULL);
+	/* Not guessed: the last known state, waiting for accounting. The
+	 * monitor sees the job leave the queue at its next poll, which, with
+	 * no key pressed while the job ran, may be the idle backoff's (up to
+	 * POLL_MAX_S, 60 s) away. */
+	screen_wait(&s, 70, "rig: accounting not answering", NULL);
 	screen_wait_line(&s, 5, tid, "Running", NULL);
 	jobs = xasprintf("%s/state/taotop/jobs", s.dir);
 	state = record_state(jobs, tid);
