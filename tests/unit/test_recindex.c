@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/recindex.h"
@@ -104,7 +105,8 @@ Test(recindex, follows_the_folder_and_finds_by_slurm_id)
 	recindex_refresh(x, NULL);
 	cr_expect_eq(recindex_version(x), v, "nothing changed, nothing read");
 	cr_assert_eq(store_update(s, "tao-20261201-bbbbbb", set_done, NULL, &err), 0, "%s", err);
-	usleep(150000);	/* past the file system clock's tick: not a racy folder */
+	/* Past the file system clock's tick: not a racy folder. */
+	nanosleep(&(struct timespec){ .tv_nsec = 150 * 1000 * 1000 }, NULL);
 	recindex_refresh(x, NULL);
 	cr_expect_eq(state_of(x, "tao-20261201-bbbbbb"), TAO_DONE);
 	cr_expect_neq(recindex_version(x), v);
