@@ -174,13 +174,24 @@ Test(record, kill_9_at_random_moments_never_leaves_a_broken_record, .timeout = 1
 
 	cr_assert_eq(store_create(s, r, &err), 0, "%s", err);
 	for (int k = 0; k < 1000; k++) {
+		int ready[2];
+		char c;
+		cr_assert_eq(pipe(ready), 0);
 		pid_t pid = fork();
 		if (pid == 0) {
 			struct record_store *mine = store_open(dir, &err);
 			int tag = k;
+			/* Writing from now: the kill's moment counts from here, so
+			 * a slow open (a sanitizer build, a loaded machine) does not
+			 * eat the window the writes should have. */
+			if (write(ready[1], "", 1) != 1)
+				_exit(1);
 			for (;;)
 				store_update(mine, r->id, add_one, &tag, &err);
 		}
+		close(ready[1]);
+		cr_assert_eq(read(ready[0], &c, 1), 1, "writer %d did not start", k);
+		close(ready[0]);
 		struct timespec ts = { 0, (long)(rand_r(&seed) % 3000) * 1000 };
 		nanosleep(&ts, NULL);
 		kill(pid, SIGKILL);
