@@ -291,7 +291,18 @@ Test(logs, each_task_of_a_job_array_has_its_own_log, .timeout = 90)
 	    "--wrap 'echo task $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_JOB_ID; sleep 30'", dir);
 	char *array = rig_ssh_ok(cmd);
 	free(cmd);
-	sleep(3);
+	/* Until every task has started and written its line (a fixed wait
+	 * was too short under ASan on 24.11 once). */
+	cmd = xasprintf("cd %s && grep -h '^task ' arr-* 2>/dev/null | wc -l", dir);
+	for (int i = 0; i < 60; i++) {
+		char *n = rig_ssh_ok(cmd);
+		int started = atoi(n);
+		free(n);
+		if (started >= 4)
+			break;
+		sleep(1);
+	}
+	free(cmd);
 	for (int t = 1; t <= 4; t++) {
 		char *out = NULL;
 		char *job = xasprintf("%s_%d", array, t);
