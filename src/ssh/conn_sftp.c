@@ -55,6 +55,15 @@ static enum conn_status sftp_fail(struct conn *c, const char *what, const char *
 		    host, what, path);
 	}
 	switch (code) {
+	case SSH_FX_OK:
+		/* No status from the server: the request failed on our side,
+		 * most often no answer within the session's timeout (libssh
+		 * 0.11 applies it to SFTP; 0.10 waits for the watchdog). An
+		 * answer may still come for it later, so the session is not
+		 * trusted again: dropped, and the next request reconnects. */
+		conn_drop_session(c);
+		return conn_fail(err, CONN_DISCONNECTED, "%s: no answer during %s of %s", host,
+		    what, path);
 	case SSH_FX_NO_SUCH_FILE:
 	case SSH_FX_NO_SUCH_PATH:
 		return conn_fail(err, CONN_NOTFOUND, "%s: %s: no such file or folder", host, path);

@@ -319,9 +319,9 @@ Test(watch, host_key_question_and_trust, .timeout = 120)
 	cr_assert_lt(i, index_of(&e, hk));
 	watch_trust(e.w, 1);
 	watch_poll_now(e.w);
-	until(&e, WATCH_EV_JOBS, 2);	/* both clusters polled */
-	cr_assert_eq(watch_cluster(e.w, 1)->link, LINK_UP, "link %d: %s",
-	    watch_cluster(e.w, 1)->link, watch_cluster(e.w, 1)->error ? watch_cluster(e.w, 1)->error : "");
+	/* Trusted, the stranger connects (the other cluster's polls may come
+	 * first: counting poll events raced with it on 24.11 once). */
+	until_link(&e, 1, LINK_UP);
 	env_close(&e);
 }
 
