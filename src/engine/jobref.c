@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/recindex.h"
 #include "engine/record.h"
 #include "engine/slurm.h"
 #include "util/xmalloc.h"
@@ -34,25 +35,22 @@ int job_ref_resolve(struct record_store *st, const char *job, struct job_ref *re
 	return 0;
 }
 
-static int same(const char *a, const char *b)
-{
-	return a != NULL && b != NULL && strcmp(a, b) == 0;
-}
-
+/* By the records' index: a hash lookup, not every record read (a cancel by
+ * SLURM id runs on the cluster's worker, ahead of its polls). */
 void job_ref_adopt(struct record_store *st, const char *cluster, struct job_ref *ref)
 {
-	struct job_record **recs;
-	size_t n, i;
+	struct rec_index *x;
+	char *id, *why = NULL;
 
-	if (ref->rec != NULL || ref->slurm_id == NULL || store_list(st, &recs, &n, NULL) != 0)
+	if (ref->rec != NULL || ref->slurm_id == NULL || cluster == NULL)
 		return;
-	for (i = 0; i < n && ref->rec == NULL; i++) {
-		if (same(recs[i]->backend_ref, ref->slurm_id) && same(recs[i]->cluster, cluster)) {
-			ref->rec = recs[i];
-			recs[i] = NULL;
-		}
-	}
-	store_list_free(recs, n);
+	x = recindex_of(st);
+	recindex_refresh(x, NULL);
+	id = recindex_find_ref(x, cluster, ref->slurm_id);
+	if (id != NULL && store_load(st, id, &ref->rec, &why) != 0)
+		ref->rec = NULL;	/* gone since: nothing to adopt */
+	free(why);
+	free(id);
 }
 
 void job_ref_free(struct job_ref *ref)

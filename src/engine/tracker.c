@@ -518,7 +518,6 @@ struct cached {
 	unsigned long	 gen;
 	struct job_record *r;		/* live ones */
 	struct job_row	 row;		/* finished ones */
-	int		 has_row;
 	unsigned long	 mark;		/* the selection that last held it */
 };
 
@@ -842,7 +841,6 @@ static void cache_records(struct tracker *t, struct record_store *st)
 		record_free(c->r);
 		c->r = NULL;
 		row_clear(&c->row);
-		c->has_row = 0;
 		c->gen = 0;
 		if (store_load(st, p->id, &r, &err) != 0) {
 			/* Changed since the index read it: the next poll. */
@@ -855,7 +853,6 @@ static void cache_records(struct tracker *t, struct record_store *st)
 		if (tao_state_final(r->state)) {
 			c->row.elapsed_s = c->row.limit_s = -1;
 			row_fill(&c->row, r, NULL, NULL);
-			c->has_row = 1;
 			record_free(r);
 		} else {
 			c->r = r;

@@ -37,7 +37,6 @@
 struct follower {
 	struct watch_log	 pub;
 	struct log_follow	 f[2];
-	int			 busy;		/* a task is reading it */
 	int64_t			 next_ms;	/* next tick */
 	int			 interval_ms;
 	uint64_t		 used;		/* for evicting the least recently used */
@@ -858,7 +857,6 @@ static void done_follow(struct watch *w, struct cluster *cl, struct task *t)
 	struct follower *lf = r->log;
 	int i, got = 0;
 
-	lf->busy = 0;
 	lf->pub.reading_ms = 0;
 	/* The worker runs tasks in turn: another read still queued starts now. */
 	cl->pub.read_started_ms = --cl->reads > 0 ? watch_now_ms() : 0;
@@ -979,7 +977,7 @@ static void done_retry(struct watch *w, struct cluster *cl, struct task *t)
 	ev->u.retry.message = r->message ? r->message : xasprintf("retry of %s: %s", r->job,
 	    task_why(t));
 	r->new_id = r->message = NULL;
-	cl->pub.next_poll_ms = watch_now_ms();
+	poll_soon(cl);
 }
 
 static void done_action(struct watch *w, struct cluster *cl, struct task *t)
@@ -1147,13 +1145,12 @@ void watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 		if (p->poll_started_ms == 0)
 			next = earliest(next, p->next_poll_ms);
 	}
-	if (w->cur != NULL && !w->cur->busy) {
+	if (w->cur != NULL && w->cur->pub.reading_ms == 0) {
 		struct follower *lf = w->cur;
 		if (now_ms >= lf->next_ms) {
 			struct task *t = task_new(w, lf->pub.cluster, T_FOLLOW);
 			t->u.follow.log = lf;
-			lf->busy = 1;
-			lf->pub.reading_ms = now_ms;
+			lf->pub.reading_ms = now_ms;	/* a task reads it, since */
 			if (w->cl[lf->pub.cluster].reads++ == 0)
 				w->cl[lf->pub.cluster].pub.read_started_ms = now_ms;
 			worker_submit(w->cl[lf->pub.cluster].worker, &t->wt);
@@ -1209,7 +1206,7 @@ struct watch_log *watch_follow(struct watch *w, size_t cluster, const char *job)
 				slot = i;
 				break;
 			}
-			if (!w->logs[i]->busy && (slot == LOG_CACHED ||
+			if (w->logs[i]->pub.reading_ms == 0 && (slot == LOG_CACHED ||
 			    w->logs[i]->used < w->logs[slot]->used))
 				slot = i;
 		}
