@@ -34,7 +34,7 @@ static int bytes_hold(const void *p, size_t len, const char *s)
 
 /* ---- exec ---------------------------------------------------------------------- */
 
-static int64_t now_ms(void)
+int64_t conn_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -167,7 +167,7 @@ static enum conn_status may_go_on(struct conn *c, ssh_channel ch, struct exec_st
 		abandon(ch);
 		return conn_fail(err, CONN_CANCELLED, "%s: cancelled: %s", c->at->display, x->cmd);
 	}
-	if (deadline != 0 && now_ms() >= deadline) {
+	if (deadline != 0 && conn_now_ms() >= deadline) {
 		/* The server acknowledged the exec request, so it was
 		 * alive then: the command ran long, or the server froze
 		 * since. Either way the command is abandoned. */
@@ -191,12 +191,12 @@ static void idle(struct conn *c, ssh_channel ch, struct exec_state *es, int64_t 
 	 * exit-status until the client sends something. A keepalive
 	 * every 50 ms while we wait for it gets it moving.
 	 */
-	if (ssh_channel_is_eof(ch) && !es->got_exit && now_ms() - es->nudged >= 50) {
+	if (ssh_channel_is_eof(ch) && !es->got_exit && conn_now_ms() - es->nudged >= 50) {
 		ssh_send_keepalive(c->s);
-		es->nudged = now_ms();
+		es->nudged = conn_now_ms();
 	}
-	if (deadline != 0 && deadline - now_ms() < wait)
-		wait = (int)(deadline - now_ms());
+	if (deadline != 0 && deadline - conn_now_ms() < wait)
+		wait = (int)(deadline - conn_now_ms());
 	poll(&pfd, 1, wait < 0 ? 0 : wait);
 }
 
@@ -248,7 +248,7 @@ static enum conn_status open_channel(struct conn *c, int64_t deadline, ssh_chann
 		if (st != CONN_OK)
 			return st;
 		if (deadline != 0) {
-			int64_t left = deadline - now_ms();
+			int64_t left = deadline - conn_now_ms();
 			if (left <= 0)
 				return conn_fail(err, CONN_TIMEOUT, "%s: no time left to run the command",
 				    c->at->display);
@@ -303,7 +303,7 @@ enum conn_status conn_probe(struct conn *c, int timeout_ms, char **err)
 
 enum conn_status conn_exec(struct conn *c, struct conn_exec *x, char **err)
 {
-	int64_t deadline = x->timeout_ms > 0 ? now_ms() + x->timeout_ms : 0;
+	int64_t deadline = x->timeout_ms > 0 ? conn_now_ms() + x->timeout_ms : 0;
 	struct ssh_channel_callbacks_struct cb;
 	struct exec_state es = { .x = x };
 	long timeout = c->connect_timeout_s;

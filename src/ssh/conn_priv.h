@@ -119,4 +119,7 @@ void conn_set_jumps(struct conn *c, const char *spec);
 enum conn_status conn_forward(struct hop *hop, const struct host *from,
     ssh_session next, const struct host *to, int *fd, char **err);
 
+/* The monotonic clock in ms (timeouts, the SFTP watchdog's marks). */
+int64_t conn_now_ms(void);
+
 #endif

@@ -93,24 +93,26 @@ enum conn_status conn_sftp_fail(struct conn *c, const char *what, const char *pa
 	return sftp_fail(c, what, path, err);
 }
 
-static int64_t now_ms(void)
+void conn_sftp_sent(struct conn *c)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	c->counters.sftp_requests++;
+	/* sftp_get_error() keeps the last status the server sent, whatever
+	 * came after (an end of file, a missing file): cleared here, a failure
+	 * that leaves it SSH_FX_OK is one the server never answered. */
+	if (c->sftp != NULL)
+		c->sftp->errnum = SSH_FX_OK;
 }
 
 void conn_sftp_waits(struct conn *c, int on)
 {
-	atomic_store(&c->sftp_since, on ? now_ms() : 0);
+	atomic_store(&c->sftp_since, on ? conn_now_ms() : 0);
 }
 
 int64_t conn_sftp_waiting_ms(struct conn *c)
 {
 	int64_t since = atomic_load(&c->sftp_since);
 
-	return since != 0 ? now_ms() - since : 0;
+	return since != 0 ? conn_now_ms() - since : 0;
 }
 
 void conn_interrupt(struct conn *c)
@@ -130,6 +132,7 @@ void conn_interrupt(struct conn *c)
 		conn_sftp_waits(c, 1);					\
 		st_ = (call);						\
 		if (st_ == CONN_DISCONNECTED) {				\
+			conn_sftp_waits(c, 1);	/* its own wait */	\
 			st_ = (call);					\
 			if (st_ == CONN_OK && err != NULL) {		\
 				free(*err);				\
@@ -143,13 +146,13 @@ void conn_interrupt(struct conn *c)
 /* Closing a file is one more request to the server: counted like the others. */
 static int counted_close(struct conn *c, sftp_file f)
 {
-	c->counters.sftp_requests++;
+	conn_sftp_sent(c);
 	return sftp_close(f);
 }
 
 static int counted_unlink(struct conn *c, const char *path)
 {
-	c->counters.sftp_requests++;
+	conn_sftp_sent(c);
 	return sftp_unlink(c->sftp, path);
 }
 
@@ -162,7 +165,7 @@ static enum conn_status stat_once(struct conn *c, const char *path, struct conn_
 	if (rc != CONN_OK)
 		return rc;
 	c->counters.sftp_ops++;
-	c->counters.sftp_requests++;
+	conn_sftp_sent(c);
 	a = sftp_stat(c->sftp, path);
 	if (a == NULL)
 		return sftp_fail(c, "stat", path, err);
@@ -190,7 +193,7 @@ static enum conn_status read_once(struct conn *c, const char *path, uint64_t off
 	if (rc != CONN_OK)
 		return rc;
 	c->counters.sftp_ops++;
-	c->counters.sftp_requests++;
+	conn_sftp_sent(c);
 	f = sftp_open(c->sftp, path, O_RDONLY, 0);
 	if (f == NULL)
 		return sftp_fail(c, "open", path, err);
@@ -203,7 +206,7 @@ static enum conn_status read_once(struct conn *c, const char *path, uint64_t off
 		ssize_t n;
 
 		buf_reserve(out, want);
-		c->counters.sftp_requests++;
+		conn_sftp_sent(c);
 		n = sftp_read(f, out->data + out->len, want);
 		if (n < 0) {
 			out->len = start;
@@ -238,7 +241,7 @@ static enum conn_status create_and_write(struct conn *c, const char *path, const
 	sftp_file f;
 
 	c->counters.sftp_ops++;
-	c->counters.sftp_requests++;
+	conn_sftp_sent(c);
 	f = sftp_open(c->sftp, path, O_WRONLY | O_CREAT | O_EXCL, mode);
 	if (f == NULL) {
 		struct conn_stat st;
@@ -258,7 +261,7 @@ static enum conn_status create_and_write(struct conn *c, const char *path, const
 			return conn_fail(err, CONN_DISCONNECTED, "connection cut halfway through "
 			    "writing %s (test hook)", path);
 		}
-		c->counters.sftp_requests++;
+		conn_sftp_sent(c);
 		w = sftp_write(f, (const char *)data + off, n);
 		if (w <= 0) {
 			counted_close(c, f);
@@ -268,7 +271,7 @@ static enum conn_status create_and_write(struct conn *c, const char *path, const
 		off += (size_t)w;
 	}
 	if (sftp_extension_supported(c->sftp, "fsync@openssh.com", "1")) {
-		c->counters.sftp_requests++;
+		conn_sftp_sent(c);
 		sftp_fsync(f);
 	}
 	if (counted_close(c, f) != 0)
@@ -378,7 +381,7 @@ static enum conn_status mkdir_once(struct conn *c, const char *path, mode_t mode
 		rc = stat_once(c, p, &st, NULL);
 		if (rc == CONN_NOTFOUND) {
 			c->counters.sftp_ops++;
-			c->counters.sftp_requests++;
+			conn_sftp_sent(c);
 			if (sftp_mkdir(c->sftp, p, mode) != 0) {
 				/* Someone else may have made it meanwhile. */
 				if (stat_once(c, p, &st, NULL) != CONN_OK || !st.is_dir) {
@@ -406,9 +409,6 @@ static enum conn_status mkdir_once(struct conn *c, const char *path, mode_t mode
 
 enum conn_status conn_mkdir_p(struct conn *c, const char *path, mode_t mode, char **err)
 {
-	enum conn_status st = sftp_ready(c, err);
-	if (st != CONN_OK)
-		return st;
 	RETRY_ONCE(mkdir_once(c, path, mode, err));
 }
 

@@ -28,5 +28,8 @@ enum conn_status conn_sftp_fail(struct conn *c, const char *what, const char *pa
 /* An SFTP request waits for the server from now (on: 1, again after each
  * answer), or none does (0): what the worker's watchdog reads. */
 void conn_sftp_waits(struct conn *c, int on);
+/* One SFTP request sent: counted, and the session's last status cleared
+ * (so a failure without one is told apart: no answer). */
+void conn_sftp_sent(struct conn *c);
 
 #endif

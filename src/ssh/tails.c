@@ -50,7 +50,7 @@ void sftp_kept_forget(struct sftp_kept **k)
 /* path's kept file, opened (one round trip, the first time only) and kept
  * if need be; NULL with *st on failure (CONN_NOTFOUND: not there yet). */
 static sftp_file kept_open(struct conn *c, sftp_session sftp, struct sftp_kept **kept,
-    struct conn_counters *k, const char *path, enum conn_status *st, char **err)
+    const char *path, enum conn_status *st, char **err)
 {
 	struct sftp_kept *kp;
 	struct kept_file *slot;
@@ -64,7 +64,7 @@ static sftp_file kept_open(struct conn *c, sftp_session sftp, struct sftp_kept *
 			kp->files[i].used = ++kp->clock;
 			return kp->files[i].f;
 		}
-	k->sftp_requests++;
+	conn_sftp_sent(c);
 	f = sftp_open(sftp, path, O_RDONLY, 0);
 	if (f == NULL) {
 		*st = conn_sftp_fail(c, "open", path, err);
@@ -76,7 +76,7 @@ static sftp_file kept_open(struct conn *c, sftp_session sftp, struct sftp_kept *
 		for (size_t i = 1; i < kp->n; i++)
 			if (kp->files[i].used < kp->files[old].used)
 				old = i;
-		k->sftp_requests++;
+		conn_sftp_sent(c);
 		sftp_close(kp->files[old].f);
 		free(kp->files[old].path);
 		kp->files[old] = kp->files[--kp->n];
@@ -105,7 +105,7 @@ struct batch {
 
 /* Send reads of b->f from start, as many chunks as want needs (up to a
  * batch), without waiting for any answer. */
-static int batch_begin(struct batch *b, struct conn_counters *k, uint64_t start, size_t want)
+static int batch_begin(struct batch *b, uint64_t start, size_t want)
 {
 	b->nreq = 0, b->got = 0, b->short_read = 0;
 	if (sftp_seek64(b->f, start) != 0)
@@ -115,7 +115,7 @@ static int batch_begin(struct batch *b, struct conn_counters *k, uint64_t start,
 		if (id < 0)
 			return -1;
 		b->ids[b->nreq++] = id;
-		k->sftp_requests++;
+		conn_sftp_sent(b->c);
 	}
 	return 0;
 }
@@ -159,7 +159,7 @@ static int finish(struct conn_tail *t, struct batch *b, struct conn_counters *k,
 
 	if (t->offset > 0 && b->got == 0) {
 		t->from = 0;
-		if (batch_begin(b, k, 0, want) != 0 || batch_collect(b, t->out) != 0)
+		if (batch_begin(b, 0, want) != 0 || batch_collect(b, t->out) != 0)
 			return -1;
 	} else if (t->offset > 0) {
 		memmove(t->out->data + base, t->out->data + base + 1, t->out->len - base - 1);
@@ -168,7 +168,7 @@ static int finish(struct conn_tail *t, struct batch *b, struct conn_counters *k,
 	}
 	total = t->out->len - base;
 	while (!b->short_read && b->nreq == PER_BATCH && total < want) {
-		if (batch_begin(b, k, t->from + total, want - total) != 0 ||
+		if (batch_begin(b, t->from + total, want - total) != 0 ||
 		    batch_collect(b, t->out) != 0)
 			return -1;
 		total = t->out->len - base;
@@ -214,7 +214,7 @@ static enum conn_status read_tails(struct conn *c, struct conn_tail *t, size_t n
 		t[i].missing = 0;
 		base[i] = t[i].out->len;
 		b[i].c = c;
-		b[i].f = kept_open(c, sftp, kept, k, t[i].path, &st, err);
+		b[i].f = kept_open(c, sftp, kept, t[i].path, &st, err);
 		if (st == CONN_NOTFOUND) {
 			t[i].missing = 1;
 			free(*err);
@@ -226,7 +226,7 @@ static enum conn_status read_tails(struct conn *c, struct conn_tail *t, size_t n
 	 * one round trip for all of them. Each starts a byte early (see
 	 * tails.h). */
 	for (i = 0; i < n && st == CONN_OK; i++)
-		if (b[i].f != NULL && batch_begin(&b[i], k, t[i].offset ? t[i].offset - 1 : 0,
+		if (b[i].f != NULL && batch_begin(&b[i], t[i].offset ? t[i].offset - 1 : 0,
 		    t[i].max + (t[i].offset ? 1 : 0)) != 0)
 			st = conn_sftp_fail(c, "read", t[i].path, err);
 	for (i = 0; i < n && st == CONN_OK; i++)
