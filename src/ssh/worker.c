@@ -384,15 +384,23 @@ static void *watchdog_main(void *arg)
 {
 	struct worker *w = arg;
 
+	long limit = w->keepalive_s * 1000L, nap = limit;
+
+	/* It wakes when a wait in flight would reach the limit, else once a
+	 * limit's time: an idle taotop is not woken every second. */
 	pthread_mutex_lock(&w->lock);
 	while (!w->stopping) {
-		struct timespec until = mono_after_ms(1000);
+		struct timespec until = mono_after_ms(nap);
+		int64_t waited;
 		compat_cond_timedwait_monotonic(&w->dog_wake, &w->lock, &until);
-		if (!w->stopping && conn_sftp_waiting_ms(w->conn) > w->keepalive_s * 1000L) {
+		waited = conn_sftp_waiting_ms(w->conn);
+		if (!w->stopping && waited > limit) {
 			log_msg(LOG_WARN, "ssh: an SFTP request had no answer for %d s: the "
 			    "connection is taken as dead", w->keepalive_s);
 			conn_interrupt(w->conn);
+			waited = 0;
 		}
+		nap = waited > 0 ? limit - (long)waited + 100 : limit;
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
