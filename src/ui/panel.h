@@ -112,11 +112,13 @@ void outcomes_panel_add(struct app *a, struct watch_outcome *o, size_t n);
 void outcomes_panel_expect(struct app *a, size_t n);
 /* The detail's fetched files (handed over; freed when no detail is open). */
 void detail_panel_files(struct app *a, struct watch_file *f, size_t n);
-/* A poll or GPU sample: an open detail is built again. */
-void detail_panel_refresh(struct app *a);
-/* The detail is open and waits for its files (a spinner turns). */
-int detail_panel_fetching(struct app *a);
-/* Each second while the detail's files are fetched: its spinner turns. */
+/* A poll (polled: its record is read again) or a GPU sample: an open
+ * detail is built again. */
+void detail_panel_refresh(struct app *a, int polled);
+/* Since when the open detail waits for its files (its spinner turns),
+ * or 0. */
+int64_t detail_panel_fetching(struct app *a);
+/* While the detail's files are fetched: its spinner turns. */
 void detail_panel_spin(struct app *a);
 /* A retry's answer, told on the message line (the event keeps it). */
 void retry_panel_done(struct app *a, const struct watch_retry *r);

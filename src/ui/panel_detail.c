@@ -1,7 +1,8 @@
 /* The job detail (Enter): the record, the latest poll's row, the GPUs in
  * use, and the staged sbatch and spec fetched from the cluster. Built
- * again when a poll, a sample or the files come; the lines are
- * ui/detail.c's. */
+ * again when a poll, a sample or the files come (the record read again
+ * from disk only on a poll; the spinner's turns use what is held); the
+ * lines are ui/detail.c's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 
 struct detail {
 	char			*key;		/* the job shown (jt key), NULL: closed */
+	struct job_record	*rec;		/* its record, NULL: none (not taotop's) */
 	char			**lines;
 	size_t			 n, top;
 	struct watch_file	*files;		/* its staged sbatch and spec */
@@ -45,6 +47,8 @@ static void detail_close(struct app *a)
 	free_lines(s);
 	free(s->key);
 	s->key = NULL;
+	record_free(s->rec);
+	s->rec = NULL;
 	watch_files_free(s->files, s->nfiles);
 	s->files = NULL;
 	s->nfiles = 0;
@@ -61,25 +65,32 @@ static const struct jt_entry *entry_by_key(const struct app *a, const char *key)
 	return NULL;
 }
 
-/* (Re)build the lines from the record (local), the row (the latest poll)
+/* The record read again from disk (a poll may have changed it). */
+static void load(struct app *a, const struct jt_entry *e)
+{
+	struct detail *s = state(a);
+	char *err = NULL;
+
+	record_free(s->rec);
+	s->rec = NULL;
+	if (e->row->record_id != NULL && store_load(a->store, e->row->record_id, &s->rec, &err) != 0)
+		free(err);
+}
+
+/* (Re)build the lines from the record held, the row (the latest poll)
  * and the fetched files. */
 static void build(struct app *a)
 {
 	struct detail *s = state(a);
 	const struct jt_entry *e = entry_by_key(a, s->key);
-	struct job_record *r = NULL;
-	char *err = NULL;
 
 	if (e == NULL)
 		return;		/* gone from the list: keep what is shown */
 	free_lines(s);
-	if (e->row->record_id != NULL && store_load(a->store, e->row->record_id, &r, &err) != 0)
-		free(err);
-	s->n = detail_lines(r, e->row, e->cluster_name,
+	s->n = detail_lines(s->rec, e->row, e->cluster_name,
 	    e->row->state == TAO_RUNNING ? watch_use(a->watch, e->cluster, e->row->slurm_id) : NULL,
 	    s->files, s->nfiles, s->fetching ? watch_now_ms() - s->fetch_started_ms : -1,
 	    text_utf8(), &s->lines);
-	record_free(r);
 	a->dirty |= DIRTY_DIALOG;
 }
 
@@ -87,8 +98,7 @@ static void detail_open(struct app *a)
 {
 	const struct jt_entry *e = jt_selected(&a->jt);
 	struct detail *s = state(a);
-	struct job_record *r = NULL;
-	char *err = NULL, **paths;
+	char **paths;
 	size_t n, i;
 
 	if (e == NULL)
@@ -99,8 +109,9 @@ static void detail_open(struct app *a)
 	if (e->row->record_id == NULL && e->row->state == TAO_RUNNING)
 		watch_use_request(a->watch, e->cluster, e->row->slurm_id);
 	s->top = 0;
-	if (e->row->record_id != NULL && store_load(a->store, e->row->record_id, &r, &err) == 0) {
-		n = detail_paths(r, &paths);
+	load(a, e);
+	if (s->rec != NULL) {
+		n = detail_paths(s->rec, &paths);
 		if (n > 0) {
 			watch_fetch(a->watch, e->cluster, paths, n);
 			s->fetching = 1;
@@ -109,9 +120,7 @@ static void detail_open(struct app *a)
 		for (i = 0; i < n; i++)
 			free(paths[i]);
 		free(paths);
-		record_free(r);
 	}
-	free(err);
 	build(a);
 	a->mode = MODE_DETAIL;
 }
@@ -120,8 +129,10 @@ void detail_panel_files(struct app *a, struct watch_file *f, size_t n)
 {
 	struct detail *s = state(a);
 
-	if (s->key == NULL) {
-		watch_files_free(f, n);		/* closed since it asked */
+	if (s->key == NULL || !s->fetching) {
+		/* Closed since it asked, or another job's detail opened since,
+		 * one that asked nothing: not its files. */
+		watch_files_free(f, n);
 		return;
 	}
 	watch_files_free(s->files, s->nfiles);
@@ -131,15 +142,20 @@ void detail_panel_files(struct app *a, struct watch_file *f, size_t n)
 	build(a);
 }
 
-void detail_panel_refresh(struct app *a)
+void detail_panel_refresh(struct app *a, int polled)
 {
-	if (a->mode == MODE_DETAIL)
-		build(a);
+	const struct jt_entry *e;
+
+	if (a->mode != MODE_DETAIL)
+		return;
+	if (polled && (e = entry_by_key(a, state(a)->key)) != NULL)
+		load(a, e);
+	build(a);
 }
 
-int detail_panel_fetching(struct app *a)
+int64_t detail_panel_fetching(struct app *a)
 {
-	return a->mode == MODE_DETAIL && state(a)->fetching;
+	return a->mode == MODE_DETAIL && state(a)->fetching ? state(a)->fetch_started_ms : 0;
 }
 
 void detail_panel_spin(struct app *a)
@@ -154,7 +170,8 @@ static enum panel_next detail_key(struct app *a, wint_t ch, int func)
 
 	if (!func && (ch == KEY_ESC || ch == 'q' || ch == '\r' || ch == '\n'))
 		return PANEL_CLOSE;
-	if (!ui_scroll_key(&s->top, s->n, ch, func) && !func && ch == 'P')
+	/* The dump's key as the user bound it (config keys:), not 'P'. */
+	if (!ui_scroll_key(&s->top, s->n, ch, func) && keymap_lookup(KC_ANY, (int)ch) == ACT_DUMP)
 		dump_screen(a);
 	return PANEL_KEEP;
 }

@@ -266,7 +266,7 @@ static void on_jobs(struct app *a)
 {
 	notify_changes(a);
 	rebuild_jobs(a);
-	detail_panel_refresh(a);
+	detail_panel_refresh(a, 1);
 }
 
 static void on_link(struct app *a)
@@ -282,7 +282,7 @@ static void on_log(struct app *a)
 
 static void on_use(struct app *a)
 {
-	detail_panel_refresh(a);
+	detail_panel_refresh(a, 0);
 	a->dirty |= DIRTY_JOBS | DIRTY_STATUS;
 }
 
@@ -703,10 +703,11 @@ static int64_t status_change_at(struct app *a, int64_t now)
 	int64_t at = -1, t;
 	size_t i;
 
-	for (i = 0; i < watch_count(a->watch); i++) {
-		const struct watched *c = watch_cluster(a->watch, i);
-		int64_t since = watch_waiting_since(c);
-		if (c->link == LINK_RECONNECTING || (c->polls && !c->last.scheduler_ok))
+	/* Each cluster, then the detail's fetch (index count). */
+	for (i = 0; i <= watch_count(a->watch); i++) {
+		const struct watched *c = i < watch_count(a->watch) ? watch_cluster(a->watch, i) : NULL;
+		int64_t since = c != NULL ? watch_waiting_since(c) : detail_panel_fetching(a);
+		if (c != NULL && (c->link == LINK_RECONNECTING || (c->polls && !c->last.scheduler_ok)))
 			t = now + STATUS_TICK_MS;
 		else if (since != 0 && now - since < LOGPANE_SLOW_MS)
 			t = since + LOGPANE_SLOW_MS;	/* its spinner shows then */
@@ -719,8 +720,6 @@ static int64_t status_change_at(struct app *a, int64_t now)
 	}
 	if (submit_view_ticking(a) && (at < 0 || now + STATUS_TICK_MS < at))
 		at = now + STATUS_TICK_MS;
-	if (detail_panel_fetching(a) && (at < 0 || now + SPIN_TICK_MS < at))
-		at = now + SPIN_TICK_MS;
 	return at;
 }
 
