@@ -17,7 +17,6 @@
 #include <stddef.h>
 
 #include "engine/config.h"
-#include "util/buf.h"
 #include "engine/watch.h"
 #include "ui/jobtable.h"
 #include "ui/layout.h"

@@ -53,6 +53,16 @@ Test(panel, the_dialog_keys_reach_their_panels)
 		a.readonly = 1;		/* opening checks first: nothing reaches the engine */
 		cr_expect_eq(panel_open_by(&a, opening[i]), 1, "%s opens no panel",
 		    keymap_action_name(opening[i]));
+		if (opening[i] == ACT_HELP) {
+			cr_expect_eq(a.mode, MODE_HELP, "help did not open");
+		} else {
+			/* Refused: the list stays, and a changing one says why. */
+			cr_expect_eq(a.mode, MODE_NORMAL, "%s opened on nothing, read-only",
+			    keymap_action_name(opening[i]));
+			if (opening[i] != ACT_DETAIL)
+				cr_expect_not_null(a.message, "%s refused without a word",
+				    keymap_action_name(opening[i]));
+		}
 		free(a.message);
 		panel_free_all(&a);
 	}
