@@ -380,7 +380,8 @@ Test(firstrun, init_takes_the_user_key_and_account_given, .timeout = 180)
 	cr_expect(strstr(out, "nobody-here") != NULL && strstr(out, "nothing written") != NULL,
 	    "%s", out);
 	free(out), free(args);
-	args = xasprintf("init --hosts %s:%d --name keyed --user %s --key %s/other --yes </dev/null",
+	/* -y, the short form the man page gives. */
+	args = xasprintf("init --hosts %s:%d --name keyed --user %s --key %s/other -y </dev/null",
 	    r->host, r->port, r->user, n.dir);
 	cr_expect_eq(rig_taotop(n.env, args, &out), 3, "another key got in:\n%s", out);
 	cr_expect(strstr(out, "nothing written") != NULL, "%s", out);

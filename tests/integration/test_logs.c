@@ -2,7 +2,8 @@
  * Logs over SFTP against the real server: tails that read little of a large
  * file, following by offset with every line exactly once, '\r' rewrites,
  * files that shrink or do not exist yet, both panes followed together, and
- * `taotop logs -f` itself on a file growing at 1 MiB/s.
+ * `taotop logs --follow` itself (the long forms; the drills use -f -n)
+ * on a file growing at 1 MiB/s.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -237,7 +238,7 @@ Test(logs, cli_follow_of_a_file_growing_1_mib_per_second_for_20_s, .timeout = 12
 
 	/* taotop logs -f starts before the file exists, as for a pending job. */
 	char *cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s "
-	    "TAOTOP_KNOWN_HOSTS=%s XDG_STATE_HOME=%s timeout 32 %s logs %s -n 0 -f > %s/out 2>%s/err",
+	    "TAOTOP_KNOWN_HOSTS=%s XDG_STATE_HOME=%s timeout 32 %s logs %s --lines 0 --follow > %s/out 2>%s/err",
 	    r->user, r->host, r->port, r->key, r->known_hosts, state, getenv("TAOTOP_BIN"), id,
 	    state, state);
 	FILE *bg = popen(cmd, "r");

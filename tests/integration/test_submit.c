@@ -291,16 +291,11 @@ Test(submit, no_command_line_on_the_machine_ever_holds_the_secret, .timeout = 18
 	sub_close(&e);
 }
 
-Test(submit, dry_run_output_matches_the_golden_file, .timeout = 60)
+/* The golden bundle: paths under the rig's shared folder (caller frees). */
+static char *golden_bundle(const struct sub_env *e)
 {
 	const struct rig *r = rig_get();
-	struct sub_env e;
-	sub_open(&e, "golden", NULL);
-	/* A fixed bundle, paths under the rig's shared folder, written as @SHARED@
-	 * in the golden file; a fresh image cache, so "would convert". meta.json
-	 * holds those paths, so its size depends on the rig's folder (a second
-	 * rig's is longer): @N@. */
-	char *spec = xasprintf("%s/golden.yaml", e.local);
+	char *spec = xasprintf("%s/golden.yaml", e->local);
 	FILE *f = fopen(spec, "w");
 	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
 	    "action: train\ncommand: [classification_pyt, train, -e, /specs/spec.yaml]\n"
@@ -310,27 +305,71 @@ Test(submit, dry_run_output_matches_the_golden_file, .timeout = 60)
 	char *cmd = xasprintf("mkdir -p %s/golden/data", r->shared);
 	free(rig_ssh_ok(cmd));
 	free(cmd);
-	cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s "
+	return spec;
+}
+
+/* `taotop submit --dry-run SPEC ARGS` as a user runs it, paths shown as
+ * @SHARED@; its output (caller frees). */
+static char *dry_run(const struct sub_env *e, const char *spec, const char *args)
+{
+	const struct rig *r = rig_get();
+	char *cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s "
 	    "XDG_STATE_HOME=%s TAOTOP_CONFIG=/nonexistent/config.yaml "
 	    "SLURM_BASE_RESULTS_DIR=lustre://%s/golden/root "
-	    "TAOTOP_IMAGE_CACHE=%s/golden/images-never LANG=C %s submit --dry-run %s "
+	    "TAOTOP_IMAGE_CACHE=%s/golden/images-never LANG=C %s submit --dry-run %s %s "
 	    "| sed -e 's|%s|@SHARED@|g' -e 's|meta.json ([0-9]* bytes)|meta.json (@N@ bytes)|'",
-	    r->user, r->host, r->port, r->key, r->known_hosts, e.local,
-	    r->shared, r->shared, getenv("TAOTOP_BIN"), spec, r->shared);
+	    r->user, r->host, r->port, r->key, r->known_hosts, e->local,
+	    r->shared, r->shared, getenv("TAOTOP_BIN"), spec, args, r->shared);
 	const char *const argv[] = { "sh", "-c", cmd, NULL };
 	char *out = NULL;
 	cr_assert_eq(rig_run(argv, &out), 0, "%s", out);
+	free(cmd);
+	return out;
+}
+
+Test(submit, dry_run_output_matches_the_golden_file, .timeout = 60)
+{
+	struct sub_env e;
+	sub_open(&e, "golden", NULL);
+	/* A fixed bundle, paths under the rig's shared folder, written as @SHARED@
+	 * in the golden file; a fresh image cache, so "would convert". meta.json
+	 * holds those paths, so its size depends on the rig's folder (a second
+	 * rig's is longer): @N@. */
+	char *spec = golden_bundle(&e);
+	char *out = dry_run(&e, spec, "");
 	char *golden_path = xasprintf("%s/tests/golden/dry-run.txt", getenv("TAOTOP_SHARE"));
 	char *golden = sub_slurp(golden_path);
 	if (getenv("TAOTOP_UPDATE_GOLDEN") != NULL) {
-		f = fopen(golden_path, "w");
+		FILE *f = fopen(golden_path, "w");
 		fputs(out, f);
 		fclose(f);
 	}
 	cr_assert_not_null(golden, "%s is missing (TAOTOP_UPDATE_GOLDEN=1 writes it)", golden_path);
 	cr_expect_str_eq(out, golden, "the dry run differs from %s", golden_path);
 	cr_expect(strstr(out, TOKEN) == NULL, "the dry run shows the secret");
-	free(golden), free(golden_path), free(out), free(cmd), free(spec);
+	free(golden), free(golden_path), free(out), free(spec);
+	sub_close(&e);
+}
+
+/* The man page's options, written as a user types them (its example
+ * `--nodes 2 --gpus 16`, a time in hours, both requeue options: the later
+ * wins), reach the sbatch and say where each value came from. */
+Test(submit, the_options_as_the_man_page_writes_them, .timeout = 60)
+{
+	struct sub_env e;
+	sub_open(&e, "options", NULL);
+	char *spec = golden_bundle(&e);
+	char *out = dry_run(&e, spec, "--nodes 2 --gpus 16 --time 3 --partition polar "
+	    "--requeue --no-requeue --force-reconvert");
+
+	cr_expect(strstr(out, "#SBATCH --nodes=2\n") != NULL, "%s", out);
+	cr_expect(strstr(out, "#SBATCH --gres=gpu:8\n") != NULL, "8 per node: %s", out);
+	cr_expect(strstr(out, "#SBATCH --time=3:00:00\n") != NULL, "%s", out);
+	cr_expect(strstr(out, "#SBATCH --no-requeue\n") != NULL, "the later one wins: %s", out);
+	cr_expect(strstr(out, "#SBATCH --requeue\n") == NULL, "%s", out);
+	cr_expect(strstr(out, "(--gpus") != NULL, "the origin of the GPUs: %s", out);
+	cr_expect(strstr(out, "(--time") != NULL, "the origin of the time: %s", out);
+	free(out), free(spec);
 	sub_close(&e);
 }
 

@@ -57,6 +57,10 @@ Test(cli, version_prints_name_and_version)
 	cr_expect(strncmp(out.data, "taotop ", 7) == 0, "%s", out.data);
 	cr_expect_eq(err.len, 0);
 	buf_free(&out), buf_free(&err);
+	/* -V, as the man page gives it, says the same. */
+	cr_assert_eq(taotop((const char *[]){ "-V", NULL }, &out, &err), 0, "%s", err.data);
+	cr_expect(strncmp(out.data, "taotop ", 7) == 0, "%s", out.data);
+	buf_free(&out), buf_free(&err);
 }
 
 Test(cli, help_lists_every_verb_and_exit_codes)
