@@ -162,37 +162,21 @@ deps:
 
 # Every test against both SLURM versions the kit brings up, each build once:
 # the plain build against this machine's SLURM 22.05 (with the fuzzers'
-# short runs), then the ASan+UBSan build (with the runner's own tests), made in a
+# short runs), and the ASan+UBSan build (with the runner's own tests), made in a
 # Debian 13 root (tests/cluster/root: debootstrap once, reused, kept outside
 # the repository), against SLURM 24.11 and OpenSSH 10 there. So every unit,
-# integration and screen test runs on both versions and under both builds,
-# in the time of two runs, not four. The root and its build are made on the
-# second core while this machine's builds take the first. Both halves run
-# whatever the first did; each brings its cluster up and down and ends with
-# its own count line.
+# integration and screen test runs on both versions and under both builds.
+# The root and its build are made on the second core while this machine's
+# builds take the first; then the two halves run side by side on two rigs
+# that share nothing but the machine (tests/check: the second rig has its
+# own ports, state, munged and test user), each bringing its cluster up and
+# down and ending with its own count line, and the last line adds them up.
 # check-unit and check-integration run one part, in this build only.
 RIG_STATE_2411 ?= /var/tmp/taotop-rig-24.11
 BUILD_2411_SAN ?= build/slurm-24.11-san
+export RIG_STATE_2411 BUILD_2411_SAN
 check: deps lint-man
-	@mkdir -p build; \
-	echo "== make check: the Debian 13 root and its sanitizer build, beside this machine's builds (build/check-root.log)"; \
-	( tests/cluster/root make && tests/cluster/root run $(MAKE) --no-print-directory \
-		SANITIZE=1 BUILD=$(BUILD_2411_SAN) build-tests ) > build/check-root.log 2>&1 & root=$$!; \
-	$(MAKE) --no-print-directory portable-check && $(MAKE) --no-print-directory build-tests && \
-		$(MAKE) --no-print-directory FUZZ=1 build-fuzz; host=$$?; \
-	wait $$root; r=$$?; \
-	[ $$r = 0 ] || { tail -n 40 build/check-root.log; echo "make check: the root or its build failed (build/check-root.log)"; }; \
-	[ $$host = 0 ] && [ $$r = 0 ]
-	@a=0 b=0; \
-	echo "== make check: SLURM 22.05, the plain build"; \
-	TAOTOP_BUILDS="build/rel" FUZZ_SECONDS=10 tests/run suites || a=1; \
-	echo "== make check: SLURM 24.11 (Debian 13 root), the ASan+UBSan build"; \
-	RIG_SLURM=24.11 RIG_STATE=$(RIG_STATE_2411) tests/cluster/root run \
-		env TAOTOP_BUILDS=$(BUILD_2411_SAN) tests/run all || b=1; \
-	tests/cluster/root umount; \
-	echo "make check: SLURM 22.05 $$([ $$a = 0 ] && echo passed || echo FAILED)," \
-		"SLURM 24.11 $$([ $$b = 0 ] && echo passed || echo FAILED)"; \
-	[ $$a = 0 ] && [ $$b = 0 ]
+	@tests/check
 
 # The integration and screen tests against SLURM 24.11 with the plain build
 # (check runs the sanitizer build there), made and run in the root.

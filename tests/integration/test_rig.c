@@ -245,9 +245,10 @@ Test(rig, partitions_and_limits_are_the_seeds, .timeout = 60)
 Test(rig, sshd_takes_keys_only_for_the_test_user, .timeout = 60)
 {
 	const struct rig *r = rig_get();
-	char port[16], kh[4096], *out = NULL;
+	char port[16], kh[4096], login[128], *out = NULL;
 
 	snprintf(port, sizeof(port), "%d", r->port);
+	snprintf(login, sizeof(login), "%s@127.0.0.1", r->user);
 	snprintf(kh, sizeof(kh), "UserKnownHostsFile=%s", r->known_hosts);
 	const char *const as_root[] = { "ssh", "-o", "BatchMode=yes", "-o", kh, "-i", r->key,
 	    "-p", port, "root@127.0.0.1", "true", NULL };
@@ -256,7 +257,7 @@ Test(rig, sshd_takes_keys_only_for_the_test_user, .timeout = 60)
 	free(out);
 
 	const char *const by_password[] = { "ssh", "-o", "BatchMode=yes", "-o", kh,
-	    "-o", "PubkeyAuthentication=no", "-p", port, "slurmuser@127.0.0.1", "true", NULL };
+	    "-o", "PubkeyAuthentication=no", "-p", port, login, "true", NULL };
 	cr_expect_eq(rig_run(by_password, &out), 255, "logged in without a key: %s", out);
 	free(out);
 
