@@ -204,6 +204,7 @@ void conn_drop_session(struct conn *c)
 		sftp_free(c->sftp);
 		c->sftp = NULL;
 	}
+	c->spare = NULL;	/* a channel of c->s: ssh_free frees it */
 	if (c->s != NULL) {
 		ssh_disconnect(c->s);
 		ssh_free(c->s);

@@ -231,9 +231,64 @@ broken:
 	    "command (it may have run): %s", c->at->display, ssh_get_error(c->s));
 }
 
-/* Open a channel; reconnect once when the connection had dropped while idle
- * (nothing was sent yet, so this is safe even for commands that change
- * things). */
+/* ---- channels opened ahead ------------------------------------------------------ */
+
+/*
+ * SSH needs the server's answer to a channel open (its number for the
+ * channel) before an exec request can be sent on it: a round trip of its
+ * own before every command. So each command's channel is opened one
+ * command ahead: the next one's open is sent together with this one's
+ * open, or with this one's exec request, and its answer comes back in the
+ * same round trip. Every command after a session's first then costs one
+ * round trip (the exec and its answer), not two. The channel waits unused
+ * between commands; it dies with its session (conn_drop_session).
+ */
+
+/* Send a channel open without waiting for its answer; NULL when it could
+ * not be sent. */
+static ssh_channel open_ahead(struct conn *c)
+{
+	ssh_channel ch = ssh_channel_new(c->s);
+	int blocking = ssh_is_blocking(c->s), rc;
+
+	if (ch == NULL)
+		return NULL;
+	/* Non-blocking, libssh sends the open and returns SSH_AGAIN; the
+	 * blocking ssh_channel_open_session later waits for (or finds) its
+	 * answer. */
+	ssh_set_blocking(c->s, 0);
+	rc = ssh_channel_open_session(ch);
+	ssh_set_blocking(c->s, blocking);
+	if (rc == SSH_ERROR) {
+		ssh_channel_free(ch);
+		return NULL;
+	}
+	return ch;
+}
+
+/* The channel opened ahead, when the server opened it and the connection
+ * did not end while idle (what came meanwhile is read first: a FIN or RST
+ * seen here means reconnecting before anything is sent, as a failed open
+ * does); else NULL, and it is dropped. */
+static ssh_channel take_spare(struct conn *c)
+{
+	ssh_channel ch = c->spare;
+
+	c->spare = NULL;
+	if (ch == NULL)
+		return NULL;
+	if (ssh_channel_open_session(ch) == SSH_OK && ssh_channel_poll(ch, 0) != SSH_ERROR &&
+	    ssh_channel_is_open(ch) && conn_is_connected(c))
+		return ch;
+	ssh_channel_free(ch);
+	return NULL;
+}
+
+/* Open a channel: the one opened ahead if it is usable, else a new one
+ * (with the next one's open sent beside it); reconnect once when the
+ * connection had dropped while idle (nothing was sent yet, so this is safe
+ * even for commands that change things). The next command's channel is
+ * opened ahead here too. */
 static enum conn_status open_channel(struct conn *c, int64_t deadline, ssh_channel *out,
     char **err)
 {
@@ -256,15 +311,23 @@ static enum conn_status open_channel(struct conn *c, int64_t deadline, ssh_chann
 				left_s = (long)((left + 999) / 1000);
 		}
 		ssh_options_set(c->s, SSH_OPTIONS_TIMEOUT, &left_s);
-		ch = ssh_channel_new(c->s);
-		if (ch != NULL && ssh_channel_open_session(ch) == SSH_OK) {
+		ch = take_spare(c);
+		if (ch == NULL && conn_is_connected(c)) {
+			ch = open_ahead(c);
+			c->spare = open_ahead(c);
+			if (ch != NULL && ssh_channel_open_session(ch) != SSH_OK) {
+				ssh_channel_free(ch);
+				ch = NULL;
+			}
+		} else if (ch != NULL) {
+			c->spare = open_ahead(c);
+		}
+		if (ch != NULL) {
 			*out = ch;
 			return CONN_OK;
 		}
 		log_msg(LOG_INFO, "ssh: %s: cannot open a channel (%s); reconnecting",
 		    c->at->display, ssh_get_error(c->s));
-		if (ch != NULL)
-			ssh_channel_free(ch);
 		conn_drop_session(c);
 	}
 	return conn_fail(err, CONN_DISCONNECTED, "the login host stopped answering and a new "

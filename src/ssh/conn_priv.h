@@ -59,6 +59,9 @@ struct conn {
 	size_t		 nhops;
 
 	ssh_session	 s;
+	ssh_channel	 spare;	/* a session channel opened ahead for the next
+				 * command (conn_exec.c), NULL: none; freed
+				 * with s */
 	sftp_session	 sftp;
 	struct sftp_kept *kept;	/* ssh/tails.c's files kept open on sftp */
 	const struct host *at;	/* the host connected to */

@@ -464,9 +464,9 @@ void rig_relay_start(struct rig_relay *l, int port, int one_way_ms)
 	rig_local("f=%s/relay-%d.pid; [ -f $f ] && { kill $(cat $f); sleep 0.2; } >/dev/null 2>&1; "
 	    "true", r->state, l->port);
 	cr_assert_eq(rig_local("echo pass > %s/control && %s/tools/slowlink -l %d -t %d -d %d "
-	    "-c %s/control -m 1800 >%s/relay.log 2>&1 & echo $! > %s/pid; cp %s/pid %s/relay-%d.pid",
-	    l->dir, r->state, l->port, r->port, one_way_ms, l->dir, l->dir, l->dir, l->dir, r->state,
-	    l->port), 0);
+	    "-c %s/control -r %s/count -m 1800 >%s/relay.log 2>&1 & echo $! > %s/pid; "
+	    "cp %s/pid %s/relay-%d.pid", l->dir, r->state, l->port, r->port, one_way_ms, l->dir,
+	    l->dir, l->dir, l->dir, l->dir, r->state, l->port), 0);
 	pidfile = xasprintf("%s/pid", l->dir);
 	text = file_read_all(pidfile, NULL, NULL);
 	cr_assert_not_null(text);
@@ -485,6 +485,26 @@ void rig_relay_set(struct rig_relay *l, const char *mode)
 	    "tail -1); [ \"${m:-slowlink: pass}\" = 'slowlink: %s' ] && exit 0; "
 	    "sleep 0.05; done; exit 1", mode, l->dir, l->dir, l->dir, l->dir, mode), 0,
 	    "slowlink did not take '%s'", mode);
+}
+
+long long rig_relay_round_trips(const struct rig_relay *l)
+{
+	char *path = xasprintf("%s/count", l->dir), name[64];
+	long long v, rt = 0;
+	FILE *f;
+
+	/* The relay writes its count as chunks pass: let the last ones of
+	 * what the caller just did reach it first. */
+	usleep(200 * 1000);
+	f = fopen(path, "r");
+	free(path);
+	if (f == NULL)
+		return 0;
+	while (fscanf(f, "%63s %lld", name, &v) == 2)
+		if (strcmp(name, "round_trips") == 0)
+			rt = v;
+	fclose(f);
+	return rt;
 }
 
 void rig_relay_stop(struct rig_relay *l)
