@@ -389,30 +389,48 @@ static int password(struct conn *c, ssh_session s, const struct host *h, const c
 	return AUTH_FAILED;
 }
 
+/* SSH_KEY_PATH's key, sent signed at once (no query first: one round trip);
+ * *tried when it went to the server. */
+static int try_key_path(struct conn *c, ssh_session s, struct buf *why, int *tried)
+{
+	ssh_key key = NULL;
+	int rc = SSH_AUTH_DENIED;
+
+	*tried = 0;
+	if (c->key_path == NULL || c->key_path[0] == '\0')
+		return rc;
+	if (access(c->key_path, R_OK) != 0) {
+		buf_addf(why, "; SSH_KEY_PATH %s: %s", c->key_path, strerror(errno));
+	} else if (ssh_pki_import_privkey_file(c->key_path, NULL, NULL, NULL, &key) != SSH_OK) {
+		/* No passphrase prompt, ever: the CLI must not block. */
+		buf_addf(why, "; SSH_KEY_PATH %s cannot be loaded without a passphrase "
+		    "(add it to your agent with ssh-add)", c->key_path);
+	} else {
+		*tried = 1;
+		rc = ssh_userauth_publickey(s, NULL, key);
+		ssh_key_free(key);
+		if (rc != SSH_AUTH_SUCCESS && rc != SSH_AUTH_PARTIAL)
+			buf_addf(why, "; the server refused SSH_KEY_PATH %s", c->key_path);
+	}
+	return rc;
+}
+
 /* The keys, in order: SSH_KEY_PATH, the agent, the default keys. Returns
- * libssh's last code; why gathers what went wrong with SSH_KEY_PATH. */
+ * libssh's last code; why gathers what went wrong with SSH_KEY_PATH.
+ * The "none" request (a server that asks nothing lets it in; any other
+ * answers with its methods) is a round trip of its own on every connect,
+ * so it is sent only when SSH_KEY_PATH's key was not: the server's answer
+ * to a key lists its methods as well. */
 static int try_keys(struct conn *c, ssh_session s, struct buf *why)
 {
-	int rc = ssh_userauth_none(s, NULL);
+	int tried, rc = try_key_path(c, s, why, &tried);
 
 	if (rc == SSH_AUTH_SUCCESS)
 		return rc;
-	if (c->key_path != NULL && c->key_path[0] != '\0') {
-		ssh_key key = NULL;
-		if (access(c->key_path, R_OK) != 0) {
-			buf_addf(why, "; SSH_KEY_PATH %s: %s", c->key_path, strerror(errno));
-		} else if (ssh_pki_import_privkey_file(c->key_path, NULL, NULL, NULL, &key) != SSH_OK) {
-			/* No passphrase prompt, ever: the CLI must not block. */
-			buf_addf(why, "; SSH_KEY_PATH %s cannot be loaded without a passphrase "
-			    "(add it to your agent with ssh-add)", c->key_path);
-		} else {
-			rc = ssh_userauth_publickey(s, NULL, key);
-			ssh_key_free(key);
-			if (rc == SSH_AUTH_SUCCESS)
-				return rc;
-			if (rc != SSH_AUTH_PARTIAL)
-				buf_addf(why, "; the server refused SSH_KEY_PATH %s", c->key_path);
-		}
+	if (!tried) {
+		rc = ssh_userauth_none(s, NULL);
+		if (rc == SSH_AUTH_SUCCESS)
+			return rc;
 	}
 	if (rc != SSH_AUTH_PARTIAL && getenv("SSH_AUTH_SOCK") != NULL) {
 		rc = ssh_userauth_agent(s, NULL);
