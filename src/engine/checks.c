@@ -29,21 +29,32 @@ double checks_slurm_hours(const char *s)
 	return 0;
 }
 
-void checks_command(const struct check_ask *a, struct buf *cmd)
+/* Each dataset's test -e and the image's magic as "@@" lines; `close`
+ * runs on an answer that stops the job, `end` ends each test. */
+static void ask_files(const struct check_ask *a, const char *close, const char *end,
+    struct buf *cmd)
 {
 	char *q;
 	size_t i;
 
 	for (i = 0; i < a->ndatasets; i++) {
 		q = sh_quote(a->datasets[i]);
-		buf_addf(cmd, "if test -e %s; then echo '@@ok %zu'; else echo '@@missing %zu'; fi; ",
-		    q, i, i);
+		buf_addf(cmd, "if test -e %s; then echo '@@ok %zu'; else echo '@@missing %zu'%s; fi%s",
+		    q, i, i, close, end);
 		free(q);
 	}
 	q = sh_quote(a->image);
 	buf_addf(cmd, "if [ \"$(head -c 4 %s 2>/dev/null)\" = hsqs ]; then echo '@@image ok'; "
-	    "elif test -e %s; then echo '@@image bad'; else echo '@@image missing'; fi; ", q, q);
+	    "elif test -e %s; then echo '@@image bad'%s; else echo '@@image missing'%s; fi%s",
+	    q, q, close, close, end);
 	free(q);
+}
+
+void checks_command(const struct check_ask *a, struct buf *cmd)
+{
+	char *q;
+
+	ask_files(a, "", "; ", cmd);
 	q = sh_quote(a->partition);
 	buf_addf(cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"; ", q);
 	/* The partition's nodes and their GPUs, for the shape: "2 gpu:8". */
@@ -63,20 +74,9 @@ void checks_command(const struct check_ask *a, struct buf *cmd)
 void checks_gate(const struct check_ask *a, struct buf *cmd)
 {
 	char *q;
-	size_t i;
 
 	buf_adds(cmd, "ok=1\n");
-	for (i = 0; i < a->ndatasets; i++) {
-		q = sh_quote(a->datasets[i]);
-		buf_addf(cmd, "if test -e %s; then echo '@@ok %zu'; else echo '@@missing %zu'; ok=; fi\n",
-		    q, i, i);
-		free(q);
-	}
-	q = sh_quote(a->image);
-	buf_addf(cmd, "if [ \"$(head -c 4 %s 2>/dev/null)\" = hsqs ]; then echo '@@image ok'; "
-	    "elif test -e %s; then echo '@@image bad'; ok=; else echo '@@image missing'; ok=; fi\n",
-	    q, q);
-	free(q);
+	ask_files(a, "; ok=", "\n", cmd);
 	q = sh_quote(a->partition);
 	buf_addf(cmd, "mt=$(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1); echo \"@@maxtime $mt\"\n"
 	    "printf '%%s\\n' \"$mt\" | grep -Eq '^(UNLIMITED|infinite)|^([0-9]+-)?[0-9]+:[0-9]+:[0-9]+$' "
