@@ -762,6 +762,25 @@ int store_create(struct record_store *s, const struct job_record *r, char **err)
 	return rc;
 }
 
+int store_remove(struct record_store *s, const char *id, char **err)
+{
+	char *path;
+	int rc;
+
+	if (!id_ok(id)) {
+		*err = xasprintf("'%s' is not a valid job id", id);
+		return -1;
+	}
+	path = path_of(s, id);
+	lock(s);
+	rc = unlink(path);
+	unlock(s);
+	if (rc != 0)
+		*err = xasprintf("%s: cannot remove it: %s", path, strerror(errno));
+	free(path);
+	return rc == 0 ? 0 : -1;
+}
+
 int store_load(struct record_store *s, const char *id, struct job_record **out, char **err)
 {
 	char *path;

@@ -112,6 +112,9 @@ const char *store_dir(const struct record_store *s);
 char *store_mint_id(struct record_store *s);
 /* Write a new record; fails if one with its id exists. */
 int store_create(struct record_store *s, const struct job_record *r, char **err);
+/* Remove a record: one opened for a submit that then never reached the
+ * cluster (its checks stopped it before anything was written). */
+int store_remove(struct record_store *s, const char *id, char **err);
 /* Load one record. -1 with a sentence naming the file when it is missing
  * or does not parse. */
 int store_load(struct record_store *s, const char *id, struct job_record **out, char **err);

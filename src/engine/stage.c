@@ -8,6 +8,7 @@
 #include "util/xmalloc.h"
 
 #define FAILED_MARK	"@@stage-failed "
+#define GATE_MARK	"@@stage-gate-closed"
 /* A here-document's end: never a line of base64 (no '@' or '-' there). */
 #define HEREDOC_END	"@@TAOTOP-END"
 
@@ -46,6 +47,17 @@ void stage_free(struct stage *s)
 {
 	buf_free(&s->script);	/* wiped: it may hold a secret */
 	buf_free(&s->plan);
+}
+
+void stage_gate(struct stage *s, const char *cmds, const char *plan_line)
+{
+	if (s->plan.len != 0)
+		abort();	/* a broken invariant: a write before it would not wait */
+	/* In a subshell: its variables and an `exit` in it stay there. */
+	buf_adds(&s->script, "(\n");
+	buf_adds(&s->script, cmds);
+	buf_adds(&s->script, "\n) || { echo '" GATE_MARK "'; exit 96; }\n");
+	buf_addf(&s->plan, "    %s\n", plan_line);
 }
 
 /* `why` as one quoted word for bail. */
@@ -127,6 +139,11 @@ int stage_send(struct conn *c, struct stage *s, struct conn_exec *x, int timeout
 	x->in_len = s->script.len;
 	x->timeout_ms = timeout_ms;
 	return conn_exec(c, x, err) == CONN_OK ? 0 : -1;
+}
+
+int stage_gate_closed(const char *out)
+{
+	return out != NULL && strstr(out, GATE_MARK "\n") != NULL;
 }
 
 char *stage_failure(const char *out)

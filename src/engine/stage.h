@@ -8,7 +8,16 @@
  * and a step that fails stops the script, removes the secret file it wrote
  * and says which step it was. Through a 100 ms link the difference is a
  * second per submit: SFTP costs a round trip per request (open, write,
- * close, rename; a stat and a mkdir per folder level).
+ * close, rename; a stat and a mkdir per folder level). Checks may run
+ * first in the same script (a gate): nothing is written unless they pass.
+ *
+ * Why the script cannot go out with the exec request itself (a round trip
+ * less): OpenSSH's sshd opens a session channel with a window of 0 bytes
+ * and grants one (2 MiB) only when the exec has started the command
+ * (serverloop.c server_request_session, channels.c channel_set_fds), so no
+ * byte of standard input may be sent before the exec's answer; libssh
+ * would allow the write (channels.c channel_write_common checks the
+ * channel, not a pending request) but waits there for that window.
  */
 #ifndef TAOTOP_ENGINE_STAGE_H
 #define TAOTOP_ENGINE_STAGE_H
@@ -28,6 +37,12 @@ struct stage {
 void stage_init(struct stage *s);
 /* Wipes the script. */
 void stage_free(struct stage *s);
+
+/* Commands that run first, before anything is written (call it before
+ * any other): when they end non-zero, the script stops there, having
+ * written and run nothing else, and stage_gate_closed says so. Their
+ * output is the exec's; plan_line says what they do in the plan. */
+void stage_gate(struct stage *s, const char *cmds, const char *plan_line);
 
 /* mkdir -p of each path (n of them). */
 void stage_mkdirs(struct stage *s, const char *const *paths, size_t n);
@@ -51,5 +66,7 @@ int stage_send(struct conn *c, struct stage *s, struct conn_exec *x, int timeout
 /* The step that failed, as the script said ("cannot write /x/spec.yaml"),
  * or NULL when none did (caller frees). */
 char *stage_failure(const char *out);
+/* Whether the gate stopped the script (out: its standard output). */
+int stage_gate_closed(const char *out);
 
 #endif

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/checks.h"
 #include "engine/command.h"
 #include "engine/config.h"
 #include "engine/lint.h"
@@ -76,6 +77,20 @@ struct job {
 	size_t			 argc;
 	char			**default_argv;
 	size_t			 default_argc;
+
+	struct check_facts	 facts;		/* the checks' answers, once have_facts */
+	int			 have_facts;
+	int			 results_derived; /* results_dir is the job folder's */
+	/* The checks folded into the launch's script: the steps after them
+	 * are held until its answer says they passed (a submit they stop
+	 * never showed a record), then told in order. */
+	int			 folding, holding;
+	struct held_step {
+		enum submit_step	 s;
+		int			 state;
+		char			*detail;
+	}			 held[16];
+	size_t			 nheld;
 };
 
 /* A script that went through the lint and bash -n: launch takes only this,
@@ -86,8 +101,34 @@ struct linted_script {
 
 static void step(struct job *j, enum submit_step s, int state, const char *detail)
 {
+	if (j->holding && j->nheld < sizeof(j->held) / sizeof(j->held[0])) {
+		j->held[j->nheld++] = (struct held_step){ s, state, detail ? xstrdup(detail) : NULL };
+		return;
+	}
 	if (j->progress != NULL)
 		j->progress(s, state, detail, j->data);
+}
+
+/* The held steps told now (tell) or dropped. */
+static void release_held(struct job *j, int tell)
+{
+	size_t i;
+
+	j->holding = 0;
+	for (i = 0; i < j->nheld; i++) {
+		if (tell)
+			step(j, j->held[i].s, j->held[i].state, j->held[i].detail);
+		free(j->held[i].detail);
+	}
+	j->nheld = 0;
+}
+
+/* The folded checks passed: said, then the steps held behind them. */
+static void checks_passed(struct job *j)
+{
+	j->holding = 0;
+	step(j, STEP_DATASET, 1, "checked first in the launch's script");
+	release_held(j, 1);
 }
 
 static int failed(struct job *j, enum submit_step s, char **err)
@@ -122,28 +163,6 @@ static int run_on(struct conn *c, struct conn_exec *x, const char *cmd, int time
 static int run(struct job *j, struct conn_exec *x, const char *cmd, int timeout_ms, char **err)
 {
 	return run_on(j->c, x, cmd, timeout_ms, j->o->cancel, err);
-}
-
-/* Parse SLURM's [D-]H:MM:SS / MM:SS / M time into hours; 0 for unknown,
- * a large number for UNLIMITED. */
-static double slurm_hours(const char *s)
-{
-	long d = 0, h = 0, m = 0, sec = 0;
-	const char *dash = strchr(s, '-');
-
-	if (strncmp(s, "UNLIMITED", 9) == 0 || strncmp(s, "infinite", 8) == 0)
-		return 1e9;
-	if (dash != NULL) {
-		d = atol(s);
-		s = dash + 1;
-	}
-	if (sscanf(s, "%ld:%ld:%ld", &h, &m, &sec) == 3)
-		return (double)d * 24 + (double)h + (double)m / 60 + (double)sec / 3600;
-	if (sscanf(s, "%ld:%ld", &m, &sec) == 2)
-		return (double)d * 24 + (double)m / 60;
-	if (sscanf(s, "%ld", &m) == 1)
-		return (double)d * 24 + (double)m / 60;
-	return 0;
 }
 
 /* A path that goes on #SBATCH lines and into Pyxis's mount list must hold
@@ -233,82 +252,8 @@ static int preflight(struct job *j, char **err)
 
 /* ---- one remote command checks datasets, image and partition ----------------------------- */
 
-/* What the one remote command found. */
-struct remote_facts {
-	size_t	missing;	/* the first dataset missing, or SIZE_MAX */
-	int	image_state;	/* 1 ok, -1 not squashfs, 0 missing, -2 unknown */
-	double	max_h;		/* the partition's time limit; <= 0: no partition */
-	int	part_nodes;	/* -1: unknown */
-	int	part_gpus;	/* per node; -1: unknown */
-};
-
-/* One shell line that tests every dataset, the image, and the partition. */
-static void check_command(const struct job *j, struct buf *cmd)
-{
-	char *q;
-	size_t i;
-
-	for (i = 0; i < j->ndatasets; i++) {
-		q = sh_quote(j->datasets[i]);
-		buf_addf(cmd, "if test -e %s; then echo '@@ok %zu'; else echo '@@missing %zu'; fi; ",
-		    q, i, i);
-		free(q);
-	}
-	q = sh_quote(j->image.sqsh);
-	buf_addf(cmd, "if [ \"$(head -c 4 %s 2>/dev/null)\" = hsqs ]; then echo '@@image ok'; "
-	    "elif test -e %s; then echo '@@image bad'; else echo '@@image missing'; fi; ", q, q);
-	free(q);
-	q = sh_quote(j->rq.partition);
-	buf_addf(cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"; ", q);
-	/* The partition's nodes and their GPUs, for the shape: "2 gpu:8". */
-	buf_addf(cmd, "echo \"@@nodes $(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1)\"", q);
-	free(q);
-}
-
-/* "2 gpu:8" or "2 gpu:a100:8(S:0-1)" after "@@nodes ": the count after the
- * last colon of the gres; no gres: no GPUs. */
-static void read_nodes(const char *s, struct remote_facts *f)
-{
-	const char *g = strchr(s, ' ');
-
-	f->part_nodes = atoi(s);
-	if (g != NULL && strncmp(g + 1, "gpu", 3) == 0) {
-		const char *end = g + 1 + strcspn(g + 1, "(,"), *colon = NULL, *p;
-		for (p = g + 1; p < end; p++)
-			if (*p == ':')
-				colon = p;
-		f->part_gpus = colon != NULL ? atoi(colon + 1) : -1;
-	} else if (g != NULL) {
-		f->part_gpus = 0;
-	}
-}
-
-/* The command's "@@" lines into f (out is cut up on the way). */
-static void read_facts(const struct job *j, char *out, struct remote_facts *f)
-{
-	char *line, *save = NULL;
-
-	for (line = strtok_r(out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		size_t k;
-		if (sscanf(line, "@@missing %zu", &k) == 1 && k < j->ndatasets) {
-			if (f->missing == SIZE_MAX)
-				f->missing = k;
-		} else if (strcmp(line, "@@image ok") == 0) {
-			f->image_state = 1;
-		} else if (strcmp(line, "@@image bad") == 0) {
-			f->image_state = -1;
-		} else if (strcmp(line, "@@image missing") == 0) {
-			f->image_state = 0;
-		} else if (strncmp(line, "@@maxtime ", 10) == 0) {
-			f->max_h = slurm_hours(line + 10);
-		} else if (strncmp(line, "@@nodes ", 8) == 0) {
-			read_nodes(line + 8, f);
-		}
-	}
-}
-
 /* The facts against the job: the first thing that stops it, in *err. */
-static int judge_facts(struct job *j, const struct remote_facts *f, char **err)
+static int judge_facts(struct job *j, const struct check_facts *f, char **err)
 {
 	if (f->missing != SIZE_MAX) {
 		*err = xasprintf("dataset %s does not exist on %s: stage it on the shared "
@@ -348,30 +293,47 @@ static int judge_facts(struct job *j, const struct remote_facts *f, char **err)
 	return 0;
 }
 
+/* What the checks ask about this job. */
+static void ask_of(const struct job *j, struct check_ask *a)
+{
+	a->datasets = (const char *const *)j->datasets;
+	a->ndatasets = j->ndatasets;
+	a->image = j->image.sqsh;
+	a->partition = j->rq.partition;
+	a->nodes = j->res.nodes;
+	a->gpus_per_node = j->res.gpus_per_node;
+}
+
+/* The checks as one command, or their answers already in j->facts (from
+ * a launch's script that they stopped): judged the same way. */
 static int check_remote(struct job *j, char **err)
 {
-	struct remote_facts f = { .missing = SIZE_MAX, .image_state = -2, .part_nodes = -1,
-	    .part_gpus = -1 };
+	struct check_ask a;
 	struct buf cmd;
 	struct conn_exec x;
 	int rc;
 
 	step(j, STEP_DATASET, 0, NULL);
-	buf_init(&cmd);
-	check_command(j, &cmd);
-	if (j->o->dry_run)
-		plan(j, "check: %s", cmd.data);
-	rc = run(j, &x, cmd.data, CHECK_TIMEOUT_MS, err);
-	buf_free(&cmd);
-	if (rc != 0)
-		return failed(j, STEP_DATASET, err);
-	read_facts(j, x.out.data ? x.out.data : (char *)"", &f);
-	conn_exec_free(&x);
-	if (judge_facts(j, &f, err) != 0)
+	if (!j->have_facts) {
+		ask_of(j, &a);
+		buf_init(&cmd);
+		checks_command(&a, &cmd);
+		if (j->o->dry_run)
+			plan(j, "check: %s", cmd.data);
+		rc = run(j, &x, cmd.data, CHECK_TIMEOUT_MS, err);
+		buf_free(&cmd);
+		if (rc == 0)
+			checks_read(x.out.data, j->ndatasets, &j->facts);
+		conn_exec_free(&x);
+		if (rc != 0)
+			return failed(j, STEP_DATASET, err);
+		j->have_facts = 1;
+	}
+	if (judge_facts(j, &j->facts, err) != 0)
 		return failed(j, STEP_DATASET, err);
 	/* For a registry image: 1 = a good cached .sqsh exists. */
 	j->image.is_sqsh = j->image.is_sqsh ||
-	    (f.image_state == 1 && !(j->image.latest && j->o->force_reconvert));
+	    (j->facts.image_state == 1 && !(j->image.latest && j->o->force_reconvert));
 	step(j, STEP_DATASET, 1, NULL);
 	return 0;
 }
@@ -404,6 +366,14 @@ static int cache_covers(const char *cached, int nodes, int gpus_per_node)
 	return (nodes <= 1 || cn > 1) && (gpus_per_node <= 1 || cg > 1);
 }
 
+/* Whether the job needs no NCCL probe: one GPU (no collective to hang),
+ * or knobs cached from a probe that covers its shape. */
+static int no_probe_needed(const struct job *j)
+{
+	return (j->res.nodes <= 1 && j->res.gpus_per_node <= 1) || (j->cl->nccl_env != NULL &&
+	    cache_covers(j->cl->nccl_env_shape, j->res.nodes, j->res.gpus_per_node));
+}
+
 /* NCCL runs across GPUs here: the cluster's knobs, cached or probed. The
  * probe takes the job's shape: one node with its GPUs, or two nodes. */
 static int nccl_knobs(struct job *j, char **err)
@@ -416,8 +386,7 @@ static int nccl_knobs(struct job *j, char **err)
 		return 0;	/* one GPU: no collective to hang */
 	step(j, STEP_PROBE, 0, NULL);
 	shape_text(pnodes, j->res.gpus_per_node, shape, sizeof(shape));
-	if (j->cl->nccl_env != NULL && cache_covers(j->cl->nccl_env_shape, j->res.nodes,
-	    j->res.gpus_per_node)) {
+	if (no_probe_needed(j)) {
 		j->nccl_env = xstrdup(j->cl->nccl_env);
 		said = xasprintf("cached%s%s: %s", j->cl->nccl_env_shape ? " from a probe on " : "",
 		    j->cl->nccl_env_shape ? j->cl->nccl_env_shape : "",
@@ -546,8 +515,10 @@ static int open_record(struct job *j, char **err)
 	step(j, STEP_RECORD, 0, NULL);
 	j->id = j->o->dry_run ? xstrdup("tao-DRYRUN") : store_mint_id(j->st);
 	j->job_dir = xasprintf("%s/%s", j->root, j->id);
-	if (j->results_dir == NULL)
+	if (j->results_dir == NULL) {
 		j->results_dir = xasprintf("%s/results", j->job_dir);
+		j->results_derived = 1;
+	}
 	j->log_dir = xasprintf("%s/slurm-logs", j->job_dir);
 	j->sbatch_path = xasprintf("%s/sbatch/job_%s.sbatch", j->job_dir, j->id);
 	if (j->spec.nsecrets > 0)
@@ -1136,6 +1107,15 @@ static int launch(struct job *j, struct stage *sg, const struct linted_script *s
 		return 0;
 	}
 	cst = stage_send(j->c, sg, &x, SUBMIT_TIMEOUT_MS, err) == 0 ? CONN_OK : CONN_DISCONNECTED;
+	if (j->folding && cst == CONN_OK && stage_gate_closed(x.out.data)) {
+		/* Stopped before its first write: the answers say why. */
+		checks_read(x.out.data, j->ndatasets, &j->facts);
+		j->have_facts = 1;
+		conn_exec_free(&x);
+		return 1;
+	}
+	if (j->holding && cst == CONN_OK)
+		checks_passed(j);
 	/* Whether the sidecar may be left: a script that stopped removed the
 	 * one it wrote; a lost answer leaves it to submit_run. */
 	stopped = cst == CONN_OK ? stage_failure(x.out.data) : NULL;
@@ -1144,6 +1124,12 @@ static int launch(struct job *j, struct stage *sg, const struct linted_script *s
 	rc = launch_answer(j->c, j->st, j->id, j->log_dir, &x, cst, &res->slurm_id, &res->adopted,
 	    err);
 	conn_exec_free(&x);
+	if (j->holding) {
+		/* The answer was lost: a job adopted by its name passed them. */
+		if (rc == 0)
+			checks_passed(j);
+		release_held(j, 1);
+	}
 	if (rc != 0)
 		return failed(j, STEP_SUBMIT, err);
 	step(j, STEP_SPEC, 1, NULL);
@@ -1182,6 +1168,7 @@ static void job_free(struct job *j)
 {
 	size_t i;
 
+	release_held(j, 0);
 	if (!j->spec_borrowed)
 		spec_free(&j->spec);
 	image_ref_free(&j->image);
@@ -1196,6 +1183,122 @@ static void job_free(struct job *j)
 	buf_free(&j->plan);
 }
 
+/* ---- the checks folded into the launch ------------------------------------------------------ */
+
+/* Whether the checks can ride in the launch's script: when what they find
+ * can only stop the job, never change what is staged. Not when the image
+ * is converted anyway (--force-reconvert of a :latest), when the NCCL
+ * probe must run first (on the checked image), or when the time needs the
+ * partition's MaxTime (above the packaged 4 hours: any partition that
+ * exists allows the rest). A registry image is taken to be cached: if it
+ * is not, the gate stops the script and the submit goes the long way. */
+static int can_fold(const struct job *j)
+{
+	struct resources r;
+	char *e = NULL;
+	int ok;
+
+	if (!j->image.is_sqsh && j->image.latest && j->o->force_reconvert)
+		return 0;
+	if (!no_probe_needed(j))
+		return 0;
+	ok = policy_resources(&j->spec, &seed_defaults, j->rq.partition, 1e-9, &r, NULL, &e) == 0;
+	free(e);
+	return ok;
+}
+
+/* The checks as the script's gate: first, before any write. */
+static void add_gate(const struct job *j, struct stage *sg)
+{
+	struct check_ask a;
+	struct buf gate;
+
+	ask_of(j, &a);
+	buf_init(&gate);
+	checks_gate(&a, &gate);
+	stage_gate(sg, gate.data, "the checks again, first: nothing is written or submitted "
+	    "unless they all pass");
+	buf_free(&gate);
+}
+
+/* Back to before open_record, the record withdrawn: the folded checks
+ * stopped the launch's script before its first write. */
+static void withdraw(struct job *j, struct stage *sg, struct linted_script *script,
+    struct submit_result *res)
+{
+	char *e2 = NULL;
+
+	release_held(j, 0);
+	j->folding = 0;
+	if (store_remove(j->st, j->id, &e2) != 0) {
+		log_msg(LOG_WARN, "submit: %s: the record of a submit its checks stopped stays: %s",
+		    j->id, e2);
+		free(e2);
+	}
+	free(res->record_id), res->record_id = NULL;
+	free(j->id), free(j->job_dir), free(j->log_dir), free(j->sidecar), free(j->sbatch_path);
+	j->id = j->job_dir = j->log_dir = j->sidecar = j->sbatch_path = NULL;
+	if (j->results_derived) {
+		free(j->results_dir), j->results_dir = NULL;
+		j->results_derived = 0;
+	}
+	free(j->nccl_env), j->nccl_env = NULL;
+	free(script->text), script->text = NULL;
+	stage_free(sg);
+	stage_init(sg);
+	j->image_how = NULL;
+}
+
+/* The submit whose checks go first in the launch's script (one command
+ * for all of it): 0 submitted, -1 failed (the record, once opened, says
+ * why), 1 the checks stopped it: nothing written, the record withdrawn,
+ * their answers in j->facts for the long way. */
+static int folded(struct job *j, struct stage *sg, struct linted_script *script,
+    struct submit_result *res, char **err)
+{
+	int rc;
+
+	step(j, STEP_DATASET, 0, NULL);
+	j->folding = j->holding = 1;
+	j->image_how = j->image.docker_uri ? "cached" : "reused";
+	step(j, STEP_IMAGE, 1, j->image_how);
+	add_gate(j, sg);
+	rc = nccl_knobs(j, err) == 0 && open_record(j, err) == 0 ? 0 : -1;
+	if (rc == 0) {
+		res->record_id = xstrdup(j->id);
+		rc = render_and_lint(j, script, err) == 0 && stage(j, sg, err) == 0 &&
+		    sidecar(j, sg, err) == 0 ? launch(j, sg, script, res, err) : -1;
+	}
+	if (rc == 1) {
+		withdraw(j, sg, script, res);
+		return 1;
+	}
+	release_held(j, 1);
+	j->folding = 0;
+	return rc;
+}
+
+/* ---- the pipeline, the long way --------------------------------------------------------------- */
+
+/* A launch that failed after the record was opened: the sidecar it may
+ * have left removed, the record saying why. */
+static void not_launched(struct job *j, struct submit_result *res, const char *why)
+{
+	char *e2 = NULL;
+
+	if (j->o->dry_run || res->record_id == NULL || res->adopted || res->slurm_id != NULL)
+		return;
+	log_msg(LOG_WARN, "submit: %s: not launched: %s", j->id, why);
+	if (j->sidecar_written && conn_unlink(j->c, j->sidecar, &e2) != CONN_OK) {
+		log_msg(LOG_WARN, "submit: %s: the sidecar %s could not be removed: %s",
+		    j->id, j->sidecar, e2 ? e2 : "?");
+	}
+	free(e2);
+	e2 = NULL;
+	if (store_update(j->st, j->id, mark_not_launched, (void *)why, &e2) != 0)
+		free(e2);
+}
+
 int submit_run(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const struct submit_opts *o, submit_progress_fn *progress, void *data,
     struct submit_result *res, char **err)
@@ -1203,33 +1306,37 @@ int submit_run(struct conn *c, struct record_store *st, const struct cluster_cfg
 	struct job j;
 	struct linted_script script = { NULL };
 	struct stage sg;
-	int rc = -1;
+	int rc = -1, fold;
 
 	memset(res, 0, sizeof(*res));
 	memset(&j, 0, sizeof(j));
 	j.c = c, j.st = st, j.cl = cl, j.o = o, j.progress = progress, j.data = data;
 	buf_init(&j.plan);
 	stage_init(&sg);
-	if (preflight(&j, err) != 0 || check_remote(&j, err) != 0 || convert_image(&j, res, err) != 0 ||
+	if (preflight(&j, err) != 0)
+		goto out;
+	fold = can_fold(&j);
+	if (fold && !o->dry_run) {
+		int f = folded(&j, &sg, &script, res, err);
+		if (f < 0)
+			not_launched(&j, res, *err);
+		if (f <= 0) {
+			rc = f;
+			goto out;
+		}
+	}
+	if (check_remote(&j, err) != 0 || convert_image(&j, res, err) != 0 ||
 	    nccl_knobs(&j, err) != 0 || open_record(&j, err) != 0)
 		goto out;
 	res->record_id = xstrdup(j.id);
+	/* A dry run shows the gate the real one would run first. */
+	if (o->dry_run && fold && j.image.is_sqsh)
+		add_gate(&j, &sg);
 	/* From here a failure leaves the record saying why. */
 	/* The sidecar last before sbatch: a failed render or lint leaves none. */
 	if (render_and_lint(&j, &script, err) != 0 || stage(&j, &sg, err) != 0 ||
 	    sidecar(&j, &sg, err) != 0 || launch(&j, &sg, &script, res, err) != 0) {
-		if (!o->dry_run && !res->adopted && res->slurm_id == NULL) {
-			char *e2 = NULL;
-			log_msg(LOG_WARN, "submit: %s: not launched: %s", j.id, *err);
-			if (j.sidecar_written && conn_unlink(c, j.sidecar, &e2) != CONN_OK) {
-				log_msg(LOG_WARN, "submit: %s: the sidecar %s could not be removed: %s",
-				    j.id, j.sidecar, e2 ? e2 : "?");
-			}
-			free(e2);
-			e2 = NULL;
-			if (store_update(st, j.id, mark_not_launched, *err, &e2) != 0)
-				free(e2);
-		}
+		not_launched(&j, res, *err);
 		goto out;
 	}
 	if (o->dry_run) {

@@ -4,7 +4,12 @@
  *
  *   preflight  the spec parses; the policy allows it (time, GPUs)
  *   dataset    one remote command checks every dataset path (test -e), the
- *              image's squashfs magic and the partition's MaxTime
+ *              image's squashfs magic, the partition's MaxTime and shape
+ *              (engine/checks.h); with the image cached, no probe to run and
+ *              a time any partition allows, the checks instead run first in
+ *              the launch's own script, which stops before its first write
+ *              when one fails: then the record opened for it is withdrawn
+ *              and the same words say why (a whole submit is one command)
  *   image      a registry image is converted once on the CPU partition
  *              (enroot import to a temp name, then its hsqs magic checked);
  *              a failed or truncated conversion is fatal, never replaced by
@@ -23,7 +28,8 @@
  *              job's exact name and never submitted twice
  *
  * Nothing is written on the cluster before the checks pass; a dry run stops
- * after rendering and lists the commands it would have run.
+ * after rendering and lists the commands it would have run. The steps after
+ * folded checks are told once their answer says they passed.
  */
 #ifndef TAOTOP_ENGINE_SUBMIT_H
 #define TAOTOP_ENGINE_SUBMIT_H

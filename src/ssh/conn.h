@@ -203,9 +203,10 @@ const struct conn_counters *conn_counters(const struct conn *c);
 
 /* Test hook: drop the connection as a cut network would (CONN_DISCONNECTED)
  * after a command containing `needle` (in its line or the script on its
- * standard input) has run to its end on the server but
- * before its answer is read, or halfway through an SFTP write to a path
- * containing it. NULL clears it. */
+ * standard input) has run to its end on the server and succeeded (exit
+ * status 0: a script that stopped before the needle's part, as a submit's
+ * checks stop it, did not run it) but before its answer is read, or
+ * halfway through an SFTP write to a path containing it. NULL clears it. */
 void conn_test_cut_after(struct conn *c, const char *needle);
 
 #endif

@@ -399,8 +399,8 @@ enum conn_status conn_exec(struct conn *c, struct conn_exec *x, char **err)
 		goto out;
 	}
 	st = pump(c, ch, &es, deadline, err);
-	if (st == CONN_OK && c->cut_needle != NULL && (strstr(x->cmd, c->cut_needle) != NULL ||
-	    bytes_hold(x->in, x->in_len, c->cut_needle))) {
+	if (st == CONN_OK && x->exit_status == 0 && c->cut_needle != NULL &&
+	    (strstr(x->cmd, c->cut_needle) != NULL || bytes_hold(x->in, x->in_len, c->cut_needle))) {
 		ssh_remove_channel_callbacks(ch, &cb);
 		ssh_channel_free(ch);
 		ch = NULL;

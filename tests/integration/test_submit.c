@@ -439,3 +439,123 @@ Test(submit, a_secret_may_come_from_a_dotenv_file_beside_the_bundle, .timeout = 
 	submit_result_free(&res);
 	sub_close(&e);
 }
+
+/* Jobs under the test's folder, known to the controller (finished ones
+ * too: accounting may lag) or accounted: how many. */
+static int jobs_under(const struct sub_env *e)
+{
+	char *cmd = xasprintf("{ squeue --me -h -t all -o '%%i %%Z'; sacct -X -n -P -S now-1hour "
+	    "-o JobIDRaw,WorkDir; } | tr '|' ' ' | grep -F ' %s/' | cut -d' ' -f1 | sort -u | wc -l",
+	    e->base);
+	char *n = rig_ssh_ok(cmd);
+	int count = atoi(n);
+	free(n), free(cmd);
+	return count;
+}
+
+/* The job folders under the test's results root on the cluster (a secret
+ * file goes in its job's folder). */
+static char *root_listing(const struct sub_env *e)
+{
+	char *cmd = xasprintf("ls -A %s/root", e->base), *out = rig_ssh_ok(cmd);
+	free(cmd);
+	return out;
+}
+
+static const char *cached_bundle =
+	"image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	"command: [true]\n"
+	"time_hours: 0.2\n"
+	"secrets: [HF_TOKEN]\n";
+
+/* With the image cached, the checks run first in the launch's own script:
+ * the whole submit is one command. A check that fails there stops the
+ * script before its first write and says what it always said: nothing
+ * staged (no folder, no secret file), no job, no record left. */
+Test(submit, a_check_failing_inside_the_launch_script_stops_it_before_any_write, .timeout = 240)
+{
+	struct sub_env e;
+	struct submit_result res;
+	char *err = NULL;
+
+	sub_open(&e, "folded", NULL);
+	char *spec = sub_bundle(&e, "ok", cached_bundle);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_expect(res.converted, "the first submit converts the image");
+	submit_result_free(&res);
+	unsigned long execs = conn_counters(e.conn)->execs;
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_expect(!res.converted);
+	cr_expect_eq(conn_counters(e.conn)->execs - execs, 1,
+	    "a submit with the image cached took %lu commands", conn_counters(e.conn)->execs - execs);
+	submit_result_free(&res);
+	free(spec);
+	char *before = root_listing(&e);
+	cr_assert_eq(jobs_under(&e), 2);
+
+	struct { const char *name, *extra, *want; } cases[] = {
+		{ "dataset", "datasets: [lustre://%B/data/train, lustre://%B/data/nope]\n",
+		  "/data/nope does not exist on " },
+		{ "partition", "partition: nosuchpart\n",
+		  "partition nosuchpart does not exist on the cluster" },
+		{ "nodes", "gpus: 3\nnodes: 3\n", "3 GPUs as 3 nodes x 1: partition polar has 2 nodes" },
+		{ "pernode", "gpus_per_node: 16\n", "16 GPUs on a node: the nodes of partition polar have 8" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = xasprintf("%s%s", cached_bundle, cases[i].extra);
+		spec = sub_bundle(&e, cases[i].name, text);
+		execs = conn_counters(e.conn)->execs;
+		cr_expect_eq(sub_submit(&e, spec, &res, &err), -1, "%s was submitted", cases[i].name);
+		cr_expect(err != NULL && strstr(err, cases[i].want) != NULL, "%s: %s", cases[i].name, err);
+		cr_expect(err == NULL || strstr(err, TOKEN) == NULL);
+		cr_expect_eq(conn_counters(e.conn)->execs - execs, 1,
+		    "%s: the checks were not in the launch's script", cases[i].name);
+		cr_expect_null(res.slurm_id);
+		cr_expect_null(res.record_id, "%s: a record is left", cases[i].name);
+		char *now = root_listing(&e);
+		cr_expect_str_eq(now, before, "%s: something was staged", cases[i].name);
+		free(now);
+		submit_result_free(&res);
+		free(err), err = NULL;
+		free(spec), free(text);
+	}
+	cr_expect_eq(jobs_under(&e), 2, "a stopped submit reached the scheduler");
+	struct job_record **list;
+	size_t n;
+	cr_assert_eq(store_list(e.store, &list, &n, NULL), 0);
+	cr_expect_eq(n, 2, "records: %zu, not the two submitted", n);
+	store_list_free(list, n);
+	free(before);
+	sub_close(&e);
+}
+
+/* The connection cut after the launch's script (checks, files, sbatch)
+ * ran: the job is found by its name and adopted, never submitted twice. */
+Test(submit, a_cut_after_the_one_command_submit_adopts_the_one_job, .timeout = 240)
+{
+	struct sub_env e;
+	struct submit_result res;
+	char *err = NULL;
+
+	sub_open(&e, "foldcut", NULL);
+	char *spec = sub_bundle(&e, "ok", cached_bundle);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	submit_result_free(&res);
+	conn_test_cut_after(e.conn, "sbatch --hold");
+	unsigned long connects = conn_counters(e.conn)->connects;
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_expect(res.adopted, "the job was not adopted by name");
+	cr_expect_gt(conn_counters(e.conn)->connects, connects, "the connection was not cut");
+	char *cmd = xasprintf("squeue -h --name=%s | wc -l; sacct -n -X -P -S now-1hour --name=%s "
+	    "-o JobIDRaw | sort -u | wc -l", res.record_id, res.record_id);
+	char *n = rig_ssh_ok(cmd);
+	cr_expect(strncmp(n, "1\n", 2) == 0 || strstr(n, "\n1") != NULL, "exactly one job: %s", n);
+	cr_expect_eq(jobs_under(&e), 2, "a second job was submitted");
+	struct job_record *r;
+	cr_assert_eq(store_load(e.store, res.record_id, &r, &err), 0, "%s", err);
+	cr_expect_str_eq(r->backend_ref, res.slurm_id);
+	record_free(r);
+	free(n), free(cmd), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}

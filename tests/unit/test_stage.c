@@ -152,3 +152,47 @@ Test(stage, a_secret_never_replaces_a_file_and_a_failure_stops_the_rest)
 	stage_free(&s);
 	free(sec), free(after);
 }
+
+/* A gate (the submit's checks) that fails: nothing after it runs, no
+ * folder, no file, no secret; one that passes lets the rest run, its
+ * output first. */
+Test(stage, a_closed_gate_stops_the_script_before_its_first_write)
+{
+	struct stage s;
+	char *folder = in_dir("job"), *file = in_dir("job/spec.yaml"), *sec = in_dir("job/job.env");
+	const char *dirs[] = { folder };
+	char *out;
+	int status;
+
+	for (int open = 0; open < 2; open++) {
+		char *gate = xasprintf("echo '@@checked'; x=1; [ %d = 1 ] && exit 0; false", open);
+		stage_init(&s);
+		stage_gate(&s, gate, "the checks");
+		stage_mkdirs(&s, dirs, 1);
+		stage_write(&s, file, "x\n", 2, NULL);
+		stage_write_secret(&s, sec, "X=1\n", 4, "1 secret");
+		stage_run(&s, "echo \"@@launched ${x:-unset}\"", "launch");
+		out = run(&s, &status);
+		cr_expect(strstr(out, "@@checked") != NULL, "%s", out);
+		if (open) {
+			cr_expect_eq(status, 0, "%s", out);
+			cr_expect(!stage_gate_closed(out), "%s", out);
+			/* The gate's variables stay in it. */
+			cr_expect(strstr(out, "@@launched unset") != NULL, "%s", out);
+			cr_expect_eq(mode_of(sec), 0600);
+		} else {
+			cr_expect_neq(status, 0);
+			cr_expect(stage_gate_closed(out), "%s", out);
+			cr_expect(stage_failure(out) == NULL, "%s", out);
+			cr_expect(strstr(out, "@@launched") == NULL, "%s", out);
+			cr_expect_eq(mode_of(folder), -1, "a folder was made behind a closed gate");
+		}
+		cr_expect(strstr(s.plan.data, "the checks") == s.plan.data + 4, "%s", s.plan.data);
+		free(out), free(gate);
+		stage_free(&s);
+		char *cmd = xasprintf("rm -rf %s", folder);
+		cr_assert_eq(system(cmd), 0);
+		free(cmd);
+	}
+	free(folder), free(file), free(sec);
+}

@@ -1,0 +1,146 @@
+/* The submit's checks as the cluster runs them: here by `sh` with a
+ * stand-in sinfo that answers as told. The gate (the checks folded into
+ * the launch's script) opens only on answers the judgement passes, and
+ * its answers read back as the same facts as the checks' own command. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/checks.h"
+#include "util/buf.h"
+#include "util/file.h"
+#include "util/xmalloc.h"
+
+static char dir[] = "/tmp/taotop-checks-XXXXXX";
+
+/* A folder with a stand-in sinfo, two datasets (one with a space in its
+ * name), a squashfs image and a file that is not one. */
+static void make_dir(void)
+{
+	cr_assert_not_null(mkdtemp(dir));
+	char *cmd = xasprintf("cd %s && mkdir bin 'data 1' data2 && printf 'hsqs....' > img.sqsh && "
+	    "printf 'nope' > bad.sqsh", dir);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+	/* sinfo -o %l says $MT, sinfo -o '%D %G' says $ND. */
+	char *path = xasprintf("%s/bin/sinfo", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("#!/bin/sh\ncase \"$*\" in *%l*) echo \"$MT\" ;; *) echo \"$ND\" ;; esac\n", f);
+	fclose(f);
+	cr_assert_eq(chmod(path, 0755), 0);
+	free(path);
+}
+
+static void remove_dir(void)
+{
+	char *cmd = xasprintf("rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
+	free(cmd);
+}
+
+TestSuite(checks, .init = make_dir, .fini = remove_dir);
+
+struct answer {
+	const char	*mt, *nd;	/* what sinfo says: MaxTime, "nodes gres" */
+	int		 nodes, gpn;	/* the job's shape */
+	const char	*image;		/* img.sqsh, bad.sqsh, none.sqsh */
+	const char	*second;	/* the second dataset: "data2" or missing */
+};
+
+/* Run the gate (or the plain command) against a; its exit status, and its
+ * answers read back into f. */
+static int ask(const struct answer *a, int gate, struct check_facts *f)
+{
+	char *d1 = xasprintf("%s/data 1", dir), *d2 = xasprintf("%s/%s", dir, a->second);
+	char *img = xasprintf("%s/%s", dir, a->image), *script = xasprintf("%s/gate", dir), *cmd;
+	const char *ds[] = { d1, d2 };
+	struct check_ask q = { ds, 2, img, "polar", a->nodes, a->gpn };
+	struct buf b;
+	char *out, *err = NULL;
+	int status;
+
+	buf_init(&b);
+	if (gate)
+		checks_gate(&q, &b);
+	else
+		checks_command(&q, &b);
+	FILE *fp = fopen(script, "w");
+	cr_assert_not_null(fp);
+	fwrite(b.data, 1, b.len, fp);
+	fclose(fp);
+	cmd = xasprintf("PATH=%s/bin:$PATH MT='%s' ND='%s' sh %s > %s/out 2>&1", dir, a->mt, a->nd,
+	    script, dir);
+	status = WEXITSTATUS(system(cmd));
+	free(cmd);
+	cmd = xasprintf("%s/out", dir);
+	out = file_read_all(cmd, NULL, &err);
+	cr_assert_not_null(out, "%s", err);
+	checks_read(out, 2, f);
+	free(out), free(cmd), free(script), free(img), free(d1), free(d2);
+	buf_free(&b);
+	return status;
+}
+
+Test(checks, the_gate_opens_only_where_the_judgement_passes)
+{
+	const struct { struct answer a; int open; } cases[] = {
+		{ { "4:00:00", "2 gpu:8", 1, 1, "img.sqsh", "data2" }, 1 },
+		{ { "UNLIMITED", "2 gpu:8", 2, 8, "img.sqsh", "data2" }, 1 },
+		{ { "1-00:00:00", "2 gpu:a100:8(S:0-1)", 2, 8, "img.sqsh", "data2" }, 1 },
+		{ { "0:00:30", "2 gpu:8,mps:100", 1, 8, "img.sqsh", "data2" }, 1 },
+		{ { "4:00:00", "2 (null)", 1, 0, "img.sqsh", "data2" }, 1 },
+		/* No partition (sinfo says nothing), a zero limit, a form not sinfo's. */
+		{ { "", "", 1, 1, "img.sqsh", "data2" }, 0 },
+		{ { "0:00:00", "2 gpu:8", 1, 1, "img.sqsh", "data2" }, 0 },
+		{ { "30", "2 gpu:8", 1, 1, "img.sqsh", "data2" }, 0 },
+		/* Too many nodes, GPUs per node, GPUs where there are none. */
+		{ { "4:00:00", "2 gpu:8", 3, 1, "img.sqsh", "data2" }, 0 },
+		{ { "4:00:00", "2 gpu:a100:8(S:0-1)", 1, 9, "img.sqsh", "data2" }, 0 },
+		{ { "4:00:00", "2 (null)", 1, 1, "img.sqsh", "data2" }, 0 },
+		{ { "4:00:00", "2", 1, 1, "img.sqsh", "data2" }, 0 },
+		/* A dataset missing, an image that is no squashfs or none at all. */
+		{ { "4:00:00", "2 gpu:8", 1, 1, "img.sqsh", "nope" }, 0 },
+		{ { "4:00:00", "2 gpu:8", 1, 1, "bad.sqsh", "data2" }, 0 },
+		{ { "4:00:00", "2 gpu:8", 1, 1, "none.sqsh", "data2" }, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct answer *a = &cases[i].a;
+		struct check_facts g, c;
+		int st = ask(a, 1, &g);
+
+		cr_expect_eq(st == 0, cases[i].open, "case %zu (%s | %s): gate %s", i, a->mt, a->nd,
+		    st == 0 ? "open" : "closed");
+		/* The same answers as the checks' own command. */
+		cr_expect_eq(ask(a, 0, &c), 0);
+		cr_expect(g.missing == c.missing && g.image_state == c.image_state &&
+		    g.max_h == c.max_h && g.part_nodes == c.part_nodes && g.part_gpus == c.part_gpus,
+		    "case %zu: the gate's answers differ from the command's", i);
+		/* Open only where the judgement (engine/submit.c) passes. */
+		if (st == 0)
+			cr_expect(g.missing == SIZE_MAX && g.image_state == 1 && g.max_h > 0 &&
+			    (g.part_nodes <= 0 || a->nodes <= g.part_nodes) &&
+			    (g.part_gpus < 0 || a->gpn <= g.part_gpus), "case %zu: open on a failure", i);
+	}
+}
+
+Test(checks, answers_read_back)
+{
+	struct check_facts f;
+	struct answer a = { "1-12:00:00", "2 gpu:a100:4(S:0-1)", 1, 1, "bad.sqsh", "nope" };
+
+	ask(&a, 0, &f);
+	cr_expect_eq(f.missing, 1);
+	cr_expect_eq(f.image_state, -1);
+	cr_expect_float_eq(f.max_h, 36, 1e-9);
+	cr_expect_eq(f.part_nodes, 2);
+	cr_expect_eq(f.part_gpus, 4);
+	cr_expect_float_eq(checks_slurm_hours("UNLIMITED"), 1e9, 1);
+	cr_expect_float_eq(checks_slurm_hours("90"), 1.5, 1e-9);
+	cr_expect_float_eq(checks_slurm_hours("junk"), 0, 1e-9);
+}
