@@ -418,9 +418,15 @@ void rig_sshd_restart(struct rig_sshd *d)
 void rig_sshd_signal_sessions(struct rig_sshd *d, int sig)
 {
 	/* The listener's children are the per-connection monitors; theirs
-	 * are the unprivileged session processes. */
+	 * are the unprivileged session processes. The monitor first: right
+	 * after the authentication it forks the session process, which a
+	 * signal sent to its children before that would miss (a frozen peer
+	 * that still answered, now and then, on OpenSSH 10). Its children are
+	 * listed before it is signalled too: a killed monitor's are no longer
+	 * its own. */
 	rig_local("m=$(cat %s/sshd.pid 2>/dev/null) && for p in $(pgrep -P $m); do "
-	    "pkill -%d -P $p; kill -%d $p; done; true", d->dir, sig, sig);
+	    "k=$(pgrep -P $p); kill -%d $p; kill -%d $k $(pgrep -P $p) 2>/dev/null; done; true",
+	    d->dir, sig, sig);
 }
 
 void rig_sshd_stop(struct rig_sshd *d)
