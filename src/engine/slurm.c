@@ -129,9 +129,14 @@ static size_t split(char *line, const char *delim, char **f, size_t max)
 	return n;
 }
 
+/* src into dst, cut to fit (as snprintf "%s" would, at a tenth of the
+ * cost: a poll copies a dozen fields of each of a thousand jobs). */
 static void copy(char *dst, size_t size, const char *src)
 {
-	snprintf(dst, size, "%s", src);
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
 }
 
 static const char *na(const char *s)
