@@ -20,7 +20,9 @@
 #include "util/strmap.h"
 #include "util/xmalloc.h"
 
-#define INDEX_MAGIC	"taotop-index 1\n"
+/* Version 2 carries each record's row; a version 1 file (without it) is
+ * not read as one: its magic differs, so it is rebuilt from the records. */
+#define INDEX_MAGIC	"taotop-index 2\n"
 #define SWEEP_DEFAULT	256	/* files stat'ed per refresh: ~2 ms here */
 #define SAVE_EVERY_S	300
 /* A folder mtime this close to the moment it was read may hide a change
@@ -33,6 +35,10 @@ struct entry {
 	enum tao_state	 state;
 	time_t		 created;
 	unsigned long	 gen;
+	/* its row's (rec_meta's) */
+	char		*arch, *action, *native, *message;
+	struct record_alloc *alloc;		/* NULL: none */
+	struct record_progress *progress;	/* NULL: none */
 	/* The file as last read: a different inode, mtime or size is a change. */
 	uint64_t	 ino;
 	int64_t		 mtime_ns, size;
@@ -121,17 +127,75 @@ static void addref(struct rec_index *x, struct entry *e)
 	free(key);
 }
 
-static void set_meta(struct rec_index *x, struct entry *e, const char *cluster, const char *ref,
-    enum tao_state state, time_t created)
+void rec_meta_of(const struct job_record *r, struct rec_meta *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->id = r->id;
+	m->cluster = r->cluster;
+	m->backend_ref = r->backend_ref;
+	m->state = r->state;
+	m->created = r->created;
+	m->network_arch = r->network_arch;
+	m->action = r->action;
+	m->native = r->native;
+	if (r->nhist > 0)
+		m->message = r->hist[r->nhist - 1].message;
+	m->alloc = r->has_alloc ? &r->alloc : NULL;
+	m->progress = r->progress;
+}
+
+static void free_progress(struct record_progress *p)
+{
+	if (p != NULL)
+		free(p->series);
+	free(p);
+}
+
+/* e's row (everything of m but its id and gen). */
+static void set_row(struct entry *e, const struct rec_meta *m)
+{
+	record_set(&e->arch, m->network_arch);
+	record_set(&e->action, m->action);
+	record_set(&e->native, m->native);
+	record_set(&e->message, m->message);
+	free(e->alloc);
+	e->alloc = m->alloc != NULL ? (void *)xmemdup(m->alloc, sizeof(*m->alloc)) : NULL;
+	free_progress(e->progress);
+	e->progress = NULL;
+	if (m->progress != NULL) {
+		e->progress = (void *)xmemdup(m->progress, sizeof(*m->progress));
+		e->progress->series = m->progress->nseries > 0 ? (void *)xmemdup(m->progress->series,
+		    m->progress->nseries * sizeof(*m->progress->series)) : NULL;
+	}
+}
+
+static void set_meta(struct rec_index *x, struct entry *e, const struct rec_meta *m)
 {
 	unref(x, e);
-	record_set(&e->cluster, cluster);
-	record_set(&e->ref, ref);
-	e->state = state;
-	e->created = created;
+	record_set(&e->cluster, m->cluster);
+	record_set(&e->ref, m->backend_ref);
+	e->state = m->state;
+	e->created = m->created;
+	set_row(e, m);
 	addref(x, e);
 	e->gen = ++x->next_gen;
 	x->version++;
+}
+
+static void meta_of_entry(const struct entry *e, struct rec_meta *m)
+{
+	m->id = e->id;
+	m->cluster = e->cluster;
+	m->backend_ref = e->ref;
+	m->state = e->state;
+	m->created = e->created;
+	m->gen = e->gen;
+	m->network_arch = e->arch;
+	m->action = e->action;
+	m->native = e->native;
+	m->message = e->message;
+	m->alloc = e->alloc;
+	m->progress = e->progress;
 }
 
 static struct entry *entry_add(struct rec_index *x, const char *id)
@@ -158,6 +222,9 @@ static void entry_remove(struct rec_index *x, struct entry *e)
 	x->v[e->pos] = x->v[--x->n];
 	x->v[e->pos]->pos = e->pos;
 	free(e->id), free(e->cluster), free(e->ref);
+	free(e->arch), free(e->action), free(e->native), free(e->message);
+	free(e->alloc);
+	free_progress(e->progress);
 	free(e);
 	x->version++;
 }
@@ -202,13 +269,17 @@ static void entry_read(struct rec_index *x, struct entry *e, struct buf *warn)
 	if (r == NULL) {
 		buf_addf(warn, "%s%s: corrupt job record (%s): left as it is; move it away to "
 		    "silence this", warn->len ? "\n" : "", path, why);
+		struct rec_meta none;
+		memset(&none, 0, sizeof(none));
 		if (!e->bad)
-			set_meta(x, e, NULL, NULL, TAO_UNKNOWN, 0);
+			set_meta(x, e, &none);
 		e->bad = 1;
 		x->version++;
 	} else {
+		struct rec_meta m;
+		rec_meta_of(r, &m);
 		e->bad = 0;
-		set_meta(x, e, r->cluster, r->backend_ref, r->state, r->created);
+		set_meta(x, e, &m);
 	}
 	record_free(r);
 	free(why);
@@ -303,71 +374,227 @@ static uint64_t checksum(const char *p, size_t n)
 	return h;
 }
 
-/* A string field as written: "+value", or "-" for none. */
-static int field_ok(const char *s)
-{
-	return s == NULL || strpbrk(s, "\t\n") == NULL;
-}
-
+/* A string field as written: "+value" with tab, newline and backslash
+ * escaped ("\t", "\n", "\\": a line is an entry, a tab ends a field), or
+ * "-" for none. */
 static void put_field(struct buf *b, const char *s)
 {
-	if (s == NULL)
+	if (s == NULL) {
 		buf_adds(b, "\t-");
-	else
-		buf_addf(b, "\t+%s", s);
+		return;
+	}
+	buf_adds(b, "\t+");
+	for (; *s != '\0'; s++) {
+		if (*s == '\t')
+			buf_adds(b, "\\t");
+		else if (*s == '\n')
+			buf_adds(b, "\\n");
+		else if (*s == '\\')
+			buf_adds(b, "\\\\");
+		else
+			buf_addc(b, *s);
+	}
 }
 
+/* A string field read back, unescaped in place: 0 with *out (NULL for
+ * none), -1 when it is not one. */
 static int get_field(char *s, char **out)
 {
+	char *r, *w;
+
 	if (strcmp(s, "-") == 0) {
 		*out = NULL;
 		return 0;
 	}
 	if (s[0] != '+')
 		return -1;
+	for (r = w = s + 1; *r != '\0'; r++) {
+		if (*r != '\\') {
+			*w++ = *r;
+			continue;
+		}
+		r++;
+		if (*r == 't')
+			*w++ = '\t';
+		else if (*r == 'n')
+			*w++ = '\n';
+		else if (*r == '\\')
+			*w++ = '\\';
+		else
+			return -1;
+	}
+	*w = '\0';
 	*out = s + 1;
+	return 0;
+}
+
+static int get_num(const char *s, long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoll(s, &end, 10);
+	return end == s || *end != '\0' || errno != 0 ? -1 : 0;
+}
+
+/* TAO's series: "-" for none, else "+" and the values, comma-separated,
+ * each exactly (%.17g reads back as the same double). */
+static void put_series(struct buf *b, const struct record_progress *p)
+{
+	size_t i;
+
+	if (p == NULL || p->nseries == 0) {
+		buf_adds(b, "\t-");
+		return;
+	}
+	buf_adds(b, "\t+");
+	for (i = 0; i < p->nseries; i++)
+		buf_addf(b, "%s%.17g", i ? "," : "", p->series[i]);
+}
+
+/* Into p->series (the caller frees it, also on -1). */
+static int get_series(char *s, struct record_progress *p)
+{
+	size_t cap = 0;
+	char *end;
+
+	if (strcmp(s, "-") == 0)
+		return 0;
+	if (*s++ != '+')
+		return -1;
+	for (;;) {
+		double v = strtod(s, &end);
+		if (end == s)
+			return -1;
+		if (p->nseries == cap) {
+			cap = cap ? cap * 2 : 16;
+			p->series = xreallocarray(p->series, cap, sizeof(*p->series));
+		}
+		p->series[p->nseries++] = v;
+		if (*end == '\0')
+			return 0;
+		if (*end != ',')
+			return -1;
+		s = end + 1;
+	}
+}
+
+/* One entry's line: its file's stamp, then its meta and row. */
+static void put_entry(struct buf *b, const struct entry *e)
+{
+	const struct record_alloc *al = e->alloc;
+	const struct record_progress *pr = e->progress;
+
+	buf_addf(b, "%s\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%s\t%lld", e->id, e->ino,
+	    e->mtime_ns, e->size, tao_state_name(e->state), (long long)e->created);
+	put_field(b, e->cluster);
+	put_field(b, e->ref);
+	put_field(b, e->arch);
+	put_field(b, e->action);
+	put_field(b, e->native);
+	put_field(b, e->message);
+	buf_addf(b, "\t%d", al != NULL);
+	put_field(b, al != NULL ? al->partition : NULL);
+	buf_addf(b, "\t%d\t%d\t%ld\t%ld", al ? al->nodes : 0, al ? al->gpus : 0,
+	    al ? al->elapsed_s : -1L, al ? al->limit_s : -1L);
+	put_field(b, al != NULL ? al->exit_code : NULL);
+	buf_addf(b, "\t%d\t%d\t%d", pr != NULL, pr ? pr->epoch : -1, pr ? pr->max_epoch : -1);
+	put_field(b, pr != NULL ? pr->eta : NULL);
+	put_field(b, pr != NULL ? pr->metric : NULL);
+	put_series(b, pr);
+	buf_addc(b, '\n');
+}
+
+/* The fields of a line: f[k] each, in the order put_entry writes them. */
+enum { F_ID, F_INO, F_MTIME, F_SIZE, F_STATE, F_CREATED, F_CLUSTER, F_REF, F_ARCH, F_ACTION,
+	F_NATIVE, F_MESSAGE, F_HAS_ALLOC, F_PARTITION, F_NODES, F_GPUS, F_ELAPSED, F_LIMIT,
+	F_EXIT, F_HAS_PROGRESS, F_EPOCH, F_MAX_EPOCH, F_ETA, F_METRIC, F_SERIES, F_COUNT };
+
+/* The numbers of a line, n[k] for field k (others 0). */
+static int get_numbers(char **f, long long *n)
+{
+	static const int which[] = { F_MTIME, F_SIZE, F_CREATED, F_HAS_ALLOC, F_NODES, F_GPUS,
+		F_ELAPSED, F_LIMIT, F_HAS_PROGRESS, F_EPOCH, F_MAX_EPOCH };
+	size_t k;
+
+	for (k = 0; k < sizeof(which) / sizeof(which[0]); k++)
+		if (get_num(f[which[k]], &n[which[k]]) != 0)
+			return -1;
+	return 0;
+}
+
+/* The meta a line's fields say (strings in f, unescaped; progress's
+ * series allocated into *pr, the caller's to free). */
+static int meta_of_line(char **f, struct rec_meta *m, struct record_alloc *al,
+    struct record_progress *pr)
+{
+	long long n[F_COUNT] = { 0 };
+	char *s[6], *part, *exit_code, *eta, *metric;
+	int k;
+
+	memset(m, 0, sizeof(*m));
+	memset(al, 0, sizeof(*al));
+	memset(pr, 0, sizeof(*pr));
+	for (k = 0; k < 6; k++)
+		if (get_field(f[F_CLUSTER + k], &s[k]) != 0)
+			return -1;
+	if (get_numbers(f, n) != 0 || tao_state_parse(f[F_STATE], &m->state) != 0 ||
+	    get_field(f[F_PARTITION], &part) != 0 || get_field(f[F_EXIT], &exit_code) != 0 ||
+	    get_field(f[F_ETA], &eta) != 0 || get_field(f[F_METRIC], &metric) != 0 ||
+	    get_series(f[F_SERIES], pr) != 0)
+		return -1;
+	m->id = f[F_ID];
+	m->created = (time_t)n[F_CREATED];
+	m->cluster = s[0], m->backend_ref = s[1], m->network_arch = s[2], m->action = s[3];
+	m->native = s[4], m->message = s[5];
+	if (n[F_HAS_ALLOC]) {
+		snprintf(al->partition, sizeof(al->partition), "%s", part ? part : "");
+		al->nodes = (int)n[F_NODES], al->gpus = (int)n[F_GPUS];
+		al->elapsed_s = (long)n[F_ELAPSED], al->limit_s = (long)n[F_LIMIT];
+		snprintf(al->exit_code, sizeof(al->exit_code), "%s", exit_code ? exit_code : "");
+		m->alloc = al;
+	}
+	if (n[F_HAS_PROGRESS]) {
+		pr->epoch = (int)n[F_EPOCH], pr->max_epoch = (int)n[F_MAX_EPOCH];
+		snprintf(pr->eta, sizeof(pr->eta), "%s", eta ? eta : "");
+		snprintf(pr->metric, sizeof(pr->metric), "%s", metric ? metric : "");
+		m->progress = pr;
+	}
 	return 0;
 }
 
 /* One entry line (NUL-terminated, without its newline). */
 static int load_line(struct rec_index *x, char *line)
 {
-	char *f[8], *save = NULL, *cluster, *ref, *end;
+	char *f[F_COUNT], *save = NULL, *end;
+	struct record_progress pr;
+	struct record_alloc al;
 	unsigned long long ino;
-	long long mtime, size, created;
-	enum tao_state state;
+	struct rec_meta m;
 	struct entry *e;
-	int k;
+	int k, rc;
 
-	for (k = 0; k < 8; k++) {
+	for (k = 0; k < F_COUNT; k++) {
 		f[k] = strtok_r(k == 0 ? line : NULL, "\t", &save);
 		if (f[k] == NULL)
 			return -1;
 	}
-	if (strtok_r(NULL, "\t", &save) != NULL || !record_id_ok(f[0]) ||
-	    strmap_get(x->by_id, f[0]) != NULL)
+	if (strtok_r(NULL, "\t", &save) != NULL || !record_id_ok(f[F_ID]) ||
+	    strmap_get(x->by_id, f[F_ID]) != NULL)
 		return -1;
 	errno = 0;
-	ino = strtoull(f[1], &end, 10);
-	if (*end != '\0')
-		return -1;
-	mtime = strtoll(f[2], &end, 10);
-	if (*end != '\0')
-		return -1;
-	size = strtoll(f[3], &end, 10);
-	if (*end != '\0')
-		return -1;
-	created = strtoll(f[5], &end, 10);
-	if (*end != '\0' || errno != 0 || tao_state_parse(f[4], &state) != 0 ||
-	    get_field(f[6], &cluster) != 0 || get_field(f[7], &ref) != 0)
-		return -1;
-	e = entry_add(x, f[0]);
-	e->ino = ino;
-	e->mtime_ns = mtime;
-	e->size = size;
-	e->bad = 0;
-	set_meta(x, e, cluster, ref, state, (time_t)created);
-	return 0;
+	ino = strtoull(f[F_INO], &end, 10);
+	rc = *end != '\0' || errno != 0 ? -1 : meta_of_line(f, &m, &al, &pr);
+	if (rc == 0) {
+		e = entry_add(x, f[F_ID]);
+		e->ino = ino;
+		e->mtime_ns = strtoll(f[F_MTIME], NULL, 10);
+		e->size = strtoll(f[F_SIZE], NULL, 10);
+		e->bad = 0;
+		set_meta(x, e, &m);
+	}
+	free(pr.series);
+	return rc;
 }
 
 static int load_text(struct rec_index *x, char *text, size_t len)
@@ -423,8 +650,8 @@ static void load(struct rec_index *x)
 	free(err);
 }
 
-/* Write the index file atomically; the caller holds x->mu. Entries that
- * cannot be written as a line are left out: the next start reads them. */
+/* Write the index file atomically; the caller holds x->mu. Records that
+ * do not parse are left out: the next start reads them. */
 static int save(struct rec_index *x, char **err)
 {
 	char *folder = xasprintf("%s/.index", x->dir), *tmp = xasprintf("%s.tmp.XXXXXX", x->file);
@@ -435,14 +662,9 @@ static int save(struct rec_index *x, char **err)
 	buf_init(&b);
 	buf_adds(&b, INDEX_MAGIC);
 	for (i = 0; i < x->n; i++) {
-		const struct entry *e = x->v[i];
-		if (e->bad || !field_ok(e->cluster) || !field_ok(e->ref))
+		if (x->v[i]->bad)
 			continue;
-		buf_addf(&b, "%s\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%s\t%lld", e->id, e->ino,
-		    e->mtime_ns, e->size, tao_state_name(e->state), (long long)e->created);
-		put_field(&b, e->cluster);
-		put_field(&b, e->ref);
-		buf_addc(&b, '\n');
+		put_entry(&b, x->v[i]);
 		n++;
 	}
 	buf_addf(&b, "end %zu %016" PRIx64 "\n", n, checksum(b.data, b.len));
@@ -526,15 +748,26 @@ void recindex_each(struct rec_index *x, const char *cluster, recindex_visit_fn *
 		struct rec_meta m;
 		if (e->bad || (cluster != NULL && (e->cluster == NULL || strcmp(e->cluster, cluster) != 0)))
 			continue;
-		m.id = e->id;
-		m.cluster = e->cluster;
-		m.backend_ref = e->ref;
-		m.state = e->state;
-		m.created = e->created;
-		m.gen = e->gen;
+		meta_of_entry(e, &m);
 		fn(&m, arg);
 	}
 	pthread_mutex_unlock(&x->mu);
+}
+
+int recindex_get(struct rec_index *x, const char *id, recindex_visit_fn *fn, void *arg)
+{
+	const struct entry *e;
+	struct rec_meta m;
+	int rc = -1;
+
+	pthread_mutex_lock(&x->mu);
+	if ((e = strmap_get(x->by_id, id)) != NULL && !e->bad) {
+		meta_of_entry(e, &m);
+		fn(&m, arg);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&x->mu);
+	return rc;
 }
 
 int recindex_has_ref(struct rec_index *x, const char *ref)
