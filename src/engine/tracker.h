@@ -50,6 +50,8 @@ struct job_row {
 	char		 metric[32];	/* the series' KPI ("loss"), or "" */
 	double		*series;	/* one value per epoch */
 	size_t		 nseries;
+	int		 shared;	/* its strings and series are its poll's
+					 * page's (below), not its own */
 };
 
 /* A record's state changed at this poll. */
@@ -61,9 +63,15 @@ struct state_change {
 	time_t		 at;
 };
 
+/* The rows of taotop's finished records, made once and shared by every
+ * poll's result until one of them changes (reference-counted, read-only:
+ * a result may be freed on another thread than the one that made it). */
+struct row_page;
+
 struct poll_result {
 	struct job_row	*rows;
 	size_t		 n, rows_cap;
+	struct row_page	*page;		/* what the shared rows borrow, or NULL */
 	time_t		 at;		/* when this poll ended */
 	time_t		 last_ok;	/* the last poll the scheduler answered (this
 					 * one or earlier; 0: none yet): how stale
@@ -99,6 +107,11 @@ void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigne
 void tracker_set_page(struct tracker *t, size_t max_finished);
 /* The page the monitor shows. */
 #define TRACKER_PAGE	10000
+
+/* The rows the records on disk give, from their index alone (no record
+ * file is read, no command run): what the monitor shows before its link
+ * is up. The user's other jobs are not in them; scheduler_ok is 0. */
+void tracker_rows_from_disk(struct tracker *t, struct record_store *st, struct poll_result *out);
 
 /* Poll once over c and update the records in st. -1 only when the command
  * could not run at all (connection); *err says why. A result with
