@@ -561,6 +561,11 @@ struct watch *watch_new(const struct config *cfg, struct record_store *st)
 		    cl->pub.cfg->history_every_s, (unsigned)cl->pub.cfg->history_max);
 		/* A year of records is a page of history, not every one. */
 		tracker_set_page(cl->tracker, TRACKER_PAGE);
+		/* The jobs on disk at once, from the records' index, before
+		 * the link is up (here, before the worker that owns the
+		 * tracker starts): the first poll's answers update them. */
+		tracker_rows_from_disk(cl->tracker, st, &cl->pub.last);
+		wq_push_state(&w->q, WATCH_EV_JOBS, i);
 		cl->use = use_tracker_new();
 		cl->use_backoff = 1;
 		schedule_init(&cl->sched, cl->pub.cfg->poll_s, POLL_MAX_S);

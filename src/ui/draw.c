@@ -531,7 +531,9 @@ static enum role cluster_status(const struct watched *c, int64_t now, char *buf,
 	age_of(c->last.last_ok, time(NULL), ago, sizeof(ago));
 	switch (c->link) {
 	case LINK_CONNECTING:
-		snprintf(buf, len, "%s: connecting to %s", c->cfg->name, c->cfg->hosts);
+		/* Before the first poll, the rows are the records' own word. */
+		snprintf(buf, len, "%s: connecting to %s%s", c->cfg->name, c->cfg->hosts,
+		    !c->polls && c->last.n > 0 ? "; jobs as their records last said" : "");
 		return c->polls ? ROLE_STATUS_STALE : ROLE_STATUS_BAR;
 	case LINK_RECONNECTING: {
 		int64_t in = (c->retry_at_ms - now + 999) / 1000;
