@@ -520,6 +520,47 @@ static void row_copy(struct job_row *dst, const struct job_row *src)
 	}
 }
 
+/* *dst, a string a row owns, set to src: kept when it says the same. */
+static void keep_or_set(char **dst, const char *src)
+{
+	if (!same(*dst, src))
+		record_set(dst, src);
+}
+
+/* dst (an owned row) made what src is, its strings and series kept where
+ * they are the same: the user's other jobs are noted again at every poll,
+ * and most of them say what they said (a queue of held jobs). */
+static void row_assign(struct job_row *dst, const struct job_row *src)
+{
+	struct job_row was = *dst;
+
+	if (src->shared || dst->shared) {
+		row_clear(dst);
+		row_copy(dst, src);
+		return;
+	}
+	*dst = *src;
+	dst->record_id = was.record_id;
+	dst->name = was.name;
+	dst->partition = was.partition;
+	dst->native = was.native;
+	dst->message = was.message;
+	keep_or_set(&dst->record_id, src->record_id);
+	keep_or_set(&dst->name, src->name);
+	keep_or_set(&dst->partition, src->partition);
+	keep_or_set(&dst->native, src->native);
+	keep_or_set(&dst->message, src->message);
+	dst->series = was.series;
+	dst->nseries = was.nseries;
+	if (src->nseries != was.nseries || (src->nseries > 0 &&
+	    memcmp(src->series, was.series, src->nseries * sizeof(*src->series)) != 0)) {
+		free(dst->series);
+		dst->series = src->nseries > 0 ? (void *)xmemdup(src->series,
+		    src->nseries * sizeof(*src->series)) : NULL;
+		dst->nseries = src->nseries;
+	}
+}
+
 /* ---- the poll --------------------------------------------------------------------------- */
 
 /* A running job's status.json, followed by offset from poll to poll. */
@@ -847,14 +888,52 @@ static int by_created(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
-/* Newest first, live ones ahead of every finished one. */
-static int by_page(const void *a, const void *b)
+static void swap_picks(struct pick *a, struct pick *b)
 {
-	const struct pick *x = a, *y = b;
+	struct pick t = *a;
 
-	if (x->final != y->final)
-		return x->final - y->final;
-	return -by_created(a, b);
+	*a = *b;
+	*b = t;
+}
+
+/* The k newest of v[0..n) put first, in no order: Hoare's selection,
+ * linear on average, where sorting 100 000 picks to keep 10 000 was a
+ * fifth of the monitor's start. No two picks are equal (their ids
+ * differ), so the median-of-three pivot keeps the parts balanced. */
+static void newest_first(struct pick *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n;
+
+	while (k > lo && k < hi && hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2, i, at = lo;
+		/* The median of v[lo], v[mid], v[hi - 1], moved to hi - 1. */
+		if (by_created(&v[mid], &v[lo]) > 0)
+			swap_picks(&v[mid], &v[lo]);
+		if (by_created(&v[hi - 1], &v[lo]) > 0)
+			swap_picks(&v[hi - 1], &v[lo]);
+		if (by_created(&v[mid], &v[hi - 1]) > 0)
+			swap_picks(&v[mid], &v[hi - 1]);
+		for (i = lo; i < hi - 1; i++)
+			if (by_created(&v[i], &v[hi - 1]) > 0)
+				swap_picks(&v[i], &v[at++]);
+		swap_picks(&v[at], &v[hi - 1]);
+		/* v[lo..at) newer than v[at], v[at + 1..hi) older. */
+		if (k <= at)
+			hi = at;
+		else
+			lo = at + 1;
+	}
+}
+
+/* The live picks of v[0..n) put first; returns how many. */
+static size_t live_first(struct pick *v, size_t n)
+{
+	size_t i, live = 0;
+
+	for (i = 0; i < n; i++)
+		if (!v[i].final)
+			swap_picks(&v[i], &v[live++]);
+	return live;
 }
 
 /* Take the records to show from the index: every live one, and the
@@ -865,10 +944,9 @@ static void select_records(struct tracker *t, struct rec_index *ix)
 	size_t i, live = 0;
 
 	recindex_each(ix, t->cl->name, gather_one, &g);
-	for (i = 0; i < g.n; i++)
-		live += !g.v[i].final;
+	live = live_first(g.v, g.n);
 	if (t->page > 0 && g.n - live > t->page) {
-		qsort(g.v, g.n, sizeof(*g.v), by_page);
+		newest_first(g.v + live, g.n - live, t->page);
 		for (i = live + t->page; i < g.n; i++)
 			free(g.v[i].id);
 		g.n = live + t->page;
@@ -1087,8 +1165,7 @@ static struct seen_job *seen_note(struct tracker *t, const struct job_row *row)
 	struct seen_job *sj = seen_find(t, row->slurm_id);
 
 	if (sj != NULL) {
-		row_clear(&sj->row);
-		row_copy(&sj->row, row);
+		row_assign(&sj->row, row);
 		return sj;
 	}
 	t->seen = xreallocarray(t->seen, t->nseen + 1, sizeof(*t->seen));
