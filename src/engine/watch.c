@@ -566,6 +566,8 @@ struct watch *watch_new(const struct config *cfg, struct record_store *st)
 		 * tracker starts): the first poll's answers update them. */
 		tracker_rows_from_disk(cl->tracker, st, &cl->pub.last);
 		wq_push_state(&w->q, WATCH_EV_JOBS, i);
+		log_msg(LOG_DEBUG, "monitor: %s: %zu rows from the records on disk in %lld ms",
+		    cl->pub.cfg->name, cl->pub.last.n, (long long)(watch_now_ms() - now));
 		cl->use = use_tracker_new();
 		cl->use_backoff = 1;
 		schedule_init(&cl->sched, cl->pub.cfg->poll_s, POLL_MAX_S);
