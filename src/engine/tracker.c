@@ -403,6 +403,21 @@ static void fill_from_alloc(struct job_row *row, const struct record_alloc *al)
 	set_text(row->exit_code, sizeof(row->exit_code), al->exit_code);
 }
 
+/* TAO's progress in a row (status.json's so far, or what a finished
+ * job's record kept: the same fields in two structs). */
+static void row_progress(struct job_row *row, int epoch, int max_epoch, const char *eta,
+    const char *metric, const double *series, size_t n)
+{
+	row->epoch = epoch;
+	row->max_epoch = max_epoch;
+	snprintf(row->eta, sizeof(row->eta), "%s", eta);
+	snprintf(row->metric, sizeof(row->metric), "%s", metric);
+	if (n > 0) {
+		row->series = (void *)xmemdup(series, n * sizeof(*row->series));
+		row->nseries = n;
+	}
+}
+
 /* A record's row as the index (or its parsed file: rec_meta_of) has it;
  * row is overwritten. */
 static void row_of_meta(struct job_row *row, const struct rec_meta *m)
@@ -411,17 +426,8 @@ static void row_of_meta(struct job_row *row, const struct rec_meta *m)
 
 	memset(row, 0, sizeof(*row));
 	row->epoch = row->max_epoch = -1;
-	if (p != NULL) {
-		/* A finished job: what its record kept. */
-		row->epoch = p->epoch;
-		row->max_epoch = p->max_epoch;
-		snprintf(row->eta, sizeof(row->eta), "%s", p->eta);
-		snprintf(row->metric, sizeof(row->metric), "%s", p->metric);
-		if (p->nseries > 0) {
-			row->series = (void *)xmemdup(p->series, p->nseries * sizeof(*row->series));
-			row->nseries = p->nseries;
-		}
-	}
+	if (p != NULL)
+		row_progress(row, p->epoch, p->max_epoch, p->eta, p->metric, p->series, p->nseries);
 	row->record_id = xstrdup(m->id);
 	/* What it is ("classification_pyt train"): the id has its own column. */
 	if (m->network_arch != NULL && m->action != NULL)
@@ -449,16 +455,9 @@ static void row_fill(struct job_row *row, const struct job_record *r,
 	if (ts != NULL)
 		m.progress = NULL;	/* a running job: what status.json says */
 	row_of_meta(row, &m);
-	if (ts != NULL) {
-		row->epoch = ts->epoch;
-		row->max_epoch = ts->max_epoch;
-		snprintf(row->eta, sizeof(row->eta), "%s", ts->eta);
-		snprintf(row->metric, sizeof(row->metric), "%s", ts->metric);
-		if (ts->nseries > 0) {
-			row->series = (void *)xmemdup(ts->series, ts->nseries * sizeof(*row->series));
-			row->nseries = ts->nseries;
-		}
-	}
+	if (ts != NULL)
+		row_progress(row, ts->epoch, ts->max_epoch, ts->eta, ts->metric, ts->series,
+		    ts->nseries);
 	if (j != NULL)
 		fill_from_slurm(row, j);
 }
@@ -634,6 +633,7 @@ struct tracker {
 	/* The records: the ones shown (sel, oldest first), taken again from
 	 * the index when its version moves; their cache by id. */
 	size_t		  page;		/* finished records shown, newest; 0: all */
+	size_t		  left;		/* finished ones older than the page */
 	unsigned long	  ix_version, marks;
 	int		  selected;
 	struct pick	 *sel;
@@ -665,8 +665,9 @@ void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigne
 
 void tracker_set_page(struct tracker *t, size_t max_finished)
 {
+	if (t->page != max_finished)
+		t->selected = 0;	/* taken again from the index */
 	t->page = max_finished;
-	t->selected = 0;
 }
 
 static void progress_free(struct progress *p)
@@ -945,7 +946,8 @@ static void select_records(struct tracker *t, struct rec_index *ix)
 
 	recindex_each(ix, t->cl->name, gather_one, &g);
 	live = live_first(g.v, g.n);
-	if (t->page > 0 && g.n - live > t->page) {
+	t->left = t->page > 0 && g.n - live > t->page ? g.n - live - t->page : 0;
+	if (t->left > 0) {
 		newest_first(g.v + live, g.n - live, t->page);
 		for (i = live + t->page; i < g.n; i++)
 			free(g.v[i].id);
@@ -1394,6 +1396,7 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 	size_t i;
 
 	res->page = page_ref(t->pg);
+	res->finished_left = t->left;
 	for (i = 0; i < t->nsel; i++) {
 		const struct pick *pk = &t->sel[i];
 		struct job_record *r = live_of(pk);
@@ -1462,6 +1465,7 @@ void tracker_rows_from_disk(struct tracker *t, struct record_store *st, struct p
 	}
 	res->at = time(NULL);
 	res->accounting_ok = 1;
+	res->finished_left = t->left;
 }
 
 int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,

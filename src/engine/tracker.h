@@ -82,6 +82,8 @@ struct poll_result {
 	size_t		 changes;	/* records that changed state: */
 	struct state_change *events;	/* one each, in order */
 	int		 waiting_for_accounting; /* a tracked job left the queue unseen */
+	size_t		 finished_left;	/* taotop's finished jobs older than the
+					 * page shown (tracker_set_page), not in rows */
 	long		 engine_us;	/* this poll's time on the laptop: all but
 					 * its command's round trip */
 };
@@ -103,7 +105,9 @@ void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigne
 
 /* Show at most max_finished of taotop's finished records, the newest (0:
  * all, the default): with a year of records the monitor's list holds a
- * page of them, not every one. Live records are always shown. */
+ * page of them, not every one, and grows it by a page when the user
+ * scrolls past its end (watch_more_finished). Live records are always
+ * shown. */
 void tracker_set_page(struct tracker *t, size_t max_finished);
 /* The page the monitor shows. */
 #define TRACKER_PAGE	10000

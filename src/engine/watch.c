@@ -53,6 +53,8 @@ struct cluster {
 	int			 use_busy;	/* a round runs */
 	int			 use_backoff;	/* 1, 2, 4...: failed rounds in a row */
 	int			 reads;		/* followed-log reads in flight */
+	size_t			 page;		/* finished jobs shown (tracker_set_page) */
+	int			 page_asked;	/* grown since the last poll started */
 	char			*asked[USE_ASKED];	/* other jobs sampled on request */
 };
 
@@ -96,6 +98,7 @@ enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY, T_ACTION
 
 struct poll_req {
 	struct poll_result	 res;
+	size_t			 page;		/* the tracker's page */
 };
 
 struct follow_req {
@@ -212,6 +215,8 @@ static void run_poll(struct conn *c, struct worker_task *wt)
 	struct cluster *cl = &t->w->cl[t->ci];
 	char *err = NULL;
 
+	if (t->u.poll.page > 0)
+		tracker_set_page(cl->tracker, t->u.poll.page);	/* the tracker is ours */
 	if (tracker_poll(cl->tracker, c, t->w->store, &t->u.poll.res, &err) != 0) {
 		wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
 		wt->err = err;
@@ -560,7 +565,8 @@ struct watch *watch_new(const struct config *cfg, struct record_store *st)
 		tracker_set_history(cl->tracker, (long)cl->pub.cfg->history_days * 86400,
 		    cl->pub.cfg->history_every_s, (unsigned)cl->pub.cfg->history_max);
 		/* A year of records is a page of history, not every one. */
-		tracker_set_page(cl->tracker, TRACKER_PAGE);
+		cl->page = TRACKER_PAGE;
+		tracker_set_page(cl->tracker, cl->page);
 		/* The jobs on disk at once, from the records' index, before
 		 * the link is up (here, before the worker that owns the
 		 * tracker starts): the first poll's answers update them. */
@@ -1143,6 +1149,10 @@ void watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 		if (p->poll_started_ms == 0 && p->next_poll_ms > 0 && now_ms >= p->next_poll_ms &&
 		    !p->submitting) {
 			struct task *t = task_new(w, i, T_POLL);
+			/* Every poll says the page: one that never ran
+			 * (not connected) loses nothing. */
+			t->u.poll.page = cl->page;
+			cl->page_asked = 0;
 			p->poll_started_ms = now_ms;
 			p->next_poll_ms = 0;
 			log_msg(LOG_DEBUG, "monitor: %s: poll", p->cfg->name);
@@ -1166,6 +1176,20 @@ void watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 		}
 	}
 	*next_ms = next;
+}
+
+int watch_more_finished(struct watch *w, size_t cluster)
+{
+	struct cluster *cl;
+
+	if (cluster >= w->n || w->cl[cluster].pub.last.finished_left == 0)
+		return -1;
+	cl = &w->cl[cluster];
+	if (!cl->page_asked)
+		cl->page += TRACKER_PAGE;
+	cl->page_asked = 1;
+	poll_soon(cl);
+	return 0;
 }
 
 void watch_poll_now(struct watch *w)

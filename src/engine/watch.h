@@ -185,6 +185,12 @@ void watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms);
 int watch_next(struct watch *w, struct watch_event *ev);
 void watch_event_free(struct watch_event *ev);
 
+/* The user scrolled past the end of the list: the cluster's next page of
+ * finished jobs (TRACKER_PAGE older ones, from the records' index) comes
+ * with a poll that starts now. 0, or -1 when none is left to show (its
+ * last poll's finished_left). */
+int watch_more_finished(struct watch *w, size_t cluster);
+
 /* The user asked for fresh data: poll every cluster now. */
 void watch_poll_now(struct watch *w);
 /* The user is at the keyboard: back to the base poll rate (a quiet

@@ -111,6 +111,14 @@ Test(tracker, rows_from_disk_are_the_live_records_and_the_newest_page)
 	cr_assert_not_null(r);
 	cr_expect_eq(r->state, TAO_RUNNING);
 	cr_expect_not(res.scheduler_ok, "nothing asked yet");
+	cr_expect_eq(res.finished_left, 2, "two older finished ones not shown");
+	poll_result_free(&res);
+	/* A page more (the user scrolled past the end): every one. */
+	tracker_set_page(t, 6);
+	tracker_rows_from_disk(t, st, &res);
+	cr_expect_eq(res.n, 7);
+	cr_expect_not_null(row_of(&res, "tao-20261201-done00"));
+	cr_expect_eq(res.finished_left, 0);
 	poll_result_free(&res);
 	tracker_free(t);
 	store_close(st);
