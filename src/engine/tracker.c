@@ -642,6 +642,8 @@ struct tracker {
 	size_t		  ncache;
 	struct strmap	 *cache_ix;	/* id -> cached */
 	struct row_page	 *pg;		/* the finished ones' rows (a reference) */
+	struct job_row	 *spare;	/* the next poll's rows array (tracker_reuse_rows) */
+	size_t		  spare_cap;
 };
 
 struct tracker *tracker_new(const struct cluster_cfg *cl)
@@ -738,6 +740,7 @@ void tracker_free(struct tracker *t)
 	free(t->cache);
 	strmap_free(t->cache_ix);
 	page_unref(t->pg);
+	free(t->spare);
 	free(t);
 }
 
@@ -1483,6 +1486,10 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(res, 0, sizeof(*res));
+	res->rows = t->spare;	/* tracker_reuse_rows's, or NULL */
+	res->rows_cap = t->spare_cap;
+	t->spare = NULL;
+	t->spare_cap = 0;
 	/* Only what changed since the last poll is read again. */
 	recindex_refresh(ix, &warn);
 	if (warn != NULL)
@@ -1509,6 +1516,27 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 	res->engine_us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000 -
 	    remote_us;
 	return 0;
+}
+
+struct job_row *poll_result_take_rows(struct poll_result *p, size_t *cap)
+{
+	struct job_row *rows = p->rows;
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		row_clear(&p->rows[i]);
+	*cap = rows != NULL ? p->rows_cap : 0;
+	p->n = 0;
+	p->rows = NULL;
+	poll_result_free(p);
+	return rows;
+}
+
+void tracker_reuse_rows(struct tracker *t, struct job_row *rows, size_t cap)
+{
+	free(t->spare);
+	t->spare = rows;
+	t->spare_cap = rows != NULL ? cap : 0;
 }
 
 void poll_result_free(struct poll_result *p)

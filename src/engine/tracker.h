@@ -119,10 +119,19 @@ void tracker_rows_from_disk(struct tracker *t, struct record_store *st, struct p
 
 /* Poll once over c and update the records in st. -1 only when the command
  * could not run at all (connection); *err says why. A result with
- * waiting_for_accounting set wants another poll soon (a job just ended). */
+ * waiting_for_accounting set wants another poll soon (a job just ended).
+ * *out is overwritten; its rows array is the one tracker_reuse_rows gave,
+ * when one was given. */
 int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
     struct poll_result *out, char **err);
 void poll_result_free(struct poll_result *p);
+/* Free all of p but its rows array, returned (NULL: none) with its
+ * capacity in *cap; p is left empty. */
+struct job_row *poll_result_take_rows(struct poll_result *p, size_t *cap);
+/* The next poll's rows go into rows (cap of them; t owns it now): the
+ * monitor's polls use two arrays of 10 000 rows in turn, where each
+ * allocated one (megabytes, resident again each time) and freed the last. */
+void tracker_reuse_rows(struct tracker *t, struct job_row *rows, size_t cap);
 
 /* Cancel a job (a record id or a SLURM id) with scancel, then mark its
  * record Canceled (source: user). A job that had already ended counts as

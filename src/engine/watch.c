@@ -54,6 +54,8 @@ struct cluster {
 	int			 use_backoff;	/* 1, 2, 4...: failed rounds in a row */
 	int			 reads;		/* followed-log reads in flight */
 	size_t			 page;		/* finished jobs shown (tracker_set_page) */
+	struct job_row		*spare;		/* the last result's rows array, for the next poll */
+	size_t			 spare_cap;
 	int			 page_asked;	/* grown since the last poll started */
 	char			*asked[USE_ASKED];	/* other jobs sampled on request */
 };
@@ -99,6 +101,8 @@ enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY, T_ACTION
 struct poll_req {
 	struct poll_result	 res;
 	size_t			 page;		/* the tracker's page */
+	struct job_row		*spare;		/* a rows array for it to fill, or NULL */
+	size_t			 spare_cap;
 };
 
 struct follow_req {
@@ -217,6 +221,9 @@ static void run_poll(struct conn *c, struct worker_task *wt)
 
 	if (t->u.poll.page > 0)
 		tracker_set_page(cl->tracker, t->u.poll.page);	/* the tracker is ours */
+	if (t->u.poll.spare != NULL)
+		tracker_reuse_rows(cl->tracker, t->u.poll.spare, t->u.poll.spare_cap);
+	t->u.poll.spare = NULL;
 	if (tracker_poll(cl->tracker, c, t->w->store, &t->u.poll.res, &err) != 0) {
 		wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
 		wt->err = err;
@@ -464,6 +471,7 @@ static void submit_job_free(struct submit_job *sj)
 static void free_poll(struct task *t)
 {
 	poll_result_free(&t->u.poll.res);
+	free(t->u.poll.spare);	/* it never ran */
 }
 
 static void free_follow(struct task *t)
@@ -622,6 +630,7 @@ void watch_free(struct watch *w)
 		free(p->use);
 		free(p->use_off);
 		poll_result_free(&p->last);
+		free(w->cl[i].spare);
 		free(p->host);
 		free(p->fingerprint);
 		free(p->error);
@@ -738,7 +747,9 @@ static void done_poll(struct watch *w, struct cluster *cl, struct task *t)
 	 * success says the link is up. */
 	if (p->link == LINK_CONNECTING || p->link == LINK_ASKING)
 		p->link = LINK_UP;
-	poll_result_free(&p->last);
+	/* The rows array of the result it replaces goes to the next poll. */
+	free(cl->spare);
+	cl->spare = poll_result_take_rows(&p->last, &cl->spare_cap);
 	p->last = t->u.poll.res;
 	memset(&t->u.poll.res, 0, sizeof(t->u.poll.res));
 	p->polls++;
@@ -1153,6 +1164,9 @@ void watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 			 * (not connected) loses nothing. */
 			t->u.poll.page = cl->page;
 			cl->page_asked = 0;
+			t->u.poll.spare = cl->spare;
+			t->u.poll.spare_cap = cl->spare_cap;
+			cl->spare = NULL;
 			p->poll_started_ms = now_ms;
 			p->next_poll_ms = 0;
 			log_msg(LOG_DEBUG, "monitor: %s: poll", p->cfg->name);
