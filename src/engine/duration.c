@@ -57,14 +57,26 @@ int duration_parse(const char *s, long *secs)
 
 void duration_format(long secs, char *out, size_t len)
 {
-	long d = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60, s = secs % 60;
+	long d = secs / 86400, part[3] = { secs / 3600 % 24, secs / 60 % 60, secs % 60 };
+	char tmp[40];
+	size_t n = 0;
+	int i;
 
-	if (secs < 0)
-		snprintf(out, len, "%s", "");
-	else if (d > 0)
-		snprintf(out, len, "%ld-%02ld:%02ld:%02ld", d, h, m, s);
-	else
-		snprintf(out, len, "%02ld:%02ld:%02ld", h, m, s);
+	/* By hand, not snprintf: a poll formats two of these per job row. */
+	if (secs >= 0 && d > 0)
+		n = (size_t)snprintf(tmp, sizeof(tmp), "%ld-", d);
+	for (i = 0; secs >= 0 && i < 3; i++) {
+		if (i > 0)
+			tmp[n++] = ':';
+		tmp[n++] = (char)('0' + part[i] / 10);
+		tmp[n++] = (char)('0' + part[i] % 10);
+	}
+	if (len == 0)
+		return;
+	if (n > len - 1)
+		n = len - 1;
+	memcpy(out, tmp, n);
+	out[n] = '\0';
 }
 
 void duration_normalise(const char *printed, char *out, size_t len, long *secs)

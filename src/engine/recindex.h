@@ -15,8 +15,12 @@
  * The index is kept on disk too, in .index/records beside the records (a
  * folder of its own, so writing it does not change the records folder's
  * mtime), written atomically with a count and a checksum: it spares the
- * next start from parsing every record. It is never trusted blindly: a
- * missing, truncated or corrupt one is ignored and rebuilt from the
+ * next start from parsing every record. It carries what a row of the job
+ * table shows of each record (its name, state, SLURM's word, the last
+ * message, the allocation, TAO's final progress), so the monitor shows the
+ * jobs on disk before its link is up and a finished job's row is never
+ * read from its file again. It is never trusted blindly: a missing,
+ * truncated, corrupt or older-format one is ignored and rebuilt from the
  * records, and each of its entries is checked against the folder's inode
  * before it is used.
  *
@@ -30,11 +34,14 @@
 
 #include "engine/state.h"
 
+struct job_record;
+struct record_alloc;
+struct record_progress;
 struct record_store;
 struct rec_index;
 
-/* What the index holds of one record. Strings are borrowed: valid inside
- * the visit only. */
+/* What the index holds of one record. Strings and pointers are borrowed:
+ * valid inside the visit only. */
 struct rec_meta {
 	const char	*id;
 	const char	*cluster;	/* NULL: none */
@@ -42,7 +49,16 @@ struct rec_meta {
 	enum tao_state	 state;
 	time_t		 created;
 	unsigned long	 gen;		/* changes whenever the file is read again */
+	/* What its row shows (engine/tracker.h's job_row): */
+	const char	*network_arch, *action;	/* NULL: not said */
+	const char	*native;	/* SLURM's last word, or NULL */
+	const char	*message;	/* the last transition's message, or NULL */
+	const struct record_alloc *alloc;	/* NULL: never written */
+	const struct record_progress *progress;	/* NULL: none kept */
 };
+
+/* r as the index would hold it (borrowing r's strings; gen 0). */
+void rec_meta_of(const struct job_record *r, struct rec_meta *m);
 
 /* The index of st's folder, made (empty: the first refresh fills it) the
  * first time; freed with the store (engine/record.c, through
@@ -66,6 +82,10 @@ unsigned long recindex_version(struct rec_index *x);
  * are not visited. */
 typedef void recindex_visit_fn(const struct rec_meta *m, void *arg);
 void recindex_each(struct rec_index *x, const char *cluster, recindex_visit_fn *fn, void *arg);
+
+/* Visit the record id (a record that does not parse is not): 0, or -1
+ * when the index has no such record. Under the lock, as recindex_each. */
+int recindex_get(struct rec_index *x, const char *id, recindex_visit_fn *fn, void *arg);
 
 /* Whether any record holds SLURM id ref (of any cluster). */
 int recindex_has_ref(struct rec_index *x, const char *ref);

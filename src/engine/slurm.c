@@ -129,9 +129,14 @@ static size_t split(char *line, const char *delim, char **f, size_t max)
 	return n;
 }
 
+/* src into dst, cut to fit (as snprintf "%s" would, at a tenth of the
+ * cost: a poll copies a dozen fields of each of a thousand jobs). */
 static void copy(char *dst, size_t size, const char *src)
 {
-	snprintf(dst, size, "%s", src);
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
 }
 
 static const char *na(const char *s)
@@ -251,6 +256,29 @@ static int parse_sacct(char *line, const char *delim, struct slurm_job *j, int h
 	return 0;
 }
 
+enum poll_section { NONE, SQUEUE, SACCT, HISTORY };
+
+/* A mark's line (what follows the nonce): a section starts, or the one
+ * running says its exit status. Returns where the line ends. */
+static const char *take_mark(const char *what, enum poll_section *section, struct slurm_poll *p)
+{
+	size_t wlen = strcspn(what, "\r\n");
+
+	if (wlen == 6 && strncmp(what, "squeue", 6) == 0)
+		*section = SQUEUE;
+	else if (wlen == 5 && strncmp(what, "sacct", 5) == 0)
+		*section = SACCT;
+	else if (wlen == 7 && strncmp(what, "history", 7) == 0)
+		*section = HISTORY;
+	else if (strncmp(what, "rc ", 3) == 0 && *section == SQUEUE)
+		p->squeue_rc = atoi(what + 3);
+	else if (strncmp(what, "rc ", 3) == 0 && *section == SACCT)
+		p->sacct_rc = atoi(what + 3);
+	else if (strncmp(what, "rc ", 3) == 0 && *section == HISTORY)
+		p->history_rc = atoi(what + 3);
+	return what + wlen;
+}
+
 /*
  * Records are found by their end, the delimiter and a newline, never by
  * newlines alone: a job's name may hold newlines and US bytes, but not the
@@ -260,10 +288,11 @@ static int parse_sacct(char *line, const char *delim, struct slurm_job *j, int h
  */
 void slurm_poll_parse(const char *out, const char *err, const char *nonce, struct slurm_poll *p)
 {
-	enum { NONE, SQUEUE, SACCT, HISTORY } section = NONE;
+	enum poll_section section = NONE;
 	char mark[64], delim[64], term[64], nlmark[64];
-	const char *q = out != NULL ? out : "";
-	size_t mlen;
+	const char *q = out != NULL ? out : "", *next = NULL;
+	size_t mlen, cap = 0;
+	int no_more = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->squeue_rc = p->sacct_rc = p->history_rc = -1;
@@ -277,7 +306,7 @@ void slurm_poll_parse(const char *out, const char *err, const char *nonce, struc
 	snprintf(term, sizeof(term), US "%.16s\n", nonce);
 	mlen = strlen(mark);
 	while (*q != '\0') {
-		const char *end, *next, *nl;
+		const char *end, *nl;
 		struct slurm_job j;
 		char *rec;
 		int ok;
@@ -287,25 +316,17 @@ void slurm_poll_parse(const char *out, const char *err, const char *nonce, struc
 			continue;
 		}
 		if (strncmp(q, mark, mlen) == 0) {
-			const char *what = q + mlen;
-			size_t wlen = strcspn(what, "\r\n");
-			if (wlen == 6 && strncmp(what, "squeue", 6) == 0)
-				section = SQUEUE;
-			else if (wlen == 5 && strncmp(what, "sacct", 5) == 0)
-				section = SACCT;
-			else if (wlen == 7 && strncmp(what, "history", 7) == 0)
-				section = HISTORY;
-			else if (strncmp(what, "rc ", 3) == 0 && section == SQUEUE)
-				p->squeue_rc = atoi(what + 3);
-			else if (strncmp(what, "rc ", 3) == 0 && section == SACCT)
-				p->sacct_rc = atoi(what + 3);
-			else if (strncmp(what, "rc ", 3) == 0 && section == HISTORY)
-				p->history_rc = atoi(what + 3);
-			q = what + wlen;
+			q = take_mark(q + mlen, &section, p);
 			continue;
 		}
 		end = strstr(q, term);
-		next = strstr(q, nlmark);
+		/* The next mark, searched again only once passed: searching
+		 * from every record would read the rest of the answer each
+		 * time (quadratic: most of a 1 000-job poll's time). */
+		if (next == NULL ? !no_more : next < q) {
+			next = strstr(q, nlmark);
+			no_more = next == NULL;
+		}
 		if (section == NONE || end == NULL || (next != NULL && next < end)) {
 			/* No record ends before the next mark: this line is
 			 * garbage (or a record cut short), skipped alone. */
@@ -331,7 +352,10 @@ void slurm_poll_parse(const char *out, const char *err, const char *nonce, struc
 			p->skipped++;
 			continue;
 		}
-		p->jobs = xreallocarray(p->jobs, p->n + 1, sizeof(*p->jobs));
+		if (p->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			p->jobs = xreallocarray(p->jobs, cap, sizeof(*p->jobs));
+		}
 		p->jobs[p->n++] = j;
 	}
 	if (err != NULL && err[0] != '\0') {

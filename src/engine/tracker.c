@@ -1,6 +1,7 @@
 #include "engine/tracker.h"
 
 #include <cJSON.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,16 @@ static int same(const char *a, const char *b)
 	if (a == NULL || b == NULL)
 		return a == b;
 	return strcmp(a, b) == 0;
+}
+
+/* src into a row's field, cut to fit (snprintf's "%s" without its cost:
+ * a poll fills half a dozen of these for each of a thousand rows). */
+static void set_text(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
 }
 
 /* ---- COMPLETED: TAO's status.json decides ------------------------------------- */
@@ -353,8 +364,8 @@ static struct job_row *add_row(struct poll_result *res)
  * partition or limit yet (22.05 records it as "allocation", no limit). */
 static void fill_from_slurm(struct job_row *row, const struct slurm_job *j)
 {
-	snprintf(row->slurm_id, sizeof(row->slurm_id), "%s", j->id);
-	snprintf(row->shown_id, sizeof(row->shown_id), "%s", j->shown_id);
+	set_text(row->slurm_id, sizeof(row->slurm_id), j->id);
+	set_text(row->shown_id, sizeof(row->shown_id), j->shown_id);
 	if (j->partition[0] != '\0' || row->partition == NULL)
 		record_set(&row->partition, j->partition);
 	if (j->nodes > 0 || row->nodes == 0)
@@ -364,24 +375,22 @@ static void fill_from_slurm(struct job_row *row, const struct slurm_job *j)
 		row->gpus_known = j->gpus_known;
 	}
 	if (j->elapsed_s >= 0 || row->elapsed_s < 0) {
-		snprintf(row->elapsed, sizeof(row->elapsed), "%s", j->elapsed);
+		set_text(row->elapsed, sizeof(row->elapsed), j->elapsed);
 		row->elapsed_s = j->elapsed_s;
 	}
 	if (j->limit_s >= 0 || row->limit_s < 0) {
-		snprintf(row->limit, sizeof(row->limit), "%s", j->limit);
+		set_text(row->limit, sizeof(row->limit), j->limit);
 		row->limit_s = j->limit_s;
 	}
 	if (j->exit_code[0] != '\0')
-		snprintf(row->exit_code, sizeof(row->exit_code), "%s", j->exit_code);
+		set_text(row->exit_code, sizeof(row->exit_code), j->exit_code);
 }
 
-/* What the record kept of its allocation. */
-static void fill_from_record(struct job_row *row, const struct job_record *r)
+/* What the record kept of its allocation (NULL: nothing). */
+static void fill_from_alloc(struct job_row *row, const struct record_alloc *al)
 {
-	const struct record_alloc *al = &r->alloc;
-
 	row->elapsed_s = row->limit_s = -1;
-	if (!r->has_alloc)
+	if (al == NULL)
 		return;
 	record_set(&row->partition, al->partition[0] ? al->partition : NULL);
 	row->nodes = al->nodes;
@@ -391,50 +400,64 @@ static void fill_from_record(struct job_row *row, const struct job_record *r)
 	row->limit_s = al->limit_s;
 	duration_format(al->elapsed_s, row->elapsed, sizeof(row->elapsed));
 	duration_format(al->limit_s, row->limit, sizeof(row->limit));
-	snprintf(row->exit_code, sizeof(row->exit_code), "%s", al->exit_code);
+	set_text(row->exit_code, sizeof(row->exit_code), al->exit_code);
 }
 
+/* TAO's progress in a row (status.json's so far, or what a finished
+ * job's record kept: the same fields in two structs). */
+static void row_progress(struct job_row *row, int epoch, int max_epoch, const char *eta,
+    const char *metric, const double *series, size_t n)
+{
+	row->epoch = epoch;
+	row->max_epoch = max_epoch;
+	snprintf(row->eta, sizeof(row->eta), "%s", eta);
+	snprintf(row->metric, sizeof(row->metric), "%s", metric);
+	if (n > 0) {
+		row->series = (void *)xmemdup(series, n * sizeof(*row->series));
+		row->nseries = n;
+	}
+}
+
+/* A record's row as the index (or its parsed file: rec_meta_of) has it;
+ * row is overwritten. */
+static void row_of_meta(struct job_row *row, const struct rec_meta *m)
+{
+	const struct record_progress *p = m->progress;
+
+	memset(row, 0, sizeof(*row));
+	row->epoch = row->max_epoch = -1;
+	if (p != NULL)
+		row_progress(row, p->epoch, p->max_epoch, p->eta, p->metric, p->series, p->nseries);
+	row->record_id = xstrdup(m->id);
+	/* What it is ("classification_pyt train"): the id has its own column. */
+	if (m->network_arch != NULL && m->action != NULL)
+		row->name = xasprintf("%s %s", m->network_arch, m->action);
+	else
+		row->name = xstrdup(m->id);
+	row->state = m->state;
+	row->native = m->native != NULL ? xstrdup(m->native) : NULL;
+	row->created = m->created;
+	if (m->message != NULL)
+		row->message = xstrdup(m->message);
+	if (m->backend_ref != NULL)
+		set_text(row->slurm_id, sizeof(row->slurm_id), m->backend_ref);
+	fill_from_alloc(row, m->alloc);
+}
+
+/* A parsed record's row, with TAO's progress so far (ts, or NULL) and
+ * what SLURM says of it now (j, or NULL); row is overwritten. */
 static void row_fill(struct job_row *row, const struct job_record *r,
     const struct slurm_job *j, const struct tao_status *ts)
 {
-	row->epoch = row->max_epoch = -1;
-	if (ts != NULL) {
-		row->epoch = ts->epoch;
-		row->max_epoch = ts->max_epoch;
-		snprintf(row->eta, sizeof(row->eta), "%s", ts->eta);
-		snprintf(row->metric, sizeof(row->metric), "%s", ts->metric);
-		if (ts->nseries > 0) {
-			row->series = xcalloc(ts->nseries, sizeof(*row->series));
-			memcpy(row->series, ts->series, ts->nseries * sizeof(*row->series));
-			row->nseries = ts->nseries;
-		}
-	}
-	if (ts == NULL && r->progress != NULL) {
-		/* A finished job: what its record kept. */
-		const struct record_progress *p = r->progress;
-		row->epoch = p->epoch;
-		row->max_epoch = p->max_epoch;
-		snprintf(row->eta, sizeof(row->eta), "%s", p->eta);
-		snprintf(row->metric, sizeof(row->metric), "%s", p->metric);
-		if (p->nseries > 0) {
-			row->series = (void *)xmemdup(p->series, p->nseries * sizeof(*row->series));
-			row->nseries = p->nseries;
-		}
-	}
-	row->record_id = xstrdup(r->id);
-	/* What it is ("classification_pyt train"): the id has its own column. */
-	if (r->network_arch != NULL && r->action != NULL)
-		row->name = xasprintf("%s %s", r->network_arch, r->action);
-	else
-		row->name = xstrdup(r->id);
-	row->state = r->state;
-	row->native = r->native != NULL ? xstrdup(r->native) : NULL;
-	row->created = r->created;
-	if (r->nhist > 0 && r->hist[r->nhist - 1].message != NULL)
-		row->message = xstrdup(r->hist[r->nhist - 1].message);
-	if (r->backend_ref != NULL)
-		snprintf(row->slurm_id, sizeof(row->slurm_id), "%s", r->backend_ref);
-	fill_from_record(row, r);
+	struct rec_meta m;
+
+	rec_meta_of(r, &m);
+	if (ts != NULL)
+		m.progress = NULL;	/* a running job: what status.json says */
+	row_of_meta(row, &m);
+	if (ts != NULL)
+		row_progress(row, ts->epoch, ts->max_epoch, ts->eta, ts->metric, ts->series,
+		    ts->nseries);
 	if (j != NULL)
 		fill_from_slurm(row, j);
 }
@@ -465,6 +488,10 @@ static void row_of_foreign(struct job_row *row, const struct slurm_job *j, enum 
 
 static void row_clear(struct job_row *r)
 {
+	if (r->shared) {
+		memset(r, 0, sizeof(*r));	/* its page's */
+		return;
+	}
 	free(r->record_id);
 	free(r->name);
 	free(r->partition);
@@ -477,6 +504,7 @@ static void row_clear(struct job_row *r)
 static void row_copy(struct job_row *dst, const struct job_row *src)
 {
 	*dst = *src;
+	dst->shared = 0;
 	dst->record_id = src->record_id ? xstrdup(src->record_id) : NULL;
 	dst->name = src->name ? xstrdup(src->name) : NULL;
 	dst->partition = src->partition ? xstrdup(src->partition) : NULL;
@@ -487,6 +515,47 @@ static void row_copy(struct job_row *dst, const struct job_row *src)
 	if (src->nseries > 0) {
 		dst->series = xcalloc(src->nseries, sizeof(*dst->series));
 		memcpy(dst->series, src->series, src->nseries * sizeof(*dst->series));
+		dst->nseries = src->nseries;
+	}
+}
+
+/* *dst, a string a row owns, set to src: kept when it says the same. */
+static void keep_or_set(char **dst, const char *src)
+{
+	if (!same(*dst, src))
+		record_set(dst, src);
+}
+
+/* dst (an owned row) made what src is, its strings and series kept where
+ * they are the same: the user's other jobs are noted again at every poll,
+ * and most of them say what they said (a queue of held jobs). */
+static void row_assign(struct job_row *dst, const struct job_row *src)
+{
+	struct job_row was = *dst;
+
+	if (src->shared || dst->shared) {
+		row_clear(dst);
+		row_copy(dst, src);
+		return;
+	}
+	*dst = *src;
+	dst->record_id = was.record_id;
+	dst->name = was.name;
+	dst->partition = was.partition;
+	dst->native = was.native;
+	dst->message = was.message;
+	keep_or_set(&dst->record_id, src->record_id);
+	keep_or_set(&dst->name, src->name);
+	keep_or_set(&dst->partition, src->partition);
+	keep_or_set(&dst->native, src->native);
+	keep_or_set(&dst->message, src->message);
+	dst->series = was.series;
+	dst->nseries = was.nseries;
+	if (src->nseries != was.nseries || (src->nseries > 0 &&
+	    memcmp(src->series, was.series, src->nseries * sizeof(*src->series)) != 0)) {
+		free(dst->series);
+		dst->series = src->nseries > 0 ? (void *)xmemdup(src->series,
+		    src->nseries * sizeof(*src->series)) : NULL;
 		dst->nseries = src->nseries;
 	}
 }
@@ -510,15 +579,29 @@ struct seen_job {
 
 #define SEEN_MAX	5000	/* ended jobs beyond this are forgotten, oldest first */
 
-/* One of this cluster's records as the tracker keeps it between polls,
- * read again only when the index says its file changed (gen): a live one
- * parsed whole (the poll decides from it), a finished one as its row. */
+/* A live record as the tracker keeps it between polls, parsed whole (the
+ * poll decides from it), read again only when the index says its file
+ * changed (gen). */
 struct cached {
 	char		*id;
 	unsigned long	 gen;
-	struct job_record *r;		/* live ones */
-	struct job_row	 row;		/* finished ones */
+	struct job_record *r;
 	unsigned long	 mark;		/* the selection that last held it */
+};
+
+/*
+ * The finished records' rows, from the index (never their files), made
+ * again only when one of them changed, came or went (their ids and gens
+ * tell): an unchanged page is neither rebuilt nor copied, each poll's
+ * result borrows it (job_row.shared) and holds a reference. With a year of
+ * records that is 10 000 rows a poll did not copy, and their 50 000
+ * strings not allocated and freed again, at every tick.
+ */
+struct row_page {
+	atomic_int	 refs;
+	struct job_row	*rows;		/* strings owned here */
+	unsigned long	*gens;		/* each row's record's, as the index had it */
+	size_t		 n;
 };
 
 /* What the index says of a record, taken when it changed. */
@@ -527,7 +610,8 @@ struct pick {
 	time_t		 created;
 	unsigned long	 gen;
 	int		 final;
-	struct cached	*c;		/* this poll's */
+	struct cached	*c;		/* a live one's, this poll's */
+	size_t		 at;		/* a finished one's row in the page; SIZE_MAX: none */
 };
 
 struct tracker {
@@ -549,6 +633,7 @@ struct tracker {
 	/* The records: the ones shown (sel, oldest first), taken again from
 	 * the index when its version moves; their cache by id. */
 	size_t		  page;		/* finished records shown, newest; 0: all */
+	size_t		  left;		/* finished ones older than the page */
 	unsigned long	  ix_version, marks;
 	int		  selected;
 	struct pick	 *sel;
@@ -556,6 +641,9 @@ struct tracker {
 	struct cached	**cache;
 	size_t		  ncache;
 	struct strmap	 *cache_ix;	/* id -> cached */
+	struct row_page	 *pg;		/* the finished ones' rows (a reference) */
+	struct job_row	 *spare;	/* the next poll's rows array (tracker_reuse_rows) */
+	size_t		  spare_cap;
 };
 
 struct tracker *tracker_new(const struct cluster_cfg *cl)
@@ -579,8 +667,9 @@ void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigne
 
 void tracker_set_page(struct tracker *t, size_t max_finished)
 {
+	if (t->page != max_finished)
+		t->selected = 0;	/* taken again from the index */
 	t->page = max_finished;
-	t->selected = 0;
 }
 
 static void progress_free(struct progress *p)
@@ -595,8 +684,28 @@ static void cached_free(struct cached *c)
 {
 	free(c->id);
 	record_free(c->r);
-	row_clear(&c->row);
 	free(c);
+}
+
+static struct row_page *page_ref(struct row_page *pg)
+{
+	if (pg != NULL)
+		atomic_fetch_add(&pg->refs, 1);
+	return pg;
+}
+
+/* Drop a reference: the last one frees the page. */
+static void page_unref(struct row_page *pg)
+{
+	size_t i;
+
+	if (pg == NULL || atomic_fetch_sub(&pg->refs, 1) != 1)
+		return;
+	for (i = 0; i < pg->n; i++)
+		row_clear(&pg->rows[i]);
+	free(pg->rows);
+	free(pg->gens);
+	free(pg);
 }
 
 static void sel_free(struct tracker *t)
@@ -630,6 +739,8 @@ void tracker_free(struct tracker *t)
 		cached_free(t->cache[i]);
 	free(t->cache);
 	strmap_free(t->cache_ix);
+	page_unref(t->pg);
+	free(t->spare);
 	free(t);
 }
 
@@ -769,6 +880,7 @@ static void gather_one(const struct rec_meta *m, void *arg)
 	p->gen = m->gen;
 	p->final = tao_state_final(m->state);
 	p->c = NULL;
+	p->at = SIZE_MAX;
 }
 
 static int by_created(const void *a, const void *b)
@@ -780,14 +892,52 @@ static int by_created(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
-/* Newest first, live ones ahead of every finished one. */
-static int by_page(const void *a, const void *b)
+static void swap_picks(struct pick *a, struct pick *b)
 {
-	const struct pick *x = a, *y = b;
+	struct pick t = *a;
 
-	if (x->final != y->final)
-		return x->final - y->final;
-	return -by_created(a, b);
+	*a = *b;
+	*b = t;
+}
+
+/* The k newest of v[0..n) put first, in no order: Hoare's selection,
+ * linear on average, where sorting 100 000 picks to keep 10 000 was a
+ * fifth of the monitor's start. No two picks are equal (their ids
+ * differ), so the median-of-three pivot keeps the parts balanced. */
+static void newest_first(struct pick *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n;
+
+	while (k > lo && k < hi && hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2, i, at = lo;
+		/* The median of v[lo], v[mid], v[hi - 1], moved to hi - 1. */
+		if (by_created(&v[mid], &v[lo]) > 0)
+			swap_picks(&v[mid], &v[lo]);
+		if (by_created(&v[hi - 1], &v[lo]) > 0)
+			swap_picks(&v[hi - 1], &v[lo]);
+		if (by_created(&v[mid], &v[hi - 1]) > 0)
+			swap_picks(&v[mid], &v[hi - 1]);
+		for (i = lo; i < hi - 1; i++)
+			if (by_created(&v[i], &v[hi - 1]) > 0)
+				swap_picks(&v[i], &v[at++]);
+		swap_picks(&v[at], &v[hi - 1]);
+		/* v[lo..at) newer than v[at], v[at + 1..hi) older. */
+		if (k <= at)
+			hi = at;
+		else
+			lo = at + 1;
+	}
+}
+
+/* The live picks of v[0..n) put first; returns how many. */
+static size_t live_first(struct pick *v, size_t n)
+{
+	size_t i, live = 0;
+
+	for (i = 0; i < n; i++)
+		if (!v[i].final)
+			swap_picks(&v[i], &v[live++]);
+	return live;
 }
 
 /* Take the records to show from the index: every live one, and the
@@ -798,10 +948,10 @@ static void select_records(struct tracker *t, struct rec_index *ix)
 	size_t i, live = 0;
 
 	recindex_each(ix, t->cl->name, gather_one, &g);
-	for (i = 0; i < g.n; i++)
-		live += !g.v[i].final;
-	if (t->page > 0 && g.n - live > t->page) {
-		qsort(g.v, g.n, sizeof(*g.v), by_page);
+	live = live_first(g.v, g.n);
+	t->left = t->page > 0 && g.n - live > t->page ? g.n - live - t->page : 0;
+	if (t->left > 0) {
+		newest_first(g.v + live, g.n - live, t->page);
 		for (i = live + t->page; i < g.n; i++)
 			free(g.v[i].id);
 		g.n = live + t->page;
@@ -814,8 +964,8 @@ static void select_records(struct tracker *t, struct rec_index *ix)
 	t->selected = 1;
 }
 
-/* The selection's records in the cache, read where the index says they
- * changed; the cache's others dropped. */
+/* The selection's live records in the cache, read where the index says
+ * they changed; the cache's others dropped. */
 static void cache_records(struct tracker *t, struct record_store *st)
 {
 	size_t i;
@@ -823,11 +973,12 @@ static void cache_records(struct tracker *t, struct record_store *st)
 	t->marks++;
 	for (i = 0; i < t->nsel; i++) {
 		struct pick *p = &t->sel[i];
-		struct cached *c = strmap_get(t->cache_ix, p->id);
-		struct job_record *r = NULL;
+		struct cached *c;
 		char *err = NULL;
 
-		if (c == NULL) {
+		if (p->final)
+			continue;	/* the page's */
+		if ((c = strmap_get(t->cache_ix, p->id)) == NULL) {
 			c = xcalloc(1, sizeof(*c));
 			c->id = xstrdup(p->id);
 			t->cache = xreallocarray(t->cache, t->ncache + 1, sizeof(*t->cache));
@@ -840,9 +991,8 @@ static void cache_records(struct tracker *t, struct record_store *st)
 			continue;
 		record_free(c->r);
 		c->r = NULL;
-		row_clear(&c->row);
 		c->gen = 0;
-		if (store_load(st, p->id, &r, &err) != 0) {
+		if (store_load(st, p->id, &c->r, &err) != 0) {
 			/* Changed since the index read it: the next poll. */
 			log_msg(LOG_WARN, "poll: %s", err);
 			free(err);
@@ -850,13 +1000,6 @@ static void cache_records(struct tracker *t, struct record_store *st)
 			continue;
 		}
 		c->gen = p->gen;
-		if (tao_state_final(r->state)) {
-			c->row.elapsed_s = c->row.limit_s = -1;
-			row_fill(&c->row, r, NULL, NULL);
-			record_free(r);
-		} else {
-			c->r = r;
-		}
 	}
 	for (i = t->ncache; i > 0; i--) {
 		struct cached *c = t->cache[i - 1];
@@ -865,6 +1008,71 @@ static void cache_records(struct tracker *t, struct record_store *st)
 		strmap_del(t->cache_ix, c->id);
 		cached_free(c);
 		t->cache[i - 1] = t->cache[--t->ncache];
+	}
+}
+
+struct page_fill {
+	struct row_page	*pg;
+	size_t		 k;
+};
+
+static void page_row(const struct rec_meta *m, void *arg)
+{
+	struct page_fill *f = arg;
+
+	row_of_meta(&f->pg->rows[f->k], m);
+	f->pg->gens[f->k] = m->gen;
+}
+
+/* Whether the page holds the selection's finished records as the index
+ * has them now, each at its pick's place. */
+static int page_current(const struct tracker *t)
+{
+	const struct row_page *pg = t->pg;
+	size_t i, k = 0;
+
+	if (pg == NULL)
+		return 0;
+	for (i = 0; i < t->nsel; i++) {
+		const struct pick *p = &t->sel[i];
+		if (!p->final)
+			continue;
+		if (k >= pg->n || pg->gens[k] != p->gen || strcmp(pg->rows[k].record_id, p->id) != 0)
+			return 0;
+		k++;
+	}
+	return k == pg->n;
+}
+
+/* The selection's finished records' rows: the page kept when none of
+ * them changed (the picks pointed at their rows), else made again from
+ * the index. */
+static void page_update(struct tracker *t, struct rec_index *ix)
+{
+	struct page_fill f;
+	size_t i, n = 0;
+
+	if (!page_current(t)) {
+		for (i = 0; i < t->nsel; i++)
+			n += t->sel[i].final;
+		f.pg = xcalloc(1, sizeof(*f.pg));
+		atomic_init(&f.pg->refs, 1);
+		f.pg->rows = xcalloc(n + 1, sizeof(*f.pg->rows));
+		f.pg->gens = xcalloc(n + 1, sizeof(*f.pg->gens));
+		for (f.k = 0, i = 0; i < t->nsel; i++)
+			if (t->sel[i].final && recindex_get(ix, t->sel[i].id, page_row, &f) == 0)
+				f.k++;
+		f.pg->n = f.k;
+		page_unref(t->pg);
+		t->pg = f.pg;
+		/* A record gone since the selection: the next refresh drops it. */
+	}
+	for (i = 0, n = 0; i < t->nsel; i++) {
+		struct pick *p = &t->sel[i];
+		if (!p->final)
+			continue;
+		p->at = n < t->pg->n && strcmp(t->pg->rows[n].record_id, p->id) == 0 ? n++
+		    : SIZE_MAX;
 	}
 }
 
@@ -962,8 +1170,7 @@ static struct seen_job *seen_note(struct tracker *t, const struct job_row *row)
 	struct seen_job *sj = seen_find(t, row->slurm_id);
 
 	if (sj != NULL) {
-		row_clear(&sj->row);
-		row_copy(&sj->row, row);
+		row_assign(&sj->row, row);
 		return sj;
 	}
 	t->seen = xreallocarray(t->seen, t->nseen + 1, sizeof(*t->seen));
@@ -1040,7 +1247,7 @@ static void foreign_rows(struct tracker *t, struct poll_result *res, const struc
 /* The live record of pick p, or NULL (finished, or not read). */
 static struct job_record *live_of(const struct pick *p)
 {
-	return p->c != NULL ? p->c->r : NULL;
+	return !p->final && p->c != NULL ? p->c->r : NULL;
 }
 
 /* The command: the queue, accounting for the tracked jobs the queue did
@@ -1156,28 +1363,55 @@ static void poll_note(struct tracker *t, struct poll_result *res, const struct s
 	res->last_ok = t->last_ok;
 }
 
+/* A finished record's row: its page's, borrowed; a copy of its own
+ * when SLURM still says something of it (jm, NULL: nothing asked). */
+static void finished_row(struct poll_result *res, const struct job_row *src,
+    const struct jobmap *jm)
+{
+	struct job_row *row = add_row(res);
+	const struct slurm_job *j = src->slurm_id[0] != '\0' && jm != NULL
+	    ? find_any(jm, src->slurm_id) : NULL;
+
+	if (j != NULL) {
+		row_copy(row, src);
+		fill_from_slurm(row, j);
+	} else {
+		*row = *src;
+		row->shared = 1;
+	}
+}
+
+/* Room for every row a poll can give at once: ten thousand rows grown by
+ * doubling is a dozen reallocations of megabytes, every poll. */
+static void rows_reserve(struct poll_result *res, size_t n)
+{
+	if (n > res->rows_cap) {
+		res->rows = xreallocarray(res->rows, n, sizeof(*res->rows));
+		res->rows_cap = n;
+	}
+}
+
 /* taotop's own rows: each live record decided from the answer (and
- * written when it changed), each finished one as its cache has it. */
+ * written when it changed), each finished one its page's. */
 static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
     struct poll_result *res, const struct jobmap *jm)
 {
 	size_t i;
 
+	res->page = page_ref(t->pg);
+	res->finished_left = t->left;
 	for (i = 0; i < t->nsel; i++) {
 		const struct pick *pk = &t->sel[i];
 		struct job_record *r = live_of(pk);
 		const struct slurm_job *j;
 
-		if (pk->c == NULL)
-			continue;
-		if (r == NULL) {
-			struct job_row *row = add_row(res);
-			row_copy(row, &pk->c->row);
-			/* As row_of_record had it: what SLURM still says. */
-			if (row->slurm_id[0] != '\0' && (j = find_any(jm, row->slurm_id)) != NULL)
-				fill_from_slurm(row, j);
+		if (pk->final) {
+			if (pk->at != SIZE_MAX)
+				finished_row(res, &t->pg->rows[pk->at], jm);
 			continue;
 		}
+		if (r == NULL)
+			continue;	/* not read: the next poll */
 		j = r->backend_ref != NULL ? find_any(jm, r->backend_ref) : NULL;
 		if (!tao_state_final(r->state) && r->backend_ref != NULL) {
 			if (j == NULL) {
@@ -1195,6 +1429,48 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 	}
 }
 
+/* The records shown, taken again from the index when it moved, and the
+ * page of the finished ones with them. */
+static void take_records(struct tracker *t, struct rec_index *ix)
+{
+	if (t->selected && recindex_version(ix) == t->ix_version && t->pg != NULL)
+		return;
+	t->ix_version = recindex_version(ix);
+	select_records(t, ix);
+	page_update(t, ix);
+}
+
+static void disk_row(const struct rec_meta *m, void *arg)
+{
+	row_of_meta(arg, m);
+}
+
+void tracker_rows_from_disk(struct tracker *t, struct record_store *st, struct poll_result *res)
+{
+	struct rec_index *ix = recindex_of(st);
+	char *warn = NULL;
+	size_t i;
+
+	memset(res, 0, sizeof(*res));
+	recindex_refresh(ix, &warn);
+	if (warn != NULL)
+		log_msg(LOG_WARN, "records: %s", warn);
+	free(warn);
+	take_records(t, ix);
+	rows_reserve(res, t->nsel + 1);
+	res->page = page_ref(t->pg);
+	for (i = 0; i < t->nsel; i++) {
+		const struct pick *pk = &t->sel[i];
+		if (pk->final && pk->at != SIZE_MAX)
+			finished_row(res, &t->pg->rows[pk->at], NULL);
+		else if (!pk->final && recindex_get(ix, pk->id, disk_row, &res->rows[res->n]) == 0)
+			res->n++;
+	}
+	res->at = time(NULL);
+	res->accounting_ok = 1;
+	res->finished_left = t->left;
+}
+
 int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
     struct poll_result *res, char **err)
 {
@@ -1210,15 +1486,16 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(res, 0, sizeof(*res));
+	res->rows = t->spare;	/* tracker_reuse_rows's, or NULL */
+	res->rows_cap = t->spare_cap;
+	t->spare = NULL;
+	t->spare_cap = 0;
 	/* Only what changed since the last poll is read again. */
 	recindex_refresh(ix, &warn);
 	if (warn != NULL)
 		log_msg(LOG_WARN, "poll: %s", warn);
 	free(warn);
-	if (!t->selected || recindex_version(ix) != t->ix_version) {
-		t->ix_version = recindex_version(ix);
-		select_records(t, ix);
-	}
+	take_records(t, ix);
 	cache_records(t, st);
 	slurm_nonce(nonce);
 	cmd = poll_command(t, nonce, &nids, &which, &nwhich);
@@ -1229,6 +1506,7 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 		return -1;
 	poll_note(t, res, &p, nids);
 	jobmap_build(&jm, &p);
+	rows_reserve(res, t->nsel + t->nseen + p.n + 1);
 	own_rows(t, c, st, res, &jm);
 	prune_progress(t);
 	foreign_rows(t, res, &p, &jm, ix);
@@ -1240,6 +1518,27 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 	return 0;
 }
 
+struct job_row *poll_result_take_rows(struct poll_result *p, size_t *cap)
+{
+	struct job_row *rows = p->rows;
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		row_clear(&p->rows[i]);
+	*cap = rows != NULL ? p->rows_cap : 0;
+	p->n = 0;
+	p->rows = NULL;
+	poll_result_free(p);
+	return rows;
+}
+
+void tracker_reuse_rows(struct tracker *t, struct job_row *rows, size_t cap)
+{
+	free(t->spare);
+	t->spare = rows;
+	t->spare_cap = rows != NULL ? cap : 0;
+}
+
 void poll_result_free(struct poll_result *p)
 {
 	size_t i;
@@ -1247,6 +1546,7 @@ void poll_result_free(struct poll_result *p)
 	for (i = 0; i < p->n; i++)
 		row_clear(&p->rows[i]);
 	free(p->rows);
+	page_unref(p->page);
 	for (i = 0; i < p->changes; i++) {
 		free(p->events[i].record_id);
 		free(p->events[i].native);

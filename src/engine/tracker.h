@@ -50,6 +50,8 @@ struct job_row {
 	char		 metric[32];	/* the series' KPI ("loss"), or "" */
 	double		*series;	/* one value per epoch */
 	size_t		 nseries;
+	int		 shared;	/* its strings and series are its poll's
+					 * page's (below), not its own */
 };
 
 /* A record's state changed at this poll. */
@@ -61,9 +63,15 @@ struct state_change {
 	time_t		 at;
 };
 
+/* The rows of taotop's finished records, made once and shared by every
+ * poll's result until one of them changes (reference-counted, read-only:
+ * a result may be freed on another thread than the one that made it). */
+struct row_page;
+
 struct poll_result {
 	struct job_row	*rows;
 	size_t		 n, rows_cap;
+	struct row_page	*page;		/* what the shared rows borrow, or NULL */
 	time_t		 at;		/* when this poll ended */
 	time_t		 last_ok;	/* the last poll the scheduler answered (this
 					 * one or earlier; 0: none yet): how stale
@@ -74,6 +82,8 @@ struct poll_result {
 	size_t		 changes;	/* records that changed state: */
 	struct state_change *events;	/* one each, in order */
 	int		 waiting_for_accounting; /* a tracked job left the queue unseen */
+	size_t		 finished_left;	/* taotop's finished jobs older than the
+					 * page shown (tracker_set_page), not in rows */
 	long		 engine_us;	/* this poll's time on the laptop: all but
 					 * its command's round trip */
 };
@@ -95,17 +105,33 @@ void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigne
 
 /* Show at most max_finished of taotop's finished records, the newest (0:
  * all, the default): with a year of records the monitor's list holds a
- * page of them, not every one. Live records are always shown. */
+ * page of them, not every one, and grows it by a page when the user
+ * scrolls past its end (watch_more_finished). Live records are always
+ * shown. */
 void tracker_set_page(struct tracker *t, size_t max_finished);
 /* The page the monitor shows. */
 #define TRACKER_PAGE	10000
 
+/* The rows the records on disk give, from their index alone (no record
+ * file is read, no command run): what the monitor shows before its link
+ * is up. The user's other jobs are not in them; scheduler_ok is 0. */
+void tracker_rows_from_disk(struct tracker *t, struct record_store *st, struct poll_result *out);
+
 /* Poll once over c and update the records in st. -1 only when the command
  * could not run at all (connection); *err says why. A result with
- * waiting_for_accounting set wants another poll soon (a job just ended). */
+ * waiting_for_accounting set wants another poll soon (a job just ended).
+ * *out is overwritten; its rows array is the one tracker_reuse_rows gave,
+ * when one was given. */
 int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
     struct poll_result *out, char **err);
 void poll_result_free(struct poll_result *p);
+/* Free all of p but its rows array, returned (NULL: none) with its
+ * capacity in *cap; p is left empty. */
+struct job_row *poll_result_take_rows(struct poll_result *p, size_t *cap);
+/* The next poll's rows go into rows (cap of them; t owns it now): the
+ * monitor's polls use two arrays of 10 000 rows in turn, where each
+ * allocated one (megabytes, resident again each time) and freed the last. */
+void tracker_reuse_rows(struct tracker *t, struct job_row *rows, size_t cap);
 
 /* Cancel a job (a record id or a SLURM id) with scancel, then mark its
  * record Canceled (source: user). A job that had already ended counts as

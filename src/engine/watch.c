@@ -53,6 +53,10 @@ struct cluster {
 	int			 use_busy;	/* a round runs */
 	int			 use_backoff;	/* 1, 2, 4...: failed rounds in a row */
 	int			 reads;		/* followed-log reads in flight */
+	size_t			 page;		/* finished jobs shown (tracker_set_page) */
+	struct job_row		*spare;		/* the last result's rows array, for the next poll */
+	size_t			 spare_cap;
+	int			 page_asked;	/* grown since the last poll started */
 	char			*asked[USE_ASKED];	/* other jobs sampled on request */
 };
 
@@ -96,6 +100,9 @@ enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY, T_ACTION
 
 struct poll_req {
 	struct poll_result	 res;
+	size_t			 page;		/* the tracker's page */
+	struct job_row		*spare;		/* a rows array for it to fill, or NULL */
+	size_t			 spare_cap;
 };
 
 struct follow_req {
@@ -212,6 +219,11 @@ static void run_poll(struct conn *c, struct worker_task *wt)
 	struct cluster *cl = &t->w->cl[t->ci];
 	char *err = NULL;
 
+	if (t->u.poll.page > 0)
+		tracker_set_page(cl->tracker, t->u.poll.page);	/* the tracker is ours */
+	if (t->u.poll.spare != NULL)
+		tracker_reuse_rows(cl->tracker, t->u.poll.spare, t->u.poll.spare_cap);
+	t->u.poll.spare = NULL;
 	if (tracker_poll(cl->tracker, c, t->w->store, &t->u.poll.res, &err) != 0) {
 		wt->status = conn_is_connected(c) ? CONN_REMOTE : CONN_DISCONNECTED;
 		wt->err = err;
@@ -459,6 +471,7 @@ static void submit_job_free(struct submit_job *sj)
 static void free_poll(struct task *t)
 {
 	poll_result_free(&t->u.poll.res);
+	free(t->u.poll.spare);	/* it never ran */
 }
 
 static void free_follow(struct task *t)
@@ -560,7 +573,15 @@ struct watch *watch_new(const struct config *cfg, struct record_store *st)
 		tracker_set_history(cl->tracker, (long)cl->pub.cfg->history_days * 86400,
 		    cl->pub.cfg->history_every_s, (unsigned)cl->pub.cfg->history_max);
 		/* A year of records is a page of history, not every one. */
-		tracker_set_page(cl->tracker, TRACKER_PAGE);
+		cl->page = TRACKER_PAGE;
+		tracker_set_page(cl->tracker, cl->page);
+		/* The jobs on disk at once, from the records' index, before
+		 * the link is up (here, before the worker that owns the
+		 * tracker starts): the first poll's answers update them. */
+		tracker_rows_from_disk(cl->tracker, st, &cl->pub.last);
+		wq_push_state(&w->q, WATCH_EV_JOBS, i);
+		log_msg(LOG_DEBUG, "monitor: %s: %zu rows from the records on disk in %lld ms",
+		    cl->pub.cfg->name, cl->pub.last.n, (long long)(watch_now_ms() - now));
 		cl->use = use_tracker_new();
 		cl->use_backoff = 1;
 		schedule_init(&cl->sched, cl->pub.cfg->poll_s, POLL_MAX_S);
@@ -609,6 +630,7 @@ void watch_free(struct watch *w)
 		free(p->use);
 		free(p->use_off);
 		poll_result_free(&p->last);
+		free(w->cl[i].spare);
 		free(p->host);
 		free(p->fingerprint);
 		free(p->error);
@@ -725,7 +747,9 @@ static void done_poll(struct watch *w, struct cluster *cl, struct task *t)
 	 * success says the link is up. */
 	if (p->link == LINK_CONNECTING || p->link == LINK_ASKING)
 		p->link = LINK_UP;
-	poll_result_free(&p->last);
+	/* The rows array of the result it replaces goes to the next poll. */
+	free(cl->spare);
+	cl->spare = poll_result_take_rows(&p->last, &cl->spare_cap);
 	p->last = t->u.poll.res;
 	memset(&t->u.poll.res, 0, sizeof(t->u.poll.res));
 	p->polls++;
@@ -1136,6 +1160,13 @@ void watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 		if (p->poll_started_ms == 0 && p->next_poll_ms > 0 && now_ms >= p->next_poll_ms &&
 		    !p->submitting) {
 			struct task *t = task_new(w, i, T_POLL);
+			/* Every poll says the page: one that never ran
+			 * (not connected) loses nothing. */
+			t->u.poll.page = cl->page;
+			cl->page_asked = 0;
+			t->u.poll.spare = cl->spare;
+			t->u.poll.spare_cap = cl->spare_cap;
+			cl->spare = NULL;
 			p->poll_started_ms = now_ms;
 			p->next_poll_ms = 0;
 			log_msg(LOG_DEBUG, "monitor: %s: poll", p->cfg->name);
@@ -1159,6 +1190,20 @@ void watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms)
 		}
 	}
 	*next_ms = next;
+}
+
+int watch_more_finished(struct watch *w, size_t cluster)
+{
+	struct cluster *cl;
+
+	if (cluster >= w->n || w->cl[cluster].pub.last.finished_left == 0)
+		return -1;
+	cl = &w->cl[cluster];
+	if (!cl->page_asked)
+		cl->page += TRACKER_PAGE;
+	cl->page_asked = 1;
+	poll_soon(cl);
+	return 0;
 }
 
 void watch_poll_now(struct watch *w)

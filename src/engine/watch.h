@@ -12,7 +12,9 @@
  *
  * Per cluster it keeps the link (connecting, up, reconnecting in N s, host
  * key refused, auth failed), the rows of the latest poll (kept when a poll
- * fails: stale, never blanked), and polls on the schedule of
+ * fails: stale, never blanked; before the first, taotop's jobs as their
+ * records on disk say, queued as a WATCH_EV_JOBS by watch_new), and polls
+ * on the schedule of
  * engine/schedule.h. It follows the logs of the one job the user looks at,
  * keeping the rings of the last few jobs looked at so switching back is
  * instant.
@@ -55,7 +57,8 @@ struct watched {
 	char		*fingerprint;	/* the refused key's SHA256 fingerprint */
 	char		*error;		/* the last connection problem, or NULL */
 	int64_t		 retry_at_ms;	/* LINK_RECONNECTING: monotonic ms */
-	struct poll_result last;	/* the latest poll that ran */
+	struct poll_result last;	/* the latest poll that ran (polls 0: the
+					 * records on disk, tracker_rows_from_disk) */
 	unsigned long	 polls;		/* polls come back (0: none yet); last.events
 					 * are new when this moved */
 	int64_t		 poll_started_ms;/* a poll in flight since (monotonic), or 0 */
@@ -181,6 +184,12 @@ void watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms);
  * watch_free. */
 int watch_next(struct watch *w, struct watch_event *ev);
 void watch_event_free(struct watch_event *ev);
+
+/* The user scrolled past the end of the list: the cluster's next page of
+ * finished jobs (TRACKER_PAGE older ones, from the records' index) comes
+ * with a poll that starts now. 0, or -1 when none is left to show (its
+ * last poll's finished_left). */
+int watch_more_finished(struct watch *w, size_t cluster);
 
 /* The user asked for fresh data: poll every cluster now. */
 void watch_poll_now(struct watch *w);

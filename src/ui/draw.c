@@ -301,9 +301,9 @@ static void draw_jobs_header(struct app *a, int ncols, const int *order, const i
 {
 	WINDOW *w = a->win_jobs;
 	const struct jobtable *t = &a->jt;
-	char info[320];
+	char info[320], older[64] = "";
 	int k, c, x, used = 0;
-	size_t i, njobs = 0;
+	size_t i, njobs = 0, left = 0;
 
 	wmove(w, 0, 0);
 	wattrset(w, a->attr[ROLE_HEADER]);
@@ -315,7 +315,12 @@ static void draw_jobs_header(struct app *a, int ncols, const int *order, const i
 	}
 	for (i = 0; i < t->nlines; i++)
 		njobs += !t->lines[i].header;
-	snprintf(info, sizeof(info), " %zu job%s%s%s%s%s%s ", njobs, njobs == 1 ? "" : "s",
+	/* Finished jobs older than the page shown: past the end brings them. */
+	for (i = 0; a->watch != NULL && i < watch_count(a->watch); i++)
+		left += watch_cluster(a->watch, i)->last.finished_left;
+	if (left > 0)
+		snprintf(older, sizeof(older), " (%zu older on disk)", left);
+	snprintf(info, sizeof(info), " %zu job%s%s%s%s%s%s%s ", njobs, njobs == 1 ? "" : "s", older,
 	    t->filter[0] ? " matching /" : "", t->filter, t->hide_finished ? ", finished hidden" : "",
 	    ", by ", jt_sort_name(t->sort));
 	x = a->lay.jobs.w - (int)text_width(info, strlen(info));
@@ -531,7 +536,9 @@ static enum role cluster_status(const struct watched *c, int64_t now, char *buf,
 	age_of(c->last.last_ok, time(NULL), ago, sizeof(ago));
 	switch (c->link) {
 	case LINK_CONNECTING:
-		snprintf(buf, len, "%s: connecting to %s", c->cfg->name, c->cfg->hosts);
+		/* Before the first poll, the rows are the records' own word. */
+		snprintf(buf, len, "%s: connecting to %s%s", c->cfg->name, c->cfg->hosts,
+		    !c->polls && c->last.n > 0 ? "; jobs as their records last said" : "");
 		return c->polls ? ROLE_STATUS_STALE : ROLE_STATUS_BAR;
 	case LINK_RECONNECTING: {
 		int64_t in = (c->retry_at_ms - now + 999) / 1000;

@@ -16,18 +16,14 @@ void jt_init(struct jobtable *t)
 
 static void clear_entries(struct jobtable *t)
 {
-	size_t i;
-
-	for (i = 0; i < t->n; i++) {
-		free(t->entries[i].key);
-		free(t->entries[i].hay);
-	}
 	t->n = 0;
+	buf_reset(&t->text);
 }
 
 void jt_free(struct jobtable *t)
 {
 	clear_entries(t);
+	buf_free(&t->text);
 	free(t->entries);
 	free(t->lines);
 	free(t->sel_key);
@@ -67,29 +63,47 @@ static int state_rank(enum tao_state s)
 	}
 }
 
+/* The entries' keys and hays where the text is now (it moved as it grew). */
+static void rebase(struct jobtable *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		t->entries[i].key = t->text.data + t->entries[i].at[0];
+		t->entries[i].hay = t->text.data + t->entries[i].at[1];
+	}
+}
+
 void jt_add(struct jobtable *t, size_t cluster, const char *cluster_name, const struct job_row *row)
 {
+	size_t i, key, hay, cap = t->text.cap;
 	struct jt_entry *e;
-	struct buf b;
-	size_t i;
 
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 64;
 		t->entries = xreallocarray(t->entries, t->cap, sizeof(*t->entries));
 	}
-	e = &t->entries[t->n++];
-	e->cluster = cluster;
-	e->cluster_name = cluster_name;
-	e->row = row;
-	e->key = xasprintf("%s\x1f%s", cluster_name, id_of(row));
-	buf_init(&b);
-	buf_addf(&b, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", cluster_name,
+	key = t->text.len;
+	buf_addf(&t->text, "%s\x1f%s", cluster_name, id_of(row));
+	buf_addc(&t->text, '\0');
+	hay = t->text.len;
+	buf_addf(&t->text, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", cluster_name,
 	    row->record_id ? row->record_id : "", row->shown_id, row->name ? row->name : "",
 	    row->partition ? row->partition : "", tao_state_label(row->state, row->native),
 	    row->native ? row->native : "", row->message ? row->message : "", row->elapsed);
-	for (i = 0; i < b.len; i++)
-		b.data[i] = (char)tolower((unsigned char)b.data[i]);
-	e->hay = buf_detach(&b);
+	buf_addc(&t->text, '\0');
+	for (i = hay; i < t->text.len; i++)
+		t->text.data[i] = (char)tolower((unsigned char)t->text.data[i]);
+	if (t->text.cap != cap)
+		rebase(t);	/* grown: it may have moved */
+	e = &t->entries[t->n++];
+	e->at[0] = key;
+	e->at[1] = hay;
+	e->cluster = cluster;
+	e->cluster_name = cluster_name;
+	e->row = row;
+	e->key = t->text.data + key;
+	e->hay = t->text.data + hay;
 	/* Sorting 10 000 rows compares these ~140 000 times: work them out
 	 * once here. */
 	e->num = strtoull(row->slurm_id, NULL, 10);

@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include "util/buf.h"
+
 struct job_row;
 
 enum jt_sort { JT_SORT_STATE, JT_SORT_AGE, JT_SORT_NAME, JT_SORT_CLUSTER, JT_SORT_COUNT };
@@ -21,6 +23,8 @@ struct jt_entry {
 	const struct job_row	*row;		/* borrowed: valid until the next jt_begin */
 	char			*key;		/* "cluster\x1fid": who this job is */
 	char			*hay;		/* every column, lower case, for the filter */
+					/* (both in the table's text, until jt_begin) */
+	size_t			 at[2];		/* where key and hay start in it */
 	unsigned long long	 num;		/* the SLURM id as a number, 0 if none */
 	int			 rank;		/* of its state, for sorting */
 };
@@ -35,6 +39,10 @@ struct jt_line {
 struct jobtable {
 	struct jt_entry	*entries;
 	size_t		 n, cap;
+	/* The entries' keys and hays, one after the other: one block kept
+	 * from poll to poll, not 20 000 strings allocated and freed again at
+	 * each (the monitor's memory stays flat). */
+	struct buf	 text;
 	struct jt_line	*lines;
 	size_t		 nlines;
 	char		 filter[128];

@@ -333,12 +333,31 @@ static struct logpane *focused_pane(struct app *a, const struct log_ring **ring)
 }
 
 /* Scroll the focused pane, or move in the jobs list. */
+/* Past the end of the jobs list: each cluster holding older finished
+ * jobs than it shows brings its next page (with a poll). */
+static void more_finished(struct app *a)
+{
+	size_t i, left = 0;
+
+	for (i = 0; i < watch_count(a->watch); i++) {
+		const struct watched *c = watch_cluster(a->watch, i);
+		size_t n = c->last.finished_left;
+		if (watch_more_finished(a->watch, i) == 0)
+			left += n;
+	}
+	if (left > 0)
+		ui_message(a, 0, "older finished jobs: the next %d coming (%zu more on disk)",
+		    TRACKER_PAGE, left);
+}
+
 static void move_by(struct app *a, long delta, int to_end)
 {
 	const struct log_ring *ring;
 	struct logpane *p;
 
 	if (a->focus == FOCUS_JOBS) {
+		if ((delta > 0 || to_end > 0) && a->jt.nlines > 0 && a->jt.sel + 1 >= a->jt.nlines)
+			more_finished(a);	/* already on the last line */
 		if (to_end < 0)
 			jt_select_line(&a->jt, 0), jt_move(&a->jt, 0);
 		else if (to_end > 0)

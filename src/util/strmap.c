@@ -87,6 +87,12 @@ static void grow(struct strmap *m)
 	free(old);
 }
 
+void strmap_reserve(struct strmap *m, size_t n)
+{
+	while (n * 2 > m->cap)
+		grow(m);
+}
+
 void strmap_put(struct strmap *m, const char *key, void *value)
 {
 	uint64_t h = hash_of(key);

@@ -17,6 +17,9 @@ void strmap_free(struct strmap *m);
 /* Forget every key (the table keeps its size). */
 void strmap_clear(struct strmap *m);
 size_t strmap_count(const struct strmap *m);
+/* Room for n keys without growing again (a table about to be filled
+ * with a known number: each growth rehashes every key). */
+void strmap_reserve(struct strmap *m, size_t n);
 /* Set key to value (replacing what it had). */
 void strmap_put(struct strmap *m, const char *key, void *value);
 /* The value of key, or NULL. */

@@ -11,8 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <locale.h>
+#include <time.h>
 #include <wchar.h>
 
+#include "engine/record.h"
 #include "integration/helper_rig.h"
 #include "integration/helper_screen.h"
 #include "util/file.h"
@@ -970,4 +972,57 @@ Test(screen, two_clusters_get_a_cluster_column_at_120_columns, .timeout = 120)
 	free(cmd);
 	rig_local("rm -rf %s", tmpl);
 	free(cfg), free(env), free(id), free(name);
+}
+
+/* The monitor's first frame shows taotop's jobs as their records on disk
+ * say (from the records' index), before the link is up: here it never
+ * comes (nothing listens on port 1). What a record kept from the cluster
+ * (a message with escapes) is drawn sanitised, like any row. */
+Test(screen, the_records_on_disk_show_before_the_link_is_up, .timeout = 120)
+{
+	char home[] = "/tmp/taotop-screen-disk-XXXXXX", *jobs, *env, *err = NULL, *title0, *title1;
+	struct screen_opts so = { .cols = 120, .lines = 40, .hosts = "127.0.0.1:1" };
+	struct record_store *st;
+	struct job_record *r;
+	struct screen s;
+
+	cr_assert_not_null(mkdtemp(home));
+	jobs = xasprintf("%s/taotop/jobs", home);
+	st = store_open(jobs, &err);
+	cr_assert_not_null(st, "%s", err);
+	r = record_new("tao-20261201-disk01");
+	record_set(&r->cluster, "rig");
+	record_set(&r->backend_ref, "4242");
+	record_set(&r->network_arch, "classification_pyt");
+	record_set(&r->action, "train");
+	record_transition(r, TAO_ERROR, "FAILED", "\x1b]0;PWNED-TITLE\x07\x1b[2Jdisk-note-done",
+	    "scheduler", time(NULL) - 60);
+	cr_assert_eq(store_create(st, r, &err), 0, "%s", err);
+	record_free(r);
+	r = record_new("tao-20261201-disk02");
+	record_set(&r->cluster, "rig");
+	record_set(&r->backend_ref, "4243");
+	r->state = TAO_RUNNING;
+	cr_assert_eq(store_create(st, r, &err), 0, "%s", err);
+	record_free(r);
+	store_close(st);
+
+	env = xasprintf("XDG_STATE_HOME=%s", home);
+	so.env = env;
+	screen_open(&s, "disk-rows", &so);
+	title0 = screen_tmux(&s, "display -p -t 0 '#{pane_title}'");
+	screen_wait_line(&s, 10, "tao-20261201-disk01", "4242", "Error", NULL);
+	screen_wait_line(&s, 5, "tao-20261201-disk02", "Running", NULL);
+	screen_wait(&s, 5, "disk-note-done", NULL);
+	cr_assert_null(screen_line_with(&s, "PWNED"));
+	title1 = screen_tmux(&s, "display -p -t 0 '#{pane_title}'");
+	cr_assert_str_eq(title1, title0, "the title changed");
+	cr_assert_eq(screen_row_of(&s, "NAME"), 0, "the header moved");
+	/* Never connected: the rows are the records', the link says so. */
+	cr_assert_null(screen_line_with(&s, "polled "));
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	rig_local("rm -rf %s", home);
+	free(title0), free(title1), free(env), free(jobs);
 }

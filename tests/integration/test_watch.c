@@ -404,3 +404,53 @@ Test(watch, the_preflight_answers_with_its_checks, .timeout = 180)
 	cr_assert_null(p->u.preflight.err);
 	env_close(&e);
 }
+
+/* The records on disk are the first news, before any link (this one never
+ * comes up: nothing listens on port 1): the jobs event with their rows,
+ * from the records' index, and no poll counted. The user's scrolling past
+ * the end asks for nothing when no older finished job is left. */
+Test(watch, the_records_on_disk_come_before_the_link, .timeout = 60)
+{
+	char tmpl[] = "/tmp/taotop-watch-disk-XXXXXX", *err = NULL;
+	struct config cfg;
+	struct record_store *st;
+	struct watch_event ev;
+	struct job_record *r;
+	const struct watched *c;
+	struct watch *w;
+
+	setenv("TAOTOP_SSH_CONFIG", "", 1);
+	cr_assert_not_null(mkdtemp(tmpl));
+	st = store_open(tmpl, &err);
+	cr_assert_not_null(st, "%s", err);
+	r = record_new("tao-20261201-wdisk1");
+	record_set(&r->cluster, "rig");
+	record_set(&r->backend_ref, "5151");
+	record_transition(r, TAO_DONE, "COMPLETED", "status.json: SUCCESS", "scheduler", 1000);
+	cr_assert_eq(store_create(st, r, &err), 0, "%s", err);
+	record_free(r);
+	r = record_new("tao-20261201-wdisk2");
+	record_set(&r->cluster, "other");	/* another cluster's: not this one's rows */
+	cr_assert_eq(store_create(st, r, &err), 0, "%s", err);
+	record_free(r);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.clusters = xcalloc(1, sizeof(*cfg.clusters));
+	cfg.n = 1;
+	cluster_on_rig(&cfg.clusters[0], "rig", "127.0.0.1:1", NULL);
+	w = watch_new(&cfg, st);
+	cr_assert(watch_next(w, &ev), "news at once");
+	cr_expect_eq(ev.kind, WATCH_EV_JOBS, "the first news is the jobs");
+	watch_event_free(&ev);
+	c = watch_cluster(w, 0);
+	cr_expect_eq(c->polls, 0);
+	cr_assert_eq(c->last.n, 1, "%zu rows", c->last.n);
+	cr_expect_str_eq(c->last.rows[0].record_id, "tao-20261201-wdisk1");
+	cr_expect_eq(c->last.rows[0].state, TAO_DONE);
+	cr_expect_str_eq(c->last.rows[0].message, "status.json: SUCCESS");
+	cr_expect_eq(c->last.finished_left, 0);
+	cr_expect_eq(watch_more_finished(w, 0), -1, "nothing older to bring");
+	watch_free(w);
+	store_close(st);
+	config_free(&cfg);
+	rig_local("rm -rf %s", tmpl);
+}

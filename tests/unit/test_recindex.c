@@ -2,6 +2,8 @@
  * by this process, by another taotop or by hand, and a missing or corrupt
  * index file is rebuilt from the records, never believed. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,4 +299,168 @@ Test(recindex, a_corrupt_record_is_reported_once_and_not_listed)
 	free(warn);
 	free(path);
 	store_close(s);
+}
+
+/* The index file as format 1 wrote it: the same stamps, a checksum and a
+ * count that match, and a state the record does not hold. Read as it is,
+ * it would be believed; a format-2 taotop rebuilds it from the records. */
+Test(recindex, an_index_file_of_the_old_format_is_rebuilt_not_misread)
+{
+	struct record_store *s = store_at(NULL);
+	char *dir = xstrdup(store_dir(s)), *file = xasprintf("%s/.index/records", dir);
+	char *path = xasprintf("%s/tao-20261201-oooooo.json", dir), *text, *err = NULL;
+	struct stat st;
+	char body[512], whole[700];
+	uint64_t h = 14695981039346656037ull;
+	size_t i;
+	FILE *f;
+
+	put(s, "tao-20261201-oooooo", "601", TAO_RUNNING);
+	recindex_refresh(recindex_of(s), NULL);
+	store_close(s);
+	cr_assert_eq(stat(path, &st), 0);
+	snprintf(body, sizeof(body), "taotop-index 1\ntao-20261201-oooooo\t%llu\t%lld\t%lld\tDone\t0"
+	    "\t+rig\t+601\n", (unsigned long long)st.st_ino,
+	    (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec, (long long)st.st_size);
+	for (i = 0; body[i] != '\0'; i++)
+		h = (h ^ (unsigned char)body[i]) * 1099511628211ull;
+	snprintf(whole, sizeof(whole), "%send 1 %016llx\n", body, (unsigned long long)h);
+	f = fopen(file, "w");
+	cr_assert_not_null(f);
+	fputs(whole, f);
+	fclose(f);
+
+	s = store_at(dir);
+	recindex_refresh(recindex_of(s), NULL);
+	cr_expect_eq(state_of(recindex_of(s), "tao-20261201-oooooo"), TAO_RUNNING,
+	    "the old file's Done was not taken");
+	store_close(s);
+	text = file_read_all(file, NULL, &err);
+	cr_assert_not_null(text, "%s", err);
+	cr_expect(strncmp(text, "taotop-index 2\n", 15) == 0, "written again in format 2: %.40s", text);
+	free(text), free(path), free(file), free(dir);
+}
+
+/* The other side of the stamps: an index whose entry matches its file's
+ * inode, mtime and size is used as it is, that file not read again (the
+ * point of it). A record rewritten in place to the same size with its
+ * mtime put back is, by design, not noticed until it changes again. */
+Test(recindex, an_index_file_that_matches_is_used_without_reading_the_records)
+{
+	struct record_store *s = store_at(NULL);
+	char *dir = xstrdup(store_dir(s)), *path = xasprintf("%s/tao-20261201-pppppp.json", dir);
+	char *json, *at, *err = NULL;
+	struct stat st;
+	size_t len = 0;
+	FILE *f;
+
+	put(s, "tao-20261201-pppppp", "701", TAO_RUNNING);
+	recindex_refresh(recindex_of(s), NULL);
+	store_close(s);
+	cr_assert_eq(stat(path, &st), 0);
+	json = file_read_all(path, &len, &err);
+	cr_assert_not_null(json, "%s", err);
+	at = strstr(json, "\"Running\"");
+	cr_assert_not_null(at, "%s", json);
+	memcpy(at, "\"Pending\"", 9);	/* the same length */
+	f = fopen(path, "r+");
+	cr_assert_not_null(f);
+	fwrite(json, 1, len, f);
+	fclose(f);
+	cr_assert_eq(utimensat(AT_FDCWD, path, (struct timespec[2]){ st.st_atim, st.st_mtim }, 0), 0);
+
+	s = store_at(dir);
+	recindex_set_sweep(recindex_of(s), 0);
+	recindex_refresh(recindex_of(s), NULL);
+	cr_expect_eq(state_of(recindex_of(s), "tao-20261201-pppppp"), TAO_RUNNING,
+	    "the index file was not used (every record read again)");
+	store_close(s);
+	free(json), free(path), free(dir);
+}
+
+struct row_seen {
+	char	arch[64], native[64], message[128], partition[64], exit_code[16], eta[32];
+	int	has_alloc, has_progress, gpus, epoch;
+	long	elapsed_s;
+	size_t	nseries;
+	double	last;
+};
+
+static void take_row(const struct rec_meta *m, void *arg)
+{
+	struct row_seen *v = arg;
+
+	snprintf(v->arch, sizeof(v->arch), "%s", m->network_arch ? m->network_arch : "(null)");
+	snprintf(v->native, sizeof(v->native), "%s", m->native ? m->native : "(null)");
+	snprintf(v->message, sizeof(v->message), "%s", m->message ? m->message : "(null)");
+	v->has_alloc = m->alloc != NULL;
+	if (m->alloc != NULL) {
+		snprintf(v->partition, sizeof(v->partition), "%s", m->alloc->partition);
+		snprintf(v->exit_code, sizeof(v->exit_code), "%s", m->alloc->exit_code);
+		v->gpus = m->alloc->gpus;
+		v->elapsed_s = m->alloc->elapsed_s;
+	}
+	v->has_progress = m->progress != NULL;
+	if (m->progress != NULL) {
+		snprintf(v->eta, sizeof(v->eta), "%s", m->progress->eta);
+		v->epoch = m->progress->epoch;
+		v->nseries = m->progress->nseries;
+		v->last = m->progress->nseries ? m->progress->series[m->progress->nseries - 1] : 0;
+	}
+}
+
+/* What a row shows comes back from the index file exactly, bytes the
+ * format uses (tab, newline, backslash) and the cluster's own included:
+ * the screen sanitises them when it draws, as for any row. */
+Test(recindex, a_records_row_survives_the_index_file)
+{
+	struct record_store *s = store_at(NULL);
+	char *dir = xstrdup(store_dir(s)), *err = NULL;
+	static const char hostile[] = "tab\there\nnewline \\n back\\slash \x1b]0;T\x07 end";
+	struct record_progress p = { .epoch = 3, .max_epoch = 10, .eta = "0:05:00",
+		.metric = "loss" };
+	double series[3] = { 0.8, 0.1 / 3, 1e-300 };
+	struct job_record *r = record_new("tao-20261201-qqqqqq");
+	struct row_seen v;
+
+	record_set(&r->cluster, "rig");
+	record_set(&r->backend_ref, "801");
+	record_set(&r->network_arch, "classification_pyt");
+	record_set(&r->action, "train");
+	record_transition(r, TAO_ERROR, "FAILED", hostile, "scheduler", 1000);
+	r->has_alloc = 1;
+	snprintf(r->alloc.partition, sizeof(r->alloc.partition), "gpu");
+	r->alloc.gpus = 8;
+	r->alloc.elapsed_s = 3723;
+	r->alloc.limit_s = -1;
+	snprintf(r->alloc.exit_code, sizeof(r->alloc.exit_code), "1:0");
+	p.series = series;
+	p.nseries = 3;
+	record_set_progress(r, &p);
+	cr_assert_eq(store_create(s, r, &err), 0, "%s", err);
+	record_free(r);
+	recindex_refresh(recindex_of(s), NULL);
+	store_close(s);	/* the index file written */
+
+	s = store_at(dir);
+	recindex_set_sweep(recindex_of(s), 0);
+	recindex_refresh(recindex_of(s), NULL);
+	memset(&v, 0, sizeof(v));
+	cr_assert_eq(recindex_get(recindex_of(s), "tao-20261201-qqqqqq", take_row, &v), 0);
+	cr_expect_str_eq(v.arch, "classification_pyt");
+	cr_expect_str_eq(v.native, "FAILED");
+	cr_expect_str_eq(v.message, hostile);
+	cr_expect(v.has_alloc);
+	cr_expect_str_eq(v.partition, "gpu");
+	cr_expect_str_eq(v.exit_code, "1:0");
+	cr_expect_eq(v.gpus, 8);
+	cr_expect_eq(v.elapsed_s, 3723);
+	cr_expect(v.has_progress);
+	cr_expect_str_eq(v.eta, "0:05:00");
+	cr_expect_eq(v.epoch, 3);
+	cr_expect_eq(v.nseries, 3);
+	cr_expect(v.last == 1e-300, "the series read back exactly: %g", v.last);
+	cr_expect_eq(recindex_get(recindex_of(s), "tao-20261201-nonexistent", take_row, &v), -1);
+	store_close(s);
+	free(dir);
 }

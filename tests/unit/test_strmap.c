@@ -65,3 +65,29 @@ Test(strmap, survives_churn_like_jobs_coming_and_going)
 	cr_expect_null(strmap_get(m, "1000001"));
 	strmap_free(m);
 }
+
+/* Reserved for what a loaded index holds, before and after keys are in:
+ * every key stays found. */
+Test(strmap, a_reserve_keeps_every_key)
+{
+	struct strmap *m = strmap_new();
+	char key[32];
+	int i, bad = -1;
+
+	strmap_put(m, "early", (void *)1);
+	strmap_reserve(m, 5000);
+	for (i = 0; i < 5000; i++) {
+		snprintf(key, sizeof(key), "tao-%06d", i);
+		strmap_put(m, key, (void *)(intptr_t)(i + 2));
+	}
+	strmap_reserve(m, 10);	/* smaller than it is: nothing lost */
+	for (i = 0; i < 5000 && bad < 0; i++) {
+		snprintf(key, sizeof(key), "tao-%06d", i);
+		if (strmap_get(m, key) != (void *)(intptr_t)(i + 2))
+			bad = i;
+	}
+	cr_assert_eq(bad, -1, "key %d lost", bad);
+	cr_expect_eq(strmap_get(m, "early"), (void *)1);
+	cr_expect_eq(strmap_count(m), 5001);
+	strmap_free(m);
+}

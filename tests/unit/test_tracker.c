@@ -1,0 +1,190 @@
+/* The tracker's rows from the records on disk (engine/tracker.h's
+ * tracker_rows_from_disk): what the monitor shows before its link is up,
+ * from the records' index alone, and the page of finished rows that polls
+ * share, made again only when one of them changed. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/config.h"
+#include "engine/record.h"
+#include "engine/tracker.h"
+#include "util/xmalloc.h"
+
+static struct record_store *fresh_store(void)
+{
+	char home[] = "/tmp/taotop-tracker-XXXXXX", *jobs, *why = NULL;
+	struct record_store *st;
+
+	cr_assert_not_null(mkdtemp(home));
+	jobs = xasprintf("%s/jobs", home);
+	st = store_open(jobs, &why);
+	cr_assert_not_null(st, "store_open %s: %s", jobs, why);
+	free(jobs);
+	return st;
+}
+
+/* A record of cluster "rig", created at `created`, SLURM job ref. */
+static void put(struct record_store *s, const char *id, const char *ref, enum tao_state st,
+    time_t created, const char *message)
+{
+	struct job_record *r = record_new(id);
+	char *err = NULL;
+
+	record_set(&r->cluster, "rig");
+	record_set(&r->backend_ref, ref);
+	record_set(&r->network_arch, "classification_pyt");
+	record_set(&r->action, "train");
+	r->created = r->updated = created;
+	if (st != TAO_PENDING)
+		record_transition(r, st, tao_state_final(st) ? "COMPLETED" : "RUNNING", message,
+		    "scheduler", created + 60);
+	r->has_alloc = 1;
+	snprintf(r->alloc.partition, sizeof(r->alloc.partition), "gpu");
+	r->alloc.nodes = 1;
+	r->alloc.gpus = 2;
+	r->alloc.elapsed_s = 125;
+	r->alloc.limit_s = 3600;
+	cr_assert_eq(store_create(s, r, &err), 0, "%s", err);
+	record_free(r);
+}
+
+static const struct job_row *row_of(const struct poll_result *res, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < res->n; i++)
+		if (res->rows[i].record_id != NULL && strcmp(res->rows[i].record_id, id) == 0)
+			return &res->rows[i];
+	return NULL;
+}
+
+/* Past the file system clock's tick: a change made now is not in the
+ * same tick as the last listing. */
+static void tick(void)
+{
+	nanosleep(&(struct timespec){ .tv_nsec = 150 * 1000 * 1000 }, NULL);
+}
+
+Test(tracker, rows_from_disk_are_the_live_records_and_the_newest_page)
+{
+	struct cluster_cfg cl = { .name = (char *)"rig" };
+	struct record_store *st = fresh_store();
+	struct tracker *t = tracker_new(&cl);
+	struct poll_result res;
+	const struct job_row *r;
+	char id[32];
+	int i;
+
+	/* Five finished (the oldest first), one live among them, and one
+	 * live older than any. */
+	put(st, "tao-20261201-live01", "100", TAO_PENDING, 500, NULL);
+	for (i = 0; i < 5; i++) {
+		snprintf(id, sizeof(id), "tao-20261201-done%02d", i);
+		put(st, id, "200", TAO_DONE, 1000 + i * 100, "status.json: SUCCESS");
+	}
+	put(st, "tao-20261201-live02", "101", TAO_RUNNING, 1250, NULL);
+	tracker_set_page(t, 3);
+	tracker_rows_from_disk(t, st, &res);
+	cr_expect_eq(res.n, 5, "2 live and the 3 newest finished: %zu rows", res.n);
+	cr_expect_null(row_of(&res, "tao-20261201-done00"));
+	cr_expect_null(row_of(&res, "tao-20261201-done01"));
+	cr_expect_not_null(row_of(&res, "tao-20261201-done02"));
+	cr_expect_not_null(row_of(&res, "tao-20261201-live01"), "live rows are always shown");
+	for (i = 1; i < (int)res.n; i++)
+		cr_expect_leq(res.rows[i - 1].created, res.rows[i].created, "oldest first");
+	r = row_of(&res, "tao-20261201-done04");
+	cr_assert_not_null(r);
+	cr_expect_str_eq(r->name, "classification_pyt train");
+	cr_expect_eq(r->state, TAO_DONE);
+	cr_expect_str_eq(r->native, "COMPLETED");
+	cr_expect_str_eq(r->message, "status.json: SUCCESS");
+	cr_expect_str_eq(r->slurm_id, "200");
+	cr_expect_str_eq(r->partition, "gpu");
+	cr_expect_eq(r->gpus, 2);
+	cr_expect_str_eq(r->elapsed, "00:02:05");
+	cr_expect_str_eq(r->limit, "01:00:00");
+	r = row_of(&res, "tao-20261201-live02");
+	cr_assert_not_null(r);
+	cr_expect_eq(r->state, TAO_RUNNING);
+	cr_expect_not(res.scheduler_ok, "nothing asked yet");
+	cr_expect_eq(res.finished_left, 2, "two older finished ones not shown");
+	poll_result_free(&res);
+	/* A page more (the user scrolled past the end): every one. */
+	tracker_set_page(t, 6);
+	tracker_rows_from_disk(t, st, &res);
+	cr_expect_eq(res.n, 7);
+	cr_expect_not_null(row_of(&res, "tao-20261201-done00"));
+	cr_expect_eq(res.finished_left, 0);
+	poll_result_free(&res);
+	tracker_free(t);
+	store_close(st);
+}
+
+Test(tracker, the_page_is_kept_while_nothing_changes_and_follows_a_change)
+{
+	struct cluster_cfg cl = { .name = (char *)"rig" };
+	struct record_store *st = fresh_store();
+	struct tracker *t = tracker_new(&cl);
+	struct poll_result a, b, c;
+	const struct job_row *r;
+	char *json, *path, *cmd;
+	struct job_record *rec;
+	char *err = NULL;
+
+	put(st, "tao-20261201-done10", "300", TAO_DONE, 1000, NULL);
+	put(st, "tao-20261201-done11", "301", TAO_DONE, 1100, NULL);
+	put(st, "tao-20261201-done12", "302", TAO_DONE, 1200, "first word");
+	put(st, "tao-20261201-live10", "303", TAO_PENDING, 1300, NULL);
+	tracker_set_page(t, 3);
+	tick();
+	tracker_rows_from_disk(t, st, &a);
+	tracker_rows_from_disk(t, st, &b);
+	cr_expect(a.page != NULL && a.page == b.page, "nothing changed: the same page, not rebuilt");
+	cr_expect_eq(a.n, 4);
+	r = row_of(&b, "tao-20261201-done12");
+	cr_assert_not_null(r);
+	cr_expect(r->shared, "a finished row borrows its page");
+	/* Another process changes a finished record (a whole file renamed
+	 * in) and adds a newer finished one: the page is made again. */
+	cr_assert_eq(store_load(st, "tao-20261201-done12", &rec, &err), 0, "%s", err);
+	record_transition(rec, TAO_ERROR, "FAILED", "second word", "user", 2000);
+	json = record_to_json(rec);
+	record_free(rec);
+	path = xasprintf("%s/../changed.json", store_dir(st));
+	{
+		FILE *f = fopen(path, "w");
+		cr_assert_not_null(f);
+		fputs(json, f);
+		fclose(f);
+	}
+	cmd = xasprintf("mv '%s' '%s/tao-20261201-done12.json'", path, store_dir(st));
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	put(st, "tao-20261201-done13", "304", TAO_DONE, 1400, NULL);
+	tick();
+	tracker_rows_from_disk(t, st, &c);
+	cr_expect_neq(c.page, b.page, "a finished record changed: a new page");
+	cr_expect_eq(c.n, 4, "still 3 finished and the live one: %zu", c.n);
+	cr_expect_null(row_of(&c, "tao-20261201-done10"), "the oldest left the page");
+	cr_expect_not_null(row_of(&c, "tao-20261201-done11"));
+	cr_expect_not_null(row_of(&c, "tao-20261201-done13"));
+	r = row_of(&c, "tao-20261201-done12");
+	cr_assert_not_null(r);
+	cr_expect_str_eq(r->message, "second word", "the change is in the page");
+	cr_expect_eq(r->state, TAO_ERROR);
+	/* The older results still read their own page (freed in any order). */
+	r = row_of(&a, "tao-20261201-done12");
+	cr_assert_not_null(r);
+	cr_expect_str_eq(r->message, "first word");
+	poll_result_free(&b);
+	poll_result_free(&c);
+	tracker_free(t);
+	cr_expect_str_eq(row_of(&a, "tao-20261201-done10")->name, "classification_pyt train",
+	    "a result outlives its tracker");
+	poll_result_free(&a);
+	free(cmd), free(path), free(json);
+	store_close(st);
+}
