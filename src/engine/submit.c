@@ -83,14 +83,14 @@ struct job {
 	int			 results_derived; /* results_dir is the job folder's */
 	/* The checks folded into the launch's script: the steps after them
 	 * are held until its answer says they passed (a submit they stop
-	 * never showed a record), then told in order. */
+	 * never showed a record), then told in order; as many as come. */
 	int			 folding, holding;
 	struct held_step {
 		enum submit_step	 s;
 		int			 state;
 		char			*detail;
-	}			 held[16];
-	size_t			 nheld;
+	}			*held;
+	size_t			 nheld, held_cap;
 };
 
 /* A script that went through the lint and bash -n: launch takes only this,
@@ -101,7 +101,11 @@ struct linted_script {
 
 static void step(struct job *j, enum submit_step s, int state, const char *detail)
 {
-	if (j->holding && j->nheld < sizeof(j->held) / sizeof(j->held[0])) {
+	if (j->holding) {
+		if (j->nheld == j->held_cap) {
+			j->held_cap = j->held_cap ? 2 * j->held_cap : 16;
+			j->held = xreallocarray(j->held, j->held_cap, sizeof(*j->held));
+		}
 		j->held[j->nheld++] = (struct held_step){ s, state, detail ? xstrdup(detail) : NULL };
 		return;
 	}
@@ -1169,6 +1173,7 @@ static void job_free(struct job *j)
 	size_t i;
 
 	release_held(j, 0);
+	free(j->held);
 	if (!j->spec_borrowed)
 		spec_free(&j->spec);
 	image_ref_free(&j->image);

@@ -400,12 +400,15 @@ Test(kit, the_probe_hangs_without_the_knob_and_fails_with_the_watchdog_text, .ti
 	cr_expect_null(strstr(out, "NCCL_PROBE_OK"), "%s", out);
 	/* Whichever rank's watchdog fires first says so (as with real PyTorch,
 	 * on a loaded machine not always rank 0); torchrun then stops the rest. */
-	const char *w = strstr(out, "] Watchdog caught collective operation timeout: "
-	    "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, "
-	    "Timeout(ms)=100000) ran for ");
-	cr_expect_not_null(w, "%s", out);
-	cr_expect(w && w - out >= 7 && strncmp(w - 7, "[Rank ", 6) == 0 && w[-1] >= '0' &&
-	    w[-1] <= '3', "a rank of the 4: %s", out);
+	int ranks = 0;
+	for (int rank = 0; rank < 4; rank++) {
+		char *said = xasprintf("[Rank %d] Watchdog caught collective operation timeout: "
+		    "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, "
+		    "Timeout(ms)=100000) ran for ", rank);
+		ranks += strstr(out, said) != NULL;
+		free(said);
+	}
+	cr_expect(ranks > 0, "no rank of the 4 said its collective timed out: %s", out);
 	cr_expect_not_null(strstr(out, "milliseconds before timing out."), "%s", out);
 	cr_expect_not_null(strstr(out, "torch.distributed.elastic.multiprocessing.errors."
 	    "ChildFailedError"), "%s", out);
