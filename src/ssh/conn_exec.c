@@ -298,6 +298,7 @@ static enum conn_status open_channel(struct conn *c, int64_t deadline, ssh_chann
 	for (attempt = 0; attempt < 2; attempt++) {
 		ssh_channel ch;
 		long left_s = c->connect_timeout_s;
+		int fresh;
 
 		st = conn_connect(c, err);
 		if (st != CONN_OK)
@@ -312,15 +313,16 @@ static enum conn_status open_channel(struct conn *c, int64_t deadline, ssh_chann
 		}
 		ssh_options_set(c->s, SSH_OPTIONS_TIMEOUT, &left_s);
 		ch = take_spare(c);
-		if (ch == NULL && conn_is_connected(c)) {
+		fresh = ch == NULL && conn_is_connected(c);
+		if (fresh)
 			ch = open_ahead(c);
+		/* The next command's open goes out before this one's answer
+		 * (a fresh open's) is waited for. */
+		if (ch != NULL)
 			c->spare = open_ahead(c);
-			if (ch != NULL && ssh_channel_open_session(ch) != SSH_OK) {
-				ssh_channel_free(ch);
-				ch = NULL;
-			}
-		} else if (ch != NULL) {
-			c->spare = open_ahead(c);
+		if (fresh && ch != NULL && ssh_channel_open_session(ch) != SSH_OK) {
+			ssh_channel_free(ch);
+			ch = NULL;
 		}
 		if (ch != NULL) {
 			*out = ch;
