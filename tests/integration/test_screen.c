@@ -938,7 +938,7 @@ Test(screen, the_filter_count_follows_the_polls, .timeout = 120)
 Test(screen, two_clusters_get_a_cluster_column_at_120_columns, .timeout = 120)
 {
 	const struct rig *r = rig_get();
-	struct screen_opts so = { .cols = 120, .lines = 30 };
+	struct screen_opts so = { .cols = 200, .lines = 30 };
 	struct screen s;
 	char tmpl[] = "/tmp/taotop-twoclusters-XXXXXX", *cfg, *env, *id, *name, *line, *cmd;
 	FILE *f;
@@ -1025,4 +1025,85 @@ Test(screen, the_records_on_disk_show_before_the_link_is_up, .timeout = 120)
 	screen_close(&s);
 	rig_local("rm -rf %s", home);
 	free(title0), free(title1), free(env), free(jobs);
+}
+
+/* Wait until the header line no longer holds text. */
+static void header_without(struct screen *s, const char *text)
+{
+	char *line = NULL;
+
+	for (int i = 0; i < 100; i++) {
+		free(line);
+		line = screen_line_with(s, "NAME");
+		if (line != NULL && strstr(line, text) == NULL)
+			break;
+		usleep(100 * 1000);
+	}
+	cr_assert(line != NULL && strstr(line, text) == NULL, "still '%s': %s", text, line);
+	free(line);
+}
+
+/* A year of records: the list holds the newest page of finished jobs
+ * (TRACKER_PAGE), the header says how many older ones wait on disk, and
+ * moving down past the last line brings them, as a user scrolls to them. */
+Test(screen, past_the_last_line_the_older_finished_jobs_come, .timeout = 180)
+{
+	char home[] = "/tmp/taotop-screen-page-XXXXXX", *jobs, *env;
+	struct screen_opts so = { .cols = 200, .lines = 30 };
+	struct screen s;
+	time_t now = time(NULL);
+	char *line;
+
+	cr_assert_not_null(mkdtemp(home));
+	jobs = xasprintf("%s/taotop/jobs", home);
+	cr_assert_eq(rig_local("mkdir -p %s", jobs), 0);
+	/* 10 000 newer finished jobs, and 3 older than all of them. */
+	for (int i = 0; i < 10003; i++) {
+		char id[48], ref[24];
+		int old = i < 3;
+		if (old)
+			snprintf(id, sizeof(id), "tao-20251201-oldjob%d", i);
+		else
+			snprintf(id, sizeof(id), "tao-20261130-%06x", i);
+		snprintf(ref, sizeof(ref), "%d", 80000000 + i);
+		struct job_record *r = record_new(id);
+		record_set(&r->cluster, "rig");
+		record_set(&r->backend_ref, ref);
+		record_set(&r->network_arch, "classification_pyt");
+		record_set(&r->action, "train");
+		r->created = r->updated = now - (old ? 365 * 86400 : 20000) + i;
+		record_transition(r, TAO_DONE, "COMPLETED", NULL, "scheduler", r->created + 60);
+		char *json = record_to_json(r), *path = xasprintf("%s/%s.json", jobs, id);
+		FILE *f = fopen(path, "w");
+		cr_assert(f != NULL && fputs(json, f) >= 0 && fclose(f) == 0, "%s", path);
+		free(json), free(path);
+		record_free(r);
+	}
+	cr_assert_eq(rig_local("chmod -R go-rwx %s", home), 0);
+	env = xasprintf("XDG_STATE_HOME=%s", home);
+	so.env = env;
+	screen_open(&s, "page", &so);
+	screen_wait_line(&s, 30, "NAME", "(3 older on disk)", NULL);
+	screen_filter(&s, "oldjob");
+	screen_wait_line(&s, 10, "NAME", " 0 jobs (3 older on disk) matching /oldjob", NULL);
+	cr_assert_null(screen_line_with(&s, "tao-20251201-oldjob"), "not in the first page");
+	screen_keys(&s, "Escape");
+	header_without(&s, "matching");
+	/* To the last line, then one more down. */
+	screen_keys(&s, "G");
+	screen_keys(&s, "j");
+	screen_wait(&s, 10, "older finished jobs: the next 10000 coming (3 more on disk)", NULL);
+	screen_filter(&s, "oldjob");
+	screen_wait_line(&s, 30, "tao-20251201-oldjob", "80000000", "Done", NULL);
+	screen_wait_line(&s, 5, "tao-20251201-oldjob", "80000002", "Done", NULL);
+	screen_wait_line(&s, 5, "3 jobs matching /oldjob", NULL);
+	line = screen_line_with(&s, "NAME");
+	cr_expect(line != NULL && strstr(line, "older on disk") == NULL, "all of them shown: %s",
+	    line);
+	free(line);
+	screen_keys(&s, "q");
+	cr_expect_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	rig_local("rm -rf %s", home);
+	free(env), free(jobs);
 }
