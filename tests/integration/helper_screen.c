@@ -162,12 +162,21 @@ static int holds(const char *text, const char *const *want, size_t n, int line)
 	return 0;
 }
 
+/* Whole seconds of time() would make a wait of 2 s last barely 1. */
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
 static void wait_for(struct screen *s, int timeout_s, int line, va_list ap)
 {
 	const char *want[16];
 	size_t n = 0;
 	const char *w;
-	time_t end = time(NULL) + timeout_s;
+	long end = now_ms() + timeout_s * 1000L;
 	char *text = NULL;
 
 	while ((w = va_arg(ap, const char *)) != NULL && n < 16)
@@ -179,12 +188,51 @@ static void wait_for(struct screen *s, int timeout_s, int line, va_list ap)
 			free(text);
 			return;
 		}
-		if (time(NULL) >= end)
+		if (now_ms() >= end)
 			break;
 		usleep(200 * 1000);
 	}
 	cr_assert_fail("after %d s the screen does not show '%s'%s%s%s:\n%s", timeout_s, want[0],
 	    n > 1 ? " and '" : "", n > 1 ? want[1] : "", n > 1 ? "'" : "", text);
+}
+
+void screen_wait_gone(struct screen *s, int timeout_s, const char *text)
+{
+	long end = now_ms() + timeout_s * 1000L;
+	char *screen = NULL;
+
+	for (;;) {
+		free(screen);
+		screen = screen_text(s);
+		if (strstr(screen, text) == NULL) {
+			free(screen);
+			return;
+		}
+		if (now_ms() >= end)
+			break;
+		usleep(100 * 1000);
+	}
+	cr_assert_fail("after %d s the screen still shows '%s':\n%s", timeout_s, text, screen);
+}
+
+char *screen_wait_line_changed(struct screen *s, int timeout_s, const char *text,
+    const char *old)
+{
+	long end = now_ms() + timeout_s * 1000L;
+	char *line = NULL;
+
+	for (;;) {
+		free(line);
+		line = screen_line_with(s, text);
+		if (line != NULL && (old == NULL || strcmp(line, old) != 0))
+			return line;
+		if (now_ms() >= end)
+			break;
+		usleep(100 * 1000);
+	}
+	cr_assert_fail("after %d s the line with '%s' is still '%s'", timeout_s, text,
+	    line ? line : "(none)");
+	return NULL;
 }
 
 void screen_wait(struct screen *s, int timeout_s, ...)

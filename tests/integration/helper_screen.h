@@ -35,6 +35,12 @@ char *screen_text_attrs(struct screen *s);
 void screen_wait(struct screen *s, int timeout_s, ...) __attribute__((sentinel));
 /* Wait until one line holds all of the texts together. */
 void screen_wait_line(struct screen *s, int timeout_s, ...) __attribute__((sentinel));
+/* Wait until no line holds text any more. */
+void screen_wait_gone(struct screen *s, int timeout_s, const char *text);
+/* Wait until the line holding text is there and is not old (NULL: any);
+ * that line (caller frees). */
+char *screen_wait_line_changed(struct screen *s, int timeout_s, const char *text,
+    const char *old);
 /* The line holding text (caller frees), or NULL. */
 char *screen_line_with(struct screen *s, const char *text);
 /* Row number (0-based) of the first line holding text, or -1. */

@@ -166,7 +166,7 @@ Test(asked, a_failed_lint_leaves_no_sidecar, .timeout = 120)
 
 /* A job cancelled while pending never runs its cleanup: taotop's cancel
  * removes its secrets. */
-Test(asked, a_job_cancelled_while_pending_leaves_no_sidecar, .timeout = 180)
+Test(asked, a_job_cancelled_while_pending_leaves_no_sidecar, .timeout = 360)
 {
 	struct user u;
 	char *out = NULL, *b, *args, *id, *blocker, *cmd;
@@ -175,6 +175,9 @@ Test(asked, a_job_cancelled_while_pending_leaves_no_sidecar, .timeout = 180)
 	/* Every GPU of both nodes, but not their CPUs: the image conversion
 	 * (CPU only) still runs, other tests' jobs wait only while this one does. */
 	blocker = rig_sbatch("-N 2 --gres=gpu:8 -t 5 -J taotop-test-blocker", "'sleep 120'");
+	/* Running before the job comes: a blocker still pending (another
+	 * test's job on a GPU) would let the job start ahead of it (backfill). */
+	free(rig_wait_state(blocker, "RUNNING", 200));
 	b = user_bundle(&u, "pending", NULL, NULL);
 	id = user_submit(&u, b, &out);
 	free(out);

@@ -366,15 +366,17 @@ Test(kit, docker_hub_names_get_library_and_upper_case_is_refused, .timeout = 120
 	free(out), free(sqsh), free(dir);
 }
 
-/* The real probe program under the torchrun stand-in, with knobs. */
-static char *probe(const char *dir, const char *name, const char *knobs, char **state)
+/* The real probe program under the torchrun stand-in, with knobs; scale
+ * shortens the probe's 100 s collective timeout (the stand-in's too: the
+ * ranks of both nodes must meet within it). */
+static char *probe(const char *dir, const char *name, const char *knobs, const char *scale,
+    char **state)
 {
 	char *sqsh = image(dir), *script = xasprintf("%s/nccl_probe.py", dir);
 	char *mount = xasprintf("%s:%s", dir, dir), *env, *sbatch, *id, *cmd;
 	const char *share = getenv("TAOTOP_SHARE");
 
-	/* The probe's 100 s timeout, waited 5 s. */
-	env = xasprintf("export TAOTOP_STANDIN_TIMEOUT_SCALE=0.05\n%s", knobs);
+	env = xasprintf("export TAOTOP_STANDIN_TIMEOUT_SCALE=%s\n%s", scale, knobs);
 	const struct tmpl_value v[] = {
 		{ "JOB_NAME", name }, { "NUM_NODES", "2" }, { "NUM_GPUS", "2" }, { "PROBE_DIR", dir },
 		{ "SBATCH_EXTRA", "#SBATCH --partition=polar" }, { "EXTRA_ENV", env },
@@ -392,7 +394,7 @@ static char *probe(const char *dir, const char *name, const char *knobs, char **
 Test(kit, the_probe_hangs_without_the_knob_and_fails_with_the_watchdog_text, .timeout = 180)
 {
 	char *dir = scratch("probe-hang"), *state, *path, *out, *ls;
-	char *id = probe(dir, "probehang", ": none", &state);
+	char *id = probe(dir, "probehang", ": none", "0.05", &state);	/* waited 5 s */
 
 	path = xasprintf("%s/probehang-%s.out", dir, id);
 	out = read_remote(path);
@@ -422,7 +424,7 @@ Test(kit, the_probe_hangs_without_the_knob_and_fails_with_the_watchdog_text, .ti
 Test(kit, the_probe_passes_with_p2p_disabled, .timeout = 180)
 {
 	char *dir = scratch("probe-ok"), *state, *path, *out;
-	char *id = probe(dir, "probeok", "export NCCL_P2P_DISABLE=1", &state);
+	char *id = probe(dir, "probeok", "export NCCL_P2P_DISABLE=1", "0.5", &state);
 
 	path = xasprintf("%s/probeok-%s.out", dir, id);
 	out = read_remote(path);

@@ -282,9 +282,9 @@ Test(reach, the_monitor_asks_for_the_code_in_a_dialog_and_again_on_reconnect, .t
 	screen_wait(&s, 5, "rig: the server asks a question", NULL);
 	/* The keys never freeze while the worker waits for the answer. */
 	screen_type(&s, wrong);
+	screen_wait(&s, 10, "******_", NULL);
 	text = screen_text(&s);
 	cr_expect(strstr(text, wrong) == NULL, "the code is shown as typed:\n%s", text);
-	cr_expect(strstr(text, "******_") != NULL, "no stars for what was typed:\n%s", text);
 	free(text);
 	screen_keys(&s, "Enter");
 	screen_wait(&s, 20, "Refused (try 1): Wrong one-time code: the server refused it.",

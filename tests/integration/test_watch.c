@@ -215,8 +215,10 @@ Test(watch, two_answers_in_one_dispatch, .timeout = 120)
 	watch_action(e.w, 0, b, ACTION_TIME_LIMIT, "19");
 	wait_scontrol(b, "TimeLimit=00:19:00");
 	wait_scontrol(a, "TimeLimit=00:17:00");
-	/* The worker's message follows its command's return by microseconds. */
-	usleep(500 * 1000);
+	/* The worker's message follows its command's return by microseconds,
+	 * but the command's exit status may trail its effect (on a loaded
+	 * machine, by a keepalive's nudge): time enough for both. */
+	sleep(4);
 	watch_dispatch(e.w);
 	take(&e);
 	cr_assert_eq(count(&e, WATCH_EV_ANSWER), 2, "answers from one dispatch: %zu of 2",

@@ -9,7 +9,8 @@ among two or more GPUs of one node (LOCAL_WORLD_SIZE > 1) never completes
 unless NCCL_P2P_DISABLE=1. As in PyTorch, the hang ends when the process
 group's timeout (init_process_group(timeout=...)) runs out: the watchdog
 prints its error and takes the process down (SIGABRT). A rank that never
-arrives ends the same way. TAOTOP_STANDIN_TIMEOUT_SCALE (a number, default
+arrives at the rendezvous fails it (DistStoreError), as the TCPStore does.
+TAOTOP_STANDIN_TIMEOUT_SCALE (a number, default
 1) scales the time really waited, so tests need not wait the probe's 100 s;
 the messages still name the nominal timeout."""
 import datetime
@@ -23,6 +24,10 @@ _state = None
 
 
 class DistBackendError(RuntimeError):
+    pass
+
+
+class DistStoreError(RuntimeError):
     pass
 
 
@@ -61,6 +66,19 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"])
     os.makedirs(rdzv, exist_ok=True)
     scale = float(os.environ.get("TAOTOP_STANDIN_TIMEOUT_SCALE", "1") or 1)
+    # env:// rendezvous waits for every rank (PyTorch's TCPStore, within the
+    # same timeout), so a collective's timeout counts from when all are
+    # there: ranks of two nodes started seconds apart still meet.
+    open(os.path.join(rdzv, "join.%d" % rank), "w").close()
+    end = time.monotonic() + timeout.total_seconds() * scale
+    while True:
+        joined = len([n for n in os.listdir(rdzv) if n.startswith("join.")])
+        if joined >= world_size:
+            break
+        if time.monotonic() >= end:
+            raise DistStoreError("Timed out after %d seconds waiting for clients. %d/%d clients "
+                                 "joined." % (timeout.total_seconds() + 1, joined, world_size))
+        time.sleep(0.05)
     _state = {
         "backend": backend or "nccl", "rank": rank, "world": world_size, "dir": rdzv,
         "timeout_ms": int(timeout.total_seconds() * 1000), "scale": scale, "seq": 0,
