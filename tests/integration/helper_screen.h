@@ -41,6 +41,9 @@ void screen_wait_gone(struct screen *s, int timeout_s, const char *text);
  * that line (caller frees). */
 char *screen_wait_line_changed(struct screen *s, int timeout_s, const char *text,
     const char *old);
+/* What taotop wrote to the terminal (screen_opts.typescript) once it holds
+ * want, or after timeout_s as it is (caller frees). */
+char *screen_typescript_wait(struct screen *s, int timeout_s, const char *want);
 /* The line holding text (caller frees), or NULL. */
 char *screen_line_with(struct screen *s, const char *text);
 /* Row number (0-based) of the first line holding text, or -1. */

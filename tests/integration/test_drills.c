@@ -213,8 +213,17 @@ Test(drills, sshd_killed_and_restarted_during_a_follow_loses_no_line, .timeout =
 	    tmpl);
 	cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
 	free(out);
-	sleep(4);
-	/* The server goes away, sessions and all, and comes back. */
+	/* Following (its first lines out), then the server goes away,
+	 * sessions and all, and comes back. */
+	for (i = 0; i < 300; i++) {
+		char *path = xasprintf("%s/out", tmpl), *e = NULL;
+		text = file_read_all(path, NULL, &e);
+		int following = text != NULL && strstr(text, "line-5\n") != NULL;
+		free(path), free(text), free(e);
+		if (following)
+			break;
+		usleep(100 * 1000);
+	}
 	rig_sshd_stop(&d);
 	sleep(3);
 	rig_sshd_restart(&d);
@@ -565,7 +574,7 @@ Test(drills, a_500_job_storm_keeps_the_ui_responsive_and_ends_right, .timeout = 
 
 	snprintf(name, sizeof(name), "storm%d", (int)getpid());
 	screen_open(&s, "drill-storm", &so);
-	screen_wait(&s, 15, "polled", NULL);
+	screen_wait(&s, 30, "polled", NULL);
 	screen_filter(&s, name);
 	/* 500 sbatch from a script on the login node, while taotop watches.
 	 * Each job lives 5 s: the user's other jobs are seen through squeue,
@@ -578,7 +587,7 @@ Test(drills, a_500_job_storm_keeps_the_ui_responsive_and_ends_right, .timeout = 
 	/* Keys are answered at once all along: help opens and closes. */
 	for (i = 0; i < 15; i++) {
 		screen_keys(&s, "?");
-		screen_wait(&s, 3, "taotop keys", NULL);
+		screen_wait(&s, 5, "taotop keys", NULL);
 		screen_keys(&s, "Escape");
 		screen_keys(&s, "j");
 		sleep(1);
@@ -729,7 +738,7 @@ Test(drills, a_silent_drop_says_not_answering_reconnects_and_loses_nothing, .tim
 		free(shown);
 	}
 	screen_keys(&s, "?");
-	screen_wait(&s, 3, "taotop keys", NULL);
+	screen_wait(&s, 5, "taotop keys", NULL);
 	screen_keys(&s, "Escape");
 	sleep(8);
 	rig_relay_set(&l, "pass");

@@ -202,7 +202,7 @@ Test(gpu, a_training_job_shows_high_gpu_use_in_its_row_detail_and_status, .timeo
 Test(gpu, a_stuck_job_is_flagged_idle_noted_in_its_history_and_notified, .timeout = 240)
 {
 	char *dir = screen_shared_dir("gpustuck"), *cfg = write_config("stuck", 6, 14), *env;
-	char *id, *slurm, *line, *ts, *text, *err = NULL, *want, *args, *envc, *out = NULL;
+	char *id, *slurm, *line, *text, *want, *args, *envc, *out = NULL;
 	struct screen s;
 	struct screen_opts so = { .cols = 170, .lines = 45, .typescript = 1 };
 
@@ -220,12 +220,11 @@ Test(gpu, a_stuck_job_is_flagged_idle_noted_in_its_history_and_notified, .timeou
 	free(line);
 	screen_wait_line(&s, 30, id, "0% IDLE", NULL);
 	screen_wait_line(&s, 5, id, "Running", NULL);
-	sleep(1);
 
 	/* The notification, read from what taotop wrote to the terminal. */
-	ts = xasprintf("%s/typescript", s.dir);
-	text = file_read_all(ts, NULL, &err);
-	cr_assert_not_null(text, "%s", err);
+	want = xasprintf("]777;notify;taotop;rig %s: GPUs idle", id);
+	text = screen_typescript_wait(&s, 10, want);
+	free(want);
 	want = xasprintf("]9;taotop: rig %s: GPUs idle: every GPU below 5 %% for ", id);
 	cr_expect_not_null(strstr(text, want), "no OSC 9 for the idle GPUs in what taotop wrote");
 	free(want);
@@ -256,5 +255,5 @@ Test(gpu, a_stuck_job_is_flagged_idle_noted_in_its_history_and_notified, .timeou
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
 	screen_close(&s);
 	unlink(cfg);
-	free(ts), free(id), free(env), free(cfg), free(dir);
+	free(id), free(env), free(cfg), free(dir);
 }

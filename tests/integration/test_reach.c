@@ -398,7 +398,7 @@ static char *both_known(const struct rig_sshd *a, const struct rig_sshd *b, cons
 	return kh;
 }
 
-Test(reach, through_a_bastion_jobs_logs_and_a_submit_with_no_other_process, .timeout = 240)
+Test(reach, through_a_bastion_jobs_logs_and_a_submit_with_no_other_process, .timeout = 400)
 {
 	static struct rig_sshd b, l;
 	const struct rig *r = rig_get();
@@ -439,7 +439,11 @@ Test(reach, through_a_bastion_jobs_logs_and_a_submit_with_no_other_process, .tim
 	cr_assert_not_null(p, "%s", out);
 	id = xstrndup(p + 10, strcspn(p + 10, " \n"));
 	free(out), free(args);
-	args = xasprintf("logs %s -f & pid=$!; sleep 25; kill $pid; wait", id);
+	/* Followed until its last line comes (pending, the container's
+	 * start, the job's 3 s: longer on a loaded machine). */
+	args = xasprintf("logs %s -f > %s/follow.txt & pid=$!; for i in $(seq 360); do "
+	    "grep -q through-the-bastion-2 %s/follow.txt && break; sleep 0.5; done; kill $pid; "
+	    "wait; cat %s/follow.txt", id, dir, dir, dir);
 	rig_taotop(env, args, &out);
 	cr_expect(strstr(out, "through-the-bastion-1") != NULL &&
 	    strstr(out, "through-the-bastion-2") != NULL, "the log was not followed:\n%s", out);

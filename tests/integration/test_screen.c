@@ -176,7 +176,7 @@ Test(screen, jobs_panes_cancel_marks_filter_resize_and_quit, .timeout = 240)
 	/* q gives the terminal back as it was: cooked mode, echo on. */
 	screen_keys(&s, "q");
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
-	screen_wait_line(&s, 2, "[taotop exited 0]", " icanon", " echo", NULL);
+	screen_wait_line(&s, 5, "[taotop exited 0]", " icanon", " echo", NULL);
 	cr_assert_null(screen_line_with(&s, "-icanon"));
 	cr_assert_null(screen_line_with(&s, "-echo"));
 	screen_close(&s);
@@ -249,7 +249,7 @@ Test(screen, a_hostile_log_cannot_act_on_the_terminal, .timeout = 180)
 	}
 	/* The 5 MB line did not stall anything: keys are answered. */
 	screen_keys(&s, "?");
-	screen_wait(&s, 3, "taotop keys", NULL);
+	screen_wait(&s, 5, "taotop keys", NULL);
 	screen_keys(&s, "Escape");
 	/* Wrapped, the long line is cut with what is left out said. */
 	screen_keys(&s, "Tab");
@@ -289,7 +289,7 @@ Test(screen, a_frozen_server_never_freezes_the_keys, .timeout = 180)
 	screen_filter(&s, name);
 	screen_wait_line(&s, 20, name, "-a", "Running", NULL);
 	screen_wait_line(&s, 20, name, "-b", "Running", NULL);
-	screen_wait(&s, 10, "polled", NULL);
+	screen_wait(&s, 30, "polled", NULL);
 
 	rig_sshd_signal_sessions(&d, SIGSTOP);
 	/* A key brings polling back to its base rate, so the next poll meets
@@ -310,7 +310,7 @@ Test(screen, a_frozen_server_never_freezes_the_keys, .timeout = 180)
 	screen_wait(&s, 10, "taotop keys", NULL);
 	screen_keys(&s, "Escape");
 	screen_wait_gone(&s, 10, "taotop keys");
-	screen_wait(&s, 3, "rig: not answering for", NULL);
+	screen_wait(&s, 5, "rig: not answering for", NULL);
 
 	rig_sshd_signal_sessions(&d, SIGCONT);
 	screen_wait(&s, 40, polled_msg, NULL);
@@ -379,16 +379,16 @@ Test(screen, a_stalled_link_keeps_the_panes_with_their_age_and_keys_answer, .tim
 	cr_assert_null(screen_line_with(&s, "A-LINE-"), "the other job's lines under its title");
 	/* Back: its lines at once, not a blank pane. */
 	screen_filter(&s, ja);
-	screen_wait(&s, 2, "A-LINE-", " s old", NULL);
+	screen_wait(&s, 5, "A-LINE-", " s old", NULL);
 	/* The filter, help: answered while nothing moves. */
 	screen_keys(&s, "/");
 	screen_type(&s, "zzz-none");
-	screen_wait(&s, 2, "zzz-none_   (Enter keeps", NULL);
+	screen_wait(&s, 5, "zzz-none_   (Enter keeps", NULL);
 	screen_filter(&s, ja);
 	screen_keys(&s, "?");
-	screen_wait(&s, 2, "taotop keys", NULL);
+	screen_wait(&s, 5, "taotop keys", NULL);
 	screen_keys(&s, "Escape");
-	screen_wait_line(&s, 2, ja, "Running", NULL);
+	screen_wait_line(&s, 5, ja, "Running", NULL);
 
 	rig_relay_set(&l, "pass");
 	screen_wait(&s, 40, ", polled ", NULL);
@@ -424,7 +424,7 @@ Test(screen, an_unknown_host_key_is_asked_about_and_a_changed_one_refused, .time
 	screen_open(&s, "hostkey", &so);
 	screen_wait(&s, 15, "Unknown host key", d.fingerprint, "a: accept", NULL);
 	screen_keys(&s, "a");
-	screen_wait(&s, 15, polled_msg, NULL);
+	screen_wait(&s, 30, polled_msg, NULL);
 	cr_assert_eq(rig_local("grep -q ':%d' %s", d.port, kh), 0, "known_hosts does not hold the key");
 	screen_keys(&s, "q");
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
@@ -502,7 +502,7 @@ Test(screen, themes_no_color_and_an_ascii_locale, .timeout = 120)
 	screen_keys(&s, "C-c");
 	cr_assert_eq(screen_wait_exit(&s, 10), 0, "Ctrl-C quits cleanly");
 	so.cols = 100;
-	screen_wait_line(&s, 2, " icanon", " echo", NULL);
+	screen_wait_line(&s, 5, " icanon", " echo", NULL);
 	screen_close(&s);
 
 	/* A user theme of the same name as a shipped one is found first. */
@@ -510,7 +510,7 @@ Test(screen, themes_no_color_and_an_ascii_locale, .timeout = 120)
 	    "> %s/taotop/themes/light.yaml", dir), 0);
 	so.args = "--theme light";
 	screen_open(&s, "theme2", &so);
-	screen_wait(&s, 10, "polled", NULL);
+	screen_wait(&s, 30, "polled", NULL);
 	text = screen_text_attrs(&s);
 	cr_assert_not_null(strstr(text, "\x1b[37m\x1b[41m rig:"), "the user's status bar colours:\n%s",
 	    text);
@@ -522,7 +522,7 @@ Test(screen, themes_no_color_and_an_ascii_locale, .timeout = 120)
 		kill(pid, SIGTERM);
 	}
 	cr_assert_eq(screen_wait_exit(&s, 10), 0, "SIGTERM quits cleanly");
-	screen_wait_line(&s, 2, " icanon", " echo", NULL);
+	screen_wait_line(&s, 5, " icanon", " echo", NULL);
 	screen_close(&s);
 
 	/* NO_COLOR: attributes only, still readable. */
@@ -531,7 +531,7 @@ Test(screen, themes_no_color_and_an_ascii_locale, .timeout = 120)
 	so.env = env;
 	so.args = NULL;
 	screen_open(&s, "nocolor", &so);
-	screen_wait(&s, 10, "polled", "USED/LIMIT", NULL);
+	screen_wait(&s, 30, "polled", "USED/LIMIT", NULL);
 	text = screen_text_attrs(&s);
 	cr_assert_not(has_colour(text), "NO_COLOR, and colours on screen:\n%s", text);
 	cr_assert(has_sgr(text, 7), "the bars stand out in reverse video:\n%s", text);
@@ -558,7 +558,7 @@ Test(screen, themes_no_color_and_an_ascii_locale, .timeout = 120)
 		snprintf(opts, sizeof(opts), "-J %s -t 2 -o /dev/null", name);
 		id = rig_sbatch(opts, "'sleep 60'");
 		screen_open(&s, "ascii", &so);
-		screen_wait(&s, 10, "polled", "USED/LIMIT", NULL);
+		screen_wait(&s, 30, "polled", "USED/LIMIT", NULL);
 		screen_filter(&s, name);
 		screen_wait_line(&s, 20, name, "Running", NULL);
 		free(id);
@@ -785,7 +785,7 @@ Test(screen, actions_signal_time_limit_hold_with_the_schedulers_answer, .timeout
 
 Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout = 180)
 {
-	char *dir = screen_shared_dir("notify"), *cfg, *env, *id, *ts, *err = NULL;
+	char *dir = screen_shared_dir("notify"), *cfg, *env, *id;
 	char *want9, *want777;
 	struct screen s;
 	struct screen_opts so = { .cols = 120, .lines = 40, .typescript = 1 };
@@ -799,7 +799,7 @@ Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout =
 	env = xasprintf("TAOTOP_CONFIG=%s", cfg);
 	so.env = env;
 	screen_open(&s, "notify", &so);
-	screen_wait(&s, 15, "polled", NULL);
+	screen_wait(&s, 30, "polled", NULL);
 
 	{
 		char *command = xasprintf("[sh, -c, 'sleep 3; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
@@ -809,15 +809,12 @@ Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout =
 	}
 	screen_filter(&s, "notify_pyt");
 	screen_wait_line(&s, 60, id, "Done", NULL);
-	sleep(1);
 
 	/* What reached the terminal: both escapes, through tmux's passthrough
 	 * since it runs in tmux. */
-	ts = xasprintf("%s/typescript", s.dir);
-	char *text = file_read_all(ts, NULL, &err);
-	cr_assert_not_null(text, "%s", err);
 	want9 = xasprintf("]9;taotop: rig %s is Done (COMPLETED)\x07", id);
 	want777 = xasprintf("]777;notify;taotop;rig %s is Done (COMPLETED)\x07", id);
+	char *text = screen_typescript_wait(&s, 10, want777);
 	cr_expect_not_null(strstr(text, want9), "no OSC 9 for Done in what taotop wrote");
 	cr_expect_not_null(strstr(text, want777), "no OSC 777 for Done in what taotop wrote");
 	cr_expect_not_null(strstr(text, "\x1bPtmux;\x1b\x1b]9;"), "not through tmux's passthrough");
@@ -826,7 +823,7 @@ Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout =
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
 	screen_close(&s);
 	unlink(cfg);
-	free(want9), free(want777), free(ts), free(id);
+	free(want9), free(want777), free(id);
 	free(env), free(cfg), free(dir);
 }
 
@@ -910,7 +907,7 @@ Test(screen, the_filter_count_follows_the_polls, .timeout = 120)
 
 	snprintf(name, sizeof(name), "scr%d-cnt", (int)getpid());
 	screen_open(&s, "filter-count", &so);
-	screen_wait(&s, 15, "polled", NULL);
+	screen_wait(&s, 30, "polled", NULL);
 	screen_filter(&s, name);
 	want = xasprintf("filter: %s   0 of ", name);
 	screen_wait(&s, 5, want, NULL);

@@ -60,7 +60,7 @@ Test(wizard, a_bundle_picked_submitted_with_its_steps_reaches_done, .timeout = 2
 	    "\\\"SUCCESS\\\"} > %s/results/status.json']", dir);
 	bundle = rig_bundle(bundles, dir, "wizard_pyt", out, "secrets: [WIZ_SECRET]\n");
 	free(out);
-	screen_wait(&s, 15, "polled", NULL);
+	screen_wait(&s, 30, "polled", NULL);
 
 	screen_keys(&s, "s");
 	screen_wait(&s, 5, "Submit a job", "Bundle", "Partition    polar", NULL);
@@ -158,7 +158,7 @@ Test(wizard, bad_fields_are_refused_in_the_form_and_nothing_is_sent, .timeout = 
 	env = xasprintf("SLURM_BASE_RESULTS_DIR=lustre://%s/root", dir);
 	so.env = env;
 	screen_open(&s, "wizard-bad", &so);
-	screen_wait(&s, 15, "polled", NULL);
+	screen_wait(&s, 30, "polled", NULL);
 
 	/* From empty fields: image, command, then a dataset on this machine. */
 	screen_keys(&s, "s");
