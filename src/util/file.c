@@ -18,7 +18,8 @@ char *file_read_all(const char *path, size_t *len, char **err)
 
 	if (f == NULL) {
 		saved = errno;
-		*err = xasprintf("%s: %s", path, strerror(saved));
+		if (err != NULL)
+			*err = xasprintf("%s: %s", path, strerror(saved));
 		errno = saved;
 		return NULL;
 	}
@@ -39,7 +40,8 @@ char *file_read_all(const char *path, size_t *len, char **err)
 		saved = errno;
 		fclose(f);
 		buf_free(&b);
-		*err = xasprintf("%s: %s", path, strerror(saved));
+		if (err != NULL)
+			*err = xasprintf("%s: %s", path, strerror(saved));
 		errno = saved;
 		return NULL;
 	}

@@ -406,7 +406,7 @@ void rig_sshd_restart(struct rig_sshd *d)
 	    d->netns ? "ip netns exec " : "", d->netns ? d->netns : "", d->netns ? "" : "",
 	    d->prog ? d->prog : "/usr/sbin/sshd", d->dir, d->dir), 0,
 	    "private sshd on port %d did not start (see %s/sshd.log)", d->port, d->dir);
-	for (i = 0; i < 50; i++) {
+	for (i = 0; i < 200; i++) {
 		if (rig_local("bash -c 'exec 3<>/dev/tcp/%s/%d' 2>/dev/null", d->addr ? d->addr
 		    : "127.0.0.1", d->port) == 0)
 			return;
@@ -479,7 +479,7 @@ void rig_relay_start(struct rig_relay *l, int port, int one_way_ms)
 	l->pid = atoi(text);
 	free(text), free(pidfile);
 	/* Up when it says so (the line is printed once it listens). */
-	cr_assert_eq(rig_local("for i in $(seq 50); do grep -q 'each way' %s/relay.log && exit 0; "
+	cr_assert_eq(rig_local("for i in $(seq 200); do grep -q 'each way' %s/relay.log && exit 0; "
 	    "sleep 0.1; done; cat %s/relay.log; exit 1", l->dir, l->dir), 0, "slowlink did not start");
 }
 
@@ -487,7 +487,7 @@ void rig_relay_set(struct rig_relay *l, const char *mode)
 {
 	/* Renamed into place: the relay never reads half a word. */
 	cr_assert_eq(rig_local("echo %s > %s/control.new && mv %s/control.new %s/control && "
-	    "for i in $(seq 50); do m=$(grep -E '^slowlink: (pass|stall|drop)$' %s/relay.log | "
+	    "for i in $(seq 200); do m=$(grep -E '^slowlink: (pass|stall|drop)$' %s/relay.log | "
 	    "tail -1); [ \"${m:-slowlink: pass}\" = 'slowlink: %s' ] && exit 0; "
 	    "sleep 0.05; done; exit 1", mode, l->dir, l->dir, l->dir, l->dir, mode), 0,
 	    "slowlink did not take '%s'", mode);
