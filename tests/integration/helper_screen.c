@@ -407,4 +407,11 @@ void screen_filter(struct screen *s, const char *text)
 	screen_keys(s, "/");
 	screen_type(s, text);
 	screen_keys(s, "Enter");
+	/* Taken: the message line says so (the list is drawn in the same
+	 * frame), so what the caller looks at next is the filtered list. */
+	if (text[0] != '\0') {
+		char *said = xasprintf("filter: %s   ", text);
+		screen_wait(s, 10, said, NULL);
+		free(said);
+	}
 }
