@@ -51,7 +51,8 @@ static void follow(struct session *s, const char *path, uint64_t end, struct buf
 			continue;
 		}
 		if (f.restarted)
-			fprintf(stderr, "taotop: %s shrank: reading it again from the start\n",
+			fprintf(stderr, "taotop: %s is a new file (it shrank or was replaced): "
+			    "reading it from the start\n",
 			    show_err(path));
 		emit(out, tty);
 		compat_sleep_ms(500);

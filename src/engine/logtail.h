@@ -2,11 +2,13 @@
  * A job's log: its last N lines without reading the whole file (one
  * remote command reads the end of both of a job's logs), and following it
  * by byte offset over SFTP, so a tick reads only what was appended and no
- * remote process runs per tick (both logs in one round trip, no stat).
+ * remote process runs per tick (both logs in one round trip; a stat now
+ * and then only while a log is quiet, ssh/tails.h).
  *
  * Following assembles lines across reads, collapses '\r'-rewritten progress
  * bars (tqdm) to their last state, notices a file that shrank (truncated,
- * rotated, a requeued job starting over) and reads it again from the start,
+ * rotated, a requeued job starting over) or was replaced under its name and
+ * reads it again from the start,
  * and waits quietly for a file that does not exist yet (a pending job).
  */
 #ifndef TAOTOP_ENGINE_LOGTAIL_H
@@ -36,7 +38,8 @@ struct log_follow {
 	char		*path;
 	uint64_t	 offset;	/* next byte to read */
 	struct buf	 partial;	/* a line not ended yet */
-	int		 restarted;	/* the file shrank: read again from 0 */
+	int		 restarted;	/* the file shrank or was replaced: read
+					 * again from 0 */
 	uint64_t	 bytes_read;	/* over SFTP, for the benchmark */
 };
 

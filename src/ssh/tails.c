@@ -1,8 +1,10 @@
 #include "ssh/tails.h"
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libssh/libssh.h>
 
@@ -12,11 +14,14 @@
 #define CHUNK		(64u << 10)	/* a read request: every server answers it whole */
 #define PER_BATCH	4		/* requests in flight per file: 256 KiB a round trip */
 #define KEEP_MAX	8		/* files kept open per session */
+#define IDLE_CHECK_MS	10000		/* an idle file's name looked up at most this often */
 
 struct kept_file {
 	char		*path;
 	sftp_file	 f;
 	unsigned long	 used;		/* the clock when last read: the oldest goes first */
+	int64_t		 looked_ms;	/* when its name was last looked up, or it grew */
+	int		 longer;	/* the name's file was longer than the handle's */
 };
 
 struct sftp_kept {
@@ -47,6 +52,31 @@ void sftp_kept_forget(struct sftp_kept **k)
 	*k = NULL;
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct kept_file *kept_find(struct sftp_kept *kp, const char *path)
+{
+	for (size_t i = 0; kp != NULL && i < kp->n; i++)
+		if (strcmp(kp->files[i].path, path) == 0)
+			return &kp->files[i];
+	return NULL;
+}
+
+/* Let go of path's kept file (asking the server to close it). */
+static void kept_close(struct conn *c, struct sftp_kept *kp, struct kept_file *slot)
+{
+	conn_sftp_sent(c);
+	sftp_close(slot->f);
+	free(slot->path);
+	*slot = kp->files[--kp->n];
+}
+
 /* path's kept file, opened (one round trip, the first time only) and kept
  * if need be; NULL with *st on failure (CONN_NOTFOUND: not there yet). */
 static sftp_file kept_open(struct conn *c, sftp_session sftp, struct sftp_kept **kept,
@@ -59,11 +89,10 @@ static sftp_file kept_open(struct conn *c, sftp_session sftp, struct sftp_kept *
 	if (*kept == NULL)
 		*kept = xcalloc(1, sizeof(**kept));
 	kp = *kept;
-	for (size_t i = 0; i < kp->n; i++)
-		if (strcmp(kp->files[i].path, path) == 0) {
-			kp->files[i].used = ++kp->clock;
-			return kp->files[i].f;
-		}
+	if ((slot = kept_find(kp, path)) != NULL) {
+		slot->used = ++kp->clock;
+		return slot->f;
+	}
 	conn_sftp_sent(c);
 	f = sftp_open(sftp, path, O_RDONLY, 0);
 	if (f == NULL) {
@@ -76,15 +105,11 @@ static sftp_file kept_open(struct conn *c, sftp_session sftp, struct sftp_kept *
 		for (size_t i = 1; i < kp->n; i++)
 			if (kp->files[i].used < kp->files[old].used)
 				old = i;
-		conn_sftp_sent(c);
-		sftp_close(kp->files[old].f);
-		free(kp->files[old].path);
-		kp->files[old] = kp->files[--kp->n];
+		kept_close(c, kp, &kp->files[old]);
 	}
 	slot = &kp->files[kp->n++];
-	slot->path = xstrdup(path);
-	slot->f = f;
-	slot->used = ++kp->clock;
+	*slot = (struct kept_file){ .path = xstrdup(path), .f = f, .used = ++kp->clock,
+	    .looked_ms = now_ms() };
 	return f;
 }
 
@@ -150,23 +175,42 @@ static int batch_collect(struct batch *b, struct buf *out)
 
 #pragma GCC diagnostic pop
 
+static int read_rest(struct conn_tail *t, struct batch *b, struct conn_counters *k, size_t base);
+
+/* The file read again from its start (it is another than the one read so
+ * far): what this tick read of it is dropped. */
+static int read_from_start(struct conn_tail *t, struct batch *b, struct conn_counters *k,
+    size_t base)
+{
+	t->from = 0;
+	t->out->len = base;
+	if (t->out->data != NULL)
+		t->out->data[base] = '\0';
+	if (batch_begin(b, 0, t->max) != 0 || batch_collect(b, t->out) != 0)
+		return -1;
+	return read_rest(t, b, k, base);
+}
+
 /* After the first batch: the byte before the offset dropped (or, when it
  * was not there, the file shrank: read from 0), and the rest of a backlog
  * bigger than a batch read batch after batch. base: out's length before. */
 static int finish(struct conn_tail *t, struct batch *b, struct conn_counters *k, size_t base)
 {
-	size_t want = t->max, total;
-
-	if (t->offset > 0 && b->got == 0) {
-		t->from = 0;
-		if (batch_begin(b, 0, want) != 0 || batch_collect(b, t->out) != 0)
-			return -1;
-	} else if (t->offset > 0) {
+	if (t->offset > 0 && b->got == 0)
+		return read_from_start(t, b, k, base);
+	if (t->offset > 0) {
 		memmove(t->out->data + base, t->out->data + base + 1, t->out->len - base - 1);
 		t->out->len--;
 		t->out->data[t->out->len] = '\0';
 	}
-	total = t->out->len - base;
+	return read_rest(t, b, k, base);
+}
+
+/* The rest of a backlog bigger than a batch, batch after batch, to t->max. */
+static int read_rest(struct conn_tail *t, struct batch *b, struct conn_counters *k, size_t base)
+{
+	size_t want = t->max, total = t->out->len - base;
+
 	while (!b->short_read && b->nreq == PER_BATCH && total < want) {
 		if (batch_begin(b, t->from + total, want - total) != 0 ||
 		    batch_collect(b, t->out) != 0)
@@ -180,6 +224,59 @@ static int finish(struct conn_tail *t, struct batch *b, struct conn_counters *k,
 	k->sftp_ops++;
 	k->sftp_bytes_read += t->out->len - base;
 	return 0;
+}
+
+/*
+ * A file replaced by another under the same name (written anew and renamed
+ * over it, or removed and made again) would be read on through the kept
+ * handle, the old file's, which never grows. So the name of a file that
+ * read nothing new is looked up now and then (a stat, one round trip, at
+ * most every IDLE_CHECK_MS while it stays idle): when it names a shorter
+ * file than was read, that is another file; a longer one is another too if
+ * the handle still reads nothing new at the next tick (else the file only
+ * grew between the read and the stat). Another file is opened in its place
+ * and read from its start, as a file that shrank is (from is 0). 0, or -1
+ * when reading it again failed.
+ */
+static int check_name(struct conn *c, sftp_session sftp, struct sftp_kept *kp,
+    struct conn_tail *t, struct batch *b, struct conn_counters *k, size_t base)
+{
+	struct kept_file *slot = kept_find(kp, t->path);
+	int64_t now = now_ms();
+	int another = 0;
+
+	if (slot == NULL)
+		return 0;
+	if (t->out->len > base || t->from != t->offset) {
+		slot->looked_ms = now, slot->longer = 0;	/* it moves: the same file */
+		return 0;
+	}
+	if (slot->longer) {
+		another = 1;
+	} else if (now - slot->looked_ms >= IDLE_CHECK_MS) {
+		sftp_attributes a;
+		slot->looked_ms = now;
+		conn_sftp_sent(c);
+		if ((a = sftp_stat(sftp, t->path)) == NULL)
+			return 0;	/* gone, or no answer: the next read says */
+		another = a->size < t->offset;
+		slot->longer = a->size > t->offset;
+		sftp_attributes_free(a);
+	}
+	if (!another)
+		return 0;
+	kept_close(c, kp, slot);
+	enum conn_status st = CONN_OK;
+	char *e = NULL;
+	b->f = kept_open(c, sftp, &kp, t->path, &st, &e);
+	free(e);
+	if (b->f == NULL) {
+		if (st != CONN_NOTFOUND)
+			return -1;
+		t->missing = 1;	/* gone meanwhile: waited for, as a new file is */
+		return 0;
+	}
+	return read_from_start(t, b, k, base);
 }
 
 static enum conn_status read_tails(struct conn *c, struct conn_tail *t, size_t n, char **err);
@@ -234,6 +331,9 @@ static enum conn_status read_tails(struct conn *c, struct conn_tail *t, size_t n
 			st = conn_sftp_fail(c, "read", t[i].path, err);
 	for (i = 0; i < n && st == CONN_OK; i++)
 		if (b[i].f != NULL && finish(&t[i], &b[i], k, base[i]) != 0)
+			st = conn_sftp_fail(c, "read", t[i].path, err);
+	for (i = 0; i < n && st == CONN_OK; i++)
+		if (b[i].f != NULL && check_name(c, sftp, *kept, &t[i], &b[i], k, base[i]) != 0)
 			st = conn_sftp_fail(c, "read", t[i].path, err);
 	if (st != CONN_OK)
 		for (i = 0; i < n; i++)

@@ -9,8 +9,11 @@
  * over) is noticed without a stat: each read starts one byte before the
  * offset, and an end of file there means the file is shorter. It is then
  * read from its start (one more round trip, that tick only). A file
- * replaced by another under the same name is not noticed while the old one
- * is kept open (SLURM truncates its logs in place).
+ * replaced by another under the same name (SLURM truncates its logs in
+ * place; a user's rotation or a rewrite renamed over it does not) is
+ * noticed by its name: while a kept file reads nothing new, its name is
+ * looked up every 10 s (a stat), and another file there is opened and read
+ * from its start like a file that shrank.
  */
 #ifndef TAOTOP_SSH_TAILS_H
 #define TAOTOP_SSH_TAILS_H
@@ -29,7 +32,7 @@ struct conn_tail {
 	struct buf	*out;		/* the bytes read are appended */
 	/* out */
 	uint64_t	 from;		/* where they start: offset, or 0 when the
-					 * file shrank below it */
+					 * file shrank below it or is another */
 	int		 missing;	/* no such file (yet): nothing read */
 };
 

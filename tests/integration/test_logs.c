@@ -146,6 +146,71 @@ Test(logs, follow_sees_each_line_once_collapses_cr_and_restarts_on_shrink, .time
  * trip, files kept open between ticks): a log that appears late, empty at
  * first, one truncated in place, and a connection dropped between ticks,
  * each line once. */
+/* Follow until lines holds want (or 40 s pass); whether a restart was seen. */
+static int follow_until(struct log_follow *f, struct conn *c, struct buf *lines, const char *want)
+{
+	int restarted = 0;
+	char *err = NULL;
+
+	for (int i = 0; i < 160 && (lines->len == 0 || strstr(lines->data, want) == NULL); i++) {
+		cr_assert_eq(log_follow_tick(f, c, lines, &err), 0, "%s", err);
+		restarted |= f->restarted;
+		if (lines->len == 0 || strstr(lines->data, want) == NULL)
+			usleep(250 * 1000);
+	}
+	cr_assert(lines->len > 0 && strstr(lines->data, want) != NULL, "'%s' never came: '%s'",
+	    want, lines->data ? lines->data : "");
+	return restarted;
+}
+
+/* A log replaced under its name (written anew and renamed over it, as a
+ * user's rotation does; not truncated in place, as SLURM does): the follow
+ * notices by the name, longer or shorter, and goes on in the new file. */
+Test(logs, follow_notices_a_file_replaced_under_its_name, .timeout = 120)
+{
+	struct conn *c = rig_conn();
+	char *dir = scratch("replaced");
+	char *path = xasprintf("%s/main.out", dir), *cmd;
+	struct log_follow f;
+	struct buf lines;
+
+	cmd = xasprintf("printf 'old-1\\nold-2\\n' > %s", path);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	log_follow_init(&f, path, 0);
+	buf_init(&lines);
+	follow_until(&f, c, &lines, "old-2\n");
+	cr_expect_str_eq(lines.data, "old-1\nold-2\n");
+
+	/* A longer file in its place. */
+	cmd = xasprintf("printf 'a longer new file, line 1\\n' > %s.new && mv %s.new %s", path, path,
+	    path);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	buf_reset(&lines);
+	cr_expect(follow_until(&f, c, &lines, "line 1\n"), "read from its start as a new file");
+	cr_expect_str_eq(lines.data, "a longer new file, line 1\n", "nothing of the old one");
+	/* And followed: what comes to the new file shows. */
+	cmd = xasprintf("echo 'line 2' >> %s", path);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	buf_reset(&lines);
+	cr_expect(!follow_until(&f, c, &lines, "line 2\n"), "the same file now");
+	cr_expect_str_eq(lines.data, "line 2\n");
+
+	/* A shorter one, removed and made again. */
+	cmd = xasprintf("rm %s && echo short > %s", path, path);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	buf_reset(&lines);
+	cr_expect(follow_until(&f, c, &lines, "short\n"), "read from its start as a new file");
+	cr_expect_str_eq(lines.data, "short\n");
+	buf_free(&lines);
+	log_follow_free(&f);
+	free(path), free(dir);
+	conn_free(c);
+}
+
 Test(logs, both_panes_follow_together_through_a_late_file_a_shrink_and_a_reconnect,
     .timeout = 60)
 {
