@@ -243,6 +243,8 @@ static int check_name(struct conn *c, sftp_session sftp, struct sftp_kept *kp,
 {
 	struct kept_file *slot = kept_find(kp, t->path);
 	int64_t now = now_ms();
+	enum conn_status st = CONN_OK;
+	char *e = NULL;
 	int another = 0;
 
 	if (slot == NULL)
@@ -266,8 +268,6 @@ static int check_name(struct conn *c, sftp_session sftp, struct sftp_kept *kp,
 	if (!another)
 		return 0;
 	kept_close(c, kp, slot);
-	enum conn_status st = CONN_OK;
-	char *e = NULL;
 	b->f = kept_open(c, sftp, &kp, t->path, &st, &e);
 	free(e);
 	if (b->f == NULL) {

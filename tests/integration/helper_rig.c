@@ -521,3 +521,22 @@ void rig_relay_stop(struct rig_relay *l)
 	free(l->dir), free(l->hosts), free(l->known_hosts);
 	memset(l, 0, sizeof(*l));
 }
+
+char *rig_wait_file(const char *path, const char *text, int timeout_s)
+{
+	struct timespec t0, now;
+	char *got = NULL;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		free(got);
+		got = file_read_all(path, NULL, NULL);
+		if (got != NULL && strstr(got, text) != NULL)
+			return got;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000L + (now.tv_nsec - t0.tv_nsec) / 1000000 >=
+		    timeout_s * 1000L)
+			return got;
+		usleep(100 * 1000);
+	}
+}

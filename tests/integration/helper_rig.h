@@ -126,6 +126,10 @@ int rig_taotop(const char *env, const char *args, char **out);
  * (caller frees). */
 char *rig_bundle(const char *local_dir, const char *remote_dir, const char *arch,
     const char *command, const char *extra);
+/* A local file's text once it holds text (a process writing it has got
+ * that far), or as it is after timeout_s (NULL: no such file); the caller
+ * frees it and asserts what it wants of it. */
+char *rig_wait_file(const char *path, const char *text, int timeout_s);
 /* Run a local shell command line; returns its exit status. */
 int rig_local(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -237,18 +237,9 @@ char *screen_wait_line_changed(struct screen *s, int timeout_s, const char *text
 
 char *screen_typescript_wait(struct screen *s, int timeout_s, const char *want)
 {
-	long end = now_ms() + timeout_s * 1000L;
-	char *path = xasprintf("%s/typescript", s->dir), *text = NULL, *err = NULL;
+	char *path = xasprintf("%s/typescript", s->dir), *text = rig_wait_file(path, want, timeout_s);
 
-	for (;;) {
-		free(text), free(err);
-		err = NULL;
-		text = file_read_all(path, NULL, &err);
-		if ((text != NULL && strstr(text, want) != NULL) || now_ms() >= end)
-			break;
-		usleep(100 * 1000);
-	}
-	cr_assert_not_null(text, "%s", err);
+	cr_assert_not_null(text, "%s: not written", path);
 	free(path);
 	return text;
 }

@@ -337,14 +337,7 @@ Test(asked, status_watch_keeps_going_across_an_sshd_restart, .timeout = 300)
 	    "--watch > %s 2>&1; echo $? > %s) &", r->user, r->key, env, getenv("TAOTOP_BIN"), id,
 	    log, rcfile), 0);
 	/* Watching (its first line out), then the server goes. */
-	for (int i = 0; i < 300; i++) {
-		char *e = NULL, *said = file_read_all(log, NULL, &e);
-		int watching = said != NULL && said[0] != '\0';
-		free(said), free(e);
-		if (watching)
-			break;
-		usleep(100 * 1000);
-	}
+	free(rig_wait_file(log, "\n", 30));
 	rig_sshd_stop(&d);
 	rig_sshd_signal_sessions(&d, SIGKILL);
 	sleep(8);

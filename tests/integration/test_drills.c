@@ -215,14 +215,10 @@ Test(drills, sshd_killed_and_restarted_during_a_follow_loses_no_line, .timeout =
 	free(out);
 	/* Following (its first lines out), then the server goes away,
 	 * sessions and all, and comes back. */
-	for (i = 0; i < 300; i++) {
-		char *path = xasprintf("%s/out", tmpl), *e = NULL;
-		text = file_read_all(path, NULL, &e);
-		int following = text != NULL && strstr(text, "line-5\n") != NULL;
-		free(path), free(text), free(e);
-		if (following)
-			break;
-		usleep(100 * 1000);
+	{
+		char *path = xasprintf("%s/out", tmpl);
+		free(rig_wait_file(path, "line-5\n", 30));
+		free(path);
 	}
 	rig_sshd_stop(&d);
 	sleep(3);

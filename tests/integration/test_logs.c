@@ -312,16 +312,10 @@ Test(logs, cli_follow_of_a_file_growing_1_mib_per_second_for_20_s, .timeout = 24
 	/* Connected and looking (--lines 0 from a file that is there would
 	 * start at its end): then the writer starts. */
 	char *err_path = xasprintf("%s/err", state);
-	int looking = 0;
-	for (int wait = 0; wait < 600 && !looking; wait++) {
-		char *e = NULL, *text = file_read_all(err_path, NULL, &e);
-		looking = text != NULL && strstr(text, "taotop: waiting for") != NULL;
-		free(text), free(e);
-		if (!looking)
-			usleep(100 * 1000);
-	}
-	cr_assert(looking, "taotop logs -f did not say it waits for the file");
-	free(err_path);
+	char *said = rig_wait_file(err_path, "taotop: waiting for", 60);
+	cr_assert(said != NULL && strstr(said, "taotop: waiting for") != NULL,
+	    "taotop logs -f did not say it waits for the file: %s", said);
+	free(said), free(err_path);
 	/* 20 s, each second 10000 numbered lines of 100 bytes: 1 MiB/s. */
 	char *writer = xasprintf("mkdir -p %s && for s in $(seq 1 20); do "
 	    "seq -f \"s$s-%%06g-%s\" 1 10000 >> %s; sleep 1; done; echo END >> %s", logdir,
@@ -330,15 +324,7 @@ Test(logs, cli_follow_of_a_file_growing_1_mib_per_second_for_20_s, .timeout = 24
 	/* The follow ends when END has come through (a loaded machine, a
 	 * sanitizer build: it may trail the writer by some seconds). */
 	char *out_path = xasprintf("%s/out", state);
-	for (int wait = 0; wait < 900; wait++) {
-		char *e = NULL, *text = file_read_all(out_path, NULL, &e);
-		size_t n = text ? strlen(text) : 0;
-		int end = n >= 4 && strcmp(text + n - 4, "END\n") == 0;
-		free(text), free(e);
-		if (end)
-			break;
-		usleep(100 * 1000);
-	}
+	free(rig_wait_file(out_path, "\nEND\n", 90));
 	rig_local("pkill -f -- 'logs %s --lines 0 --follow'", id);
 	pclose(bg);
 

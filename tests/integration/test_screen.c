@@ -1021,22 +1021,6 @@ Test(screen, the_records_on_disk_show_before_the_link_is_up, .timeout = 120)
 	free(title0), free(title1), free(env), free(jobs);
 }
 
-/* Wait until the header line no longer holds text. */
-static void header_without(struct screen *s, const char *text)
-{
-	char *line = NULL;
-
-	for (int i = 0; i < 100; i++) {
-		free(line);
-		line = screen_line_with(s, "NAME");
-		if (line != NULL && strstr(line, text) == NULL)
-			break;
-		usleep(100 * 1000);
-	}
-	cr_assert(line != NULL && strstr(line, text) == NULL, "still '%s': %s", text, line);
-	free(line);
-}
-
 /* A year of records: the list holds the newest page of finished jobs
  * (TRACKER_PAGE), the header says how many older ones wait on disk, and
  * moving down past the last line brings them, as a user scrolls to them. */
@@ -1082,7 +1066,7 @@ Test(screen, past_the_last_line_the_older_finished_jobs_come, .timeout = 180)
 	screen_wait_line(&s, 10, "NAME", " 0 jobs (3 older on disk) matching /oldjob", NULL);
 	cr_assert_null(screen_line_with(&s, "tao-20251201-oldjob"), "not in the first page");
 	screen_keys(&s, "Escape");
-	header_without(&s, "matching");
+	screen_wait_gone(&s, 10, "matching /oldjob");
 	/* To the last line, then one more down. */
 	screen_keys(&s, "G");
 	screen_keys(&s, "j");
