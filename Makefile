@@ -4,6 +4,8 @@
 #   make check           install deps, bring the test cluster up, run every test, bring it down
 #   make portable-check  build with -D_POSIX_C_SOURCE=200809L alone and run the unit tests (no cluster)
 #   make check-slurm-24.11  the integration and screen tests against SLURM 24.11 (a Debian 13 root)
+#   make repeat SUITE=test_ssh REPEAT=50  one integration suite N times in a row, both
+#                        halves side by side as make check loads the machine (a flake's test)
 #   make demo            install deps, bring the test cluster up, submit sample jobs, open taotop
 #   make bench           run the benchmarks and print one table
 #   make SANITIZE=1 ...  the same with AddressSanitizer + UndefinedBehaviorSanitizer
@@ -94,7 +96,7 @@ Q = $(if $(V),,@)
 export TAOTOP_SHARE = $(abspath .)
 export RIG_STATE   ?= /var/tmp/taotop-rig
 
-.PHONY: all taotop deps check check-slurm-24.11 check-unit check-integration demo bench fuzz valgrind install uninstall clean lint-man check-libs
+.PHONY: all taotop deps check check-slurm-24.11 repeat check-unit check-integration demo bench fuzz valgrind install uninstall clean lint-man check-libs
 .DELETE_ON_ERROR:
 
 all: taotop
@@ -185,6 +187,13 @@ check-slurm-24.11: deps
 	tests/cluster/root run $(MAKE) --no-print-directory BUILD=build/slurm-24.11 build-tests
 	RIG_SLURM=24.11 RIG_STATE=$(RIG_STATE_2411) tests/cluster/root run \
 		env TAOTOP_BUILDS=build/slurm-24.11 tests/run integration
+
+# One integration suite many times, both halves side by side as make check
+# runs them (tests/repeat): make repeat SUITE=test_ssh REPEAT=50.
+SUITE  ?= test_ssh
+REPEAT ?= 50
+repeat: deps
+	@SUITE=$(SUITE) REPEAT=$(REPEAT) REPEAT_ALL=$(REPEAT_ALL) FILTER='$(FILTER)' tests/repeat
 
 check-unit: deps
 	$(MAKE) --no-print-directory build-tests

@@ -4,7 +4,7 @@
  *
  *   slowlink -l LISTEN_PORT -t TARGET_PORT [-d ONE_WAY_MS] [-j JITTER_MS]
  *            [-b BYTES_PER_S] [-s STALL_AT_MS:STALL_MS] [-x DROP_AT_MS]
- *            [-c CONTROL_FILE] [-m MAX_SECONDS] [-r COUNT_FILE]
+ *            [-c CONTROL_FILE] [-m MAX_SECONDS] [-r COUNT_FILE] [-v LOG_FILE]
  *
  * It listens on 127.0.0.1:LISTEN_PORT and relays every connection to
  * 127.0.0.1:TARGET_PORT, holding each chunk of bytes ONE_WAY_MS (plus up to
@@ -26,22 +26,36 @@
  *          the dropped ones stay dead (a VPN or NAT that forgot them).
  * -r counts the link's turns, the truest measure of what a far link costs
  * a client: a turn is a chunk read from one side after the last chunk of
- * that connection came from the other. A chunk from the server after the
- * client spoke, read once what the client said had reached the server, is
- * a round trip the client waited for (a request and its answer); bytes
- * that crossed the question on the way (the server's version string, a
- * stream against a window adjust) are a turn but no round trip; a stream
- * going on after a window adjust reached the server counts one (an upper
- * bound). After every change the totals over all connections replace
- * COUNT_FILE (written aside, then renamed), one "name value" a line:
- * round_trips, turns, bytes_up, bytes_down, connections. A reader takes
- * the difference across an operation.
+ * that connection came from the other. A round trip is a question and its
+ * answer: the client spoke, its first bytes were written to the server,
+ * and the server then sent something. "Then" is told by the kernel's
+ * arrival time of the server's bytes (SO_TIMESTAMPNS) against the time the
+ * question was written, never by when the relay got round to reading
+ * either: on a loaded machine the relay may sleep through both, and bytes
+ * the server sent before the question reached it (a stream against a
+ * window adjust) would look like an answer. The server's identification
+ * line ("SSH-2.0-..." and the lines before it) is never an answer: RFC
+ * 4253 4.2 has each side send it at once, unasked, so its lateness is the
+ * server's start-up (OpenSSH 10 execs sshd-session for it), not a trip
+ * across the link. A stream going on after a window adjust reached the
+ * server counts one (an upper bound). After every change the totals over
+ * all connections replace COUNT_FILE (written aside, then renamed), one
+ * "name value" a line: round_trips, turns, bytes_up, bytes_down,
+ * connections. A reader takes the difference across an operation.
+ *
+ * -v appends a line per chunk to LOG_FILE, to see what a count was made of:
+ * "MS CONN up|down BYTES" with the relay's milliseconds since it started,
+ * and, on the server's chunks, how it was judged ("ident", "answer",
+ * "early" for bytes that arrived before the question was written,
+ * "no-question"); "MS CONN asked" when a question's first bytes were
+ * written to the server.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/uio.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -51,12 +65,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef SCM_TIMESTAMPNS
+#define SCM_TIMESTAMPNS	SO_TIMESTAMPNS	/* Linux's, hidden by the POSIX feature macro */
+#endif
+
 #define MAX_CONNS	64
 #define CHUNK		16384
 
 struct chunk {
 	struct chunk	*next;
 	long long	 due_ms;	/* when it may be written */
+	int		 question;	/* a client's chunk that asked (see -r) */
 	size_t		 len, off;
 	char		 data[];
 };
@@ -76,8 +95,11 @@ struct relay {
 	int		 last;		/* the side the last chunk came from: 0 none,
 					 * 1 the client, 2 the server */
 	int		 asking;	/* the client spoke and no answer came yet */
-	long long	 asked_due;	/* when the first chunk of that reached the
-					 * server */
+	long long	 asked_ns;	/* when its first chunk was written to the
+					 * server (CLOCK_REALTIME ns), 0 until then */
+	int		 ident_done;	/* the server's identification line went by */
+	long long	 arrived_ns;	/* the last server chunk's kernel arrival time */
+	int		 id;		/* the connection's number, for -v */
 	struct pipe_dir	 up, down;	/* client->server, server->client */
 };
 
@@ -92,6 +114,8 @@ static struct {
 
 static long long delay_ms, jitter_ms, rate, stall_at = -1, stall_ms, drop_at = -1;
 static const char *control;
+static FILE *vlog;		/* -v */
+static long long start_ms;
 static int tport_g;
 static enum mode ctl_mode = PASS;	/* what the control file says */
 
@@ -100,6 +124,27 @@ static long long now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The clock the kernel stamps arriving bytes with (SO_TIMESTAMPNS). */
+static long long real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void vlog_line(const struct relay *r, const char *what, size_t len, const char *note)
+{
+	if (vlog == NULL)
+		return;
+	fprintf(vlog, "%lld %d %s", now_ms() - start_ms, r->id, what);
+	if (len > 0)
+		fprintf(vlog, " %zu", len);
+	if (note != NULL)
+		fprintf(vlog, " %s", note);
+	fputc('\n', vlog);
+	fflush(vlog);
 }
 
 static int listen_on(int port)
@@ -129,6 +174,8 @@ static int connect_to(int port)
 		return -1;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* The server's bytes come stamped with their arrival (see -r). */
+	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 	return fd;
 }
 
@@ -152,15 +199,39 @@ static void relay_close(struct relay *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Read what is there into a chunk due after the link's delay. */
-static int dir_read(struct pipe_dir *d, long long now)
+/* Read what is there into a chunk due after the link's delay; *arrived_ns
+ * (when not NULL) the kernel's arrival time of its bytes, or now when the
+ * kernel gave none. */
+static int dir_read(struct pipe_dir *d, long long now, long long *arrived_ns)
 {
 	struct chunk *c = malloc(sizeof(*c) + CHUNK);
+	union {
+		char		buf[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr	align;
+	} ctl;
+	struct iovec iov;
+	struct msghdr msg = { 0 };
+	struct cmsghdr *cm;
 	ssize_t n;
 
 	if (c == NULL)
 		return -1;
-	n = read(d->from, c->data, CHUNK);
+	iov.iov_base = c->data;
+	iov.iov_len = CHUNK;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof(ctl.buf);
+	n = recvmsg(d->from, &msg, 0);
+	if (arrived_ns != NULL) {
+		*arrived_ns = real_ns();
+		for (cm = CMSG_FIRSTHDR(&msg); n > 0 && cm != NULL; cm = CMSG_NXTHDR(&msg, cm))
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+				struct timespec ts;
+				memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+				*arrived_ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+			}
+	}
 	if (n <= 0) {
 		free(c);
 		if (n == 0 || (errno != EAGAIN && errno != EINTR))
@@ -168,6 +239,7 @@ static int dir_read(struct pipe_dir *d, long long now)
 		return n == 0 ? 0 : -1;
 	}
 	c->next = NULL;
+	c->question = 0;
 	c->len = (size_t)n;
 	c->off = 0;
 	c->due_ms = now + delay_ms + (jitter_ms > 0 ? rand() % (jitter_ms + 1) : 0);
@@ -182,8 +254,9 @@ static int dir_read(struct pipe_dir *d, long long now)
 	return 0;
 }
 
-/* Write what is due (and allowed by the rate cap). */
-static int dir_write(struct pipe_dir *d, long long now)
+/* Write what is due (and allowed by the rate cap); a question's first
+ * bytes written to the server start its clock (see -r). */
+static int dir_write(struct relay *r, struct pipe_dir *d, long long now)
 {
 	while (d->head != NULL && d->head->due_ms <= now && (rate == 0 || d->budget_ms <= now)) {
 		struct chunk *c = d->head;
@@ -191,9 +264,16 @@ static int dir_write(struct pipe_dir *d, long long now)
 		ssize_t n;
 		if (rate > 0 && (long long)want > rate / 10)
 			want = (size_t)(rate / 10 > 0 ? rate / 10 : 1);
+		/* Stamped before the write: the server may answer (and the
+		 * kernel stamp its answer) before write() returns here. */
+		long long before = c->question && c->off == 0 ? real_ns() : 0;
 		n = write(d->to, c->data + c->off, want);
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		if (before != 0 && n > 0) {
+			r->asked_ns = before;
+			vlog_line(r, "asked", 0, NULL);
+		}
 		c->off += (size_t)n;
 		if (rate > 0)
 			d->budget_ms = now + (long long)n * 1000 / rate;
@@ -258,13 +338,45 @@ static void read_control(void)
 	}
 }
 
+/* How a chunk from the server counts (see -r): "ident" while it is the
+ * identification line or before it, "answer" when it arrived after the
+ * client's question was written to the server, "early" when it arrived
+ * before (it crossed the question), "no-question" when none is waiting. */
+static const char *server_chunk(struct relay *r, const struct chunk *c)
+{
+	if (!r->ident_done) {
+		/* The identification line: "SSH-" at a line's start, to its
+		 * newline (RFC 4253 4.2 allows other lines before it). */
+		const char *p = c->data, *end = c->data + c->len;
+		for (; p < end; p++) {
+			if ((p == c->data || p[-1] == '\n') && end - p >= 4 &&
+			    memcmp(p, "SSH-", 4) == 0) {
+				const char *nl = memchr(p, '\n', (size_t)(end - p));
+				if (nl != NULL) {
+					r->ident_done = 1;
+					if (nl + 1 == end)
+						return "ident";
+					break;	/* more came with it: judged below */
+				}
+			}
+		}
+		if (!r->ident_done)
+			return "ident";
+	}
+	if (!r->asking)
+		return "no-question";
+	if (r->asked_ns == 0 || r->arrived_ns < r->asked_ns)
+		return "early";
+	return "answer";
+}
+
 /* Read a chunk from one side (1 the client, 2 the server) and count it. */
 static void counted_read(struct relay *r, int side, long long now)
 {
 	struct pipe_dir *d = side == 1 ? &r->up : &r->down;
 	struct chunk *was = d->tail;
 
-	if (dir_read(d, now) != 0 || d->tail == was)
+	if (dir_read(d, now, side == 2 ? &r->arrived_ns : NULL) != 0 || d->tail == was)
 		return;		/* nothing came */
 	if (side == 1)
 		count.bytes_up += (long long)d->tail->len;
@@ -272,16 +384,20 @@ static void counted_read(struct relay *r, int side, long long now)
 		count.bytes_down += (long long)d->tail->len;
 	if (r->last != 0 && r->last != side)
 		count.turns++;
-	if (side == 1 && !r->asking) {
-		r->asking = 1;
-		r->asked_due = d->tail->due_ms;
-	} else if (side == 2 && r->asking && now >= r->asked_due) {
-		/* An answer only if it left the server after the question
-		 * reached it: bytes that crossed the question on the way (the
-		 * server's version string, a stream against a window adjust)
-		 * leave it waiting. */
-		r->asking = 0;
-		count.round_trips++;
+	if (side == 1) {
+		if (!r->asking) {
+			r->asking = 1;
+			r->asked_ns = 0;
+			d->tail->question = 1;
+		}
+		vlog_line(r, "up", d->tail->len, NULL);
+	} else {
+		const char *how = server_chunk(r, d->tail);
+		if (strcmp(how, "answer") == 0) {
+			r->asking = 0;
+			count.round_trips++;
+		}
+		vlog_line(r, "down", d->tail->len, how);
 	}
 	r->last = side;
 	count.changed = 1;
@@ -311,7 +427,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: slowlink -l LISTEN_PORT -t TARGET_PORT [-d ONE_WAY_MS] "
 	    "[-j JITTER_MS] [-b BYTES_PER_S] [-s STALL_AT_MS:STALL_MS] [-x DROP_AT_MS] "
-	    "[-c CONTROL_FILE] [-m MAX_SECONDS] [-r COUNT_FILE]\n");
+	    "[-c CONTROL_FILE] [-m MAX_SECONDS] [-r COUNT_FILE] [-v LOG_FILE]\n");
 	exit(2);
 }
 
@@ -333,6 +449,9 @@ static void relay_accept(struct relay *r, int lfd, int dropping)
 	r[i].dead = dropping;
 	r[i].last = 0;
 	r[i].asking = 0;
+	r[i].asked_ns = 0;
+	r[i].ident_done = 0;
+	r[i].id = (int)count.connections;
 	count.connections++;
 	count.changed = 1;
 	r[i].up = (struct pipe_dir){ .from = cfd, .to = sfd };
@@ -368,7 +487,7 @@ int main(int argc, char **argv)
 	long long start, max_s = 600;
 	enum mode was = PASS;
 
-	while ((c = getopt(argc, argv, "l:t:d:j:b:s:x:c:m:r:")) != -1) {
+	while ((c = getopt(argc, argv, "l:t:d:j:b:s:x:c:m:r:v:")) != -1) {
 		switch (c) {
 		case 'l': lport = atoi(optarg); break;
 		case 't': tport_g = atoi(optarg); break;
@@ -383,6 +502,12 @@ int main(int argc, char **argv)
 		case 'c': control = optarg; break;
 		case 'm': max_s = atoll(optarg); break;
 		case 'r': count.path = optarg; count.changed = 1; break;
+		case 'v':
+			if ((vlog = fopen(optarg, "a")) == NULL) {
+				perror("slowlink: -v");
+				exit(2);
+			}
+			break;
 		default: usage();
 		}
 	}
@@ -390,7 +515,7 @@ int main(int argc, char **argv)
 		usage();
 	signal(SIGPIPE, SIG_IGN);
 	lfd = listen_on(lport);
-	start = now_ms();
+	start = start_ms = now_ms();
 	printf("slowlink: 127.0.0.1:%d -> 127.0.0.1:%d, %lld ms each way\n", lport, tport_g,
 	    delay_ms);
 	fflush(stdout);
@@ -445,7 +570,8 @@ int main(int argc, char **argv)
 					counted_read(&r[i], 1, now);
 				if ((fds[nfds - 1].revents & (POLLIN | POLLHUP | POLLERR)) && !r[i].down.eof)
 					counted_read(&r[i], 2, now);
-				if (dir_write(&r[i].up, now) != 0 || dir_write(&r[i].down, now) != 0) {
+				if (dir_write(&r[i], &r[i].up, now) != 0 ||
+				    dir_write(&r[i], &r[i].down, now) != 0) {
 					relay_close(&r[i]);
 					continue;
 				}

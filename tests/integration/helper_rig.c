@@ -470,9 +470,9 @@ void rig_relay_start(struct rig_relay *l, int port, int one_way_ms)
 	rig_local("f=%s/relay-%d.pid; [ -f $f ] && { kill $(cat $f); sleep 0.2; } >/dev/null 2>&1; "
 	    "true", r->state, l->port);
 	cr_assert_eq(rig_local("echo pass > %s/control && %s/tools/slowlink -l %d -t %d -d %d "
-	    "-c %s/control -r %s/count -m 1800 >%s/relay.log 2>&1 & echo $! > %s/pid; "
-	    "cp %s/pid %s/relay-%d.pid", l->dir, r->state, l->port, r->port, one_way_ms, l->dir,
-	    l->dir, l->dir, l->dir, l->dir, r->state, l->port), 0);
+	    "-c %s/control -r %s/count -v %s/chunks.log -m 1800 >%s/relay.log 2>&1 & "
+	    "echo $! > %s/pid; cp %s/pid %s/relay-%d.pid", l->dir, r->state, l->port, r->port,
+	    one_way_ms, l->dir, l->dir, l->dir, l->dir, l->dir, l->dir, r->state, l->port), 0);
 	pidfile = xasprintf("%s/pid", l->dir);
 	text = file_read_all(pidfile, NULL, NULL);
 	cr_assert_not_null(text);
@@ -511,6 +511,15 @@ long long rig_relay_round_trips(const struct rig_relay *l)
 			rt = v;
 	fclose(f);
 	return rt;
+}
+
+char *rig_relay_chunks(const struct rig_relay *l)
+{
+	char *path = xasprintf("%s/chunks.log", l->dir), *text;
+
+	text = file_read_all(path, NULL, NULL);
+	free(path);
+	return text != NULL ? text : xstrdup("(no chunk log)");
 }
 
 void rig_relay_stop(struct rig_relay *l)

@@ -110,9 +110,13 @@ void rig_relay_start(struct rig_relay *l, int port, int one_way_ms);
 /* "pass", "stall" (hold everything, connections kept) or "drop" (silent:
  * no FIN, no RST, nothing forwarded; the connections stay dead). */
 void rig_relay_set(struct rig_relay *l, const char *mode);
-/* The round trips the relay has counted so far (slowlink -r: an answer
- * that left the server after the client's question reached it). */
+/* The round trips the relay has counted so far (slowlink -r: a question
+ * written to the server, then bytes from it; its identification line
+ * never counts). */
 long long rig_relay_round_trips(const struct rig_relay *l);
+/* What crossed the relay, a line per chunk and how it was counted
+ * (slowlink -v), for a failed count's message; the caller frees it. */
+char *rig_relay_chunks(const struct rig_relay *l);
 void rig_relay_stop(struct rig_relay *l);
 
 /* Run the taotop binary under test (TAOTOP_BIN) as a user would, against

@@ -493,7 +493,12 @@ Test(ssh, commands_after_the_first_cost_one_round_trip_each, .timeout = 60)
 	cr_assert_eq(conn_connect(c, &err), CONN_OK, "%s", err);
 	/* The key's signature sent at once, no "none" request first. */
 	rt = rig_relay_round_trips(&l);
-	cr_expect_leq(rt, 4, "the connect: %lld round trips", rt);
+	if (rt > 4) {
+		char *chunks = rig_relay_chunks(&l);
+		cr_expect_leq(rt, 4, "the connect: %lld round trips; what crossed the relay:\n%s",
+		    rt, chunks);
+		free(chunks);
+	}
 	run(c, &x, "echo one");
 	cr_expect_str_eq(x.out.data, "one\n");
 	conn_exec_free(&x);
