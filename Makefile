@@ -62,7 +62,7 @@ BUILD      = build/rel
 endif
 
 # Everything but main.c goes into one static library the tests link too.
-LIB_SRC    = $(sort $(wildcard src/*/*.c))
+LIB_SRC    = $(sort $(wildcard src/*/*.c src/*/*/*.c))
 LIB_OBJ    = $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB        = $(BUILD)/libtaotop.a
 BIN        = $(BUILD)/taotop

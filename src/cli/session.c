@@ -7,9 +7,9 @@
 #include "cli/cli.h"
 #include "cli/show.h"
 #include "cli/ttyask.h"
-#include "engine/jobref.h"
-#include "engine/record.h"
-#include "engine/tracker.h"
+#include "engine/store/jobref.h"
+#include "engine/store/record.h"
+#include "engine/track/tracker.h"
 #include "ssh/conn.h"
 #include "util/xmalloc.h"
 

@@ -7,7 +7,7 @@
 #ifndef TAOTOP_CLI_SESSION_H
 #define TAOTOP_CLI_SESSION_H
 
-#include "engine/config.h"
+#include "engine/config/config.h"
 
 struct conn;
 struct poll_result;

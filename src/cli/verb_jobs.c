@@ -14,9 +14,9 @@
 #include "cli/jobrow.h"
 #include "cli/session.h"
 #include "cli/show.h"
-#include "engine/duration.h"
-#include "engine/state.h"
-#include "engine/tracker.h"
+#include "engine/slurm/duration.h"
+#include "engine/slurm/state.h"
+#include "engine/track/tracker.h"
 #include "ssh/conn.h"
 #include "util/xmalloc.h"
 

@@ -12,8 +12,8 @@
 
 #include "cli/session.h"
 #include "cli/show.h"
-#include "engine/logpath.h"
-#include "engine/logtail.h"
+#include "engine/logs/logpath.h"
+#include "engine/logs/logtail.h"
 #include "util/buf.h"
 #include "util/sanitize.h"
 

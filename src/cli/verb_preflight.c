@@ -10,7 +10,7 @@
 
 #include "cli/session.h"
 #include "cli/show.h"
-#include "engine/preflight.h"
+#include "engine/config/preflight.h"
 #include "ssh/conn.h"
 
 void cli_print_preflight(FILE *f, const struct preflight *p)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "cli/session.h"
-#include "engine/retry.h"
+#include "engine/track/retry.h"
 
 int cli_retry(const struct cli_args *a)
 {

@@ -14,11 +14,11 @@
 #include "cli/jobrow.h"
 #include "cli/session.h"
 #include "cli/show.h"
-#include "engine/record.h"
-#include "engine/schedule.h"
-#include "engine/state.h"
-#include "engine/tracker.h"
-#include "engine/usage.h"
+#include "engine/store/record.h"
+#include "engine/track/schedule.h"
+#include "engine/slurm/state.h"
+#include "engine/track/tracker.h"
+#include "engine/track/usage.h"
 #include "util/xmalloc.h"
 
 /* show_status's answer when the poll itself failed (the connection, the

@@ -12,7 +12,7 @@
 #include "cli/jobrow.h"
 #include "cli/session.h"
 #include "cli/show.h"
-#include "engine/submit.h"
+#include "engine/submit/submit.h"
 
 /* Each step as it runs: "✓ dataset", "✗ image: why". */
 static void print_step(enum submit_step step, int state, const char *detail, void *data)

@@ -16,8 +16,8 @@
 #include <wchar.h>
 #include <stddef.h>
 
-#include "engine/config.h"
-#include "engine/watch.h"
+#include "engine/config/config.h"
+#include "engine/watch/watch.h"
 #include "ui/jobtable.h"
 #include "ui/layout.h"
 #include "ui/logpane.h"
@@ -110,7 +110,7 @@ void ui_edit_input(struct app *a, wint_t ch, int func);
 /* dump.c: the screen as plain text in a file (P), beside the records */
 void dump_screen(struct app *a);
 
-/* submit_view.c: the submit view's part outside its panel */
+/* panel_submit.c: the submit view's part outside its panel */
 /* A submit's step (WATCH_EV_STEP), its end (WATCH_EV_SUBMITTED). */
 void submit_view_step(struct app *a, const struct watch_event *ev);
 void submit_view_ended(struct app *a, const struct watch_event *ev);

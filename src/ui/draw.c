@@ -7,8 +7,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include "engine/state.h"
-#include "engine/tracker.h"
+#include "engine/slurm/state.h"
+#include "engine/track/tracker.h"
 #include "ui/text.h"
 #include "util/buf.h"
 #include "util/xmalloc.h"

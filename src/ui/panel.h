@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <wchar.h>
 
-#include "engine/watch.h"
+#include "engine/watch/watch.h"
 #include "ui/keymap.h"
 
 struct app;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/actions.h"
+#include "engine/track/actions.h"
 #include "ui/app.h"
 #include "util/xmalloc.h"
 

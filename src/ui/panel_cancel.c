@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine/state.h"
+#include "engine/slurm/state.h"
 #include "ui/app.h"
 #include "util/xmalloc.h"
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/record.h"
-#include "engine/state.h"
+#include "engine/store/record.h"
+#include "engine/slurm/state.h"
 #include "ui/app.h"
 #include "ui/detail.h"
 #include "ui/text.h"

@@ -2,7 +2,7 @@
  * a y/n. The engine's answer is told on the message line. */
 #include <stdlib.h>
 
-#include "engine/state.h"
+#include "engine/slurm/state.h"
 #include "ui/app.h"
 #include "util/xmalloc.h"
 

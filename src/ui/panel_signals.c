@@ -3,7 +3,7 @@
  * ends or stops the job). */
 #include <stdlib.h>
 
-#include "engine/actions.h"
+#include "engine/track/actions.h"
 #include "ui/app.h"
 #include "util/xmalloc.h"
 

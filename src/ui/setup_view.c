@@ -22,10 +22,10 @@
 #include <unistd.h>
 #include <wchar.h>
 
-#include "engine/config.h"
-#include "engine/preflight.h"
-#include "engine/setup.h"
-#include "engine/watch.h"
+#include "engine/config/config.h"
+#include "engine/config/preflight.h"
+#include "engine/config/setup.h"
+#include "engine/watch/watch.h"
 #include "ssh/conn.h"
 #include "ssh/sshconfig.h"
 #include "ui/app.h"

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/record.h"
+#include "engine/store/record.h"
 #include "ui/app.h"
 #include "ui/keymap.h"
 #include "ui/text.h"
