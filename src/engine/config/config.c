@@ -621,52 +621,27 @@ static const yaml_node_t *last_value(yaml_document_t *doc, const yaml_node_t *ma
 static int write_atomically(const char *path, const struct lines *l, char **err)
 {
 	char *dir = xstrdup(path), *slash = strrchr(dir, '/'), *tmp;
-	int fd, rc = -1;
+	struct buf b;
 	size_t i;
-	FILE *f;
+	int rc;
 
 	if (slash != NULL)
 		*slash = '\0';
 	tmp = xasprintf("%s/.config.yaml-XXXXXX", slash != NULL ? dir : ".");
-	fd = mkstemp(tmp);
-	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
-		*err = xasprintf("cannot write beside %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		goto out;
-	}
+	buf_init(&b);
 	for (i = 0; i < l->n; i++)
-		fputs(l->v[i], f);
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0) {
-		*err = xasprintf("cannot write %s: %s", tmp, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	if (rename(tmp, path) != 0) {
+		buf_adds(&b, l->v[i]);
+	rc = file_write_atomic(path, tmp, b.data, b.len, 0);
+	if (rc == FILE_FAILED_CREATE)
+		*err = xasprintf("cannot write beside %s: %s", path, strerror(errno));
+	else if (rc == FILE_FAILED_WRITE)
+		*err = xasprintf("cannot write %s: %s", path, strerror(errno));
+	else if (rc != 0)
 		*err = xasprintf("cannot replace %s: %s", path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	rc = 0;
-out:
+	buf_free(&b);
 	free(tmp);
 	free(dir);
-	return rc;
-}
-
-/* mkdir -p, 0700: the config folder may not exist yet. */
-static void mkdir_p_dir(char *dir)
-{
-	char *p;
-
-	for (p = dir + 1; *p != '\0'; p++) {
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(dir, 0700);
-			*p = '/';
-		}
-	}
-	mkdir(dir, 0700);
+	return rc == 0 ? 0 : -1;
 }
 
 /* The config file as lines, and as a YAML document when it exists (else
@@ -698,7 +673,7 @@ static int edit_open(const char *path, struct lines *l, yaml_document_t *doc, in
 		char *dir = xstrdup(path), *slash = strrchr(dir, '/');
 		if (slash != NULL) {
 			*slash = '\0';
-			mkdir_p_dir(dir);
+			(void)file_mkdir_p(dir, 0700);
 		}
 		free(dir);
 		insert_line(l, 0, xstrdup("# taotop's config; see templates/config.example.yaml.\n"));

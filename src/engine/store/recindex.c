@@ -738,10 +738,10 @@ static void load(struct rec_index *x)
  * do not parse are left out: the next start reads them. */
 static int save(struct rec_index *x, char **err)
 {
-	char *folder = xasprintf("%s/.index", x->dir), *tmp = xasprintf("%s.tmp.XXXXXX", x->file);
+	char *folder = xasprintf("%s/.index", x->dir);
 	struct buf b;
-	size_t i, n = 0, off = 0;
-	int fd = -1, rc = -1;
+	size_t i, n = 0;
+	int rc = -1;
 
 	buf_init(&b);
 	buf_adds(&b, INDEX_MAGIC);
@@ -752,37 +752,17 @@ static int save(struct rec_index *x, char **err)
 		n++;
 	}
 	buf_addf(&b, "end %zu %016" PRIx64 "\n", n, checksum(b.data, b.len));
-	if ((mkdir(folder, 0700) != 0 && errno != EEXIST) || (fd = mkstemp(tmp)) < 0)
-		goto out;
-	while (off < b.len) {
-		ssize_t w = write(fd, b.data + off, b.len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			goto out;
-		off += (size_t)w;
-	}
-	if (fsync(fd) != 0 || close(fd) != 0) {
-		fd = -1;
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp, x->file) != 0)
-		goto out;
-	rc = 0;
-	x->saved_version = x->version;
-	x->saved_at = time(NULL);
-out:
-	if (rc != 0) {
+	if ((mkdir(folder, 0700) == 0 || errno == EEXIST) &&
+	    file_write_atomic(x->file, NULL, b.data, b.len, 0) == 0) {
+		rc = 0;
+		x->saved_version = x->version;
+		x->saved_at = time(NULL);
+	} else {
 		*err = xasprintf("cannot write the records index %s: %s", x->file, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
 		/* Not again before SAVE_EVERY_S: the records are what counts. */
 		x->saved_at = time(NULL);
 	}
 	buf_free(&b);
-	free(tmp);
 	free(folder);
 	return rc;
 }

@@ -17,6 +17,7 @@
 #include "engine/submit/secrets.h"
 #include "engine/slurm/slurm.h"
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/xmalloc.h"
 
 struct record_store {
@@ -434,24 +435,6 @@ bad:
 
 /* ---- the store ------------------------------------------------------------------- */
 
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char *p = xstrdup(path), *s;
-
-	for (s = p + 1; *s != '\0'; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, mode) != 0 && errno != EEXIST) {
-			free(p);
-			return -1;
-		}
-		*s = '/';
-	}
-	free(p);
-	return mkdir(path, mode) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* NULL when there is no home to put it in (never a shared folder). */
 static char *default_dir(void)
 {
@@ -532,7 +515,7 @@ struct record_store *store_open(const char *dir, char **err)
 		free(s);
 		return NULL;
 	}
-	if (mkdir_p(s->dir, 0700) != 0) {
+	if (file_mkdir_p(s->dir, 0700) != 0) {
 		*err = xasprintf("cannot create the job records folder %s: %s", s->dir, strerror(errno));
 		free(s->dir);
 		free(s);
@@ -630,50 +613,10 @@ int record_id_ok(const char *id)
 /* Write text to path atomically; the caller holds the lock. */
 static int write_atomic(struct record_store *s, const char *path, const char *text, char **err)
 {
-	char *tmp = xasprintf("%s.tmp.XXXXXX", path);
-	size_t len = strlen(text), off = 0;
-	int fd = mkstemp(tmp), dfd;
-
-	if (fd < 0) {
-		*err = xasprintf("cannot write %s: %s", path, strerror(errno));
-		free(tmp);
-		return -1;
-	}
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			goto fail;
-		off += (size_t)n;
-	}
-	if (fsync(fd) != 0)
-		goto fail;
-	if (close(fd) != 0) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (s->fail_before_rename) {
-		errno = EIO;
-		goto fail;
-	}
-	if (rename(tmp, path) != 0)
-		goto fail;
-	/* The rename itself must reach the disk too. */
-	dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	free(tmp);
-	return 0;
-fail:
+	if (file_write_atomic(path, NULL, text, strlen(text),
+	    FILE_SYNC_DIR | (s->fail_before_rename ? FILE_FAIL_BEFORE_RENAME : 0)) == 0)
+		return 0;
 	*err = xasprintf("cannot write %s: %s; the record there is unchanged", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	free(tmp);
 	return -1;
 }
 
