@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "engine/config/config.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "util/file.h"
 #include "util/share.h"
 

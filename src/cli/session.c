@@ -8,7 +8,7 @@
 #include "cli/show.h"
 #include "cli/ttyask.h"
 #include "engine/store/jobref.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/track/tracker.h"
 #include "ssh/conn.h"
 #include "util/xmalloc.h"

@@ -14,7 +14,7 @@
 #include "cli/jobrow.h"
 #include "cli/session.h"
 #include "cli/show.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/track/schedule.h"
 #include "engine/slurm/state.h"
 #include "engine/track/tracker.h"

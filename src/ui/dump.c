@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <wchar.h>
 
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "util/xmalloc.h"
 
 /* The screen as plain text, in the state folder beside the records. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/slurm/state.h"
 #include "ui/app.h"
 #include "ui/detail.h"

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "ui/app.h"
 #include "ui/keymap.h"
 #include "ui/text.h"

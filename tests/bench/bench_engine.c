@@ -28,7 +28,7 @@
 
 #include "engine/config/config.h"
 #include "engine/logs/logtail.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/track/tracker.h"
 #include "integration/helper_rig.h"
 #include "bench/bench.h"

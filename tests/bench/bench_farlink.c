@@ -22,7 +22,7 @@
 #include "bench/bench.h"
 #include "engine/config/config.h"
 #include "engine/logs/logtail.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/submit/submit.h"
 #include "engine/track/tracker.h"
 #include "integration/helper_rig.h"

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "engine/config/config.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/track/usage.h"
 #include "engine/watch/watch.h"
 #include "integration/helper_rig.h"

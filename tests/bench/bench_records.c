@@ -30,7 +30,7 @@
 
 #include "bench/bench.h"
 #include "engine/config/config.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/track/tracker.h"
 #include "integration/helper_rig.h"
 #include "integration/helper_screen.h"

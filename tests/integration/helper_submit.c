@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/submit/submit.h"
 #include "engine/track/tracker.h"
 #include "integration/helper_rig.h"

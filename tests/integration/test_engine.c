@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "engine/config/config.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/track/tracker.h"
 #include "integration/helper_rig.h"
 #include "ssh/conn.h"

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "engine/logs/logtail.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "integration/helper_rig.h"
 #include "ssh/conn.h"
 #include "util/file.h"

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "engine/config/config.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/submit/submit.h"
 #include "integration/helper_rig.h"
 #include "integration/helper_submit.h"

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/track/retry.h"
 #include "engine/submit/submit.h"
 #include "engine/track/tracker.h"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "engine/config/config.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/submit/spec.h"
 #include "engine/submit/submit.h"
 #include "engine/track/tracker.h"

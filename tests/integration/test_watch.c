@@ -18,7 +18,7 @@
 
 #include "engine/track/actions.h"
 #include "engine/config/config.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/watch/watch.h"
 #include "integration/helper_rig.h"
 #include "ssh/conn.h"

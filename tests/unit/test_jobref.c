@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "engine/store/jobref.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "util/xmalloc.h"
 
 static struct record_store *st;

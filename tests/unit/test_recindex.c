@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "engine/store/recindex.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "util/file.h"
 #include "util/xmalloc.h"
 

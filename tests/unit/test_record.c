@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "util/xmalloc.h"
 
 /* A fresh store folder for this test (static: no leak to track). */

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "engine/config/config.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/track/tracker.h"
 #include "util/xmalloc.h"
 

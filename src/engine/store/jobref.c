@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "engine/store/recindex.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/slurm/slurm.h"
 #include "util/xmalloc.h"
 

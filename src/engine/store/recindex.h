@@ -61,7 +61,7 @@ struct rec_meta {
 void rec_meta_of(const struct job_record *r, struct rec_meta *m);
 
 /* The index of st's folder, made (empty: the first refresh fills it) the
- * first time; freed with the store (engine/record.c, through
+ * first time; freed with the store (engine/store/store.c, through
  * recindex_new and recindex_free). */
 struct rec_index *recindex_of(struct record_store *st);
 struct rec_index *recindex_new(const char *dir);

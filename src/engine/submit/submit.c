@@ -20,7 +20,7 @@
 #include "engine/submit/lint.h"
 #include "engine/submit/policy.h"
 #include "engine/submit/probe.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/submit/request.h"
 #include "engine/submit/secrets.h"
 #include "engine/slurm/slurm.h"

@@ -9,7 +9,7 @@
 #include "engine/track/classify.h"
 #include "engine/config/config.h"
 #include "engine/logs/logtail.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/submit/secrets.h"
 #include "engine/submit/submit.h"
 #include "ssh/conn.h"

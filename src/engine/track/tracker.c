@@ -13,7 +13,7 @@
 #include "engine/store/jobref.h"
 #include "engine/logs/logtail.h"
 #include "engine/store/recindex.h"
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/track/retry.h"
 #include "engine/submit/secrets.h"
 #include "engine/slurm/slurm.h"

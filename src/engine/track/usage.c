@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/store/record.h"
+#include "engine/store/store.h"
 #include "engine/slurm/slurm.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
