@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "engine/logs/logring.h"
+#include "engine/watch/watch_event.h"
 #include "engine/config/preflight.h"
 #include "engine/submit/submit.h"
 #include "engine/track/tracker.h"
@@ -87,81 +88,6 @@ struct watch_log {
 	uint64_t	 generation;	/* bumped when lines arrive */
 };
 
-/* An answer to watch_cancel(), one per job. */
-struct watch_outcome {
-	char	*cluster;
-	char	*job;
-	int	 ok;
-	char	*message;	/* "cancelled", "had already ended", or why not */
-};
-
-/* Files fetched for the UI (a job's sbatch, its spec): text or why not. */
-struct watch_file {
-	char	*path;
-	char	*text;		/* at most 256 KiB, raw: sanitise before showing */
-	char	*error;
-};
-
-/* What a retry asked from the monitor did. */
-struct watch_retry {
-	char	*job;
-	char	*new_id;	/* NULL when it failed */
-	char	*message;
-};
-
-/* A submit's step as it happens (engine/submit.h's progress). */
-struct watch_step {
-	int	 step;		/* enum submit_step */
-	int	 state;		/* 0 started (again: progress), 1 done, -1 failed */
-	char	*detail;
-};
-
-/* What the engine tells the UI, in the order it happened: one queue that
- * watch_dispatch() and watch_tick() fill and watch_next() empties.
- *
- * The first six say that a part of watch_cluster(cluster)'s state changed
- * (read it there, as it is now): one of a kind and cluster waits unread at
- * a time, since a second would say nothing the first does not. The others
- * carry an answer in their member of u, each one its own event: none is
- * merged, replaced or dropped. */
-enum watch_kind {
-	WATCH_EV_JOBS,		/* a poll came back: the rows changed */
-	WATCH_EV_LINK,		/* the link changed, or a poll started */
-	WATCH_EV_LOG,		/* the followed log changed */
-	WATCH_EV_HOSTKEY,	/* a refused host key waits for the user */
-	WATCH_EV_ASK,		/* a server's question waits (watched.ask) */
-	WATCH_EV_USE,		/* a sampling round came back */
-	WATCH_EV_OUTCOMES,	/* u.outcomes: a watch_cancel() finished */
-	WATCH_EV_FILES,		/* u.files: a watch_fetch() finished */
-	WATCH_EV_RETRY,		/* u.retry: a watch_retry() finished */
-	WATCH_EV_ANSWER,	/* u.answer: a watch_action() finished */
-	WATCH_EV_STEP,		/* u.step: a watch_submit() reports a step */
-	WATCH_EV_SUBMITTED,	/* u.submitted: a watch_submit() ended */
-	WATCH_EV_FLAG,		/* u.flag: a running job flagged by its sampling */
-	WATCH_EV_PREFLIGHT,	/* u.preflight: a watch_preflight() finished */
-};
-
-struct watch_event {
-	enum watch_kind	 kind;
-	size_t		 cluster;	/* watch_cluster()'s index */
-	union {
-		struct { struct watch_outcome *v; size_t n; } outcomes;
-		/* the newest fetch's only: an older fetch's answer is not
-		 * queued once another is asked (it answers what is no longer
-		 * looked at) */
-		struct { struct watch_file *v; size_t n; } files;
-		struct watch_retry retry;
-		struct { char *text; int ok; } answer;	/* ok: the scheduler agreed */
-		struct watch_step step;
-		/* ok 1: submitted, or the dry run rendered (res); 0: failed (err) */
-		struct { int ok; struct submit_result res; char *err; } submitted;
-		/* already noted in the record's history */
-		struct { char *job; char *text; } flag;	/* job: record id, else SLURM id */
-		/* ok 1: it ran (p, whatever it found); 0: it could not (err) */
-		struct { int ok; struct preflight p; char *err; } preflight;
-	} u;
-};
-
 struct watch;
 
 struct watch *watch_new(const struct config *cfg, struct record_store *st);
@@ -183,7 +109,6 @@ void watch_tick(struct watch *w, int64_t now_ms, int64_t *next_ms);
  * NULL): 1, or 0 when none waits. Events not taken are freed by
  * watch_free. */
 int watch_next(struct watch *w, struct watch_event *ev);
-void watch_event_free(struct watch_event *ev);
 
 /* The user scrolled past the end of the list: the cluster's next page of
  * finished jobs (TRACKER_PAGE older ones, from the records' index) comes
@@ -203,7 +128,6 @@ struct watch_log *watch_follow(struct watch *w, size_t cluster, const char *job)
 /* Cancel jobs of one cluster; their outcomes come in one
  * WATCH_EV_OUTCOMES (free a list taken from it with watch_outcomes_free). */
 void watch_cancel(struct watch *w, size_t cluster, char *const *jobs, size_t n);
-void watch_outcomes_free(struct watch_outcome *o, size_t n);
 /* Accept the refused host key of a cluster in LINK_HOSTKEY_UNKNOWN: written
  * to known_hosts, then connect. */
 void watch_trust(struct watch *w, size_t cluster);
@@ -217,7 +141,6 @@ void watch_answer(struct watch *w, size_t cluster, struct buf *answers, size_t n
  * WATCH_EV_FILES (free a list taken from it with watch_files_free). A new
  * fetch makes an unanswered one's answer moot: it is not queued. */
 void watch_fetch(struct watch *w, size_t cluster, char *const *paths, size_t n);
-void watch_files_free(struct watch_file *f, size_t n);
 /* Retry a finished taotop job (engine/retry.h); the answer comes with
  * WATCH_EV_RETRY. */
 void watch_retry(struct watch *w, size_t cluster, const char *job);
