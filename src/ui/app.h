@@ -96,8 +96,6 @@ struct app {
 };
 
 /* ui.c */
-void ui_message(struct app *a, int error, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* The id the engine takes for a row: the record's, else SLURM's own. */
 const char *ui_engine_id(const struct job_row *r);
 /* Scrolling a dialog's lines (help, detail, preview) from its first shown
@@ -125,10 +123,6 @@ int submit_view_running(const struct app *a);
 int setup_view_run(struct app *a, int sig_fd, const struct config *existing);
 
 /* draw.c */
-/* A box in the middle of the screen with a title, lines from `top` on,
- * and a footer; drawn last, over everything. */
-void draw_dialog(struct app *a, const char *title, char *const *lines, size_t n, size_t top,
-    const char *footer, enum role role);
 void draw_make_windows(struct app *a);
 void draw_free_windows(struct app *a);
 void draw(struct app *a);

@@ -12,6 +12,7 @@
 
 #include "engine/store/store.h"
 #include "util/xmalloc.h"
+#include "ui/message.h"
 
 /* The screen as plain text, in the state folder beside the records. */
 void dump_screen(struct app *a)

@@ -16,6 +16,8 @@
 #include "util/buf.h"
 #include "util/sanitize.h"
 #include "util/xmalloc.h"
+#include "ui/dialog.h"
+#include "ui/message.h"
 
 #define ANSWER_MAX	512	/* bytes of one answer */
 #define ASK_FIELDS	8	/* prompts answered at most */
@@ -199,7 +201,7 @@ static void ask_draw(struct app *a)
 		free(shown);
 	}
 	title = xasprintf("Cluster %s: sign in", c->cfg->name);
-	draw_dialog(a, title, v, n, 0, s->n > 1 ? "Enter: next/send    Tab: next field    "
+	dialog_draw(a, title, v, n, 0, s->n > 1 ? "Enter: next/send    Tab: next field    "
 	    "Esc: do not connect" : "Enter: send    Esc: do not connect", ROLE_DIALOG);
 	for (i = 0; i < n; i++)
 		free(v[i]);

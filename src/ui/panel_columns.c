@@ -10,6 +10,8 @@
 
 #include "ui/app.h"
 #include "util/xmalloc.h"
+#include "ui/dialog.h"
+#include "ui/message.h"
 
 #define MAXCOLS	16
 
@@ -111,7 +113,7 @@ static void colpick_draw(struct app *a)
 		v[k] = xasprintf("%c [%c] %-11s %s", k == s->sel ? '>' : ' ',
 		    s->on[k] ? 'x' : ' ', draw_column_title(s->col[k]),
 		    draw_column_name(s->col[k]));
-	draw_dialog(a, "Columns of the jobs list", v, (size_t)s->n, 0,
+	dialog_draw(a, "Columns of the jobs list", v, (size_t)s->n, 0,
 	    "Space: show/hide  J/K: move  Enter: apply and save  r: taotop's choice  Esc: none",
 	    ROLE_DIALOG);
 	while (k > 0)

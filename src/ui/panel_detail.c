@@ -12,6 +12,7 @@
 #include "ui/detail.h"
 #include "ui/text.h"
 #include "util/xmalloc.h"
+#include "ui/dialog.h"
 
 struct detail {
 	char			*key;		/* the job shown (jt key), NULL: closed */
@@ -180,7 +181,7 @@ static void detail_draw(struct app *a)
 {
 	struct detail *s = state(a);
 
-	draw_dialog(a, "Job detail", s->lines, s->n, s->top,
+	dialog_draw(a, "Job detail", s->lines, s->n, s->top,
 	    "j/k, PgUp/PgDn, g/G: scroll    P: write the screen    Esc/Enter: close", ROLE_DIALOG);
 }
 

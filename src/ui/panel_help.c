@@ -4,6 +4,7 @@
 
 #include "ui/app.h"
 #include "util/xmalloc.h"
+#include "ui/dialog.h"
 
 struct help {
 	char	**lines;
@@ -62,7 +63,7 @@ static void help_draw(struct app *a)
 {
 	struct help *h = state(a);
 
-	draw_dialog(a, "taotop keys", h->lines, h->n, h->top,
+	dialog_draw(a, "taotop keys", h->lines, h->n, h->top,
 	    "j/k, PgUp/PgDn: scroll    Esc/q/?: close", ROLE_DIALOG);
 }
 

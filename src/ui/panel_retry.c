@@ -5,6 +5,8 @@
 #include "engine/slurm/state.h"
 #include "ui/app.h"
 #include "util/xmalloc.h"
+#include "ui/dialog.h"
+#include "ui/message.h"
 
 struct retry {
 	char	*job;		/* the job the dialog asks about */
@@ -74,7 +76,7 @@ static void retry_draw(struct app *a)
 
 	v[0] = xasprintf("%s runs again as a new record linked to it,", state(a)->job);
 	v[1] = xstrdup("from the sbatch it staged: nothing is staged or converted again.");
-	draw_dialog(a, "Retry?", v, 2, 0, "y/Enter: retry    n/Esc: keep it", ROLE_DIALOG);
+	dialog_draw(a, "Retry?", v, 2, 0, "y/Enter: retry    n/Esc: keep it", ROLE_DIALOG);
 	free(v[0]), free(v[1]);
 }
 

@@ -18,6 +18,8 @@
 #include "util/buf.h"
 #include "util/sanitize.h"
 #include "util/xmalloc.h"
+#include "ui/dialog.h"
+#include "ui/message.h"
 
 #define NSTEPS		(STEP_SUBMIT + 1)
 #define CTRL(c)		((c) & 0x1f)
@@ -494,7 +496,7 @@ static void submit_view_draw(struct app *a)
 		/* Keep the focused row on screen. */
 		if ((int)focus > a->lines - 8)
 			top = focus - (size_t)(a->lines - 8);
-		draw_dialog(a, "Submit a job", lines, n, top, "Tab/Up/Down: field    Enter: next, "
+		dialog_draw(a, "Submit a job", lines, n, top, "Tab/Up/Down: field    Enter: next, "
 		    "or the button    Ctrl-U: clear    Esc: leave (nothing is sent)", ROLE_DIALOG);
 		break;
 	case MODE_PICKER:
@@ -506,19 +508,19 @@ static void submit_view_draw(struct app *a)
 		if (v->picker.sel > (size_t)(a->lines - 10) && a->lines > 10)
 			top = v->picker.sel - (size_t)(a->lines - 10);
 		snprintf(title, sizeof(title), "A spec bundle: %s", v->picker.dir ? v->picker.dir : "");
-		draw_dialog(a, title, lines, n, top, "j/k: choose    Enter: open    Backspace: up    "
+		dialog_draw(a, title, lines, n, top, "j/k: choose    Enter: open    Backspace: up    "
 		    "Esc: back to the form", ROLE_DIALOG);
 		break;
 	case MODE_STEPS:
 		n = step_lines(a, &lines);
 		snprintf(title, sizeof(title), "%s on %s", v->dry ? "Preview" : "Submit",
 		    a->cfg.clusters[v->cluster].name);
-		draw_dialog(a, title, lines, n, 0, v->running ? "Esc: hide (it goes on)"
+		dialog_draw(a, title, lines, n, 0, v->running ? "Esc: hide (it goes on)"
 		    : v->ok && !v->dry ? "Enter/Esc: close" : "Esc: back to the form",
 		    v->ok || v->running ? ROLE_DIALOG : ROLE_DIALOG_WARNING);
 		break;
 	case MODE_PREVIEW:
-		draw_dialog(a, "Preview: nothing was written or submitted", v->preview, v->npreview,
+		dialog_draw(a, "Preview: nothing was written or submitted", v->preview, v->npreview,
 		    v->preview_top, "j/k, PgUp/PgDn, g/G: scroll    Esc: back to the form", ROLE_DIALOG);
 		break;
 	default:

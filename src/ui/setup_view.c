@@ -33,6 +33,7 @@
 #include "util/buf.h"
 #include "util/sanitize.h"
 #include "util/xmalloc.h"
+#include "ui/dialog.h"
 
 #define CTRL(c)		((c) & 0x1f)
 #define ROW_BUTTON	SF_COUNT	/* the row after the fields */
@@ -340,7 +341,7 @@ static void draw_view(struct app *a, struct setup_view *v)
 		lines[0] = xasprintf("%s (cluster %s) is not in known_hosts yet.", h, v->cl.name);
 		lines[1] = xasprintf("Its key: %s", fp);
 		lines[2] = xstrdup("Compare it with the fingerprint your cluster's admins publish.");
-		draw_dialog(a, "Unknown host key", lines, 3, 0,
+		dialog_draw(a, "Unknown host key", lines, 3, 0,
 		    "a: accept and remember    r/Esc: refuse", ROLE_DIALOG);
 		free(lines[0]), free(lines[1]), free(lines[2]), free(h), free(fp);
 	}

@@ -21,6 +21,7 @@
 #include "util/buf.h"
 #include "util/log.h"
 #include "util/xmalloc.h"
+#include "ui/message.h"
 
 #define STATUS_TICK_MS	1000	/* while a countdown or "not answering" shows */
 #define SPIN_TICK_MS	250	/* while something in flight shows a spinner */
@@ -85,27 +86,6 @@ static int signals_init(void)
 }
 
 /* ---- following the selected job ----------------------------------------------------------- */
-
-void ui_message(struct app *a, int error, const char *fmt, ...)
-{
-	va_list ap;
-
-	free(a->message);
-	va_start(ap, fmt);
-	a->message = xvasprintf(fmt, ap);
-	va_end(ap);
-	a->message_error = error;
-	a->dirty |= DIRTY_MESSAGE;
-}
-
-static void clear_message(struct app *a)
-{
-	if (a->message != NULL) {
-		free(a->message);
-		a->message = NULL;
-		a->dirty |= DIRTY_MESSAGE;
-	}
-}
 
 /* The id the engine takes for a row: the record's, else SLURM's own. */
 const char *ui_engine_id(const struct job_row *r)
@@ -698,7 +678,7 @@ static void on_key(struct app *a, wint_t ch, int func)
 		panel_key(a, ch, func);
 		return;
 	}
-	clear_message(a);
+	ui_message_clear(a);
 	watch_user_active(a->watch);
 	if (!func && ch == KEY_ESC) {
 		if (a->jt.filter[0] != '\0') {
