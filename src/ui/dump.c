@@ -11,8 +11,8 @@
 #include <wchar.h>
 
 #include "engine/store/store.h"
-#include "util/xmalloc.h"
 #include "ui/message.h"
+#include "util/xmalloc.h"
 
 /* The screen as plain text, in the state folder beside the records. */
 void dump_screen(struct app *a)

@@ -11,9 +11,9 @@
 
 #include "engine/track/actions.h"
 #include "ui/app.h"
-#include "util/xmalloc.h"
 #include "ui/dialog.h"
 #include "ui/message.h"
+#include "util/xmalloc.h"
 
 struct actions {
 	char	*job;		/* the job acted on */

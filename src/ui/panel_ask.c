@@ -13,11 +13,11 @@
 
 #include "ssh/conn.h"
 #include "ui/app.h"
+#include "ui/dialog.h"
+#include "ui/message.h"
 #include "util/buf.h"
 #include "util/sanitize.h"
 #include "util/xmalloc.h"
-#include "ui/dialog.h"
-#include "ui/message.h"
 
 #define ANSWER_MAX	512	/* bytes of one answer */
 #define ASK_FIELDS	8	/* prompts answered at most */

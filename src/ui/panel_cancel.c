@@ -6,9 +6,9 @@
 
 #include "engine/slurm/state.h"
 #include "ui/app.h"
-#include "util/xmalloc.h"
 #include "ui/dialog.h"
 #include "ui/message.h"
+#include "util/xmalloc.h"
 
 /* A job the dialog lists. */
 struct cancel_item {

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "ui/app.h"
-#include "util/xmalloc.h"
 #include "ui/dialog.h"
 #include "ui/message.h"
+#include "util/xmalloc.h"
 
 #define MAXCOLS	16
 

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/store/store.h"
 #include "engine/slurm/state.h"
+#include "engine/store/store.h"
 #include "ui/app.h"
 #include "ui/detail.h"
+#include "ui/dialog.h"
 #include "ui/text.h"
 #include "util/xmalloc.h"
-#include "ui/dialog.h"
 
 struct detail {
 	char			*key;		/* the job shown (jt key), NULL: closed */

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 
 #include "ui/app.h"
-#include "util/xmalloc.h"
 #include "ui/dialog.h"
+#include "util/xmalloc.h"
 
 struct help {
 	char	**lines;

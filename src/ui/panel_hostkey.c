@@ -5,9 +5,9 @@
 
 #include "ssh/conn.h"
 #include "ui/app.h"
-#include "util/xmalloc.h"
 #include "ui/dialog.h"
 #include "ui/message.h"
+#include "util/xmalloc.h"
 
 struct hostkey {
 	size_t	cluster;

@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "ui/app.h"
-#include "ui/text.h"
-#include "util/xmalloc.h"
 #include "ui/dialog.h"
 #include "ui/message.h"
+#include "ui/text.h"
+#include "util/xmalloc.h"
 
 struct outcomes {
 	struct watch_outcome	*outs;

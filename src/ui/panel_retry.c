@@ -4,9 +4,9 @@
 
 #include "engine/slurm/state.h"
 #include "ui/app.h"
-#include "util/xmalloc.h"
 #include "ui/dialog.h"
 #include "ui/message.h"
+#include "util/xmalloc.h"
 
 struct retry {
 	char	*job;		/* the job the dialog asks about */

@@ -5,8 +5,8 @@
 
 #include "engine/track/actions.h"
 #include "ui/app.h"
-#include "util/xmalloc.h"
 #include "ui/dialog.h"
+#include "util/xmalloc.h"
 
 #define SHOWN	16	/* signals listed at most */
 

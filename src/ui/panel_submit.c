@@ -12,14 +12,14 @@
 #include "engine/submit/spec.h"
 #include "engine/submit/submit.h"
 #include "ui/app.h"
+#include "ui/dialog.h"
+#include "ui/message.h"
 #include "ui/picker.h"
 #include "ui/text.h"
 #include "ui/wizard.h"
 #include "util/buf.h"
 #include "util/sanitize.h"
 #include "util/xmalloc.h"
-#include "ui/dialog.h"
-#include "ui/message.h"
 
 #define NSTEPS		(STEP_SUBMIT + 1)
 #define CTRL(c)		((c) & 0x1f)

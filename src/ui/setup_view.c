@@ -29,11 +29,11 @@
 #include "ssh/conn.h"
 #include "ssh/sshconfig.h"
 #include "ui/app.h"
+#include "ui/dialog.h"
 #include "ui/text.h"
 #include "util/buf.h"
 #include "util/sanitize.h"
 #include "util/xmalloc.h"
-#include "ui/dialog.h"
 
 #define CTRL(c)		((c) & 0x1f)
 #define ROW_BUTTON	SF_COUNT	/* the row after the fields */

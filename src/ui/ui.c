@@ -17,11 +17,11 @@
 #include "engine/store/store.h"
 #include "ui/app.h"
 #include "ui/keymap.h"
+#include "ui/message.h"
 #include "ui/text.h"
 #include "util/buf.h"
 #include "util/log.h"
 #include "util/xmalloc.h"
-#include "ui/message.h"
 
 #define STATUS_TICK_MS	1000	/* while a countdown or "not answering" shows */
 #define SPIN_TICK_MS	250	/* while something in flight shows a spinner */
