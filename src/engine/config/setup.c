@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "engine/config/config.h"
-#include "engine/submit/request.h"
 #include "engine/config/storage.h"
+#include "engine/slurm/slurm.h"
 #include "ssh/sshconfig.h"
 #include "util/xmalloc.h"
 
@@ -172,7 +172,7 @@ static char *slurm_names_problem(const char *field, const char *list)
 	char *copy = xstrdup(list), *save = NULL, *w, *err = NULL;
 
 	for (w = strtok_r(copy, ",", &save); w != NULL && err == NULL; w = strtok_r(NULL, ",", &save))
-		request_slurm_name(field, w, "the setup", &err);
+		slurm_name_check(field, w, "the setup", &err);
 	free(copy);
 	return err;
 }
@@ -228,7 +228,7 @@ char *setup_problem(const struct setup_draft *d, enum setup_field f,
 		return v[0] != '\0' ? slurm_names_problem("GPU partitions", v) : NULL;
 	case SF_ACCOUNT:
 		if (v[0] != '\0')
-			request_slurm_name("account", v, "the setup", &err);
+			slurm_name_check("account", v, "the setup", &err);
 		return err;
 	case SF_COUNT:
 		break;

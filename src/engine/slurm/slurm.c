@@ -35,6 +35,23 @@ static const char *const squeue_fields[] = { "%A", "%i", "%F", "%K", "%j", "%T",
 #define HISTORY_MAX	5000
 #define HISTORY_SPAN	(366L * 86400)
 
+int slurm_name_check(const char *field, const char *value, const char *from, char **err)
+{
+	size_t i;
+
+	for (i = 0; value[i] != '\0'; i++)
+		if (!isalnum((unsigned char)value[i]) && strchr("_.-", value[i]) == NULL)
+			break;
+	if (i > 0 && value[i] == '\0')
+		return 0;
+	*err = value[0] == '\0'
+	    ? xasprintf("%s (from %s) is empty: name one", field, from)
+	    : xasprintf("%s '%.60s' (from %s) is not one SLURM name: letters, digits, _ . and - "
+		"only (a comma would ask for a list, a newline or # would write another line of "
+		"the script); nothing was written on the cluster", field, value, from);
+	return -1;
+}
+
 int slurm_id_ok(const char *id)
 {
 	size_t i, under = 0;

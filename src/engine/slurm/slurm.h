@@ -112,6 +112,10 @@ char *slurm_paths_command(const char *id, const char *nonce);
 int slurm_paths_parse(const char *out, const char *nonce, struct slurm_paths *p);
 void slurm_paths_free(struct slurm_paths *p);
 
+/* 0 when value is one SLURM name (letters, digits, _ . -), as an #SBATCH
+ * value must be; else -1 with *err naming field, value and from. */
+int slurm_name_check(const char *field, const char *value, const char *from, char **err);
+
 /* A SLURM job id as typed: digits, optionally "_" and digits. */
 int slurm_id_ok(const char *id);
 

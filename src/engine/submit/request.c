@@ -8,26 +8,10 @@
 
 #include "engine/config/config.h"
 #include "engine/submit/policy.h"
+#include "engine/slurm/slurm.h"
 #include "engine/submit/spec.h"
 #include "engine/submit/submit.h"
 #include "util/xmalloc.h"
-
-int request_slurm_name(const char *field, const char *value, const char *from, char **err)
-{
-	size_t i;
-
-	for (i = 0; value[i] != '\0'; i++)
-		if (!isalnum((unsigned char)value[i]) && strchr("_.-", value[i]) == NULL)
-			break;
-	if (i > 0 && value[i] == '\0')
-		return 0;
-	*err = value[0] == '\0'
-	    ? xasprintf("%s (from %s) is empty: name one", field, from)
-	    : xasprintf("%s '%.60s' (from %s) is not one SLURM name: letters, digits, _ . and - "
-		"only (a comma would ask for a list, a newline or # would write another line of "
-		"the script); nothing was written on the cluster", field, value, from);
-	return -1;
-}
 
 static const char *env_value(const char *name)
 {
@@ -125,9 +109,9 @@ int request_resolve(const struct submit_opts *o, struct spec *spec, const struct
 	resolve_account(o, spec, cl, rq);
 	if (resolve_requeue(o, spec, rq, err) != 0)
 		return -1;
-	if (request_slurm_name("partition", rq->partition, rq->partition_from, err) != 0)
+	if (slurm_name_check("partition", rq->partition, rq->partition_from, err) != 0)
 		return -1;
-	if (rq->account != NULL && request_slurm_name("account", rq->account, rq->account_from,
+	if (rq->account != NULL && slurm_name_check("account", rq->account, rq->account_from,
 	    err) != 0)
 		return -1;
 	return 0;

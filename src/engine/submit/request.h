@@ -33,8 +33,5 @@ struct request {
 int request_resolve(const struct submit_opts *o, struct spec *spec, const struct cluster_cfg *cl,
     struct request *rq, char **err);
 
-/* 0 when value is one SLURM name (letters, digits, _ . -); else -1 with
- * *err naming field, value and from. */
-int request_slurm_name(const char *field, const char *value, const char *from, char **err);
 
 #endif
