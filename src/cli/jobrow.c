@@ -65,7 +65,7 @@ cJSON *jobrow_json(const struct job_row *r, const char *cluster)
 	return o;
 }
 
-void print_json(cJSON *o)
+void jobrow_print_json(cJSON *o)
 {
 	char *text = cJSON_Print(o);
 	puts(text);

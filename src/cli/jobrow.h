@@ -16,6 +16,6 @@ void jobrow_time(const struct job_row *r, char *out, size_t len);
 void jobrow_size(const struct job_row *r, char *out, size_t len);
 cJSON *jobrow_json(const struct job_row *r, const char *cluster);
 /* o printed on stdout and freed. */
-void print_json(cJSON *o);
+void jobrow_print_json(cJSON *o);
 
 #endif

@@ -31,11 +31,11 @@ static int preflight(struct session *s, int install)
 
 	if (install) {
 		if (preflight_install_ngc(s->conn, getenv("NGC_KEY"), &err) != 0)
-			return say(EXIT_FAILED, err);
+			return session_say(EXIT_FAILED, err);
 		printf("installed ~/.config/enroot/.credentials on %s (mode 600)\n", conn_host(s->conn));
 	}
 	if (preflight_run(s->conn, s->cl, &p, &err) != 0)
-		return say(EXIT_FAILED, err);
+		return session_say(EXIT_FAILED, err);
 	cli_print_preflight(stdout, &p);
 	rc = p.all_ok ? EXIT_OK : EXIT_FAILED;
 	preflight_free(&p);

@@ -24,7 +24,7 @@ int cli_retry(const struct cli_args *a)
 		printf("retried %s as %s, SLURM job %s (the staged sbatch, nothing staged again)\n",
 		    job, new_id, slurm_id);
 	else
-		rc = say(EXIT_FAILED, err);
+		rc = session_say(EXIT_FAILED, err);
 	free(new_id), free(slurm_id);
 	session_close(&s);
 	return rc;

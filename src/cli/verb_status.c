@@ -110,7 +110,7 @@ static void print_status_json(const struct status *st, const char *cluster)
 		cJSON_AddItemToObject(o, "use", use_json(&st->use));
 	else if (st->use_why != NULL)
 		cJSON_AddStringToObject(o, "use_error", show(st->use_why));
-	print_json(o);
+	jobrow_print_json(o);
 }
 
 /* The first lines: the state, then what it ran on and for how long, in
@@ -210,7 +210,7 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 	}
 	*final = tao_state_final(st.row->state);
 	if (st.row->record_id != NULL && store_load(s->store, st.row->record_id, &st.rec, &err) != 0)
-		say(0, err);
+		session_say(0, err);
 	st.have_use = sample_row(s, st.row, &st.use, &st.use_why) == 0;
 	if (json) {
 		print_status_json(&st, s->cl->name);

@@ -96,7 +96,7 @@ static void print_result_json(const struct submit_result *res, int submitted, co
 		cJSON_AddStringToObject(obj, "error", err);
 		if (res->record_id)
 			cJSON_AddStringToObject(obj, "id", res->record_id);
-		print_json(obj);
+		jobrow_print_json(obj);
 		return;
 	}
 	cJSON_AddStringToObject(obj, "id", res->record_id ? res->record_id : "");
@@ -106,7 +106,7 @@ static void print_result_json(const struct submit_result *res, int submitted, co
 	cJSON_AddBoolToObject(obj, "image_converted", res->converted);
 	if (res->dry_run)
 		cJSON_AddStringToObject(obj, "dry_run", res->dry_run);
-	print_json(obj);
+	jobrow_print_json(obj);
 }
 
 int cli_submit(const struct cli_args *a)

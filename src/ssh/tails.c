@@ -246,7 +246,7 @@ static enum conn_status read_tails(struct conn *c, struct conn_tail *t, size_t n
 
 /* Watched like every SFTP request: on a link that died silently the
  * worker's watchdog ends the wait (ssh/worker.c). */
-enum conn_status conn_read_tails(struct conn *c, struct conn_tail *t, size_t n, char **err)
+enum conn_status tails_read(struct conn *c, struct conn_tail *t, size_t n, char **err)
 {
 	enum conn_status st;
 

@@ -110,11 +110,11 @@ void dump_screen(struct app *a);
 
 /* panel_submit.c: the submit view's part outside its panel */
 /* A submit's step (WATCH_EV_STEP), its end (WATCH_EV_SUBMITTED). */
-void submit_view_step(struct app *a, const struct watch_event *ev);
-void submit_view_ended(struct app *a, const struct watch_event *ev);
+void submit_panel_step(struct app *a, const struct watch_event *ev);
+void submit_panel_ended(struct app *a, const struct watch_event *ev);
 /* The step list shows a running step's seconds: redraw each second. */
-int submit_view_ticking(const struct app *a);
-int submit_view_running(const struct app *a);
+int submit_panel_ticking(const struct app *a);
+int submit_panel_running(const struct app *a);
 
 /* setup_view.c: the first-run setup form, when no cluster is configured
  * (existing: NULL). Its own loop until the user quits (1; nothing written)

@@ -61,7 +61,7 @@ static void ask_open(struct app *a, size_t cluster)
 
 /* A new question, or the one shown gone (the worker gave up): open or close
  * the dialog. Only over the normal view: another dialog is finished first. */
-void ask_check(struct app *a)
+void ask_panel_check(struct app *a)
 {
 	struct ask *s = state(a);
 	size_t i;
@@ -123,7 +123,7 @@ static enum panel_next ask_key(struct app *a, wint_t ch, int func)
 		int n = wctomb(mb, (wchar_t)ch);
 		if (n > 0 && b->len + (size_t)n <= ANSWER_MAX)
 			buf_add(b, mb, (size_t)n);
-		mem_wipe(mb, sizeof(mb));
+		buf_mem_wipe(mb, sizeof(mb));
 	}
 	a->dirty |= DIRTY_DIALOG | DIRTY_MESSAGE;
 	return PANEL_MOVED;	/* Esc and the answer sent set the mode */

@@ -150,7 +150,7 @@ static void start(struct app *a, int dry)
 	    dry) != 0) {
 		spec_free(&spec);
 		for (i = 0; i < nsecrets; i++) {
-			mem_wipe(secrets[i].value, strlen(secrets[i].value));
+			buf_mem_wipe(secrets[i].value, strlen(secrets[i].value));
 			free(secrets[i].key), free(secrets[i].value);
 		}
 		free(secrets);
@@ -370,7 +370,7 @@ static void take_preview(struct app *a, struct submit_view *v, const char *text)
 	v->preview = add_wrapped(NULL, &v->npreview, text, "    ", a->cols - 8);
 }
 
-void submit_view_step(struct app *a, const struct watch_event *ev)
+void submit_panel_step(struct app *a, const struct watch_event *ev)
 {
 	struct submit_view *v = view(a);
 	const struct watch_step *s = &ev->u.step;
@@ -388,7 +388,7 @@ void submit_view_step(struct app *a, const struct watch_event *ev)
 	}
 }
 
-void submit_view_ended(struct app *a, const struct watch_event *ev)
+void submit_panel_ended(struct app *a, const struct watch_event *ev)
 {
 	struct submit_view *v = view(a);
 	const struct submit_result *res = &ev->u.submitted.res;
@@ -415,12 +415,12 @@ void submit_view_ended(struct app *a, const struct watch_event *ev)
 	a->dirty |= DIRTY_DIALOG;
 }
 
-int submit_view_ticking(const struct app *a)
+int submit_panel_ticking(const struct app *a)
 {
 	return a->mode == MODE_STEPS && sv_of(a) != NULL && sv_of(a)->running;
 }
 
-int submit_view_running(const struct app *a)
+int submit_panel_running(const struct app *a)
 {
 	return sv_of(a) != NULL && sv_of(a)->running;
 }

@@ -72,7 +72,7 @@ static void set_number(struct wizard *w, enum wiz_field f, double v)
 static void wipe(char *s)
 {
 	if (s != NULL)
-		mem_wipe(s, strlen(s));
+		buf_mem_wipe(s, strlen(s));
 	free(s);
 }
 
@@ -347,7 +347,7 @@ void wizard_clear(struct wizard *w)
 
 	if (t == NULL)
 		return;
-	mem_wipe(*t, strlen(*t));
+	buf_mem_wipe(*t, strlen(*t));
 	edited(w);
 }
 

@@ -245,7 +245,7 @@ int log_follow_ticks(struct log_follow *f, size_t n, struct conn *c, struct buf 
 	}
 	/* A file not there yet (the job has not started) is waited for: no
 	 * error, no message. */
-	if (conn_read_tails(c, t, n, err) != CONN_OK)
+	if (tails_read(c, t, n, err) != CONN_OK)
 		rc = -1;
 	for (i = 0; i < n; i++) {
 		if (rc == 0 && !t[i].missing && (chunk[i].len > 0 || t[i].from < f[i].offset))

@@ -148,7 +148,7 @@ static void addref(struct rec_index *x, struct entry *e)
 	free(k.big);
 }
 
-void rec_meta_of(const struct job_record *r, struct rec_meta *m)
+void recindex_meta_of(const struct job_record *r, struct rec_meta *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->id = r->id;
@@ -317,7 +317,7 @@ static void entry_read(struct rec_index *x, struct entry *e, struct buf *warn)
 		x->version++;
 	} else {
 		struct rec_meta m;
-		rec_meta_of(r, &m);
+		recindex_meta_of(r, &m);
 		e->bad = 0;
 		set_meta(x, e, &m);
 	}

@@ -58,7 +58,7 @@ struct rec_meta {
 };
 
 /* r as the index would hold it (borrowing r's strings; gen 0). */
-void rec_meta_of(const struct job_record *r, struct rec_meta *m);
+void recindex_meta_of(const struct job_record *r, struct rec_meta *m);
 
 /* The index of st's folder, made (empty: the first refresh fills it) the
  * first time; freed with the store (engine/store/store.c, through

@@ -65,11 +65,11 @@ static char *dotenv_value(const char *path, const char *name)
 			len -= 2;
 		}
 		if (found != NULL)
-			mem_wipe(found, strlen(found));
+			buf_mem_wipe(found, strlen(found));
 		free(found);
 		found = xstrndup(v, len);
 	}
-	mem_wipe(line, sizeof(line));
+	buf_mem_wipe(line, sizeof(line));
 	fclose(f);
 	if (found != NULL && found[0] == '\0') {
 		free(found);
@@ -103,7 +103,7 @@ char *secrets_value(const char *name, const struct spec_kv *typed, size_t ntyped
 
 void secrets_wipe(struct buf *text)
 {
-	mem_wipe(text->data, text->cap);
+	buf_mem_wipe(text->data, text->cap);
 	buf_free(text);
 }
 
@@ -137,7 +137,7 @@ int secrets_sidecar_text(const char *names, const struct spec_kv *typed, size_t 
 		buf_addf(out, "export %s=", name);
 		sh_quote_buf(out, v, strlen(v));
 		buf_addc(out, '\n');
-		mem_wipe(v, strlen(v));
+		buf_mem_wipe(v, strlen(v));
 		free(v);
 	}
 	free(copy);

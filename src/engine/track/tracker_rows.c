@@ -84,7 +84,7 @@ static void row_progress(struct job_row *row, int epoch, int max_epoch, const ch
 	}
 }
 
-/* A record's row as the index (or its parsed file: rec_meta_of) has it;
+/* A record's row as the index (or its parsed file: recindex_meta_of) has it;
  * row is overwritten. */
 void tracker_row_of_meta(struct job_row *row, const struct rec_meta *m)
 {
@@ -117,7 +117,7 @@ void tracker_row_fill(struct job_row *row, const struct job_record *r,
 {
 	struct rec_meta m;
 
-	rec_meta_of(r, &m);
+	recindex_meta_of(r, &m);
 	if (ts != NULL)
 		m.progress = NULL;	/* a running job: what status.json says */
 	tracker_row_of_meta(row, &m);

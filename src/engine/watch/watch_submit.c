@@ -49,7 +49,7 @@ static void submit_job_free(struct submit_job *sj)
 	free(sj->bundle);
 	for (i = 0; i < sj->nsecrets; i++) {
 		/* The typed values go no further than the sidecar. */
-		mem_wipe(sj->secrets[i].value, strlen(sj->secrets[i].value));
+		buf_mem_wipe(sj->secrets[i].value, strlen(sj->secrets[i].value));
 		free(sj->secrets[i].key);
 		free(sj->secrets[i].value);
 	}
