@@ -1,4 +1,10 @@
-/* The monitor's loop, its signals and its keys. Drawing is draw.c's. */
+/*
+ * The monitor's loop, its signals and its keys. Drawing is draw.c's, the
+ * message line message.c's, each dialog its panel_NAME.c. Over 800 lines
+ * because the normal view's keys and the engine's news act on the one
+ * loop's state (focus, follow, marks) that nothing else touches; each
+ * section is short.
+ */
 #include "util/compat.h"
 #include "ui/ui.h"
 

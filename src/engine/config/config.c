@@ -1,3 +1,10 @@
+/*
+ * config.yaml: read (one table of fields), the environment applied, and
+ * edited in place (the setup form's cluster, the probe's answer, the
+ * columns) line by line. Over 800 lines because reading and editing
+ * walk the same libyaml document with the same field table; the atomic
+ * write itself is util/file.c's.
+ */
 #include "engine/config/config.h"
 
 #include <errno.h>

@@ -1,3 +1,9 @@
+/*
+ * The records' index: entries, the folder followed, the index file. Over
+ * 800 lines because the file's format (put_/get_ pairs, one per field)
+ * and the entries it reads share one private struct entry and its
+ * string block; each half alone would need it in a header.
+ */
 #include "util/compat.h"
 #include "engine/store/recindex.h"
 

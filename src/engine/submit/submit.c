@@ -1,3 +1,12 @@
+/*
+ * The submit pipeline, step by step in the order it runs (preflight, the
+ * checks' command, image, probe, record and staging, render and lint,
+ * launch; then the pipeline itself, folded into one command or the long
+ * way). Over 800 lines because every step reads and writes one struct job
+ * and its helpers (step, failed, run): cutting it along its sections
+ * means a submit_priv.h with that struct, as tracker_priv.h does for the
+ * tracker; not done in the rooms' round, which moved files whole.
+ */
 #include "util/compat.h"
 #include "engine/submit/submit.h"
 
