@@ -1,5 +1,5 @@
 /*
- * A job's row (engine/tracker.h) as the verbs print it: its cells in the
+ * A job's row (engine/track/tracker.h) as the verbs print it: its cells in the
  * one format `jobs` and `status` share, and its JSON object.
  */
 #ifndef TAOTOP_CLI_JOBROW_H

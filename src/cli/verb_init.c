@@ -1,7 +1,7 @@
 /*
  * `taotop init`: the first-run setup on the command line. The fields come
  * from the options, and on a terminal the missing ones are asked for, each
- * checked as it is typed (engine/setup.h). Then taotop connects (an unknown
+ * checked as it is typed (engine/config/setup.h). Then taotop connects (an unknown
  * host key is shown and, on a terminal, offered), runs the preflight and
  * shows it, and writes the cluster into the config file only once the user
  * has said yes (or --yes): nothing is written before.

@@ -1,6 +1,6 @@
 /*
  * `taotop preflight`: the checks that a cluster can run taotop's jobs
- * (engine/preflight.h), one a line; first, if asked, Enroot's credentials
+ * (engine/config/preflight.h), one a line; first, if asked, Enroot's credentials
  * for nvcr.io written from NGC_KEY.
  */
 #include "cli/cli.h"

@@ -1,6 +1,6 @@
 /*
  * `taotop retry JOB`: a finished job submitted again from its staged
- * sbatch (engine/retry.h), on its record's cluster.
+ * sbatch (engine/track/retry.h), on its record's cluster.
  */
 #include "cli/cli.h"
 

@@ -48,7 +48,7 @@ static const struct job_row *find_row(const struct poll_result *res, const char 
 	return NULL;
 }
 
-/* A running job's GPUs, sampled once on its nodes (engine/usage.h): 0 and
+/* A running job's GPUs, sampled once on its nodes (engine/track/usage.h): 0 and
  * u filled, or -1 when it is not running, sampling is off for the cluster,
  * or it could not be read (*why, caller frees). */
 static int sample_row(struct session *s, const struct job_row *row, struct job_use *u, char **why)

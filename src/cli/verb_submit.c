@@ -1,5 +1,5 @@
 /*
- * `taotop submit SPEC`: the engine's submit pipeline (engine/submit.h)
+ * `taotop submit SPEC`: the engine's submit pipeline (engine/submit/submit.h)
  * with the options above the bundle's, each step printed as it runs, the
  * result as a sentence or JSON; --dry-run prints what would be sent.
  */

@@ -1,4 +1,4 @@
-/* The signal picker (a, then s): engine/actions.h's signals; Enter sends
+/* The signal picker (a, then s): engine/track/actions.h's signals; Enter sends
  * the chosen one through the actions panel (which asks first for one that
  * ends or stops the job). */
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * The monitor's first run: with no cluster configured, `taotop` opens on
  * this form instead of an error. The user gives the login hosts (those of
  * ~/.ssh/config are offered) and what ssh and the seed's defaults do not
- * say; taotop connects through the engine's watch (engine/watch.h: a
+ * say; taotop connects through the engine's watch (engine/watch/watch.h: a
  * worker thread; the keys never wait), asks about
  * an unknown host key with the same words and keys as the monitor's
  * host-key dialog, runs the preflight and shows it, and writes the cluster

@@ -70,7 +70,7 @@ struct cluster_cfg {
 	int	 history_days;
 	int	 history_every_s;
 	int	 history_max;
-	/* live GPU use (engine/usage.h), in the monitor */
+	/* live GPU use (engine/track/usage.h), in the monitor */
 	int	 use_s;		/* seconds between sampling rounds: 60 (0: never) */
 	int	 idle_percent;	/* GPUs below this count as idle: 5 */
 	int	 idle_s;	/* idle this long: flagged (600) */

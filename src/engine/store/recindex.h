@@ -4,7 +4,7 @@
  * 100 000 files each time, and lookups by id and SLURM id by hash.
  *
  * The records stay the source of truth. The index follows the folder:
- * every record write is a rename (engine/record.h), which changes the
+ * every record write is a rename (engine/store/record.h), which changes the
  * folder's mtime and the file's inode, so a refresh with the folder
  * unchanged costs one stat, and a changed folder one readdir compared by
  * inode; a file edited in place (same inode) is caught by a sweep that
@@ -49,7 +49,7 @@ struct rec_meta {
 	enum tao_state	 state;
 	time_t		 created;
 	unsigned long	 gen;		/* changes whenever the file is read again */
-	/* What its row shows (engine/tracker.h's job_row): */
+	/* What its row shows (engine/track/tracker.h's job_row): */
 	const char	*network_arch, *action;	/* NULL: not said */
 	const char	*native;	/* SLURM's last word, or NULL */
 	const char	*message;	/* the last transition's message, or NULL */

@@ -63,7 +63,7 @@ void checks_command(const struct check_ask *a, struct buf *cmd)
 }
 
 /*
- * The gate's tests mirror the judgement (engine/submit.c) only where they
+ * The gate's tests mirror the judgement (engine/submit/submit.c) only where they
  * are sure: a MaxTime in sinfo's own forms that is not zero (the judgement
  * reads anything else as no partition, or cannot be matched here), at
  * least the job's nodes when it wants more than one, and a gres of the

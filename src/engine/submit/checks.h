@@ -3,11 +3,11 @@
  * fragment: every dataset path (test -e), the image's squashfs magic, the
  * partition's MaxTime and the shape of its nodes, each answer an "@@" line
  * that checks_read turns back into facts. The submit judges the facts
- * (engine/submit.c: the messages naming the field and the value).
+ * (engine/submit/submit.c: the messages naming the field and the value).
  *
  * With a gate, the same fragment also ends non-zero when an answer could
  * stop the job, so it can run first in the launch's own script
- * (engine/stage.h: stage_gate) and nothing is written or submitted unless
+ * (engine/submit/stage.h: stage_gate) and nothing is written or submitted unless
  * every check passed: the checks cost no command of their own. The gate is
  * cautious: it opens only on answers it is sure the judgement passes (a
  * time limit it cannot read, a node line of another form: closed), and a

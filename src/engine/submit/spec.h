@@ -30,7 +30,7 @@ struct spec {
 	 * gives them exactly, a text is split at white space. So "$(...)" or
 	 * backticks in a command are text, never run by taotop's doing. The
 	 * words may name {spec}, {results_dir}, {job_dir} and {job_id}
-	 * (engine/command.h); with no command: field, they are TAO's own
+	 * (engine/submit/command.h); with no command: field, they are TAO's own
 	 * (network_arch action -e {spec} results_dir={results_dir}). */
 	char		**argv;
 	size_t		 argc;

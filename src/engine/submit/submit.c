@@ -718,7 +718,7 @@ static int stage(struct job *j, struct stage *sg, char **err)
 
 /* Secrets named by the bundle: values typed, from the environment or a
  * .env file, into a file created 0600 from its first byte, written last
- * before sbatch (engine/secrets.h), in the launch's batch. They appear
+ * before sbatch (engine/submit/secrets.h), in the launch's batch. They appear
  * nowhere else. */
 static int sidecar(struct job *j, struct stage *sg, char **err)
 {

@@ -5,7 +5,7 @@
  *   preflight  the spec parses; the policy allows it (time, GPUs)
  *   dataset    one remote command checks every dataset path (test -e), the
  *              image's squashfs magic, the partition's MaxTime and shape
- *              (engine/checks.h); with the image cached, no probe to run and
+ *              (engine/submit/checks.h); with the image cached, no probe to run and
  *              a time any partition allows, the checks instead run first in
  *              the launch's own script, which stops before its first write
  *              when one fails: then the record opened for it is withdrawn
@@ -16,7 +16,7 @@
  *              the registry URI
  *   probe      a job with more than one node, or more than one GPU on a
  *              node, needs the cluster's NCCL knobs: cached in the config,
- *              else found by the NCCL probe (engine/probe.h) and cached
+ *              else found by the NCCL probe (engine/submit/probe.h) and cached
  *   record     the record is opened: id minted, results folder bound
  *   spec       spec.yaml (libyaml's emitter), env and meta JSON staged
  *   sidecar    secrets named by the bundle, from the environment, written

@@ -75,7 +75,7 @@ static int not_launched(struct job_record *r, void *arg, char **err)
 
 /* Write the secrets' sidecar again (its job's end removed it), 0600 from
  * its first byte, from the same sources as the first submit: the
- * environment, then the .env beside the bundle (engine/secrets.h). */
+ * environment, then the .env beside the bundle (engine/submit/secrets.h). */
 static int restage_sidecar(struct conn *c, const struct job_record *r, const char *job_dir,
     const char *first_id, char **err)
 {

@@ -1,6 +1,6 @@
 /*
  * Retries (the seed's "Multi-node and retries"): a taotop job that failed
- * because of the cluster (engine/classify.h decides, from its native state,
+ * because of the cluster (engine/track/classify.h decides, from its native state,
  * exit code and log tails) is submitted again as a new record whose
  * retry_of names it, running the sbatch already staged for the first job of
  * the chain: nothing is staged again, no image converted again. Only the

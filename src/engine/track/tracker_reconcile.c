@@ -226,7 +226,7 @@ static void after_change(struct conn *c, struct record_store *st, const struct c
 		free(serr);
 	}
 	/* A failure that may be the cluster's: classify, and retry within
-	 * the budget (engine/retry.h). Once: on the poll that saw it end. */
+	 * the budget (engine/track/retry.h). Once: on the poll that saw it end. */
 	if (to == TAO_ERROR && ns->infra_candidate && r->retried_as == NULL) {
 		char *nid = NULL, *rerr = NULL;
 		if (retry_after_failure(c, st, cl, r->id, ns->word, j->exit_code, &nid, &rerr) < 0)

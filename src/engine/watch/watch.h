@@ -15,7 +15,7 @@
  * fails: stale, never blanked; before the first, taotop's jobs as their
  * records on disk say, queued as a WATCH_EV_JOBS by watch_new), and polls
  * on the schedule of
- * engine/schedule.h. It follows the logs of the one job the user looks at,
+ * engine/track/schedule.h. It follows the logs of the one job the user looks at,
  * keeping the rings of the last few jobs looked at so switching back is
  * instant.
  */
@@ -67,7 +67,7 @@ struct watched {
 	int64_t		 next_poll_ms;	/* 0: none planned (waiting for the user) */
 	int		 submitting;	/* a submit holds the connection: polls wait */
 	struct conn_challenge *ask;	/* LINK_ASKING: the server's question, raw */
-	/* live GPU use (engine/usage.h): sampled after a poll, when due */
+	/* live GPU use (engine/track/usage.h): sampled after a poll, when due */
 	struct job_use	*use;		/* the jobs of the latest round */
 	size_t		 nuse;
 	unsigned long	 use_rounds;	/* rounds come back */
@@ -141,11 +141,11 @@ void watch_answer(struct watch *w, size_t cluster, struct buf *answers, size_t n
  * WATCH_EV_FILES (free a list taken from it with watch_files_free). A new
  * fetch makes an unanswered one's answer moot: it is not queued. */
 void watch_fetch(struct watch *w, size_t cluster, char *const *paths, size_t n);
-/* Retry a finished taotop job (engine/retry.h); the answer comes with
+/* Retry a finished taotop job (engine/track/retry.h); the answer comes with
  * WATCH_EV_RETRY. */
 void watch_retry(struct watch *w, size_t cluster, const char *job);
 
-/* An action of engine/actions.h on a job (arg: the signal or time limit);
+/* An action of engine/track/actions.h on a job (arg: the signal or time limit);
  * its answer (a sentence, and whether the scheduler agreed) comes with
  * WATCH_EV_ANSWER. */
 void watch_action(struct watch *w, size_t cluster, const char *job, int action, const char *arg);
@@ -161,7 +161,7 @@ int watch_submit(struct watch *w, size_t cluster, struct spec *spec, const char 
     struct spec_kv *secrets, size_t nsecrets, int dry_run);
 int watch_submit_running(const struct watch *w);
 
-/* Run the preflight (engine/preflight.h) on a cluster, for the first-run
+/* Run the preflight (engine/config/preflight.h) on a cluster, for the first-run
  * form before it writes the cluster; it connects if need be. The checks
  * come with WATCH_EV_PREFLIGHT. */
 void watch_preflight(struct watch *w, size_t cluster);

@@ -33,7 +33,7 @@ struct watch_retry {
 	char	*message;
 };
 
-/* A submit's step as it happens (engine/submit.h's progress). */
+/* A submit's step as it happens (engine/submit/submit.h's progress). */
 struct watch_step {
 	int	 step;		/* enum submit_step */
 	int	 state;		/* 0 started (again: progress), 1 done, -1 failed */

@@ -93,7 +93,8 @@ struct watch {
 /* One kind of request to a worker: its own fields below, run on the worker
  * thread, done on the UI thread (where it queues its event), and what it
  * owns freed. A new kind is a value here, its struct in task.u, one row of
- * kinds[] and the three functions it names. */
+ * kinds[] (watch.c) and the three functions it names (its file,
+ * watch_KIND.c; declared at the end of this header). */
 enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY, T_ACTION, T_SUBMIT,
 	T_SAMPLE, T_PREFLIGHT };
 

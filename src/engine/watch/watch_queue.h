@@ -1,5 +1,5 @@
 /*
- * The queue of engine/watch.h's events (watch_event.h), behind watch_next(): first in,
+ * The queue of engine/watch/watch.h's events (watch_event.h), behind watch_next(): first in,
  * first out, each event its own node, so nothing waits in a single slot
  * that a second answer could overwrite. Used by watch.c only, on the UI
  * thread (the workers' messages reach it through watch_dispatch()): no

@@ -64,7 +64,7 @@ static int asked_for(const struct cluster *cl, const char *id)
 /* When a round is due, right after a poll, or between polls when the next
  * is at least USE_GAP_MS away. The round's command only reads the last
  * round's answer and starts the next behind it on the login node
- * (engine/usage.h): it returns in a round trip, whatever the jobs' nodes
+ * (engine/track/usage.h): it returns in a round trip, whatever the jobs' nodes
  * do, so it does not stand in a poll's way on the worker's queue. The jobs: taotop's running ones, and the others the
  * user asked about, from the latest poll. */
 void watch_maybe_sample(struct watch *w, size_t ci, int64_t now)
