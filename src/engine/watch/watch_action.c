@@ -1,4 +1,7 @@
-/* The watch's action request: the actions menu's requests (requeue, hold, release, signal, time limit). */
+/*
+ * The action request: the actions menu's requeue, hold, release, signal
+ * and time limit.
+ */
 #include "engine/watch/watch_priv.h"
 
 

@@ -1,4 +1,6 @@
-/* The watch's cancel request: cancel: its request, its outcomes. */
+/*
+ * The cancel request: one per cluster, its outcomes one per job.
+ */
 #include "engine/watch/watch_priv.h"
 
 

@@ -1,4 +1,7 @@
-/* The watch's fetch request: the job's staged files fetched (the detail view). */
+/*
+ * The fetch request: the job's staged files for the detail view; only the
+ * newest fetch's answer is queued.
+ */
 #include "engine/watch/watch_priv.h"
 
 

@@ -1,4 +1,7 @@
-/* The watch's follow request: a followed log: its reads, its answer, watch_follow. */
+/*
+ * The follow request: a followed log's reads on the worker, its lines into
+ * the rings; watch_follow picks the log the user looks at.
+ */
 #include "engine/watch/watch_priv.h"
 
 #include <string.h>

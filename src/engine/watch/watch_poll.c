@@ -1,4 +1,7 @@
-/* The watch's poll request: the poll: run, its answer taken (rows, the schedule, a sampling round after it). */
+/*
+ * The poll request: run on the worker, its answer taken on the UI thread
+ * (rows, the schedule, a sampling round after it), how a poll comes sooner.
+ */
 #include "engine/watch/watch_priv.h"
 
 #include <string.h>

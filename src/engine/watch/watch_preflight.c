@@ -1,4 +1,6 @@
-/* The watch's preflight request: the first-run form's preflight. */
+/*
+ * The preflight request: the first-run form's preflight of its cluster.
+ */
 #include "engine/watch/watch_priv.h"
 
 

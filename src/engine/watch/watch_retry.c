@@ -1,4 +1,6 @@
-/* The watch's retry request: retry from what a job staged. */
+/*
+ * The retry request: a finished job submitted again from what it staged.
+ */
 #include "engine/watch/watch_priv.h"
 
 

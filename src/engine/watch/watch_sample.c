@@ -1,4 +1,7 @@
-/* The watch's sample request: the GPU use rounds (engine/track/usage.c) and their answers. */
+/*
+ * The sample request: GPU use rounds (engine/track/usage.c) after a poll,
+ * their answers and flags, and the jobs sampled on request.
+ */
 #include "engine/watch/watch_priv.h"
 
 #include <string.h>

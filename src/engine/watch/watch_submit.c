@@ -1,4 +1,7 @@
-/* The watch's submit request: the wizard's submit: its steps as news, its end. */
+/*
+ * The submit request: the wizard's submit on the worker, its steps as news
+ * under a lock, its end.
+ */
 #include "engine/watch/watch_priv.h"
 
 #include <string.h>

@@ -1,4 +1,7 @@
-/* The watch's trust request: a host key trusted, a server's question answered. */
+/*
+ * The trust request (a refused host key accepted) and a server's question
+ * answered.
+ */
 #include "engine/watch/watch_priv.h"
 
 
