@@ -2,6 +2,8 @@
 #
 #   make                 build ./taotop
 #   make check           install deps, bring the test cluster up, run every test, bring it down
+#   make check-layers    each room's includes against its README's list (and the check's self-test)
+#   make check-names     every exported name of the library carries its module's prefix
 #   make portable-check  build with -D_POSIX_C_SOURCE=200809L alone and run the unit tests (no cluster)
 #   make check-slurm-24.11  the integration and screen tests against SLURM 24.11 (a Debian 13 root)
 #   make repeat SUITE=test_ssh REPEAT=50  one integration suite N times in a row, both
@@ -64,7 +66,7 @@ BUILD      = build/rel
 endif
 
 # Everything but main.c goes into one static library the tests link too.
-LIB_SRC    = $(sort $(wildcard src/*/*.c))
+LIB_SRC    = $(sort $(wildcard src/*/*.c src/*/*/*.c))
 LIB_OBJ    = $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB        = $(BUILD)/libtaotop.a
 BIN        = $(BUILD)/taotop
@@ -96,7 +98,7 @@ Q = $(if $(V),,@)
 export TAOTOP_SHARE = $(abspath .)
 export RIG_STATE   ?= /var/tmp/taotop-rig
 
-.PHONY: all taotop deps check check-slurm-24.11 repeat check-unit check-integration demo bench fuzz valgrind install uninstall clean lint-man check-libs
+.PHONY: all taotop deps check check-layers check-names check-slurm-24.11 repeat check-unit check-integration demo bench fuzz valgrind install uninstall clean lint-man check-libs
 .DELETE_ON_ERROR:
 
 all: taotop
@@ -177,7 +179,7 @@ deps:
 RIG_STATE_2411 ?= /var/tmp/taotop-rig-24.11
 BUILD_2411_SAN ?= build/slurm-24.11-san
 export RIG_STATE_2411 BUILD_2411_SAN
-check: deps lint-man
+check: deps lint-man check-layers
 	@tests/check
 
 # The integration and screen tests against SLURM 24.11 with the plain build
@@ -237,6 +239,17 @@ portable-check:
 
 lint-man:
 	mandoc -Tlint -W warning man/taotop.1
+
+# Each room's #include lines against what its README.md says it may include
+# (scripts/check-layers), then the same check made to fail by one bad
+# include in a copy of the tree.
+check-layers:
+	scripts/check-layers
+	scripts/check-layers --self-test
+
+# Every name the static library exports carries its module's prefix.
+check-names: $(LIB)
+	scripts/check-names $(LIB)
 
 install: taotop
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1 \

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/config.h"
-#include "engine/record.h"
+#include "engine/config/config.h"
+#include "engine/store/store.h"
 #include "util/file.h"
 #include "util/share.h"
 

@@ -2,9 +2,9 @@
 
 #include <stdio.h>
 
-#include "engine/record.h"
-#include "engine/state.h"
-#include "engine/tracker.h"
+#include "engine/store/record.h"
+#include "engine/slurm/state.h"
+#include "engine/track/tracker.h"
 
 void jobrow_time(const struct job_row *r, char *out, size_t len)
 {
@@ -65,7 +65,7 @@ cJSON *jobrow_json(const struct job_row *r, const char *cluster)
 	return o;
 }
 
-void print_json(cJSON *o)
+void jobrow_print_json(cJSON *o)
 {
 	char *text = cJSON_Print(o);
 	puts(text);

@@ -1,5 +1,5 @@
 /*
- * A job's row (engine/tracker.h) as the verbs print it: its cells in the
+ * A job's row (engine/track/tracker.h) as the verbs print it: its cells in the
  * one format `jobs` and `status` share, and its JSON object.
  */
 #ifndef TAOTOP_CLI_JOBROW_H
@@ -16,6 +16,6 @@ void jobrow_time(const struct job_row *r, char *out, size_t len);
 void jobrow_size(const struct job_row *r, char *out, size_t len);
 cJSON *jobrow_json(const struct job_row *r, const char *cluster);
 /* o printed on stdout and freed. */
-void print_json(cJSON *o);
+void jobrow_print_json(cJSON *o);
 
 #endif

@@ -7,13 +7,13 @@
 #include "cli/cli.h"
 #include "cli/show.h"
 #include "cli/ttyask.h"
-#include "engine/jobref.h"
-#include "engine/record.h"
-#include "engine/tracker.h"
+#include "engine/store/jobref.h"
+#include "engine/store/store.h"
+#include "engine/track/tracker.h"
 #include "ssh/conn.h"
 #include "util/xmalloc.h"
 
-int say(int rc, char *err)
+int session_say(int rc, char *err)
 {
 	fprintf(stderr, "taotop: %s\n", show_err(err));
 	free(err);
@@ -58,11 +58,11 @@ int session_begin(struct session *s)
 
 	memset(s, 0, sizeof(*s));
 	if (config_load(&s->cfg, &err) != 0)
-		return say(EXIT_USAGE, err);
+		return session_say(EXIT_USAGE, err);
 	s->store = store_open(NULL, &err);
 	if (s->store == NULL) {
 		config_free(&s->cfg);
-		return say(EXIT_FAILED, err);
+		return session_say(EXIT_FAILED, err);
 	}
 	return EXIT_OK;
 }
@@ -108,7 +108,7 @@ int session_connect(struct session *s, const char *cluster, const char *job)
 	/* A name that is no job's still goes to the cluster: status finds
 	 * a job by the id squeue shows ("4242_[1-3]") as well. */
 	if (job != NULL && session_cluster_of(s, job, cluster, &cluster, &owned, &err) < 0)
-		return say(EXIT_FAILED, err);
+		return session_say(EXIT_FAILED, err);
 	free(err);
 	err = NULL;
 	cl = config_cluster(&s->cfg, cluster);
@@ -124,7 +124,7 @@ int session_connect(struct session *s, const char *cluster, const char *job)
 		return EXIT_OK;
 	hang_up(s);
 	if ((s->conn = session_dial(cl, &rc, &err)) == NULL)
-		return say(rc, err);
+		return session_say(rc, err);
 	s->cl = cl;
 	s->tracker = tracker_new(cl);
 	return EXIT_OK;
@@ -152,7 +152,7 @@ int session_poll(struct session *s, struct poll_result *res)
 	char *err = NULL;
 
 	if (tracker_poll(s->tracker, s->conn, s->store, res, &err) != 0) {
-		say(0, err);
+		session_say(0, err);
 		return -1;
 	}
 	if (res->problem != NULL)

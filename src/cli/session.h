@@ -7,7 +7,7 @@
 #ifndef TAOTOP_CLI_SESSION_H
 #define TAOTOP_CLI_SESSION_H
 
-#include "engine/config.h"
+#include "engine/config/config.h"
 
 struct conn;
 struct poll_result;
@@ -47,6 +47,6 @@ struct conn *session_dial(const struct cluster_cfg *cl, int *rc, char **err);
 int session_poll(struct session *s, struct poll_result *res);
 
 /* "taotop: err" on stderr, err freed: rc. */
-int say(int rc, char *err);
+int session_say(int rc, char *err);
 
 #endif

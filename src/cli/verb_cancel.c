@@ -11,7 +11,7 @@
 
 #include "cli/session.h"
 #include "cli/show.h"
-#include "engine/tracker.h"
+#include "engine/track/tracker.h"
 
 static int cancel_one(struct session *s, const char *job, const char *flag)
 {

@@ -1,7 +1,7 @@
 /*
  * `taotop init`: the first-run setup on the command line. The fields come
  * from the options, and on a terminal the missing ones are asked for, each
- * checked as it is typed (engine/setup.h). Then taotop connects (an unknown
+ * checked as it is typed (engine/config/setup.h). Then taotop connects (an unknown
  * host key is shown and, on a terminal, offered), runs the preflight and
  * shows it, and writes the cluster into the config file only once the user
  * has said yes (or --yes): nothing is written before.
@@ -14,9 +14,9 @@
 #include "cli/cli.h"
 #include "cli/show.h"
 #include "cli/ttyask.h"
-#include "engine/config.h"
-#include "engine/preflight.h"
-#include "engine/setup.h"
+#include "engine/config/config.h"
+#include "engine/config/preflight.h"
+#include "engine/config/setup.h"
 #include "ssh/conn.h"
 #include "ssh/sshconfig.h"
 #include "util/xmalloc.h"

@@ -14,9 +14,9 @@
 #include "cli/jobrow.h"
 #include "cli/session.h"
 #include "cli/show.h"
-#include "engine/duration.h"
-#include "engine/state.h"
-#include "engine/tracker.h"
+#include "engine/slurm/duration.h"
+#include "engine/slurm/state.h"
+#include "engine/track/tracker.h"
 #include "ssh/conn.h"
 #include "util/xmalloc.h"
 
@@ -133,7 +133,7 @@ static void print_json_array(const struct cluster_poll *polls, size_t n)
 	for (k = 0; k < n; k++)
 		for (i = 0; polls[k].polled && i < polls[k].res.n; i++)
 			cJSON_AddItemToArray(arr, jobrow_json(&polls[k].res.rows[i], polls[k].cl->name));
-	print_json(arr);
+	jobrow_print_json(arr);
 }
 
 /* Each cluster's failure or problem on stderr; the worst exit code. */

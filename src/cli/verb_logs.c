@@ -12,8 +12,8 @@
 
 #include "cli/session.h"
 #include "cli/show.h"
-#include "engine/logpath.h"
-#include "engine/logtail.h"
+#include "engine/logs/logpath.h"
+#include "engine/logs/logtail.h"
 #include "util/buf.h"
 #include "util/sanitize.h"
 
@@ -71,7 +71,7 @@ static int tail(struct session *s, const char *path, long lines, int following)
 	if (log_tail(s->conn, path, (size_t)lines, following, &out, &end, &missing, &err) != 0) {
 		if (!missing || !following) {
 			buf_free(&out);
-			return say(EXIT_FAILED, err);
+			return session_say(EXIT_FAILED, err);
 		}
 		/* Following a log that is not there yet: the job is pending. */
 		fprintf(stderr, "taotop: waiting for %s\n", show_err(path));
@@ -101,7 +101,7 @@ int cli_logs(const struct cli_args *a)
 	if ((rc = session_open(&s, cli_val(a, "cluster"), job)) != EXIT_OK)
 		return rc;
 	if (job_log_path(s.conn, s.store, job, cli_val(a, "err") != NULL, &path, &err) != 0)
-		rc = say(EXIT_FAILED, err);
+		rc = session_say(EXIT_FAILED, err);
 	else
 		rc = tail(&s, path, lines, cli_val(a, "follow") != NULL);
 	free(path);

@@ -1,6 +1,6 @@
 /*
  * `taotop preflight`: the checks that a cluster can run taotop's jobs
- * (engine/preflight.h), one a line; first, if asked, Enroot's credentials
+ * (engine/config/preflight.h), one a line; first, if asked, Enroot's credentials
  * for nvcr.io written from NGC_KEY.
  */
 #include "cli/cli.h"
@@ -10,7 +10,7 @@
 
 #include "cli/session.h"
 #include "cli/show.h"
-#include "engine/preflight.h"
+#include "engine/config/preflight.h"
 #include "ssh/conn.h"
 
 void cli_print_preflight(FILE *f, const struct preflight *p)
@@ -31,11 +31,11 @@ static int preflight(struct session *s, int install)
 
 	if (install) {
 		if (preflight_install_ngc(s->conn, getenv("NGC_KEY"), &err) != 0)
-			return say(EXIT_FAILED, err);
+			return session_say(EXIT_FAILED, err);
 		printf("installed ~/.config/enroot/.credentials on %s (mode 600)\n", conn_host(s->conn));
 	}
 	if (preflight_run(s->conn, s->cl, &p, &err) != 0)
-		return say(EXIT_FAILED, err);
+		return session_say(EXIT_FAILED, err);
 	cli_print_preflight(stdout, &p);
 	rc = p.all_ok ? EXIT_OK : EXIT_FAILED;
 	preflight_free(&p);

@@ -1,6 +1,6 @@
 /*
  * `taotop retry JOB`: a finished job submitted again from its staged
- * sbatch (engine/retry.h), on its record's cluster.
+ * sbatch (engine/track/retry.h), on its record's cluster.
  */
 #include "cli/cli.h"
 
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "cli/session.h"
-#include "engine/retry.h"
+#include "engine/track/retry.h"
 
 int cli_retry(const struct cli_args *a)
 {
@@ -24,7 +24,7 @@ int cli_retry(const struct cli_args *a)
 		printf("retried %s as %s, SLURM job %s (the staged sbatch, nothing staged again)\n",
 		    job, new_id, slurm_id);
 	else
-		rc = say(EXIT_FAILED, err);
+		rc = session_say(EXIT_FAILED, err);
 	free(new_id), free(slurm_id);
 	session_close(&s);
 	return rc;

@@ -14,11 +14,11 @@
 #include "cli/jobrow.h"
 #include "cli/session.h"
 #include "cli/show.h"
-#include "engine/record.h"
-#include "engine/schedule.h"
-#include "engine/state.h"
-#include "engine/tracker.h"
-#include "engine/usage.h"
+#include "engine/store/store.h"
+#include "engine/track/schedule.h"
+#include "engine/slurm/state.h"
+#include "engine/track/tracker.h"
+#include "engine/track/usage.h"
 #include "util/xmalloc.h"
 
 /* show_status's answer when the poll itself failed (the connection, the
@@ -48,7 +48,7 @@ static const struct job_row *find_row(const struct poll_result *res, const char 
 	return NULL;
 }
 
-/* A running job's GPUs, sampled once on its nodes (engine/usage.h): 0 and
+/* A running job's GPUs, sampled once on its nodes (engine/track/usage.h): 0 and
  * u filled, or -1 when it is not running, sampling is off for the cluster,
  * or it could not be read (*why, caller frees). */
 static int sample_row(struct session *s, const struct job_row *row, struct job_use *u, char **why)
@@ -110,7 +110,7 @@ static void print_status_json(const struct status *st, const char *cluster)
 		cJSON_AddItemToObject(o, "use", use_json(&st->use));
 	else if (st->use_why != NULL)
 		cJSON_AddStringToObject(o, "use_error", show(st->use_why));
-	print_json(o);
+	jobrow_print_json(o);
 }
 
 /* The first lines: the state, then what it ran on and for how long, in
@@ -210,7 +210,7 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 	}
 	*final = tao_state_final(st.row->state);
 	if (st.row->record_id != NULL && store_load(s->store, st.row->record_id, &st.rec, &err) != 0)
-		say(0, err);
+		session_say(0, err);
 	st.have_use = sample_row(s, st.row, &st.use, &st.use_why) == 0;
 	if (json) {
 		print_status_json(&st, s->cl->name);

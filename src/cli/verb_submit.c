@@ -1,5 +1,5 @@
 /*
- * `taotop submit SPEC`: the engine's submit pipeline (engine/submit.h)
+ * `taotop submit SPEC`: the engine's submit pipeline (engine/submit/submit.h)
  * with the options above the bundle's, each step printed as it runs, the
  * result as a sentence or JSON; --dry-run prints what would be sent.
  */
@@ -12,7 +12,7 @@
 #include "cli/jobrow.h"
 #include "cli/session.h"
 #include "cli/show.h"
-#include "engine/submit.h"
+#include "engine/submit/submit.h"
 
 /* Each step as it runs: "✓ dataset", "✗ image: why". */
 static void print_step(enum submit_step step, int state, const char *detail, void *data)
@@ -96,7 +96,7 @@ static void print_result_json(const struct submit_result *res, int submitted, co
 		cJSON_AddStringToObject(obj, "error", err);
 		if (res->record_id)
 			cJSON_AddStringToObject(obj, "id", res->record_id);
-		print_json(obj);
+		jobrow_print_json(obj);
 		return;
 	}
 	cJSON_AddStringToObject(obj, "id", res->record_id ? res->record_id : "");
@@ -106,7 +106,7 @@ static void print_result_json(const struct submit_result *res, int submitted, co
 	cJSON_AddBoolToObject(obj, "image_converted", res->converted);
 	if (res->dry_run)
 		cJSON_AddStringToObject(obj, "dry_run", res->dry_run);
-	print_json(obj);
+	jobrow_print_json(obj);
 }
 
 int cli_submit(const struct cli_args *a)

@@ -426,3 +426,27 @@ enum conn_status conn_unlink(struct conn *c, const char *path, char **err)
 	conn_sftp_waits(c, 0);
 	return st;
 }
+
+/* ---- the kept files' table (ssh/sftp_kept.h) --------------------------------- */
+
+/* libssh frees a file only in sftp_close, which asks the server and waits
+ * for its answer; with the session going away (perhaps over a dead link)
+ * the struct, public in sftp.h, is freed as sftp_close would free it. */
+static void file_free_quietly(sftp_file f)
+{
+	free(f->name);
+	ssh_string_free(f->handle);
+	free(f);
+}
+
+void sftp_kept_forget(struct sftp_kept **k)
+{
+	if (*k == NULL)
+		return;
+	for (size_t i = 0; i < (*k)->n; i++) {
+		free((*k)->files[i].path);
+		file_free_quietly((*k)->files[i].f);
+	}
+	free(*k);
+	*k = NULL;
+}

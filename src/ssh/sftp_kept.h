@@ -1,18 +1,35 @@
 /*
- * Between ssh/conn.c and ssh/tails.c only: SFTP files kept open on a
- * connection's session from one follow tick to the next. The conn owns
- * them and forgets them with the session (a handle is the session's; the
- * server lets go of its handles when the SFTP channel closes). Callers
- * outside the ssh layer use ssh/tails.h.
+ * Between the conn (conn_sftp.c) and ssh/tails.c only: SFTP files kept
+ * open on a connection's session from one follow tick to the next. The
+ * conn owns the table (conn_sftp.c makes it go with the session: a handle
+ * is the session's; the server lets go of its handles when the SFTP
+ * channel closes); tails.c fills and reads it. Callers outside the ssh
+ * layer use ssh/tails.h.
  */
 #ifndef TAOTOP_SSH_SFTP_KEPT_H
 #define TAOTOP_SSH_SFTP_KEPT_H
+
+#include <stdint.h>
 
 #include <libssh/sftp.h>
 
 #include "ssh/conn.h"
 
-struct sftp_kept;
+#define KEEP_MAX	8		/* files kept open per session */
+
+struct kept_file {
+	char		*path;
+	sftp_file	 f;
+	unsigned long	 used;		/* the clock when last read: the oldest goes first */
+	int64_t		 looked_ms;	/* when its name was last looked up, or it grew */
+	int		 longer;	/* the name's file was longer than the handle's */
+};
+
+struct sftp_kept {
+	struct kept_file files[KEEP_MAX];
+	size_t		 n;
+	unsigned long	 clock;
+};
 
 /* Free every kept file without a word to the server (the session is going
  * away; a close would wait on a link that may be dead) and set *k NULL. */

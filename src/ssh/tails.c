@@ -13,44 +13,7 @@
 
 #define CHUNK		(64u << 10)	/* a read request: every server answers it whole */
 #define PER_BATCH	4		/* requests in flight per file: 256 KiB a round trip */
-#define KEEP_MAX	8		/* files kept open per session */
 #define IDLE_CHECK_MS	10000		/* an idle file's name looked up at most this often */
-
-struct kept_file {
-	char		*path;
-	sftp_file	 f;
-	unsigned long	 used;		/* the clock when last read: the oldest goes first */
-	int64_t		 looked_ms;	/* when its name was last looked up, or it grew */
-	int		 longer;	/* the name's file was longer than the handle's */
-};
-
-struct sftp_kept {
-	struct kept_file files[KEEP_MAX];
-	size_t		 n;
-	unsigned long	 clock;
-};
-
-/* libssh frees a file only in sftp_close, which asks the server and waits
- * for its answer; with the session going away (perhaps over a dead link)
- * the struct, public in sftp.h, is freed as sftp_close would free it. */
-static void file_free_quietly(sftp_file f)
-{
-	free(f->name);
-	ssh_string_free(f->handle);
-	free(f);
-}
-
-void sftp_kept_forget(struct sftp_kept **k)
-{
-	if (*k == NULL)
-		return;
-	for (size_t i = 0; i < (*k)->n; i++) {
-		free((*k)->files[i].path);
-		file_free_quietly((*k)->files[i].f);
-	}
-	free(*k);
-	*k = NULL;
-}
 
 static int64_t now_ms(void)
 {
@@ -283,7 +246,7 @@ static enum conn_status read_tails(struct conn *c, struct conn_tail *t, size_t n
 
 /* Watched like every SFTP request: on a link that died silently the
  * worker's watchdog ends the wait (ssh/worker.c). */
-enum conn_status conn_read_tails(struct conn *c, struct conn_tail *t, size_t n, char **err)
+enum conn_status tails_read(struct conn *c, struct conn_tail *t, size_t n, char **err)
 {
 	enum conn_status st;
 

@@ -39,6 +39,6 @@ struct conn_tail {
 /* Read every file of t[0..n). CONN_OK (missing files included), or the
  * first failure with *err; a file's bytes are only ever appended whole, so
  * a failed call can be repeated from the same offsets. */
-enum conn_status conn_read_tails(struct conn *c, struct conn_tail *t, size_t n, char **err);
+enum conn_status tails_read(struct conn *c, struct conn_tail *t, size_t n, char **err);
 
 #endif

@@ -16,8 +16,8 @@
 #include <wchar.h>
 #include <stddef.h>
 
-#include "engine/config.h"
-#include "engine/watch.h"
+#include "engine/config/config.h"
+#include "engine/watch/watch.h"
 #include "ui/jobtable.h"
 #include "ui/layout.h"
 #include "ui/logpane.h"
@@ -96,8 +96,6 @@ struct app {
 };
 
 /* ui.c */
-void ui_message(struct app *a, int error, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* The id the engine takes for a row: the record's, else SLURM's own. */
 const char *ui_engine_id(const struct job_row *r);
 /* Scrolling a dialog's lines (help, detail, preview) from its first shown
@@ -110,13 +108,13 @@ void ui_edit_input(struct app *a, wint_t ch, int func);
 /* dump.c: the screen as plain text in a file (P), beside the records */
 void dump_screen(struct app *a);
 
-/* submit_view.c: the submit view's part outside its panel */
+/* panel_submit.c: the submit view's part outside its panel */
 /* A submit's step (WATCH_EV_STEP), its end (WATCH_EV_SUBMITTED). */
-void submit_view_step(struct app *a, const struct watch_event *ev);
-void submit_view_ended(struct app *a, const struct watch_event *ev);
+void submit_panel_step(struct app *a, const struct watch_event *ev);
+void submit_panel_ended(struct app *a, const struct watch_event *ev);
 /* The step list shows a running step's seconds: redraw each second. */
-int submit_view_ticking(const struct app *a);
-int submit_view_running(const struct app *a);
+int submit_panel_ticking(const struct app *a);
+int submit_panel_running(const struct app *a);
 
 /* setup_view.c: the first-run setup form, when no cluster is configured
  * (existing: NULL). Its own loop until the user quits (1; nothing written)
@@ -125,10 +123,6 @@ int submit_view_running(const struct app *a);
 int setup_view_run(struct app *a, int sig_fd, const struct config *existing);
 
 /* draw.c */
-/* A box in the middle of the screen with a title, lines from `top` on,
- * and a footer; drawn last, over everything. */
-void draw_dialog(struct app *a, const char *title, char *const *lines, size_t n, size_t top,
-    const char *footer, enum role role);
 void draw_make_windows(struct app *a);
 void draw_free_windows(struct app *a);
 void draw(struct app *a);

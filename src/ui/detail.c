@@ -5,12 +5,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/record.h"
-#include "engine/state.h"
-#include "engine/submit.h"
-#include "engine/tracker.h"
-#include "engine/usage.h"
-#include "engine/watch.h"
+#include "engine/store/record.h"
+#include "engine/slurm/state.h"
+#include "engine/submit/submit.h"
+#include "engine/track/tracker.h"
+#include "engine/track/usage.h"
+#include "engine/watch/watch.h"
 #include "ui/logpane.h"
 #include "util/buf.h"
 #include "util/sanitize.h"

@@ -10,7 +10,8 @@
 #include <unistd.h>
 #include <wchar.h>
 
-#include "engine/record.h"
+#include "engine/store/store.h"
+#include "ui/message.h"
 #include "util/xmalloc.h"
 
 /* The screen as plain text, in the state folder beside the records. */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/state.h"
-#include "engine/tracker.h"
+#include "engine/slurm/state.h"
+#include "engine/track/tracker.h"
 #include "util/buf.h"
 #include "util/xmalloc.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/logring.h"
+#include "engine/logs/logring.h"
 #include "ui/text.h"
 #include "util/buf.h"
 #include "util/sanitize.h"

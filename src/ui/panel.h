@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <wchar.h>
 
-#include "engine/watch.h"
+#include "engine/watch/watch.h"
 #include "ui/keymap.h"
 
 struct app;
@@ -127,6 +127,6 @@ void retry_panel_done(struct app *a, const struct watch_retry *r);
 void hostkey_panel_check(struct app *a);
 /* A server's question came or went (and after keys: a dialog closed, a
  * question may wait): open or close the ask dialog. */
-void ask_check(struct app *a);
+void ask_panel_check(struct app *a);
 
 #endif

@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/actions.h"
+#include "engine/track/actions.h"
 #include "ui/app.h"
+#include "ui/dialog.h"
+#include "ui/message.h"
 #include "util/xmalloc.h"
 
 struct actions {
@@ -120,7 +122,7 @@ static void actions_draw(struct app *a)
 	for (i = 0; i < NMENU; i++)
 		v[i] = xasprintf("%c  %s", menu[i].key, menu[i].label);
 	snprintf(title, sizeof(title), "Actions on %s", state(a)->job);
-	draw_dialog(a, title, v, NMENU, 0, "a key above    Esc: none", ROLE_DIALOG);
+	dialog_draw(a, title, v, NMENU, 0, "a key above    Esc: none", ROLE_DIALOG);
 	for (i = 0; i < NMENU; i++)
 		free(v[i]);
 }
@@ -199,7 +201,7 @@ static void confirm_draw(struct app *a)
 	v[0] = s->kind == ACTION_REQUEUE
 	    ? xasprintf("Requeue %s? It stops and starts over from the queue.", s->job)
 	    : xasprintf("Send SIG%s to %s? It may end the job.", s->arg, s->job);
-	draw_dialog(a, "Are you sure?", v, 1, 0, "y/Enter: yes    n/Esc: no", ROLE_DIALOG_WARNING);
+	dialog_draw(a, "Are you sure?", v, 1, 0, "y/Enter: yes    n/Esc: no", ROLE_DIALOG_WARNING);
 	free(v[0]);
 }
 

@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine/state.h"
+#include "engine/slurm/state.h"
 #include "ui/app.h"
+#include "ui/dialog.h"
+#include "ui/message.h"
 #include "util/xmalloc.h"
 
 /* A job the dialog lists. */
@@ -107,7 +109,7 @@ static void cancel_draw(struct app *a)
 	for (i = 0; i < s->n; i++)
 		v[i] = s->items[i].label;
 	snprintf(title, sizeof(title), "Cancel %zu job%s?", s->n, s->n == 1 ? "" : "s");
-	draw_dialog(a, title, v, s->n, 0, "y/Enter: cancel them    n/Esc: keep them",
+	dialog_draw(a, title, v, s->n, 0, "y/Enter: cancel them    n/Esc: keep them",
 	    ROLE_DIALOG_WARNING);
 	free(v);
 }

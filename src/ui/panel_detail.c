@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/record.h"
-#include "engine/state.h"
+#include "engine/slurm/state.h"
+#include "engine/store/store.h"
 #include "ui/app.h"
 #include "ui/detail.h"
+#include "ui/dialog.h"
 #include "ui/text.h"
 #include "util/xmalloc.h"
 
@@ -180,7 +181,7 @@ static void detail_draw(struct app *a)
 {
 	struct detail *s = state(a);
 
-	draw_dialog(a, "Job detail", s->lines, s->n, s->top,
+	dialog_draw(a, "Job detail", s->lines, s->n, s->top,
 	    "j/k, PgUp/PgDn, g/G: scroll    P: write the screen    Esc/Enter: close", ROLE_DIALOG);
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "ui/app.h"
+#include "ui/dialog.h"
 #include "util/xmalloc.h"
 
 struct help {
@@ -62,7 +63,7 @@ static void help_draw(struct app *a)
 {
 	struct help *h = state(a);
 
-	draw_dialog(a, "taotop keys", h->lines, h->n, h->top,
+	dialog_draw(a, "taotop keys", h->lines, h->n, h->top,
 	    "j/k, PgUp/PgDn: scroll    Esc/q/?: close", ROLE_DIALOG);
 }
 

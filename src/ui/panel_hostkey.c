@@ -5,6 +5,8 @@
 
 #include "ssh/conn.h"
 #include "ui/app.h"
+#include "ui/dialog.h"
+#include "ui/message.h"
 #include "util/xmalloc.h"
 
 struct hostkey {
@@ -62,14 +64,14 @@ static void hostkey_draw(struct app *a)
 		kh = conn_known_hosts_name(c->host);
 		v[n++] = xasprintf("known, remove the old key: ssh-keygen -R %s", kh);
 		free(kh);
-		draw_dialog(a, "WARNING: host key changed", v, n, 0, "Esc: close",
+		dialog_draw(a, "WARNING: host key changed", v, n, 0, "Esc: close",
 		    ROLE_DIALOG_WARNING);
 	} else {
 		v[n++] = xasprintf("%s (cluster %s) is not in known_hosts yet.", c->host ? c->host
 		    : "?", c->cfg->name);
 		v[n++] = xasprintf("Its key: %s", c->fingerprint ? c->fingerprint : "?");
 		v[n++] = xstrdup("Compare it with the fingerprint your cluster's admins publish.");
-		draw_dialog(a, "Unknown host key", v, n, 0,
+		dialog_draw(a, "Unknown host key", v, n, 0,
 		    "a: accept and remember    r/Esc: refuse", ROLE_DIALOG);
 	}
 	for (i = 0; i < n; i++)

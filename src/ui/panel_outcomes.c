@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "ui/app.h"
+#include "ui/dialog.h"
+#include "ui/message.h"
 #include "ui/text.h"
 #include "util/xmalloc.h"
 
@@ -76,7 +78,7 @@ static void outcomes_draw(struct app *a)
 		    s->outs[i].message ? s->outs[i].message : "");
 	if (s->wanted)
 		v[i] = xasprintf("... waiting for %zu answer%s", s->wanted, s->wanted == 1 ? "" : "s");
-	draw_dialog(a, "Cancel", v, n, 0, "Enter/Esc: close", ROLE_DIALOG);
+	dialog_draw(a, "Cancel", v, n, 0, "Enter/Esc: close", ROLE_DIALOG);
 	for (i = 0; i < n; i++)
 		free(v[i]);
 	free(v);

@@ -2,8 +2,10 @@
  * a y/n. The engine's answer is told on the message line. */
 #include <stdlib.h>
 
-#include "engine/state.h"
+#include "engine/slurm/state.h"
 #include "ui/app.h"
+#include "ui/dialog.h"
+#include "ui/message.h"
 #include "util/xmalloc.h"
 
 struct retry {
@@ -74,7 +76,7 @@ static void retry_draw(struct app *a)
 
 	v[0] = xasprintf("%s runs again as a new record linked to it,", state(a)->job);
 	v[1] = xstrdup("from the sbatch it staged: nothing is staged or converted again.");
-	draw_dialog(a, "Retry?", v, 2, 0, "y/Enter: retry    n/Esc: keep it", ROLE_DIALOG);
+	dialog_draw(a, "Retry?", v, 2, 0, "y/Enter: retry    n/Esc: keep it", ROLE_DIALOG);
 	free(v[0]), free(v[1]);
 }
 

@@ -1,10 +1,11 @@
-/* The signal picker (a, then s): engine/actions.h's signals; Enter sends
+/* The signal picker (a, then s): engine/track/actions.h's signals; Enter sends
  * the chosen one through the actions panel (which asks first for one that
  * ends or stops the job). */
 #include <stdlib.h>
 
-#include "engine/actions.h"
+#include "engine/track/actions.h"
 #include "ui/app.h"
+#include "ui/dialog.h"
 #include "util/xmalloc.h"
 
 #define SHOWN	16	/* signals listed at most */
@@ -52,7 +53,7 @@ static void signals_draw(struct app *a)
 
 	for (n = 0; job_signals[n] != NULL && n < SHOWN; n++)
 		v[n] = xasprintf("%s SIG%s", n == state(a)->pick ? ">" : " ", job_signals[n]);
-	draw_dialog(a, "Send a signal (batch shell and every step)", v, n, 0,
+	dialog_draw(a, "Send a signal (batch shell and every step)", v, n, 0,
 	    "j/k: choose    Enter: send    Esc: none", ROLE_DIALOG);
 	while (n > 0)
 		free(v[--n]);

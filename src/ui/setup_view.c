@@ -2,7 +2,7 @@
  * The monitor's first run: with no cluster configured, `taotop` opens on
  * this form instead of an error. The user gives the login hosts (those of
  * ~/.ssh/config are offered) and what ssh and the seed's defaults do not
- * say; taotop connects through the engine's watch (engine/watch.h: a
+ * say; taotop connects through the engine's watch (engine/watch/watch.h: a
  * worker thread; the keys never wait), asks about
  * an unknown host key with the same words and keys as the monitor's
  * host-key dialog, runs the preflight and shows it, and writes the cluster
@@ -22,13 +22,14 @@
 #include <unistd.h>
 #include <wchar.h>
 
-#include "engine/config.h"
-#include "engine/preflight.h"
-#include "engine/setup.h"
-#include "engine/watch.h"
+#include "engine/config/config.h"
+#include "engine/config/preflight.h"
+#include "engine/config/setup.h"
+#include "engine/watch/watch.h"
 #include "ssh/conn.h"
 #include "ssh/sshconfig.h"
 #include "ui/app.h"
+#include "ui/dialog.h"
 #include "ui/text.h"
 #include "util/buf.h"
 #include "util/sanitize.h"
@@ -340,7 +341,7 @@ static void draw_view(struct app *a, struct setup_view *v)
 		lines[0] = xasprintf("%s (cluster %s) is not in known_hosts yet.", h, v->cl.name);
 		lines[1] = xasprintf("Its key: %s", fp);
 		lines[2] = xstrdup("Compare it with the fingerprint your cluster's admins publish.");
-		draw_dialog(a, "Unknown host key", lines, 3, 0,
+		dialog_draw(a, "Unknown host key", lines, 3, 0,
 		    "a: accept and remember    r/Esc: refuse", ROLE_DIALOG);
 		free(lines[0]), free(lines[1]), free(lines[2]), free(h), free(fp);
 	}

@@ -1,4 +1,10 @@
-/* The monitor's loop, its signals and its keys. Drawing is draw.c's. */
+/*
+ * The monitor's loop, its signals and its keys. Drawing is draw.c's, the
+ * message line message.c's, each dialog its panel_NAME.c. Over 800 lines
+ * because the normal view's keys and the engine's news act on the one
+ * loop's state (focus, follow, marks) that nothing else touches; each
+ * section is short.
+ */
 #include "util/compat.h"
 #include "ui/ui.h"
 
@@ -14,9 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/record.h"
+#include "engine/store/store.h"
 #include "ui/app.h"
 #include "ui/keymap.h"
+#include "ui/message.h"
 #include "ui/text.h"
 #include "util/buf.h"
 #include "util/log.h"
@@ -85,27 +92,6 @@ static int signals_init(void)
 }
 
 /* ---- following the selected job ----------------------------------------------------------- */
-
-void ui_message(struct app *a, int error, const char *fmt, ...)
-{
-	va_list ap;
-
-	free(a->message);
-	va_start(ap, fmt);
-	a->message = xvasprintf(fmt, ap);
-	va_end(ap);
-	a->message_error = error;
-	a->dirty |= DIRTY_MESSAGE;
-}
-
-static void clear_message(struct app *a)
-{
-	if (a->message != NULL) {
-		free(a->message);
-		a->message = NULL;
-		a->dirty |= DIRTY_MESSAGE;
-	}
-}
 
 /* The id the engine takes for a row: the record's, else SLURM's own. */
 const char *ui_engine_id(const struct job_row *r)
@@ -272,7 +258,7 @@ static void on_jobs(struct app *a)
 static void on_link(struct app *a)
 {
 	a->dirty |= DIRTY_STATUS;
-	ask_check(a);
+	ask_panel_check(a);
 }
 
 static void on_log(struct app *a)
@@ -300,14 +286,14 @@ static void on_event(struct app *a, struct watch_event *ev)
 	case WATCH_EV_LINK:		on_link(a); break;
 	case WATCH_EV_LOG:		on_log(a); break;
 	case WATCH_EV_HOSTKEY:		hostkey_panel_check(a); break;
-	case WATCH_EV_ASK:		ask_check(a); break;
+	case WATCH_EV_ASK:		ask_panel_check(a); break;
 	case WATCH_EV_USE:		on_use(a); break;
 	case WATCH_EV_OUTCOMES:		on_outcomes(a, ev); break;
 	case WATCH_EV_FILES:		on_files(a, ev); break;
 	case WATCH_EV_RETRY:		retry_panel_done(a, &ev->u.retry); break;
 	case WATCH_EV_ANSWER:		on_answer(a, ev); break;
-	case WATCH_EV_STEP:		submit_view_step(a, ev); break;
-	case WATCH_EV_SUBMITTED:	submit_view_ended(a, ev); break;
+	case WATCH_EV_STEP:		submit_panel_step(a, ev); break;
+	case WATCH_EV_SUBMITTED:	submit_panel_ended(a, ev); break;
 	case WATCH_EV_FLAG:		notify_flag(a, ev); break;
 	case WATCH_EV_PREFLIGHT:	break;	/* the first-run form's (setup_view.c) */
 	}
@@ -534,7 +520,7 @@ static void act(struct app *a, enum action act)
 		return;
 	switch (act) {
 	case ACT_QUIT:
-		if (submit_view_running(a) && !a->quit_asked) {
+		if (submit_panel_running(a) && !a->quit_asked) {
 			/* Quitting cuts the submit's remote commands short. */
 			a->quit_asked = 1;
 			ui_message(a, 1, "a submit is running: q again quits and cuts it short "
@@ -698,7 +684,7 @@ static void on_key(struct app *a, wint_t ch, int func)
 		panel_key(a, ch, func);
 		return;
 	}
-	clear_message(a);
+	ui_message_clear(a);
 	watch_user_active(a->watch);
 	if (!func && ch == KEY_ESC) {
 		if (a->jt.filter[0] != '\0') {
@@ -737,7 +723,7 @@ static int64_t status_change_at(struct app *a, int64_t now)
 		if (at < 0 || t < at)
 			at = t;
 	}
-	if (submit_view_ticking(a) && (at < 0 || now + STATUS_TICK_MS < at))
+	if (submit_panel_ticking(a) && (at < 0 || now + STATUS_TICK_MS < at))
 		at = now + STATUS_TICK_MS;
 	return at;
 }
@@ -764,7 +750,7 @@ static void loop(struct app *a)
 		if (status_at >= 0 && now >= status_at) {
 			a->dirty |= DIRTY_STATUS | DIRTY_JOBS |	/* stale rows dim */
 			    DIRTY_PANES |			/* their age, a spinner */
-			    (submit_view_ticking(a) ? DIRTY_DIALOG : 0);
+			    (submit_panel_ticking(a) ? DIRTY_DIALOG : 0);
 			detail_panel_spin(a);		/* a fetch's spinner */
 		}
 		status_at = status_change_at(a, now);
@@ -804,7 +790,7 @@ static void loop(struct app *a)
 			keys++;
 		}
 		if (keys > 0)
-			ask_check(a);	/* a dialog closed: a question may wait */
+			ask_panel_check(a);	/* a dialog closed: a question may wait */
 		if (keys > 0 && !a->quit) {
 			if (a->dirty)
 				draw(a);

@@ -1,6 +1,6 @@
 /*
  * The full-screen monitor: `taotop` with no verb. One poll() loop over the
- * keyboard, the clusters' worker descriptors (engine/watch.h), a self-pipe
+ * keyboard, the clusters' worker descriptors (engine/watch/watch.h), a self-pipe
  * for signals and the timers; it never calls libssh and never waits on the
  * network, and draws once per pass only what changed.
  */

@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/command.h"
-#include "engine/config.h"
-#include "engine/lint.h"
-#include "engine/policy.h"
-#include "engine/secrets.h"
-#include "engine/spec.h"
-#include "engine/storage.h"
+#include "engine/submit/command.h"
+#include "engine/config/config.h"
+#include "engine/submit/lint.h"
+#include "engine/submit/policy.h"
+#include "engine/submit/secrets.h"
+#include "engine/submit/spec.h"
+#include "engine/config/storage.h"
 #include "ui/text.h"
 #include "util/buf.h"
 #include "util/xmalloc.h"
@@ -72,7 +72,7 @@ static void set_number(struct wizard *w, enum wiz_field f, double v)
 static void wipe(char *s)
 {
 	if (s != NULL)
-		mem_wipe(s, strlen(s));
+		buf_mem_wipe(s, strlen(s));
 	free(s);
 }
 
@@ -347,7 +347,7 @@ void wizard_clear(struct wizard *w)
 
 	if (t == NULL)
 		return;
-	mem_wipe(*t, strlen(*t));
+	buf_mem_wipe(*t, strlen(*t));
 	edited(w);
 }
 

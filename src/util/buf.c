@@ -20,7 +20,7 @@ void buf_init_secret(struct buf *b)
 	b->secret = 1;
 }
 
-void mem_wipe(void *p, size_t len)
+void buf_mem_wipe(void *p, size_t len)
 {
 	if (p != NULL && len > 0)
 		compat_wipe(p, len);
@@ -31,7 +31,7 @@ void buf_free(struct buf *b)
 	int secret = b->secret;
 
 	if (secret)
-		mem_wipe(b->data, b->cap);
+		buf_mem_wipe(b->data, b->cap);
 	free(b->data);
 	buf_init(b);
 	b->secret = secret;
@@ -40,7 +40,7 @@ void buf_free(struct buf *b)
 void buf_reset(struct buf *b)
 {
 	if (b->secret)
-		mem_wipe(b->data, b->cap);
+		buf_mem_wipe(b->data, b->cap);
 	b->len = 0;
 	if (b->data != NULL)
 		b->data[0] = '\0';
@@ -59,7 +59,7 @@ void buf_reserve(struct buf *b, size_t extra)
 		char *p = xmalloc(cap);
 		if (b->data != NULL) {
 			memcpy(p, b->data, b->len + 1);
-			mem_wipe(b->data, b->cap);
+			buf_mem_wipe(b->data, b->cap);
 			free(b->data);
 		}
 		b->data = p;

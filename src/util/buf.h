@@ -25,7 +25,7 @@ void buf_addc(struct buf *b, char c);
 void buf_adds(struct buf *b, const char *s);
 void buf_addf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Zero len bytes at p, in a way the compiler cannot drop. */
-void mem_wipe(void *p, size_t len);
+void buf_mem_wipe(void *p, size_t len);
 /* Hand the data to the caller (to free) and leave b empty. */
 char *buf_detach(struct buf *b);
 

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/record.h"
+#include "engine/store/record.h"
 #include "integration/helper_rig.h"
 #include "ssh/conn.h"
 #include "util/file.h"

@@ -26,10 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/config.h"
-#include "engine/logtail.h"
-#include "engine/record.h"
-#include "engine/tracker.h"
+#include "engine/config/config.h"
+#include "engine/logs/logtail.h"
+#include "engine/store/store.h"
+#include "engine/track/tracker.h"
 #include "integration/helper_rig.h"
 #include "bench/bench.h"
 #include "ssh/conn.h"

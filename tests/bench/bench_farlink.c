@@ -20,11 +20,11 @@
 #include <criterion/criterion.h>
 
 #include "bench/bench.h"
-#include "engine/config.h"
-#include "engine/logtail.h"
-#include "engine/record.h"
-#include "engine/submit.h"
-#include "engine/tracker.h"
+#include "engine/config/config.h"
+#include "engine/logs/logtail.h"
+#include "engine/store/store.h"
+#include "engine/submit/submit.h"
+#include "engine/track/tracker.h"
 #include "integration/helper_rig.h"
 #include "ssh/conn.h"
 #include "util/buf.h"

@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/config.h"
-#include "engine/record.h"
-#include "engine/usage.h"
-#include "engine/watch.h"
+#include "engine/config/config.h"
+#include "engine/store/store.h"
+#include "engine/track/usage.h"
+#include "engine/watch/watch.h"
 #include "integration/helper_rig.h"
 #include "bench/bench.h"
 #include "ssh/conn.h"

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "engine/record.h"
+#include "engine/store/record.h"
 #include "integration/helper_rig.h"
 #include "integration/helper_screen.h"
 #include "util/file.h"

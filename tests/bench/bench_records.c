@@ -29,9 +29,9 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "engine/config.h"
-#include "engine/record.h"
-#include "engine/tracker.h"
+#include "engine/config/config.h"
+#include "engine/store/store.h"
+#include "engine/track/tracker.h"
 #include "integration/helper_rig.h"
 #include "integration/helper_screen.h"
 #include "util/file.h"

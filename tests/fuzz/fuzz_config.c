@@ -1,7 +1,7 @@
 /* config.yaml as a user writes it. */
 #include "fuzz.h"
 
-#include "engine/config.h"
+#include "engine/config/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

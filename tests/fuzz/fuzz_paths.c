@@ -3,7 +3,7 @@
  * the patterns it gives. */
 #include "fuzz.h"
 
-#include "engine/slurm.h"
+#include "engine/slurm/slurm.h"
 
 #define FUZZ_NONCE "0123456789abcdef"
 

@@ -1,7 +1,7 @@
 /* SLURM's filename patterns (sbatch --output), as a user's job gives them. */
 #include "fuzz.h"
 
-#include "engine/slurm.h"
+#include "engine/slurm/slurm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,7 +2,7 @@
  * that loads is written back and loads to the same JSON. */
 #include "fuzz.h"
 
-#include "engine/record.h"
+#include "engine/store/record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,7 +1,7 @@
 /* A spec bundle; one that parses survives TAO's spec through the emitter. */
 #include "fuzz.h"
 
-#include "engine/spec.h"
+#include "engine/submit/spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,7 +3,7 @@
  * the dictionary use it). */
 #include "fuzz.h"
 
-#include "engine/slurm.h"
+#include "engine/slurm/slurm.h"
 
 #define FUZZ_NONCE "0123456789abcdef"
 

@@ -1,7 +1,7 @@
 /* TAO's status.json, fed in two pieces as a follower reads it. */
 #include "fuzz.h"
 
-#include "engine/taostatus.h"
+#include "engine/track/taostatus.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,7 +1,7 @@
 /* A template (user's or shipped): rendered, nothing of @@NAME@@ is left. */
 #include "fuzz.h"
 
-#include "engine/template.h"
+#include "engine/submit/template.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

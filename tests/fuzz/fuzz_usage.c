@@ -2,7 +2,7 @@
  * nonce and a job id), then folded into a tracker as the monitor does. */
 #include "fuzz.h"
 
-#include "engine/usage.h"
+#include "engine/track/usage.h"
 
 #define FUZZ_NONCE "0123456789abcdef"
 

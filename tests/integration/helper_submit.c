@@ -7,9 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/record.h"
-#include "engine/submit.h"
-#include "engine/tracker.h"
+#include "engine/store/store.h"
+#include "engine/submit/submit.h"
+#include "engine/track/tracker.h"
 #include "integration/helper_rig.h"
 #include "ssh/conn.h"
 #include "util/buf.h"

@@ -3,8 +3,8 @@
 #ifndef TAOTOP_TESTS_HELPER_SUBMIT_H
 #define TAOTOP_TESTS_HELPER_SUBMIT_H
 
-#include "engine/config.h"
-#include "engine/state.h"
+#include "engine/config/config.h"
+#include "engine/slurm/state.h"
 
 #define SUB_TOKEN "hf_TaoTopTestToken9f8e7d6c5b4a3928170"
 

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/record.h"
+#include "engine/store/store.h"
 #include "integration/helper_rig.h"
 #include "integration/helper_screen.h"
 #include "util/file.h"

@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/config.h"
-#include "engine/record.h"
-#include "engine/tracker.h"
+#include "engine/config/config.h"
+#include "engine/store/store.h"
+#include "engine/track/tracker.h"
 #include "integration/helper_rig.h"
 #include "ssh/conn.h"
 #include "util/xmalloc.h"

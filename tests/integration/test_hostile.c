@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/record.h"
+#include "engine/store/store.h"
 #include "integration/helper_rig.h"
 #include "integration/helper_screen.h"
 #include "util/xmalloc.h"

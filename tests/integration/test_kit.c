@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/taostatus.h"
-#include "engine/template.h"
+#include "engine/track/taostatus.h"
+#include "engine/submit/template.h"
 #include "integration/helper_rig.h"
 #include "util/file.h"
 #include "util/xmalloc.h"

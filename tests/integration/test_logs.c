@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/logtail.h"
-#include "engine/record.h"
+#include "engine/logs/logtail.h"
+#include "engine/store/store.h"
 #include "integration/helper_rig.h"
 #include "ssh/conn.h"
 #include "util/file.h"

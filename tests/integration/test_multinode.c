@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/config.h"
-#include "engine/record.h"
-#include "engine/submit.h"
+#include "engine/config/config.h"
+#include "engine/store/store.h"
+#include "engine/submit/submit.h"
 #include "integration/helper_rig.h"
 #include "integration/helper_submit.h"
 #include "util/buf.h"

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/config.h"
-#include "engine/preflight.h"
+#include "engine/config/config.h"
+#include "engine/config/preflight.h"
 #include "integration/helper_rig.h"
 #include "ssh/conn.h"
 #include "util/xmalloc.h"

@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/record.h"
-#include "engine/retry.h"
-#include "engine/submit.h"
-#include "engine/tracker.h"
+#include "engine/store/store.h"
+#include "engine/track/retry.h"
+#include "engine/submit/submit.h"
+#include "engine/track/tracker.h"
 #include "integration/helper_rig.h"
 #include "integration/helper_submit.h"
 #include "util/xmalloc.h"

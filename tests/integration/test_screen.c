@@ -14,7 +14,7 @@
 #include <time.h>
 #include <wchar.h>
 
-#include "engine/record.h"
+#include "engine/store/store.h"
 #include "integration/helper_rig.h"
 #include "integration/helper_screen.h"
 #include "util/file.h"

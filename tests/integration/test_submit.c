@@ -14,11 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/config.h"
-#include "engine/record.h"
-#include "engine/spec.h"
-#include "engine/submit.h"
-#include "engine/tracker.h"
+#include "engine/config/config.h"
+#include "engine/store/store.h"
+#include "engine/submit/spec.h"
+#include "engine/submit/submit.h"
+#include "engine/track/tracker.h"
 #include "integration/helper_rig.h"
 #include "integration/helper_submit.h"
 #include "ssh/conn.h"

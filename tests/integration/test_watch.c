@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/actions.h"
-#include "engine/config.h"
-#include "engine/record.h"
-#include "engine/watch.h"
+#include "engine/track/actions.h"
+#include "engine/config/config.h"
+#include "engine/store/store.h"
+#include "engine/watch/watch.h"
 #include "integration/helper_rig.h"
 #include "ssh/conn.h"
 #include "util/buf.h"

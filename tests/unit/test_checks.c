@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/checks.h"
+#include "engine/submit/checks.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/xmalloc.h"

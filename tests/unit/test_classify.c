@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/classify.h"
+#include "engine/track/classify.h"
 
 static struct patterns *shipped(void)
 {

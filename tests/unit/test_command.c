@@ -4,8 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/command.h"
-#include "engine/spec.h"
+#include "engine/submit/command.h"
+#include "engine/submit/spec.h"
 #include "ssh/quote.h"
 #include "util/buf.h"
 #include "util/xmalloc.h"

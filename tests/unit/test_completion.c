@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "engine/record.h"
+#include "engine/store/store.h"
 #include "util/buf.h"
 #include "util/xmalloc.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/config.h"
+#include "engine/config/config.h"
 #include "ssh/conn.h"
 
 static void clear_env(void)

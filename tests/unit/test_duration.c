@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "engine/duration.h"
+#include "engine/slurm/duration.h"
 
 static long secs_of(const char *s)
 {

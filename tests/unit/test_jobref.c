@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/jobref.h"
-#include "engine/record.h"
+#include "engine/store/jobref.h"
+#include "engine/store/store.h"
 #include "util/xmalloc.h"
 
 static struct record_store *st;

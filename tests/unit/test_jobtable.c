@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/tracker.h"
+#include "engine/track/tracker.h"
 #include "ui/jobtable.h"
 
 static struct job_row rows[8];

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/lint.h"
+#include "engine/submit/lint.h"
 
 Test(lint, a_clean_script_passes)
 {

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/logring.h"
+#include "engine/logs/logring.h"
 
 Test(logring, keeps_the_last_lines_in_order_within_its_bound)
 {

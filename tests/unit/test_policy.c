@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/policy.h"
-#include "engine/spec.h"
+#include "engine/submit/policy.h"
+#include "engine/submit/spec.h"
 
 static struct spec blank(void)
 {

@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/recindex.h"
-#include "engine/record.h"
+#include "engine/store/recindex.h"
+#include "engine/store/store.h"
 #include "util/file.h"
 #include "util/xmalloc.h"
 

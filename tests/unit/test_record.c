@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/record.h"
+#include "engine/store/store.h"
 #include "util/xmalloc.h"
 
 /* A fresh store folder for this test (static: no leak to track). */
@@ -284,8 +284,8 @@ Test(record, events_are_kept_even_without_a_state_change)
 	record_free(r);
 }
 
-#include "engine/config.h"
-#include "engine/tracker.h"
+#include "engine/config/config.h"
+#include "engine/track/tracker.h"
 
 /* A record file written by hand, as someone with write access could. */
 static void write_record(const char *dir, const char *id, const char *field, const char *value)

@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/config.h"
-#include "engine/request.h"
-#include "engine/spec.h"
-#include "engine/submit.h"
+#include "engine/config/config.h"
+#include "engine/submit/request.h"
+#include "engine/submit/spec.h"
+#include "engine/submit/submit.h"
 
 static struct spec blank(void)
 {

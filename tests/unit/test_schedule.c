@@ -1,6 +1,6 @@
 #include <criterion/criterion.h>
 
-#include "engine/schedule.h"
+#include "engine/track/schedule.h"
 
 Test(schedule, backs_off_while_quiet_and_returns_on_change)
 {

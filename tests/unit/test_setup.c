@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/config.h"
-#include "engine/setup.h"
+#include "engine/config/config.h"
+#include "engine/config/setup.h"
 #include "ssh/sshconfig.h"
 #include "util/file.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/slurm.h"
+#include "engine/slurm/slurm.h"
 #include "util/buf.h"
 
 #define US "\x1f"
@@ -242,7 +242,7 @@ Test(slurm, a_job_name_cannot_move_its_log_path)
 	}
 }
 
-#include "engine/actions.h"
+#include "engine/track/actions.h"
 
 Test(actions, time_limits_as_typed_become_slurms_form)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/spec.h"
+#include "engine/submit/spec.h"
 
 static int parse(const char *text, struct spec *s, char **err)
 {

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/stage.h"
+#include "engine/submit/stage.h"
 #include "util/file.h"
 #include "util/xmalloc.h"
 

@@ -1,7 +1,7 @@
 /* The seed's state table, row by row, and the ways SLURM prints states. */
 #include <criterion/criterion.h>
 
-#include "engine/state.h"
+#include "engine/slurm/state.h"
 
 static enum tao_state map(const char *printed)
 {

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/storage.h"
+#include "engine/config/storage.h"
 
 Test(storage, lustre_and_slurm_uris_only)
 {

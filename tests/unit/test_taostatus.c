@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "engine/taostatus.h"
+#include "engine/track/taostatus.h"
 
 static void feed(struct tao_status *ts, const char *text)
 {

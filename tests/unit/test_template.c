@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/template.h"
+#include "engine/submit/template.h"
 #include "util/file.h"
 #include "util/xmalloc.h"
 

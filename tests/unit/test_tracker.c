@@ -9,9 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/config.h"
-#include "engine/record.h"
-#include "engine/tracker.h"
+#include "engine/config/config.h"
+#include "engine/store/store.h"
+#include "engine/track/tracker.h"
 #include "util/xmalloc.h"
 
 static struct record_store *fresh_store(void)

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/logring.h"
-#include "engine/record.h"
-#include "engine/tracker.h"
-#include "engine/watch.h"
+#include "engine/logs/logring.h"
+#include "engine/store/record.h"
+#include "engine/track/tracker.h"
+#include "engine/watch/watch.h"
 #include "ui/detail.h"
 #include "ui/keymap.h"
 #include "ui/layout.h"

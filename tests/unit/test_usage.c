@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/usage.h"
+#include "engine/track/usage.h"
 #include "util/xmalloc.h"
 
 #define NONCE "0123456789abcdef"

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/config.h"
-#include "engine/spec.h"
+#include "engine/config/config.h"
+#include "engine/submit/spec.h"
 #include "ui/picker.h"
 #include "ui/wizard.h"
 #include "util/xmalloc.h"

@@ -1,0 +1,99 @@
+/*
+ * Job records: what taotop knows of each job it submitted, one JSON file per
+ * job under $XDG_STATE_HOME/taotop/jobs/ (the seed's tao_job_record.py, in C).
+ * A record is opened (its id minted) before anything is launched, and keeps
+ * the history of its state transitions. A record here is data and its JSON;
+ * the folder of them, its lock and its atomic writes are the store's
+ * (store.h).
+ */
+#ifndef TAOTOP_ENGINE_RECORD_H
+#define TAOTOP_ENGINE_RECORD_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "engine/slurm/state.h"
+
+struct transition {
+	time_t		 at;
+	enum tao_state	 from, to;
+	char		*native;	/* SLURM's state word then, or NULL */
+	char		*message;	/* native sub-state, reason, or NULL */
+	char		*source;	/* "scheduler", "user" or "taotop" */
+};
+
+/* TAO's progress as a job ended, read once from its status.json, so a
+ * finished job keeps what it was (stored as an object in the record). */
+struct record_progress {
+	int	 epoch, max_epoch;	/* -1: not reported */
+	char	 eta[32];
+	char	 metric[32];		/* the series' KPI ("loss"), or "" */
+	double	*series;		/* one value per epoch */
+	size_t	 nseries;
+};
+
+/* What SLURM gave the job, as last seen when its state changed (stored as
+ * the record's "allocation" object): a finished job keeps its partition,
+ * size and times when the queue and accounting's recent window no longer
+ * list it. */
+struct record_alloc {
+	char	 partition[64];	/* "" unknown */
+	int	 nodes, gpus;	/* 0: unknown */
+	long	 elapsed_s, limit_s;	/* -1: unknown (or UNLIMITED) */
+	char	 exit_code[16];	/* accounting's, "" unknown */
+};
+
+struct job_record {
+	char		*id;
+	char		*platform;	/* "slurm" */
+	char		*cluster;
+	char		*image;
+	char		*network_arch;
+	char		*action;
+	char		*storage_tier;	/* "A": Lustre */
+	char		*results_dir;
+	char		*log_dir;
+	char		*backend_ref;	/* the SLURM job id, once launched */
+	char		*retry_of;	/* the id this retries, or NULL */
+	char		*retried_as;	/* the retry that followed this, or NULL */
+	char		*secrets;	/* names of the secrets its sidecar held,
+					 * comma-separated (a retry writes it again) */
+	char		*bundle;	/* the bundle's local path (a retry reads the
+					 * .env beside it again), or NULL */
+	enum tao_state	 state;
+	char		*native;	/* last native state word */
+	struct record_progress *progress;	/* NULL until the job ended */
+	struct record_alloc alloc;
+	int		 has_alloc;	/* alloc was written */
+	time_t		 created, updated;
+	struct transition *hist;
+	size_t		 nhist;
+};
+
+struct job_record *record_new(const char *id);
+/* Whether id may name a record (it names its file): letters, digits, '-',
+ * '_', '.', no leading dot, at most 128 bytes. */
+int record_id_ok(const char *id);
+void record_free(struct job_record *r);
+/* Set a string field, copying value (NULL clears it). */
+void record_set(char **field, const char *value);
+/* Set r's progress to a copy of p (NULL clears it). */
+void record_set_progress(struct job_record *r, const struct record_progress *p);
+
+/* Move r to state `to` (with SLURM's native word and a message) and append
+ * a transition when either changed. Returns 1 when r changed. */
+int record_transition(struct job_record *r, enum tao_state to, const char *native,
+    const char *message, const char *source, time_t at);
+
+/* Append an entry whatever the state (from == to): for moments of taotop's
+ * own, such as "opened" and "submitted as SLURM job N". */
+void record_event(struct job_record *r, const char *message, const char *source, time_t at);
+
+/* JSON, as stored. record_from_json fills *err with what is wrong. */
+char *record_to_json(const struct job_record *r);
+/* The "progress" object added to o, as records and `--json` rows write it. */
+struct cJSON;
+void record_progress_json(struct cJSON *o, const struct record_progress *p);
+struct job_record *record_from_json(const char *json, char **err);
+
+#endif

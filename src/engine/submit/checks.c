@@ -1,0 +1,137 @@
+#include "engine/submit/checks.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ssh/quote.h"
+#include "util/buf.h"
+#include "util/xmalloc.h"
+
+double checks_slurm_hours(const char *s)
+{
+	long d = 0, h = 0, m = 0, sec = 0;
+	const char *dash = strchr(s, '-');
+
+	if (strncmp(s, "UNLIMITED", 9) == 0 || strncmp(s, "infinite", 8) == 0)
+		return 1e9;
+	if (dash != NULL) {
+		d = atol(s);
+		s = dash + 1;
+	}
+	if (sscanf(s, "%ld:%ld:%ld", &h, &m, &sec) == 3)
+		return (double)d * 24 + (double)h + (double)m / 60 + (double)sec / 3600;
+	if (sscanf(s, "%ld:%ld", &m, &sec) == 2)
+		return (double)d * 24 + (double)m / 60;
+	if (sscanf(s, "%ld", &m) == 1)
+		return (double)d * 24 + (double)m / 60;
+	return 0;
+}
+
+/* Each dataset's test -e and the image's magic as "@@" lines; `close`
+ * runs on an answer that stops the job, `end` ends each test. */
+static void ask_files(const struct check_ask *a, const char *close, const char *end,
+    struct buf *cmd)
+{
+	char *q;
+	size_t i;
+
+	for (i = 0; i < a->ndatasets; i++) {
+		q = sh_quote(a->datasets[i]);
+		buf_addf(cmd, "if test -e %s; then echo '@@ok %zu'; else echo '@@missing %zu'%s; fi%s",
+		    q, i, i, close, end);
+		free(q);
+	}
+	q = sh_quote(a->image);
+	buf_addf(cmd, "if [ \"$(head -c 4 %s 2>/dev/null)\" = hsqs ]; then echo '@@image ok'; "
+	    "elif test -e %s; then echo '@@image bad'%s; else echo '@@image missing'%s; fi%s",
+	    q, q, close, close, end);
+	free(q);
+}
+
+void checks_command(const struct check_ask *a, struct buf *cmd)
+{
+	char *q;
+
+	ask_files(a, "", "; ", cmd);
+	q = sh_quote(a->partition);
+	buf_addf(cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"; ", q);
+	/* The partition's nodes and their GPUs, for the shape: "2 gpu:8". */
+	buf_addf(cmd, "echo \"@@nodes $(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1)\"", q);
+	free(q);
+}
+
+/*
+ * The gate's tests mirror the judgement (engine/submit/submit.c) only where they
+ * are sure: a MaxTime in sinfo's own forms that is not zero (the judgement
+ * reads anything else as no partition, or cannot be matched here), at
+ * least the job's nodes when it wants more than one, and a gres of the
+ * form gpu[:type]:N with N at least the job's per node when it wants GPUs
+ * (the count after the last colon, before any "(" or ","; anything else
+ * closes it). The answers are the same lines checks_command prints.
+ */
+void checks_gate(const struct check_ask *a, struct buf *cmd)
+{
+	char *q;
+
+	buf_adds(cmd, "ok=1\n");
+	ask_files(a, "; ok=", "\n", cmd);
+	q = sh_quote(a->partition);
+	buf_addf(cmd, "mt=$(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1); echo \"@@maxtime $mt\"\n"
+	    "printf '%%s\\n' \"$mt\" | grep -Eq '^(UNLIMITED|infinite)|^([0-9]+-)?[0-9]+:[0-9]+:[0-9]+$' "
+	    "&& case $mt in UNLIMITED*|infinite*|*[1-9]*) ;; *) false;; esac || ok=\n", q);
+	buf_addf(cmd, "nd=$(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1); "
+	    "echo \"@@nodes $nd\"\n", q);
+	free(q);
+	if (a->nodes > 1)
+		buf_addf(cmd, "[ \"${nd%%%% *}\" -ge %d ] 2>/dev/null || ok=\n", a->nodes);
+	if (a->gpus_per_node > 0)
+		buf_addf(cmd, "g=${nd#* }; g=${g%%%%[(,]*}; case $g in gpu*:*) "
+		    "[ \"${g##*:}\" -ge %d ] 2>/dev/null || ok=;; *) ok=;; esac\n", a->gpus_per_node);
+	buf_adds(cmd, "[ -n \"$ok\" ]");
+}
+
+/* "2 gpu:8" or "2 gpu:a100:8(S:0-1)" after "@@nodes ": the count after the
+ * last colon of the gres; no gres: no GPUs. */
+static void read_nodes(const char *s, struct check_facts *f)
+{
+	const char *g = strchr(s, ' ');
+
+	f->part_nodes = atoi(s);
+	if (g != NULL && strncmp(g + 1, "gpu", 3) == 0) {
+		const char *end = g + 1 + strcspn(g + 1, "(,"), *colon = NULL, *p;
+		for (p = g + 1; p < end; p++)
+			if (*p == ':')
+				colon = p;
+		f->part_gpus = colon != NULL ? atoi(colon + 1) : -1;
+	} else if (g != NULL) {
+		f->part_gpus = 0;
+	}
+}
+
+void checks_read(const char *out, size_t ndatasets, struct check_facts *f)
+{
+	char *copy = xstrdup(out != NULL ? out : ""), *line, *save = NULL;
+
+	*f = (struct check_facts){ .missing = SIZE_MAX, .image_state = -2, .part_nodes = -1,
+	    .part_gpus = -1 };
+	for (line = strtok_r(copy, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		size_t k;
+		if (sscanf(line, "@@missing %zu", &k) == 1 && k < ndatasets) {
+			if (f->missing == SIZE_MAX)
+				f->missing = k;
+		} else if (strcmp(line, "@@image ok") == 0) {
+			f->image_state = 1;
+		} else if (strcmp(line, "@@image bad") == 0) {
+			f->image_state = -1;
+		} else if (strcmp(line, "@@image missing") == 0) {
+			f->image_state = 0;
+		} else if (strncmp(line, "@@maxtime ", 10) == 0) {
+			f->max_h = checks_slurm_hours(line + 10);
+		} else if (strncmp(line, "@@nodes ", 8) == 0) {
+			read_nodes(line + 8, f);
+		}
+	}
+	free(copy);
+}

@@ -1,0 +1,56 @@
+/*
+ * What a submit asks the cluster before anything is staged, as one shell
+ * fragment: every dataset path (test -e), the image's squashfs magic, the
+ * partition's MaxTime and the shape of its nodes, each answer an "@@" line
+ * that checks_read turns back into facts. The submit judges the facts
+ * (engine/submit/submit.c: the messages naming the field and the value).
+ *
+ * With a gate, the same fragment also ends non-zero when an answer could
+ * stop the job, so it can run first in the launch's own script
+ * (engine/submit/stage.h: stage_gate) and nothing is written or submitted unless
+ * every check passed: the checks cost no command of their own. The gate is
+ * cautious: it opens only on answers it is sure the judgement passes (a
+ * time limit it cannot read, a node line of another form: closed), and a
+ * closed gate's facts go to the same judgement, which says why, or finds
+ * nothing wrong and lets the submit go the long way. It judges no time
+ * against the partition's MaxTime beyond its existence: a caller folds the
+ * checks only for a job whose time any partition allows (at most the
+ * packaged 4 hours).
+ */
+#ifndef TAOTOP_ENGINE_CHECKS_H
+#define TAOTOP_ENGINE_CHECKS_H
+
+#include <stddef.h>
+
+struct buf;
+
+/* What is asked about. */
+struct check_ask {
+	const char *const *datasets;	/* paths on the cluster */
+	size_t		 ndatasets;
+	const char	*image;		/* the .sqsh the job runs */
+	const char	*partition;
+	int		 nodes;		/* the job's shape, for the gate */
+	int		 gpus_per_node;
+};
+
+/* What the answers said. */
+struct check_facts {
+	size_t	missing;	/* the first dataset missing, or SIZE_MAX */
+	int	image_state;	/* 1 ok, -1 not squashfs, 0 missing, -2 unknown */
+	double	max_h;		/* the partition's time limit; <= 0: no partition */
+	int	part_nodes;	/* -1: unknown */
+	int	part_gpus;	/* per node; -1: unknown */
+};
+
+/* One shell line asking everything, its answers on standard output. */
+void checks_command(const struct check_ask *a, struct buf *cmd);
+/* The same answers, then the gate: lines that end with status 0 only when
+ * every answer lets the job pass. */
+void checks_gate(const struct check_ask *a, struct buf *cmd);
+/* The "@@" lines of out (other lines ignored) into f. */
+void checks_read(const char *out, size_t ndatasets, struct check_facts *f);
+/* SLURM's [D-]H:MM:SS, MM:SS or M in hours; 0 unknown, 1e9 UNLIMITED. */
+double checks_slurm_hours(const char *s);
+
+#endif

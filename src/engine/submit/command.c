@@ -1,0 +1,112 @@
+#include "engine/submit/command.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "util/xmalloc.h"
+
+static const char *const names[] = { "spec", "results_dir", "job_dir", "job_id" };
+#define NNAMES (sizeof(names) / sizeof(names[0]))
+
+static const char *value_of(const struct command_vars *v, size_t i)
+{
+	const char *const values[NNAMES] = { v->spec, v->results_dir, v->job_dir, v->job_id };
+	return values[i];
+}
+
+/* Length of the name in "{name}" at p (p points at the '{'), or 0 when the
+ * braces do not hold a plain name: then they are literal text. */
+static size_t placeholder_len(const char *p)
+{
+	size_t n = 1;
+
+	if (!(islower((unsigned char)p[1]) || p[1] == '_'))
+		return 0;
+	while (islower((unsigned char)p[n]) || isdigit((unsigned char)p[n]) || p[n] == '_')
+		n++;
+	return p[n] == '}' ? n - 1 : 0;
+}
+
+static int lookup(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < NNAMES; i++)
+		if (strlen(names[i]) == len && memcmp(names[i], name, len) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Walks word once: with v NULL it only checks, else it also builds. */
+static char *walk(const char *word, const struct command_vars *v, char **err)
+{
+	struct buf out;
+	const char *p = word;
+
+	buf_init(&out);
+	buf_adds(&out, "");
+	while (*p != '\0') {
+		size_t len;
+		int i;
+		if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+			buf_addc(&out, p[0]);
+			p += 2;
+			continue;
+		}
+		if (p[0] != '{' || (len = placeholder_len(p)) == 0) {
+			buf_addc(&out, *p++);
+			continue;
+		}
+		if ((i = lookup(p + 1, len)) < 0) {
+			*err = xasprintf("command: unknown placeholder {%.*s} in '%s' (taotop fills "
+			    "{spec}, {results_dir}, {job_dir} and {job_id}; write {{ and }} for "
+			    "literal braces)", (int)len, p + 1, word);
+			buf_free(&out);
+			return NULL;
+		}
+		if (v != NULL)
+			buf_adds(&out, value_of(v, (size_t)i) ? value_of(v, (size_t)i) : "");
+		p += len + 2;
+	}
+	return buf_detach(&out);
+}
+
+int command_check_word(const char *word, char **err)
+{
+	char *s = walk(word, NULL, err);
+
+	free(s);
+	return s != NULL ? 0 : -1;
+}
+
+char *command_expand_word(const char *word, const struct command_vars *v, char **err)
+{
+	return walk(word, v, err);
+}
+
+int command_default(const char *network_arch, const char *action, char ***argv, size_t *argc,
+    char **err)
+{
+	const char *missing = network_arch == NULL || network_arch[0] == '\0' ? "network_arch"
+	    : action == NULL || action[0] == '\0' ? "action" : NULL;
+	char **v;
+
+	if (missing != NULL) {
+		*err = xasprintf("field 'command' is missing, and so is '%s': give a command, or "
+		    "network_arch and action for TAO's own (%s %s -e {spec} "
+		    "results_dir={results_dir})", missing, network_arch ? network_arch : "NETWORK_ARCH",
+		    action ? action : "ACTION");
+		return -1;
+	}
+	v = xcalloc(5, sizeof(*v));
+	v[0] = xstrdup(network_arch);
+	v[1] = xstrdup(action);
+	v[2] = xstrdup("-e");
+	v[3] = xstrdup("{spec}");
+	v[4] = xstrdup("results_dir={results_dir}");
+	*argv = v;
+	*argc = 5;
+	return 0;
+}

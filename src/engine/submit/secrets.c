@@ -1,0 +1,179 @@
+#include "util/compat.h"
+#include "engine/submit/secrets.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/store/record.h"
+#include "engine/submit/spec.h"
+#include "engine/submit/submit.h"
+#include "ssh/conn.h"
+#include "ssh/quote.h"
+#include "util/buf.h"
+#include "util/xmalloc.h"
+
+void secrets_hold(void)
+{
+	static int done;
+
+	if (done)
+		return;
+	done = 1;
+	compat_no_dumps();
+}
+
+int secrets_name_ok(const char *name)
+{
+	size_t i;
+
+	if (name == NULL || !(isalpha((unsigned char)name[0]) || name[0] == '_') ||
+	    strlen(name) > 128)
+		return 0;
+	for (i = 0; name[i] != '\0'; i++)
+		if (!(isalnum((unsigned char)name[i]) || name[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/* The value of name in a .env file (NAME=value lines, "export " and quotes
+ * allowed), or NULL. The caller frees it. */
+static char *dotenv_value(const char *path, const char *name)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096], *found = NULL;
+	size_t n = strlen(name);
+
+	if (f == NULL)
+		return NULL;
+	/* No copy of the file in stdio's buffer: line is the only one. */
+	setvbuf(f, NULL, _IONBF, 0);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *p = line, *v;
+		size_t len;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncmp(p, "export ", 7) == 0)
+			p += 7;
+		if (strncmp(p, name, n) != 0 || p[n] != '=')
+			continue;
+		v = p + n + 1;
+		len = strcspn(v, "\r\n");
+		if (len >= 2 && (v[0] == '"' || v[0] == '\'') && v[len - 1] == v[0]) {
+			v++;
+			len -= 2;
+		}
+		if (found != NULL)
+			buf_mem_wipe(found, strlen(found));
+		free(found);
+		found = xstrndup(v, len);
+	}
+	buf_mem_wipe(line, sizeof(line));
+	fclose(f);
+	if (found != NULL && found[0] == '\0') {
+		free(found);
+		found = NULL;
+	}
+	return found;
+}
+
+char *secrets_value(const char *name, const struct spec_kv *typed, size_t ntyped,
+    const char *bundle_path)
+{
+	const char *v = getenv(name), *slash;
+	char *path, *found;
+	size_t i;
+
+	secrets_hold();
+	for (i = 0; i < ntyped; i++)
+		if (strcmp(typed[i].key, name) == 0 && typed[i].value[0] != '\0')
+			return xstrdup(typed[i].value);
+	if (v != NULL && v[0] != '\0')
+		return xstrdup(v);
+	slash = bundle_path ? strrchr(bundle_path, '/') : NULL;
+	path = slash ? xasprintf("%.*s/.env", (int)(slash - bundle_path), bundle_path)
+	    : xstrdup(".env");
+	found = dotenv_value(path, name);
+	free(path);
+	if (found == NULL && slash != NULL)
+		found = dotenv_value(".env", name);
+	return found;
+}
+
+void secrets_wipe(struct buf *text)
+{
+	buf_mem_wipe(text->data, text->cap);
+	buf_free(text);
+}
+
+int secrets_sidecar_text(const char *names, const struct spec_kv *typed, size_t ntyped,
+    const char *bundle_path, struct buf *out, char **err)
+{
+	char *copy = xstrdup(names), *name, *save = NULL;
+	int rc = 0;
+
+	out->secret = 1;	/* from its first byte: growing it leaves no copy */
+	for (name = strtok_r(copy, ",", &save); name != NULL; name = strtok_r(NULL, ",", &save)) {
+		char *v;
+		/* Names come back from records too: each checked as when it
+		 * was first written, before it goes into a shell line. */
+		if (!secrets_name_ok(name)) {
+			*err = xasprintf("'%s' is not a secret name (letters, digits, '_'): refused",
+			    name);
+			secrets_wipe(out);
+			rc = -1;
+			break;
+		}
+		v = secrets_value(name, typed, ntyped, bundle_path);
+		if (v == NULL) {
+			*err = xasprintf("secret %s is set neither in your environment nor in a .env "
+			    "file%s%s: export it (its value is written only to a mode-600 file on the "
+			    "cluster)", name, bundle_path ? " beside " : "", bundle_path ? bundle_path : "");
+			secrets_wipe(out);
+			rc = -1;
+			break;
+		}
+		buf_addf(out, "export %s=", name);
+		sh_quote_buf(out, v, strlen(v));
+		buf_addc(out, '\n');
+		buf_mem_wipe(v, strlen(v));
+		free(v);
+	}
+	free(copy);
+	return rc;
+}
+
+char *secrets_sidecar_path(const char *job_dir, const char *first_id)
+{
+	return xasprintf("%s/job_%s.env", job_dir, first_id);
+}
+
+char *secrets_sidecar_of(const struct job_record *r)
+{
+	char *dir, *path;
+
+	if (r->secrets == NULL || r->secrets[0] == '\0' || (dir = submit_job_dir(r)) == NULL)
+		return NULL;
+	/* The chain's first job named the folder, and its sidecar. */
+	path = secrets_sidecar_path(dir, strrchr(dir, '/') + 1);
+	free(dir);
+	return path;
+}
+
+int secrets_remove_sidecar(struct conn *c, const struct job_record *r, char **err)
+{
+	char *path = secrets_sidecar_of(r);
+	enum conn_status st;
+
+	if (path == NULL)
+		return 0;
+	st = conn_unlink(c, path, err);
+	free(path);
+	if (st == CONN_OK || st == CONN_NOTFOUND) {
+		free(*err);
+		*err = NULL;
+		return 0;
+	}
+	return -1;
+}

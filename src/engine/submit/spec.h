@@ -1,0 +1,74 @@
+/*
+ * The spec bundle: a YAML file describing one job (templates/example.spec.yaml
+ * shows every field). Parsed with libyaml; a syntax error or a wrong field is
+ * reported as file:line:column with the field's name and what it should be.
+ *
+ * Fields left out stay unset here (-1 or NULL): the seed's defaults and the
+ * cluster's config fill them later, so that a spec says only what it means.
+ */
+#ifndef TAOTOP_ENGINE_SPEC_H
+#define TAOTOP_ENGINE_SPEC_H
+
+#include <stddef.h>
+
+struct spec_kv {
+	char	*key;
+	char	*value;
+};
+
+struct spec_file {
+	char	*path;		/* local path of a supporting file */
+	char	*sha256;	/* its expected checksum, hex */
+};
+
+struct spec {
+	char		*image;		/* any of the four image forms */
+	char		*network_arch;
+	char		*action;
+	char		*command;	/* for display: the words joined by spaces */
+	/* Run in the container as these words, with no shell between: a list
+	 * gives them exactly, a text is split at white space. So "$(...)" or
+	 * backticks in a command are text, never run by taotop's doing. The
+	 * words may name {spec}, {results_dir}, {job_dir} and {job_id}
+	 * (engine/submit/command.h); with no command: field, they are TAO's own
+	 * (network_arch action -e {spec} results_dir={results_dir}). */
+	char		**argv;
+	size_t		 argc;
+	int		 command_is_taos;	/* argv is TAO's own: no command: field */
+	char		**datasets;	/* lustre:/// or slurm:// URIs */
+	size_t		 ndatasets;
+	char		*results_dir;
+	int		 gpus, nodes, cpus_per_task;	/* -1: unset */
+	int		 gpus_per_node;	/* -1: unset; with nodes, says the shape outright */
+	double		 time_hours;			/* -1: unset */
+	char		*partition;
+	char		*account;
+	int		 requeue;	/* -1: unset, 0 or 1 */
+	struct spec_kv	*extra_env;	/* name -> value (no secrets: lint checks) */
+	size_t		 nextra_env;
+	char		**secrets;	/* names of secrets passed by name */
+	size_t		 nsecrets;
+	struct spec_file *files;
+	size_t		 nfiles;
+	char		*tao_spec;	/* the "spec:" mapping, as YAML text, or NULL */
+};
+
+/* TAO's spec (the "spec:" mapping) written out by libyaml's emitter, then
+ * read back and compared: -1 with *err if it does not survive the trip. */
+int spec_emit_tao(const struct spec *s, char **yaml, char **err);
+
+/* Parse text (named `file` in messages). -1 with *err as
+ * "file:line:column: ..." when it is not a valid spec bundle. */
+int spec_parse(const char *file, const char *text, size_t len, struct spec *out, char **err);
+/* Read and parse a file. */
+int spec_load(const char *path, struct spec *out, char **err);
+void spec_free(struct spec *s);
+
+/* argv joined by single spaces, for display (caller frees). */
+char *spec_join_words(char *const *argv, size_t argc);
+
+/* An environment variable's name as the bundle takes it: upper case,
+ * digits and '_', not starting with a digit (extra_env, secrets). */
+int spec_env_name_ok(const char *name);
+
+#endif

@@ -1,0 +1,1377 @@
+/*
+ * The submit pipeline, step by step in the order it runs (preflight, the
+ * checks' command, image, probe, record and staging, render and lint,
+ * launch; then the pipeline itself, folded into one command or the long
+ * way). Over 800 lines because every step reads and writes one struct job
+ * and its helpers (step, failed, run): cutting it along its sections
+ * means a submit_priv.h with that struct, as tracker_priv.h does for the
+ * tracker; not done in the rooms' round, which moved files whole.
+ */
+#include "util/compat.h"
+#include "engine/submit/submit.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/submit/checks.h"
+#include "engine/submit/command.h"
+#include "engine/config/config.h"
+#include "engine/submit/lint.h"
+#include "engine/submit/policy.h"
+#include "engine/submit/probe.h"
+#include "engine/store/store.h"
+#include "engine/submit/request.h"
+#include "engine/submit/secrets.h"
+#include "engine/slurm/slurm.h"
+#include "engine/submit/spec.h"
+#include "engine/submit/stage.h"
+#include "engine/config/storage.h"
+#include "engine/submit/template.h"
+#include "ssh/conn.h"
+#include "ssh/quote.h"
+#include "util/buf.h"
+#include "util/file.h"
+#include "util/log.h"
+#include "util/share.h"
+#include "util/xmalloc.h"
+
+#define CHECK_TIMEOUT_MS	60000
+#define CONVERT_TIMEOUT_MS	(3 * 3600 * 1000)
+#define SUBMIT_TIMEOUT_MS	60000
+
+const char *submit_step_name(enum submit_step step)
+{
+	static const char *const names[] = { "preflight", "dataset", "image", "probe", "record",
+	    "spec", "sidecar", "lint", "submit" };
+	return (unsigned)step < sizeof(names) / sizeof(names[0]) ? names[step] : "?";
+}
+
+/* Everything one submit works with. */
+struct job {
+	struct conn		*c;
+	struct record_store	*st;
+	const struct cluster_cfg *cl;
+	const struct submit_opts *o;
+	submit_progress_fn	*progress;
+	void			*data;
+	struct buf		 plan;		/* dry run: what would run */
+
+	struct spec		 spec;		/* a copy of o->spec's top level when */
+	int			 spec_borrowed;	/* borrowed: its pointers are the caller's */
+	struct resources	 res;
+	struct image_ref	 image;
+	struct request		 rq;		/* what was asked, and from where */
+	char			*root;		/* results root on the cluster */
+	char			*cache;		/* image cache folder */
+	char			**datasets;	/* paths on the cluster */
+	size_t			 ndatasets;
+	char			*id;
+	char			*job_dir, *results_dir, *log_dir, *sidecar, *sbatch_path;
+	char			*nccl_env;	/* the cluster's NCCL knobs, or NULL */
+	int			 sidecar_written;	/* removed again if the launch fails */
+	const char		*image_how;	/* "reused", "cached", "converted" */
+	/* The command's words, placeholders unexpanded: the bundle's, or
+	 * TAO's own when it gives none (then owned here). */
+	char *const		*argv;
+	size_t			 argc;
+	char			**default_argv;
+	size_t			 default_argc;
+
+	struct check_facts	 facts;		/* the checks' answers, once have_facts */
+	int			 have_facts;
+	int			 results_derived; /* results_dir is the job folder's */
+	/* The checks folded into the launch's script: the steps after them
+	 * are held until its answer says they passed (a submit they stop
+	 * never showed a record), then told in order; as many as come. */
+	int			 folding, holding;
+	struct held_step {
+		enum submit_step	 s;
+		int			 state;
+		char			*detail;
+	}			*held;
+	size_t			 nheld, held_cap;
+};
+
+/* A script that went through the lint and bash -n: launch takes only this,
+ * so nothing unlinted can reach sbatch. */
+struct linted_script {
+	char	*text;
+};
+
+static void step(struct job *j, enum submit_step s, int state, const char *detail)
+{
+	if (j->holding) {
+		if (j->nheld == j->held_cap) {
+			j->held_cap = j->held_cap ? 2 * j->held_cap : 16;
+			j->held = xreallocarray(j->held, j->held_cap, sizeof(*j->held));
+		}
+		j->held[j->nheld++] = (struct held_step){ s, state, detail ? xstrdup(detail) : NULL };
+		return;
+	}
+	if (j->progress != NULL)
+		j->progress(s, state, detail, j->data);
+}
+
+/* The held steps told now (tell) or dropped. */
+static void release_held(struct job *j, int tell)
+{
+	size_t i;
+
+	j->holding = 0;
+	for (i = 0; i < j->nheld; i++) {
+		if (tell)
+			step(j, j->held[i].s, j->held[i].state, j->held[i].detail);
+		free(j->held[i].detail);
+	}
+	j->nheld = 0;
+}
+
+/* The folded checks passed: said, then the steps held behind them. */
+static void checks_passed(struct job *j)
+{
+	j->holding = 0;
+	step(j, STEP_DATASET, 1, "checked first in the launch's script");
+	release_held(j, 1);
+}
+
+static int failed(struct job *j, enum submit_step s, char **err)
+{
+	step(j, s, -1, *err);
+	return -1;
+}
+
+static void plan(struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void plan(struct job *j, const char *fmt, ...)
+{
+	va_list ap;
+	char *line;
+
+	va_start(ap, fmt);
+	line = xvasprintf(fmt, ap);
+	va_end(ap);
+	buf_addf(&j->plan, "  %s\n", line);
+	free(line);
+}
+
+/* Run cmd; 0 when it ran (look at x->exit_status), -1 with *err if not. */
+static int run_on(struct conn *c, struct conn_exec *x, const char *cmd, int timeout_ms,
+    atomic_int *cancel, char **err)
+{
+	conn_exec_init(x, cmd);
+	x->timeout_ms = timeout_ms;
+	x->cancel = cancel;
+	return conn_exec(c, x, err) == CONN_OK ? 0 : -1;
+}
+
+static int run(struct job *j, struct conn_exec *x, const char *cmd, int timeout_ms, char **err)
+{
+	return run_on(j->c, x, cmd, timeout_ms, j->o->cancel, err);
+}
+
+/* A path that goes on #SBATCH lines and into Pyxis's mount list must hold
+ * no white space, quotes, '%' (sbatch patterns) or ',' (mount lists). */
+static int sbatch_safe(const char *what, const char *path, char **err)
+{
+	if (strpbrk(path, " \t\n'\"%,\\$`") != NULL) {
+		*err = xasprintf("%s %s has a character (space, quote, %%, comma, $ or backquote) that "
+		    "#SBATCH lines and container mounts cannot carry: choose a plainer path", what, path);
+		return -1;
+	}
+	return 0;
+}
+
+static int verify_supporting(const struct job *j, char **err);
+
+/* ---- preflight: spec, policy, paths ------------------------------------------------------ */
+
+static int preflight(struct job *j, char **err)
+{
+	char *note = NULL;
+	size_t i;
+
+	step(j, STEP_PREFLIGHT, 0, NULL);
+	if (j->o->spec != NULL) {
+		j->spec = *j->o->spec;
+		j->spec_borrowed = 1;
+	} else if (spec_load(j->o->spec_path, &j->spec, err) != 0) {
+		return failed(j, STEP_PREFLIGHT, err);
+	}
+	if (request_resolve(j->o, &j->spec, j->cl, &j->rq, err) != 0)
+		return failed(j, STEP_PREFLIGHT, err);
+	if (j->cl->results_root == NULL) {
+		*err = xstrdup("SLURM_BASE_RESULTS_DIR is not set: export the shared-storage folder "
+		    "for job folders (lustre:///path)");
+		return failed(j, STEP_PREFLIGHT, err);
+	}
+	j->root = strncmp(j->cl->results_root, "lustre://", 9) == 0 ||
+	    strncmp(j->cl->results_root, "slurm://", 8) == 0
+	    ? storage_path("SLURM_BASE_RESULTS_DIR", j->cl->results_root, err)
+	    : j->cl->results_root[0] == '/' ? xstrdup(j->cl->results_root) : NULL;
+	if (j->root == NULL) {
+		if (*err == NULL)
+			*err = xasprintf("SLURM_BASE_RESULTS_DIR: %s is not an absolute path on the "
+			    "cluster", j->cl->results_root);
+		return failed(j, STEP_PREFLIGHT, err);
+	}
+	if (sbatch_safe("SLURM_BASE_RESULTS_DIR", j->root, err) != 0)
+		return failed(j, STEP_PREFLIGHT, err);
+	j->cache = j->cl->image_cache ? xstrdup(j->cl->image_cache) : xasprintf("%s/images", j->root);
+	for (i = 0; i < j->spec.ndatasets; i++) {
+		char *p = storage_path("datasets", j->spec.datasets[i], err);
+		if (p == NULL || sbatch_safe("dataset", p, err) != 0) {
+			free(p);
+			return failed(j, STEP_PREFLIGHT, err);
+		}
+		j->datasets = xreallocarray(j->datasets, j->ndatasets + 1, sizeof(*j->datasets));
+		j->datasets[j->ndatasets++] = p;
+	}
+	if (j->spec.results_dir != NULL) {
+		j->results_dir = storage_path("results_dir", j->spec.results_dir, err);
+		if (j->results_dir == NULL || sbatch_safe("results_dir", j->results_dir, err) != 0)
+			return failed(j, STEP_PREFLIGHT, err);
+	}
+	if (j->spec.argc > 0) {
+		j->argv = j->spec.argv, j->argc = j->spec.argc;
+	} else if (command_default(j->spec.network_arch, j->spec.action, &j->default_argv,
+	    &j->default_argc, err) == 0) {
+		j->argv = j->default_argv, j->argc = j->default_argc;
+	} else {
+		return failed(j, STEP_PREFLIGHT, err);
+	}
+	for (i = 0; i < j->argc; i++)
+		if (command_check_word(j->argv[i], err) != 0)
+			return failed(j, STEP_PREFLIGHT, err);
+	if (image_parse(j->spec.image, j->cache, &j->image, err) != 0 ||
+	    sbatch_safe("image", j->image.sqsh, err) != 0 || verify_supporting(j, err) != 0)
+		return failed(j, STEP_PREFLIGHT, err);
+	/* Time above 4 h elsewhere needs the partition's MaxTime: checked
+	 * with the datasets; the packaged 4-hour queues need no question. */
+	if (policy_resources(&j->spec, &seed_defaults, j->rq.partition, 1e9, &j->res, &note, err) != 0)
+		return failed(j, STEP_PREFLIGHT, err);
+	step(j, STEP_PREFLIGHT, 1, note);
+	free(note);
+	return 0;
+}
+
+/* ---- one remote command checks datasets, image and partition ----------------------------- */
+
+/* The facts against the job: the first thing that stops it, in *err. */
+static int judge_facts(struct job *j, const struct check_facts *f, char **err)
+{
+	if (f->missing != SIZE_MAX) {
+		*err = xasprintf("dataset %s does not exist on %s: stage it on the shared "
+		    "storage first (never inside the allocation), or fix the path",
+		    j->datasets[f->missing], conn_host(j->c));
+		return -1;
+	}
+	if (f->max_h <= 0) {
+		*err = xasprintf("partition %s does not exist on the cluster (sinfo -o %%P lists them)",
+		    j->rq.partition);
+		return -1;
+	}
+	if (policy_resources(&j->spec, &seed_defaults, j->rq.partition, f->max_h, &j->res,
+	    NULL, err) != 0)
+		return -1;
+	/* The shape against what the partition has (unknown: let sbatch say). */
+	if (f->part_nodes > 0 && j->res.nodes > f->part_nodes) {
+		*err = xasprintf("%d GPUs as %d node%s x %d: partition %s has %d node%s; ask for at "
+		    "most %d GPUs there, or another partition", j->res.gpus_total, j->res.nodes,
+		    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, j->rq.partition,
+		    f->part_nodes, f->part_nodes == 1 ? "" : "s",
+		    f->part_nodes * (f->part_gpus > 0 ? f->part_gpus : 1));
+		return -1;
+	}
+	if (f->part_gpus >= 0 && j->res.gpus_per_node > f->part_gpus) {
+		*err = xasprintf("%d GPUs on a node: the nodes of partition %s have %d; split the job "
+		    "over more nodes (nodes: %d)", j->res.gpus_per_node, j->rq.partition,
+		    f->part_gpus, f->part_gpus > 0
+		    ? (j->res.gpus_total + f->part_gpus - 1) / f->part_gpus : 0);
+		return -1;
+	}
+	if (j->image.is_sqsh && f->image_state != 1) {
+		*err = xasprintf("image %s %s", j->image.sqsh, f->image_state == 0 ? "does not exist"
+		    : "is not a squashfs file (no hsqs magic): a truncated conversion? convert it again");
+		return -1;
+	}
+	return 0;
+}
+
+/* What the checks ask about this job. */
+static void ask_of(const struct job *j, struct check_ask *a)
+{
+	a->datasets = (const char *const *)j->datasets;
+	a->ndatasets = j->ndatasets;
+	a->image = j->image.sqsh;
+	a->partition = j->rq.partition;
+	a->nodes = j->res.nodes;
+	a->gpus_per_node = j->res.gpus_per_node;
+}
+
+/* The checks as one command, or their answers already in j->facts (from
+ * a launch's script that they stopped): judged the same way. */
+static int check_remote(struct job *j, char **err)
+{
+	struct check_ask a;
+	struct buf cmd;
+	struct conn_exec x;
+	int rc;
+
+	step(j, STEP_DATASET, 0, NULL);
+	if (!j->have_facts) {
+		ask_of(j, &a);
+		buf_init(&cmd);
+		checks_command(&a, &cmd);
+		if (j->o->dry_run)
+			plan(j, "check: %s", cmd.data);
+		rc = run(j, &x, cmd.data, CHECK_TIMEOUT_MS, err);
+		buf_free(&cmd);
+		if (rc == 0)
+			checks_read(x.out.data, j->ndatasets, &j->facts);
+		conn_exec_free(&x);
+		if (rc != 0)
+			return failed(j, STEP_DATASET, err);
+		j->have_facts = 1;
+	}
+	if (judge_facts(j, &j->facts, err) != 0)
+		return failed(j, STEP_DATASET, err);
+	/* For a registry image: 1 = a good cached .sqsh exists. */
+	j->image.is_sqsh = j->image.is_sqsh ||
+	    (j->facts.image_state == 1 && !(j->image.latest && j->o->force_reconvert));
+	step(j, STEP_DATASET, 1, NULL);
+	return 0;
+}
+
+/* ---- image: convert once, on the CPU partition ------------------------------------------------ */
+
+/* ---- the NCCL probe ------------------------------------------------------------------------- */
+
+static void probe_said(const char *what, void *data)
+{
+	step(data, STEP_PROBE, 0, what);
+}
+
+/* "NxG" for a probe of n nodes with g GPUs each. */
+static void shape_text(int nodes, int gpus_per_node, char *out, size_t size)
+{
+	snprintf(out, size, "%dx%d", nodes, gpus_per_node);
+}
+
+/* Whether knobs cached from a probe of shape `cached` ("NxG") hold for a
+ * job of this shape: a multi-node job needs a multi-node probe (the
+ * network between nodes), a job with several GPUs on a node needs a probe
+ * that had several (the intra-node P2P hang). No shape: set by hand. */
+static int cache_covers(const char *cached, int nodes, int gpus_per_node)
+{
+	int cn = 0, cg = 0;
+
+	if (cached == NULL || sscanf(cached, "%dx%d", &cn, &cg) != 2)
+		return 1;
+	return (nodes <= 1 || cn > 1) && (gpus_per_node <= 1 || cg > 1);
+}
+
+/* Whether the job needs no NCCL probe: one GPU (no collective to hang),
+ * or knobs cached from a probe that covers its shape. */
+static int no_probe_needed(const struct job *j)
+{
+	return (j->res.nodes <= 1 && j->res.gpus_per_node <= 1) || (j->cl->nccl_env != NULL &&
+	    cache_covers(j->cl->nccl_env_shape, j->res.nodes, j->res.gpus_per_node));
+}
+
+/* NCCL runs across GPUs here: the cluster's knobs, cached or probed. The
+ * probe takes the job's shape: one node with its GPUs, or two nodes. */
+static int nccl_knobs(struct job *j, char **err)
+{
+	struct probe_opts po;
+	char *env = NULL, *dir, *warn = NULL, shape[32], *said;
+	int pnodes = j->res.nodes > 1 ? 2 : 1;
+
+	if (j->res.nodes <= 1 && j->res.gpus_per_node <= 1)
+		return 0;	/* one GPU: no collective to hang */
+	step(j, STEP_PROBE, 0, NULL);
+	shape_text(pnodes, j->res.gpus_per_node, shape, sizeof(shape));
+	if (no_probe_needed(j)) {
+		j->nccl_env = xstrdup(j->cl->nccl_env);
+		said = xasprintf("cached%s%s: %s", j->cl->nccl_env_shape ? " from a probe on " : "",
+		    j->cl->nccl_env_shape ? j->cl->nccl_env_shape : "",
+		    j->nccl_env[0] ? j->nccl_env : "no NCCL knobs needed");
+		step(j, STEP_PROBE, 1, said);
+		free(said);
+		return 0;
+	}
+	dir = xasprintf("%s/probes", j->root);
+	if (j->o->dry_run) {
+		plan(j, "sbatch %s/taotop-nccl-probe-*.sbatch   # the NCCL probe on %d node%s x %d "
+		    "GPUs, each rung of the ladder until one passes (%d s each), then cached", dir,
+		    pnodes, pnodes > 1 ? "s" : "", j->res.gpus_per_node, j->cl->nccl_probe_timeout_s);
+		free(dir);
+		said = xasprintf("would run the NCCL probe on %s (not cached for this shape)", shape);
+		step(j, STEP_PROBE, 1, said);
+		free(said);
+		return 0;
+	}
+	memset(&po, 0, sizeof(po));
+	po.image = j->image.sqsh;
+	po.dir = dir;
+	po.partition = j->rq.partition;
+	po.account = j->rq.account;
+	po.template_dir = j->o->template_dir;
+	po.nodes = pnodes;
+	po.gpus_per_node = j->res.gpus_per_node;
+	po.timeout_s = j->cl->nccl_probe_timeout_s > 0 ? j->cl->nccl_probe_timeout_s : 120;
+	if (probe_nccl(j->c, j->cl, &po, probe_said, j, &env, err) != 0) {
+		free(dir);
+		return failed(j, STEP_PROBE, err);
+	}
+	free(dir);
+	/* Later jobs of a shape it covers skip the probe: into the config. */
+	if (config_save_nccl_env(j->cl->name, env, shape, &warn) != 0) {
+		log_msg(LOG_WARN, "submit: the NCCL knobs passed but were not cached: %s", warn);
+		free(warn);
+	}
+	j->nccl_env = env;
+	said = xasprintf("passed on %s with %s", shape, env[0] ? env : "no NCCL knobs");
+	step(j, STEP_PROBE, 1, said);
+	free(said);
+	return 0;
+}
+
+static int convert_image(struct job *j, struct submit_result *res, char **err)
+{
+	char *inner, *qinner, *qsqsh, *qdocker, *qcache, *qcpu, *cmd;
+	struct conn_exec x;
+	int rc = -1;
+
+	if (j->image.is_sqsh) {
+		/* A .sqsh given as such (reused: never converted), or the
+		 * registry image's file converted by an earlier submit. */
+		j->image_how = j->image.docker_uri ? "cached" : "reused";
+		step(j, STEP_IMAGE, 1, j->image_how);
+		return 0;
+	}
+	qsqsh = sh_quote(j->image.sqsh), qdocker = sh_quote(j->image.docker_uri);
+	qcache = sh_quote(j->cache), qcpu = sh_quote(j->cl->cpu_partition);
+	if (!j->o->dry_run)
+		step(j, STEP_IMAGE, 0, "converting on the CPU partition (once per image)");
+	/* The seed's conversion, to a temp name renamed only when whole. */
+	inner = xasprintf("set -Eeuo pipefail; export TMPDIR=/tmp; "
+	    "export ENROOT_TEMP_PATH=/tmp/enroot-tao-${SLURM_JOB_ID}; "
+	    "export SLURM_ENROOT_TEMP_PATH=${ENROOT_TEMP_PATH}; mkdir -p \"${ENROOT_TEMP_PATH}\"; "
+	    "cd /tmp; part=%s.part.${SLURM_JOB_ID}; rm -f \"$part\"; "
+	    "enroot import -o \"$part\" %s && mv -f \"$part\" %s", qsqsh, qdocker, qsqsh);
+	qinner = sh_quote(inner);
+	cmd = xasprintf("mkdir -p %s && srun --chdir=/tmp -n1 -c4 --mem=7200M -p %s -t 120 "
+	    "bash -c %s && [ \"$(head -c 4 %s)\" = hsqs ]", qcache, qcpu, qinner, qsqsh);
+	free(inner);
+	free(qinner);
+	if (j->o->dry_run) {
+		plan(j, "convert: %s", cmd);
+		j->image_how = "to be converted";
+		step(j, STEP_IMAGE, 1, "would convert");
+		free(cmd);
+		rc = 0;
+		goto out;
+	}
+	if (run(j, &x, cmd, CONVERT_TIMEOUT_MS, err) != 0) {
+		free(cmd);
+		failed(j, STEP_IMAGE, err);
+		goto out;
+	}
+	free(cmd);
+	if (x.exit_status != 0) {
+		const char *e = x.err.data ? x.err.data : "";
+		size_t len = strlen(e);
+		while (len > 0 && e[len - 1] == '\n')
+			len--;
+		/* The last lines say why; never fall back to the registry. */
+		const char *tail = e + len;
+		for (int lines = 0; tail > e && lines < 3; tail--)
+			lines += tail[-1] == '\n';
+		/* A registry that wants credentials: say the one-time fix. */
+		const char *hint = strstr(e, "401 Unauthorized") != NULL
+		    ? " -- the registry wants credentials: install them once on this cluster with "
+		      "NGC_KEY=... taotop preflight --install-ngc-credentials" : "";
+		*err = xasprintf("converting %s failed on %s: %.*s%s -- taotop does not fall back to "
+		    "the registry image (it would be pulled on the GPUs); fix the conversion and "
+		    "submit again", j->image.docker_uri, j->cl->cpu_partition,
+		    (int)(e + len - tail), tail, hint);
+		conn_exec_free(&x);
+		failed(j, STEP_IMAGE, err);
+		goto out;
+	}
+	conn_exec_free(&x);
+	res->converted = 1;
+	j->image_how = "converted";
+	step(j, STEP_IMAGE, 1, "converted");
+	rc = 0;
+out:
+	free(qsqsh), free(qdocker), free(qcache), free(qcpu);
+	return rc;
+}
+
+/* ---- record, staging, sidecar ------------------------------------------------------------------ */
+
+static int open_record(struct job *j, char **err)
+{
+	struct job_record *r;
+	int rc;
+
+	step(j, STEP_RECORD, 0, NULL);
+	j->id = j->o->dry_run ? xstrdup("tao-DRYRUN") : store_mint_id(j->st);
+	j->job_dir = xasprintf("%s/%s", j->root, j->id);
+	if (j->results_dir == NULL) {
+		j->results_dir = xasprintf("%s/results", j->job_dir);
+		j->results_derived = 1;
+	}
+	j->log_dir = xasprintf("%s/slurm-logs", j->job_dir);
+	j->sbatch_path = xasprintf("%s/sbatch/job_%s.sbatch", j->job_dir, j->id);
+	if (j->spec.nsecrets > 0)
+		j->sidecar = secrets_sidecar_path(j->job_dir, j->id);
+	if (j->o->dry_run) {
+		step(j, STEP_RECORD, 1, j->id);
+		return 0;
+	}
+	r = record_new(j->id);
+	record_set(&r->cluster, j->cl->name);
+	record_set(&r->image, j->image.sqsh);
+	record_set(&r->network_arch, j->spec.network_arch);
+	record_set(&r->action, j->spec.action);
+	record_set(&r->results_dir, j->results_dir);
+	record_set(&r->log_dir, j->log_dir);
+	if (j->o->spec_path != NULL) {
+		/* Where a retry finds the bundle's .env again. */
+		char *abs = compat_realpath(j->o->spec_path);
+		record_set(&r->bundle, abs ? abs : j->o->spec_path);
+		free(abs);
+	}
+	if (j->spec.nsecrets > 0) {
+		/* Names only: a retry writes the sidecar again from them. */
+		struct buf names;
+		size_t i;
+		buf_init(&names);
+		for (i = 0; i < j->spec.nsecrets; i++)
+			buf_addf(&names, "%s%s", i ? "," : "", j->spec.secrets[i]);
+		record_set(&r->secrets, names.data);
+		buf_free(&names);
+	}
+	record_event(r, "opened: staging", "taotop", time(NULL));
+	{
+		char *how = xasprintf("image: %s %s", j->image_how, j->image.sqsh);
+		record_event(r, how, "taotop", time(NULL));
+		free(how);
+	}
+	rc = store_create(j->st, r, err);
+	record_free(r);
+	if (rc != 0)
+		return failed(j, STEP_RECORD, err);
+	step(j, STEP_RECORD, 1, j->id);
+	return 0;
+}
+
+/* The sha256 of a local file, by the system's sha256sum; NULL if unreadable. */
+static char *sha256_of(const char *path)
+{
+	int out[2], status;
+	char hex[65];
+	ssize_t n = 0, r;
+	pid_t pid;
+
+	if (pipe(out) != 0)
+		return NULL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(out[1], 1);
+		close(out[0]), close(out[1]);
+		execlp("sha256sum", "sha256sum", "--", path, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	while (n < 64 && (r = read(out[0], hex + n, (size_t)(64 - n))) > 0)
+		n += r;
+	close(out[0]);
+	waitpid(pid, &status, 0);
+	if (n != 64 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return NULL;
+	hex[64] = '\0';
+	return xstrdup(hex);
+}
+
+/* A supporting file's local path: relative paths are the bundle's. */
+static char *supporting_path(const struct job *j, const struct spec_file *f)
+{
+	const char *slash = j->o->spec_path ? strrchr(j->o->spec_path, '/') : NULL;
+
+	return f->path[0] == '/' || slash == NULL ? xstrdup(f->path)
+	    : xasprintf("%.*s/%s", (int)(slash - j->o->spec_path), j->o->spec_path, f->path);
+}
+
+/* Every supporting file must have the checksum the bundle states: checked
+ * before anything is written on the cluster. */
+static int verify_supporting(const struct job *j, char **err)
+{
+	size_t i;
+
+	for (i = 0; i < j->spec.nfiles; i++) {
+		const struct spec_file *f = &j->spec.files[i];
+		char *local = supporting_path(j, f), *sum = sha256_of(local);
+		int ok = sum != NULL && strcasecmp(sum, f->sha256) == 0;
+
+		if (!ok)
+			*err = sum == NULL ? xasprintf("supporting file %s cannot be read", local)
+			    : xasprintf("supporting file %s has sha256 %s, not the %s the bundle "
+				"states: nothing was staged", local, sum, f->sha256);
+		free(sum);
+		free(local);
+		if (!ok)
+			return -1;
+	}
+	return 0;
+}
+
+/* One verified supporting file, beside spec.yaml. */
+static int stage_supporting(struct job *j, struct stage *sg, const struct spec_file *f,
+    char **err)
+{
+	const char *base = strrchr(f->path, '/');
+	char *local = supporting_path(j, f), *text, *dest;
+	size_t len;
+
+	text = file_read_all(local, &len, err);
+	free(local);
+	if (text == NULL)
+		return -1;
+	dest = xasprintf("%s/specs/%s", j->job_dir, base ? base + 1 : f->path);
+	stage_write(sg, dest, text, len, NULL);
+	free(dest);
+	free(text);
+	return 0;
+}
+
+/* The job folder's files, into the batch the launch sends. */
+static int stage(struct job *j, struct stage *sg, char **err)
+{
+	const char *parts[] = { "specs", "env", "meta", "sbatch" };
+	char *yaml = NULL, *env_text, *meta_text, *dirs[6];
+	cJSON *env, *meta, *list;
+	size_t i;
+	int rc = 0;
+
+	step(j, STEP_SPEC, 0, NULL);
+	if (spec_emit_tao(&j->spec, &yaml, err) != 0)
+		return failed(j, STEP_SPEC, err);
+	/* The job folder's parts, the log folder and the results folder. */
+	for (i = 0; i < 4; i++)
+		dirs[i] = xasprintf("%s/%s", j->job_dir, parts[i]);
+	dirs[4] = xstrdup(j->log_dir);
+	dirs[5] = xstrdup(j->results_dir);
+	stage_mkdirs(sg, (const char *const *)dirs, 6);
+	for (i = 0; i < 6; i++)
+		free(dirs[i]);
+	env = cJSON_CreateObject();
+	for (i = 0; i < j->spec.nextra_env; i++)
+		cJSON_AddStringToObject(env, j->spec.extra_env[i].key, j->spec.extra_env[i].value);
+	meta = cJSON_CreateObject();
+	cJSON_AddStringToObject(meta, "id", j->id);
+	cJSON_AddStringToObject(meta, "image", j->image.sqsh);
+	cJSON_AddStringToObject(meta, "network_arch", j->spec.network_arch ? j->spec.network_arch : "");
+	cJSON_AddStringToObject(meta, "action", j->spec.action ? j->spec.action : "");
+	list = cJSON_AddArrayToObject(meta, "datasets");
+	for (i = 0; i < j->ndatasets; i++)
+		cJSON_AddItemToArray(list, cJSON_CreateString(j->datasets[i]));
+	cJSON_AddStringToObject(meta, "results_dir", j->results_dir);
+	cJSON_AddNumberToObject(meta, "gpus", j->res.gpus_total);
+	cJSON_AddStringToObject(meta, "time", j->res.time);
+
+	env_text = cJSON_PrintUnformatted(env);
+	meta_text = cJSON_PrintUnformatted(meta);
+	{
+		const struct { const char *name, *text; } files[] = {
+			{ "specs/spec.yaml", yaml }, { "env/env.json", env_text },
+			{ "meta/meta.json", meta_text },
+		};
+		for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			char *path = xasprintf("%s/%s", j->job_dir, files[i].name);
+			stage_write(sg, path, files[i].text, strlen(files[i].text), NULL);
+			free(path);
+		}
+	}
+	cJSON_free(env_text);
+	cJSON_free(meta_text);
+	for (i = 0; rc == 0 && i < j->spec.nfiles; i++)
+		rc = stage_supporting(j, sg, &j->spec.files[i], err);
+	free(yaml);
+	cJSON_Delete(env);
+	cJSON_Delete(meta);
+	if (rc != 0)
+		return failed(j, STEP_SPEC, err);
+	return 0;	/* done once the launch has sent it */
+}
+
+/* Secrets named by the bundle: values typed, from the environment or a
+ * .env file, into a file created 0600 from its first byte, written last
+ * before sbatch (engine/submit/secrets.h), in the launch's batch. They appear
+ * nowhere else. */
+static int sidecar(struct job *j, struct stage *sg, char **err)
+{
+	struct buf text, names;
+	char *about;
+	size_t i;
+	int rc;
+
+	step(j, STEP_SIDECAR, 0, NULL);
+	if (j->spec.nsecrets == 0)
+		return 0;
+	buf_init(&names);
+	for (i = 0; i < j->spec.nsecrets; i++)
+		buf_addf(&names, "%s%s", i ? "," : "", j->spec.secrets[i]);
+	buf_init(&text);
+	rc = secrets_sidecar_text(names.data, j->o->secrets, j->o->nsecrets, j->o->spec_path,
+	    &text, err);
+	buf_free(&names);
+	if (rc != 0)
+		return failed(j, STEP_SIDECAR, err);
+	about = xasprintf("%zu secret(s) from your environment", j->spec.nsecrets);
+	stage_write_secret(sg, j->sidecar, text.data, text.len, about);
+	free(about);
+	/* No copy of the values left in memory but the batch's (wiped). */
+	secrets_wipe(&text);
+	return 0;
+}
+
+/* ---- render, lint, bash -n ------------------------------------------------------------------------ */
+
+char *submit_template_dir(void)
+{
+	return share_dir("templates");
+}
+
+/* The values the sbatch template's placeholders take, as they are built. */
+struct script_parts {
+	struct buf	mounts;		/* src:dst,... unquoted */
+	struct buf	command;	/* the command's words, each quoted */
+	struct buf	jobenv;		/* export lines for the command's own scripts */
+	struct buf	extra;		/* #SBATCH lines */
+	struct buf	env;		/* the spec's env and the NCCL knobs */
+};
+
+/* Identity mounts: the datasets, the job folder, the results. */
+static void make_mounts(const struct job *j, struct buf *mounts)
+{
+	size_t i, jl = strlen(j->job_dir);
+
+	for (i = 0; i < j->ndatasets; i++)
+		buf_addf(mounts, "%s:%s,", j->datasets[i], j->datasets[i]);
+	buf_addf(mounts, "%s:%s", j->job_dir, j->job_dir);
+	/* Inside the job folder only at a '/': /x/job10 is not in /x/job1. */
+	if (strncmp(j->results_dir, j->job_dir, jl) != 0 ||
+	    (j->results_dir[jl] != '/' && j->results_dir[jl] != '\0'))
+		buf_addf(mounts, ",%s:%s", j->results_dir, j->results_dir);
+}
+
+/* The command's words, placeholders filled, each word then quoted: a value
+ * stays one word, and no shell reads it as code. The same values exported
+ * for scripts the command runs. */
+static int make_command(const struct job *j, struct script_parts *sp, char **err)
+{
+	char *spec_path = xasprintf("%s/specs/spec.yaml", j->job_dir);
+	const struct command_vars cv = { spec_path, j->results_dir, j->job_dir, j->id };
+	const char *const exports[][2] = { { "TAOTOP_JOB_ID", j->id },
+	    { "TAOTOP_JOB_DIR", j->job_dir }, { "TAOTOP_SPEC", spec_path },
+	    { "TAOTOP_RESULTS_DIR", j->results_dir } };
+	size_t i;
+
+	for (i = 0; i < j->argc; i++) {
+		char *w = command_expand_word(j->argv[i], &cv, err);
+		if (w == NULL) {
+			free(spec_path);
+			return -1;
+		}
+		if (i > 0)
+			buf_addc(&sp->command, ' ');
+		sh_quote_buf(&sp->command, w, strlen(w));
+		free(w);
+	}
+	for (i = 0; i < sizeof(exports) / sizeof(exports[0]); i++) {
+		buf_addf(&sp->jobenv, "%sexport %s=", i ? "\n" : "", exports[i][0]);
+		sh_quote_buf(&sp->jobenv, exports[i][1], strlen(exports[i][1]));
+	}
+	free(spec_path);
+	return 0;
+}
+
+/* The #SBATCH lines the template leaves to the job. */
+static void make_extra(const struct job *j, struct buf *extra)
+{
+	/* The multi-node template has its own --nodes line. */
+	if (j->res.nodes <= 1)
+		buf_adds(extra, "#SBATCH --nodes=1\n");
+	buf_addf(extra, "#SBATCH --partition=%s\n", j->rq.partition);
+	if (j->rq.account != NULL)
+		buf_addf(extra, "#SBATCH --account=%s\n", j->rq.account);
+	buf_addf(extra, "#SBATCH %s", j->res.requeue ? "--requeue" : "--no-requeue");
+	if (j->res.exclusive)
+		buf_adds(extra, "\n#SBATCH --exclusive");
+}
+
+/* The spec's extra environment and the cluster's NCCL knobs, as exports. */
+static int make_env(const struct job *j, struct buf *env, char **err)
+{
+	size_t i;
+
+	for (i = 0; i < j->spec.nextra_env; i++) {
+		buf_addf(env, "%sexport %s=", i ? "\n" : "", j->spec.extra_env[i].key);
+		sh_quote_buf(env, j->spec.extra_env[i].value, strlen(j->spec.extra_env[i].value));
+	}
+	if (j->nccl_env != NULL && j->nccl_env[0] != '\0') {
+		char *lines = NULL;
+		if (probe_env_lines(j->nccl_env, &lines, err) != 0)
+			return -1;
+		buf_addf(env, "%s# the cluster's NCCL knobs (its probe's answer)\n%s",
+		    env->len ? "\n" : "", lines);
+		free(lines);
+	}
+	if (env->len == 0)
+		buf_adds(env, ": none");
+	return 0;
+}
+
+/* The template tmpl (read from tpath) with every placeholder filled. */
+static int fill_template(const struct job *j, const char *tpath, const char *tmpl,
+    const struct script_parts *sp, char **text, char **err)
+{
+	char ngpus[16], ncpus[16], nnodes[16];
+	char *qimage = sh_quote(j->image.sqsh), *qmounts = sh_quote(sp->mounts.data);
+	char *qenv = j->sidecar ? sh_quote(j->sidecar) : xstrdup("''");
+	int rc;
+
+	snprintf(ngpus, sizeof(ngpus), "%d", j->res.gpus_per_node);
+	snprintf(nnodes, sizeof(nnodes), "%d", j->res.nodes);
+	snprintf(ncpus, sizeof(ncpus), "%d", j->res.cpus_per_task);
+	const struct tmpl_value v[] = {
+		{ "JOB_NAME", j->id }, { "NUM_GPUS", ngpus }, { "CPUS_PER_TASK", ncpus },
+		{ "TIME", j->res.time }, { "LOG_DIR", j->log_dir }, { "IMAGE", qimage },
+		{ "CONTAINER_MOUNTS", qmounts }, { "COMMAND", sp->command.data },
+		{ "SBATCH_EXTRA", sp->extra.data }, { "ENV_FILE", qenv }, { "EXTRA_ENV", sp->env.data },
+		{ "CHILD_TIMEOUT", j->res.child_timeout }, { "NUM_NODES", nnodes },
+		{ "JOB_ENV", sp->jobenv.data },
+	};
+	rc = template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), text, err);
+	free(qimage), free(qmounts), free(qenv);
+	return rc;
+}
+
+static int render_and_lint(struct job *j, struct linted_script *out, char **err)
+{
+	struct script_parts sp;
+	char *dir = j->o->template_dir ? xstrdup(j->o->template_dir) : submit_template_dir();
+	char *tpath = xasprintf("%s/%s.sbatch.tmpl", dir, j->res.nodes > 1 ? "multinode" : "singlenode");
+	char *tmpl, *text = NULL;
+	int rc = -1;
+
+	step(j, STEP_LINT, 0, NULL);
+	free(dir);
+	tmpl = file_read_all(tpath, NULL, err);
+	if (tmpl == NULL) {
+		free(tpath);
+		return failed(j, STEP_LINT, err);
+	}
+	buf_init(&sp.mounts), buf_init(&sp.command), buf_init(&sp.jobenv);
+	buf_init(&sp.extra), buf_init(&sp.env);
+	make_mounts(j, &sp.mounts);
+	make_extra(j, &sp.extra);
+	if (make_command(j, &sp, err) == 0 && make_env(j, &sp.env, err) == 0 &&
+	    fill_template(j, tpath, tmpl, &sp, &text, err) == 0 &&
+	    lint_gate(j->sbatch_path, text, err) == 0) {
+		out->text = text;
+		text = NULL;
+		rc = 0;
+	}
+	free(text), free(tmpl), free(tpath);
+	buf_free(&sp.mounts), buf_free(&sp.command), buf_free(&sp.jobenv);
+	buf_free(&sp.extra), buf_free(&sp.env);
+	if (rc != 0)
+		return failed(j, STEP_LINT, err);
+	step(j, STEP_LINT, 1, NULL);
+	return 0;
+}
+
+/* ---- launch --------------------------------------------------------------------------------------- */
+
+static int mark_launched(struct job_record *r, void *arg, char **err)
+{
+	const char *const *v = arg;	/* slurm id, message */
+	(void)err;
+	char *msg = xasprintf("%s as SLURM job %s", v[1], v[0]);
+
+	record_set(&r->backend_ref, v[0]);
+	record_event(r, msg, "taotop", time(NULL));
+	free(msg);
+	return 1;
+}
+
+static int mark_not_launched(struct job_record *r, void *arg, char **err)
+{
+	(void)err;
+	if (r->backend_ref != NULL)
+		return 0;
+	return record_transition(r, TAO_ERROR, NULL, arg, "taotop", time(NULL));
+}
+
+/* After a cut connection or an empty answer: find the job by its exact
+ * name (the record id) and adopt it, finishing a held one. Never submits. */
+static int reconcile(struct conn *c, const char *name, const char *log_dir, char **id_out,
+    char **err)
+{
+	struct conn_exec x;
+	char *qname = sh_quote(name), *cmd, *line, *save = NULL, *held = NULL;
+	int rc = -1;
+
+	/* --me: another user's job of the same name is not ours to adopt. */
+	cmd = xasprintf("squeue --me -h --name=%s -o '%%A %%r'; echo @@; "
+	    "sacct -n -X -P -u \"$(id -un)\" --name=%s -S now-7days -o JobIDRaw", qname, qname);
+	for (int attempt = 0; attempt < 3 && run_on(c, &x, cmd, SUBMIT_TIMEOUT_MS, NULL, err) != 0;
+	    attempt++) {
+		conn_exec_free(&x);
+		free(*err);
+		*err = NULL;
+		sleep(1);
+	}
+	free(cmd);
+	*id_out = NULL;
+	for (line = strtok_r(x.out.data ? x.out.data : (char *)"", "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char id[32], reason[64] = "";
+		if (strcmp(line, "@@") == 0 || sscanf(line, "%31s %63s", id, reason) < 1 ||
+		    !slurm_id_ok(id))
+			continue;
+		if (*id_out == NULL) {
+			*id_out = xstrdup(id);
+			if (strcmp(reason, "JobHeldUser") == 0)
+				held = xstrdup(id);
+		}
+	}
+	conn_exec_free(&x);
+	if (*id_out == NULL) {
+		*err = xasprintf("the submit's answer was lost and no job named %s exists: nothing was "
+		    "submitted; run the submit again", name);
+		goto out;
+	}
+	if (held != NULL) {
+		char *qlog = sh_quote(log_dir);
+		cmd = xasprintf("mkdir -p %s/%s-%s && scontrol release %s", qlog, name, held, held);
+		free(qlog);
+		if (run_on(c, &x, cmd, SUBMIT_TIMEOUT_MS, NULL, err) != 0 || x.exit_status != 0) {
+			if (*err == NULL)
+				*err = xasprintf("job %s was found held, but releasing it failed: %s", held,
+				    x.err.data ? x.err.data : "");
+			conn_exec_free(&x);
+			free(cmd);
+			goto out;
+		}
+		conn_exec_free(&x);
+		free(cmd);
+	}
+	rc = 0;
+out:
+	free(held);
+	free(qname);
+	return rc;
+}
+
+char *submit_job_dir(const struct job_record *r)
+{
+	static const char logs[] = "/slurm-logs";
+	size_t len = r->log_dir != NULL ? strlen(r->log_dir) : 0;
+
+	if (len <= sizeof(logs) - 1 || strcmp(r->log_dir + len - (sizeof(logs) - 1), logs) != 0)
+		return NULL;
+	return xstrndup(r->log_dir, len - (sizeof(logs) - 1));
+}
+
+char *submit_staged_sbatch(const struct job_record *r)
+{
+	char *dir = submit_job_dir(r), *path;
+
+	if (dir == NULL)
+		return NULL;
+	path = xasprintf("%s/sbatch/job_%s.sbatch", dir, strrchr(dir, '/') + 1);
+	free(dir);
+	return path;
+}
+
+/* The launch's commands: SLURM does not create %x-%j/, so the job is
+ * submitted held, its log folder made, then released. The name is given on
+ * the command line too: a retry runs the sbatch staged for the job it
+ * retries, under its own name. */
+static char *launch_cmds(const char *id, const char *job_dir, const char *sbatch_path,
+    const char *log_dir)
+{
+	char *qdir = sh_quote(job_dir), *qsb = sh_quote(sbatch_path), *qlog = sh_quote(log_dir);
+	char *qname = sh_quote(id), *cmd;
+
+	cmd = xasprintf("cd %s && out=$(sbatch --hold --parsable --job-name=%s %s) && "
+	    "id=${out%%%%;*} && mkdir -p %s/%s-\"$id\" && scontrol release \"$id\" && "
+	    "echo \"@@taotop-id $id\"", qdir, qname, qsb, qlog, id);
+	free(qdir), free(qsb), free(qlog), free(qname);
+	return cmd;
+}
+
+/* What the launch's exec said: the SLURM id, a write or sbatch that
+ * failed (nothing submitted), or (an answer lost with the connection, or
+ * none) the job looked up by its name and adopted, never submitted again;
+ * then the record says so. */
+static int launch_answer(struct conn *c, struct record_store *st, const char *id,
+    const char *log_dir, struct conn_exec *x, enum conn_status cst, char **slurm_id_out,
+    int *adopted, char **err)
+{
+	char *mark = cst == CONN_OK && x->out.data ? strstr(x->out.data, "@@taotop-id ") : NULL;
+	char *slurm_id = NULL, *staged = cst == CONN_OK ? stage_failure(x->out.data) : NULL;
+	const char *e = x->err.data ? x->err.data : "";
+	const char *v[2];
+	int rc = -1;
+
+	*adopted = 0;
+	if (mark != NULL) {
+		slurm_id = xstrndup(mark + 12, strcspn(mark + 12, "\n"));
+		if (!slurm_id_ok(slurm_id)) {
+			*err = xasprintf("sbatch answered '%s', not a SLURM job id", slurm_id);
+			goto out;
+		}
+	} else if (staged != NULL) {
+		*err = xasprintf("%s on %s: %.*s", staged, conn_host(c), (int)strcspn(e, "\n"), e);
+		goto out;
+	} else if (cst == CONN_OK && x->exit_status != 0 && strstr(e, "Batch job submission failed")
+	    != NULL) {
+		*err = xasprintf("sbatch refused the job: %.*s", (int)strcspn(e, "\n"), e);
+		goto out;
+	} else {
+		/* Ambiguous: the job may exist. Look for it, never resubmit. */
+		log_msg(LOG_WARN, "submit: %s: ambiguous answer (%s); reconciling by name", id,
+		    *err ? *err : "no job id");
+		free(*err);
+		*err = NULL;
+		if (reconcile(c, id, log_dir, &slurm_id, err) != 0)
+			goto out;
+		*adopted = 1;
+	}
+	v[0] = slurm_id;
+	v[1] = *adopted ? "submitted; the answer was lost and the job adopted by its name"
+	    : "submitted";
+	if (store_update(st, id, mark_launched, (void *)v, err) != 0)
+		goto out;
+	*slurm_id_out = slurm_id;
+	slurm_id = NULL;
+	rc = 0;
+out:
+	free(slurm_id);
+	free(staged);
+	return rc;
+}
+
+int submit_launch_staged(struct conn *c, struct record_store *st, const char *id,
+    const char *job_dir, const char *sbatch_path, const char *log_dir, char **slurm_id_out,
+    int *adopted, char **err)
+{
+	struct conn_exec x;
+	char *cmd = launch_cmds(id, job_dir, sbatch_path, log_dir);
+	enum conn_status cst;
+	int rc;
+
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = SUBMIT_TIMEOUT_MS;
+	cst = conn_exec(c, &x, err);
+	free(cmd);
+	rc = launch_answer(c, st, id, log_dir, &x, cst, slurm_id_out, adopted, err);
+	conn_exec_free(&x);
+	return rc;
+}
+
+/* The staged files, the sidecar, the sbatch last, and the launch: one
+ * exec, whatever the bundle holds. */
+static int launch(struct job *j, struct stage *sg, const struct linted_script *script,
+    struct submit_result *res, char **err)
+{
+	struct conn_exec x;
+	char *cmd = launch_cmds(j->id, j->job_dir, j->sbatch_path, j->log_dir), *stopped, *line;
+	enum conn_status cst;
+	int rc;
+
+	step(j, STEP_SUBMIT, 0, NULL);
+	stage_write(sg, j->sbatch_path, script->text, strlen(script->text), "the sbatch below");
+	line = xasprintf("submit: %s", cmd);
+	stage_run(sg, cmd, line);
+	free(line);
+	free(cmd);
+	if (j->o->dry_run) {
+		plan(j, "one command (sh -s), this script on its standard input:");
+		buf_adds(&j->plan, sg->plan.data);
+		step(j, STEP_SPEC, 1, NULL);
+		step(j, STEP_SIDECAR, 1, j->sidecar ? NULL : "no secrets");
+		step(j, STEP_SUBMIT, 1, "dry run: nothing submitted");
+		return 0;
+	}
+	cst = stage_send(j->c, sg, &x, SUBMIT_TIMEOUT_MS, err) == 0 ? CONN_OK : CONN_DISCONNECTED;
+	if (j->folding && cst == CONN_OK && stage_gate_closed(x.out.data)) {
+		/* Stopped before its first write: the answers say why. */
+		checks_read(x.out.data, j->ndatasets, &j->facts);
+		j->have_facts = 1;
+		conn_exec_free(&x);
+		return 1;
+	}
+	if (j->holding && cst == CONN_OK)
+		checks_passed(j);
+	/* Whether the sidecar may be left: a script that stopped removed the
+	 * one it wrote; a lost answer leaves it to submit_run. */
+	stopped = cst == CONN_OK ? stage_failure(x.out.data) : NULL;
+	j->sidecar_written = j->sidecar != NULL && stopped == NULL;
+	free(stopped);
+	rc = launch_answer(j->c, j->st, j->id, j->log_dir, &x, cst, &res->slurm_id, &res->adopted,
+	    err);
+	conn_exec_free(&x);
+	if (j->holding) {
+		/* The answer was lost: a job adopted by its name passed them. */
+		if (rc == 0)
+			checks_passed(j);
+		release_held(j, 1);
+	}
+	if (rc != 0)
+		return failed(j, STEP_SUBMIT, err);
+	step(j, STEP_SPEC, 1, NULL);
+	step(j, STEP_SIDECAR, 1, j->sidecar ? NULL : "no secrets");
+	step(j, STEP_SUBMIT, 1, res->slurm_id);
+	return 0;
+}
+
+/* ---- the pipeline ------------------------------------------------------------------------------------ */
+
+/* The resolved request, one value a line with its origin (--dry-run and
+ * the wizard's preview). */
+static char *resolved_text(const struct job *j)
+{
+	struct buf b;
+
+	buf_init(&b);
+	buf_addf(&b, "  partition   %-24s (%s)\n", j->rq.partition, j->rq.partition_from);
+	buf_addf(&b, "  account     %-24s (%s)\n", j->rq.account ? j->rq.account : "-", j->rq.account_from);
+	buf_addf(&b, "  gpus        %-24d (%s)\n", j->res.gpus_total, j->rq.gpus_from);
+	buf_addf(&b, "  shape       %d node%s x %d GPUs%s (%s)\n", j->res.nodes,
+	    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, j->res.exclusive ? ", exclusive" : "",
+	    j->rq.nodes_from);
+	buf_addf(&b, "  time        %-24s (%s)\n", j->res.time, j->rq.time_from);
+	buf_addf(&b, "  requeue     %-24s (%s)\n", j->res.requeue ? "yes" : "no", j->rq.requeue_from);
+	buf_addf(&b, "  image       %s (%s)\n", j->image.sqsh, j->image_how ? j->image_how : "-");
+	buf_addf(&b, "  command     ");
+	for (size_t i = 0; i < j->argc; i++)
+		buf_addf(&b, "%s%s", i ? " " : "", j->argv[i]);
+	buf_addf(&b, " (%s)\n", j->spec.argc > 0 && !j->spec.command_is_taos ? "the bundle"
+	    : "TAO's own: the bundle gives none");
+	return buf_detach(&b);
+}
+
+static void job_free(struct job *j)
+{
+	size_t i;
+
+	release_held(j, 0);
+	free(j->held);
+	if (!j->spec_borrowed)
+		spec_free(&j->spec);
+	image_ref_free(&j->image);
+	for (i = 0; i < j->ndatasets; i++)
+		free(j->datasets[i]);
+	free(j->datasets);
+	free(j->root), free(j->cache), free(j->id), free(j->job_dir), free(j->results_dir);
+	free(j->log_dir), free(j->sidecar), free(j->sbatch_path), free(j->nccl_env);
+	for (i = 0; i < j->default_argc; i++)
+		free(j->default_argv[i]);
+	free(j->default_argv);
+	buf_free(&j->plan);
+}
+
+/* ---- the checks folded into the launch ------------------------------------------------------ */
+
+/* Whether the checks can ride in the launch's script: when what they find
+ * can only stop the job, never change what is staged. Not when the image
+ * is converted anyway (--force-reconvert of a :latest), when the NCCL
+ * probe must run first (on the checked image), or when the time needs the
+ * partition's MaxTime (above the packaged 4 hours: any partition that
+ * exists allows the rest). A registry image is taken to be cached: if it
+ * is not, the gate stops the script and the submit goes the long way. */
+static int can_fold(const struct job *j)
+{
+	struct resources r;
+	char *e = NULL;
+	int ok;
+
+	if (!j->image.is_sqsh && j->image.latest && j->o->force_reconvert)
+		return 0;
+	if (!no_probe_needed(j))
+		return 0;
+	ok = policy_resources(&j->spec, &seed_defaults, j->rq.partition, 1e-9, &r, NULL, &e) == 0;
+	free(e);
+	return ok;
+}
+
+/* The checks as the script's gate: first, before any write. */
+static void add_gate(const struct job *j, struct stage *sg)
+{
+	struct check_ask a;
+	struct buf gate;
+
+	ask_of(j, &a);
+	buf_init(&gate);
+	checks_gate(&a, &gate);
+	stage_gate(sg, gate.data, "the checks again, first: nothing is written or submitted "
+	    "unless they all pass");
+	buf_free(&gate);
+}
+
+/* Back to before open_record, the record withdrawn: the folded checks
+ * stopped the launch's script before its first write. */
+static void withdraw(struct job *j, struct stage *sg, struct linted_script *script,
+    struct submit_result *res)
+{
+	char *e2 = NULL;
+
+	release_held(j, 0);
+	j->folding = 0;
+	if (store_remove(j->st, j->id, &e2) != 0) {
+		log_msg(LOG_WARN, "submit: %s: the record of a submit its checks stopped stays: %s",
+		    j->id, e2);
+		free(e2);
+	}
+	free(res->record_id), res->record_id = NULL;
+	free(j->id), free(j->job_dir), free(j->log_dir), free(j->sidecar), free(j->sbatch_path);
+	j->id = j->job_dir = j->log_dir = j->sidecar = j->sbatch_path = NULL;
+	if (j->results_derived) {
+		free(j->results_dir), j->results_dir = NULL;
+		j->results_derived = 0;
+	}
+	free(j->nccl_env), j->nccl_env = NULL;
+	free(script->text), script->text = NULL;
+	stage_free(sg);
+	stage_init(sg);
+	j->image_how = NULL;
+}
+
+/* The submit whose checks go first in the launch's script (one command
+ * for all of it): 0 submitted, -1 failed (the record, once opened, says
+ * why), 1 the checks stopped it: nothing written, the record withdrawn,
+ * their answers in j->facts for the long way. */
+static int folded(struct job *j, struct stage *sg, struct linted_script *script,
+    struct submit_result *res, char **err)
+{
+	int rc;
+
+	step(j, STEP_DATASET, 0, NULL);
+	j->folding = j->holding = 1;
+	j->image_how = j->image.docker_uri ? "cached" : "reused";
+	step(j, STEP_IMAGE, 1, j->image_how);
+	add_gate(j, sg);
+	rc = nccl_knobs(j, err) == 0 && open_record(j, err) == 0 ? 0 : -1;
+	if (rc == 0) {
+		res->record_id = xstrdup(j->id);
+		rc = render_and_lint(j, script, err) == 0 && stage(j, sg, err) == 0 &&
+		    sidecar(j, sg, err) == 0 ? launch(j, sg, script, res, err) : -1;
+	}
+	if (rc == 1) {
+		withdraw(j, sg, script, res);
+		return 1;
+	}
+	release_held(j, 1);
+	j->folding = 0;
+	return rc;
+}
+
+/* ---- the pipeline, the long way --------------------------------------------------------------- */
+
+/* A launch that failed after the record was opened: the sidecar it may
+ * have left removed, the record saying why. */
+static void not_launched(struct job *j, struct submit_result *res, const char *why)
+{
+	char *e2 = NULL;
+
+	if (j->o->dry_run || res->record_id == NULL || res->adopted || res->slurm_id != NULL)
+		return;
+	log_msg(LOG_WARN, "submit: %s: not launched: %s", j->id, why);
+	if (j->sidecar_written && conn_unlink(j->c, j->sidecar, &e2) != CONN_OK) {
+		log_msg(LOG_WARN, "submit: %s: the sidecar %s could not be removed: %s",
+		    j->id, j->sidecar, e2 ? e2 : "?");
+	}
+	free(e2);
+	e2 = NULL;
+	if (store_update(j->st, j->id, mark_not_launched, (void *)why, &e2) != 0)
+		free(e2);
+}
+
+int submit_run(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const struct submit_opts *o, submit_progress_fn *progress, void *data,
+    struct submit_result *res, char **err)
+{
+	struct job j;
+	struct linted_script script = { NULL };
+	struct stage sg;
+	int rc = -1, fold;
+
+	memset(res, 0, sizeof(*res));
+	memset(&j, 0, sizeof(j));
+	j.c = c, j.st = st, j.cl = cl, j.o = o, j.progress = progress, j.data = data;
+	buf_init(&j.plan);
+	stage_init(&sg);
+	if (preflight(&j, err) != 0)
+		goto out;
+	fold = can_fold(&j);
+	if (fold && !o->dry_run) {
+		int f = folded(&j, &sg, &script, res, err);
+		if (f < 0)
+			not_launched(&j, res, *err);
+		if (f <= 0) {
+			rc = f;
+			goto out;
+		}
+	}
+	if (check_remote(&j, err) != 0 || convert_image(&j, res, err) != 0 ||
+	    nccl_knobs(&j, err) != 0 || open_record(&j, err) != 0)
+		goto out;
+	res->record_id = xstrdup(j.id);
+	/* A dry run shows the gate the real one would run first. */
+	if (o->dry_run && fold && j.image.is_sqsh)
+		add_gate(&j, &sg);
+	/* From here a failure leaves the record saying why. */
+	/* The sidecar last before sbatch: a failed render or lint leaves none. */
+	if (render_and_lint(&j, &script, err) != 0 || stage(&j, &sg, err) != 0 ||
+	    sidecar(&j, &sg, err) != 0 || launch(&j, &sg, &script, res, err) != 0) {
+		not_launched(&j, res, *err);
+		goto out;
+	}
+	if (o->dry_run) {
+		char *asked = resolved_text(&j);
+		res->dry_run = xasprintf("# what was asked, and where each value came from\n%s\n"
+		    "# remote commands and writes, in order\n%s\n# %s\n%s", asked,
+		    j.plan.data ? j.plan.data : "", j.sbatch_path, script.text);
+		free(asked);
+	}
+	rc = 0;
+out:
+	stage_free(&sg);
+	free(script.text);
+	job_free(&j);
+	return rc;
+}
+
+void submit_result_free(struct submit_result *r)
+{
+	free(r->record_id);
+	free(r->slurm_id);
+	free(r->dry_run);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,35 @@
+/*
+ * Retries (the seed's "Multi-node and retries"): a taotop job that failed
+ * because of the cluster (engine/track/classify.h decides, from its native state,
+ * exit code and log tails) is submitted again as a new record whose
+ * retry_of names it, running the sbatch already staged for the first job of
+ * the chain: nothing is staged again, no image converted again. Only the
+ * secrets' sidecar, which the first run shredded, is written again (from
+ * the environment). The cluster's retry budget (2 by default) bounds a
+ * chain; a failure of the program itself is surfaced at once and never
+ * uses the budget. Every verdict and retry is written in the records'
+ * history, so the chain can be read from either end.
+ */
+#ifndef TAOTOP_ENGINE_RETRY_H
+#define TAOTOP_ENGINE_RETRY_H
+
+struct conn;
+struct record_store;
+struct cluster_cfg;
+
+/* Retry record `id` now (an operator's `taotop retry`, or the automatic
+ * retry below): 0 with *new_id and *slurm_id (caller frees); -1 with *err
+ * (still running, already retried, its staged sbatch gone, a secret not in
+ * the environment, sbatch refused). `why` goes into both histories. */
+int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const char *id, const char *why, char **new_id, char **slurm_id, char **err);
+
+/* After record `id` ended in Error with SLURM state `native` (FAILED,
+ * NODE_FAIL, ...) and exit code: classify, note the verdict, and retry an
+ * infrastructure failure within the budget. Returns 1 when a retry was
+ * submitted (*new_id set), 0 when none was due, -1 when one was due but
+ * failed (*err, also in the history). */
+int retry_after_failure(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const char *id, const char *native, const char *exit_code, char **new_id, char **err);
+
+#endif

@@ -1,0 +1,503 @@
+#include "engine/track/tracker_priv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine/config/config.h"
+#include "engine/store/recindex.h"
+#include "engine/store/store.h"
+#include "engine/slurm/slurm.h"
+#include "ssh/conn.h"
+#include "ssh/quote.h"
+#include "util/log.h"
+#include "util/strmap.h"
+#include "util/xmalloc.h"
+
+/* ---- the tracker ------------------------------------------------------------------------ */
+
+struct tracker *tracker_new(const struct cluster_cfg *cl)
+{
+	struct tracker *t = xcalloc(1, sizeof(*t));
+	t->cl = cl;
+	t->seen_ix = strmap_new();
+	t->prog_ix = strmap_new();
+	t->live = strmap_new();
+	t->cache_ix = strmap_new();
+	return t;
+}
+
+void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigned max)
+{
+	t->hist_window = window_s > 0 ? window_s : 0;
+	t->hist_every = every_s > 0 ? every_s : 300;
+	t->hist_max = max;
+	t->hist_next = 0;
+}
+
+void tracker_set_page(struct tracker *t, size_t max_finished)
+{
+	if (t->page != max_finished)
+		t->selected = 0;	/* taken again from the index */
+	t->page = max_finished;
+}
+
+static void progress_free(struct progress *p)
+{
+	free(p->record_id);
+	log_follow_free(&p->follow);
+	tao_status_free(&p->ts);
+	free(p);
+}
+
+void tracker_free(struct tracker *t)
+{
+	size_t i;
+
+	if (t == NULL)
+		return;
+	strmap_free(t->live);
+	for (i = 0; i < t->nprog; i++)
+		progress_free(t->prog[i]);
+	free(t->prog);
+	strmap_free(t->prog_ix);
+	for (i = 0; i < t->nseen; i++)
+		tracker_row_clear(&t->seen[i].row);
+	free(t->seen);
+	strmap_free(t->seen_ix);
+	tracker_sel_free(t);
+	for (i = 0; i < t->ncache; i++)
+		tracker_cached_free(t->cache[i]);
+	free(t->cache);
+	strmap_free(t->cache_ix);
+	tracker_page_unref(t->pg);
+	free(t->spare);
+	free(t);
+}
+
+/* A running job's status.json follower, made the first time. */
+static struct progress *progress_of_job(struct tracker *t, const struct job_record *r)
+{
+	struct progress *p = strmap_get(t->prog_ix, r->id);
+	char *path;
+
+	if (p != NULL)
+		return p;
+	path = xasprintf("%s/status.json", r->results_dir);
+	p = xcalloc(1, sizeof(*p));
+	p->record_id = xstrdup(r->id);
+	log_follow_init(&p->follow, path, 0);
+	tao_status_init(&p->ts);
+	free(path);
+	t->prog = xreallocarray(t->prog, t->nprog + 1, sizeof(*t->prog));
+	t->prog[t->nprog++] = p;
+	strmap_put(t->prog_ix, r->id, p);
+	return p;
+}
+
+/* What TAO reported so far for a job whose status.json is followed. */
+static const struct tao_status *reported(struct tracker *t, const struct job_record *r)
+{
+	const struct progress *p = strmap_get(t->prog_ix, r->id);
+
+	return p != NULL ? &p->ts : NULL;
+}
+
+/*
+ * The running jobs' status.json, read by the poll's own command from where
+ * the last poll stopped: one round trip for the queue, accounting and
+ * every job's progress. A file that shrank (a requeued run starting over)
+ * is read again from its start; one not there yet says nothing.
+ */
+static void status_sections(struct buf *cmd, struct progress *const *which, size_t n,
+    const char *nonce)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		const struct log_follow *f = &which[k]->follow;
+		buf_adds(cmd, "; f=");
+		sh_quote_buf(cmd, f->path, strlen(f->path));
+		buf_addf(cmd, "; if s=$(wc -c < \"$f\" 2>/dev/null); then o=%llu; "
+		    "[ \"$s\" -lt \"$o\" ] && o=0; printf '\\n@@%s:json %zu %%s\\n' \"$o\"; "
+		    "tail -c +$((o + 1)) \"$f\" | head -c %u; printf '\\n@@%s:jend %zu\\n'; fi",
+		    (unsigned long long)f->offset, nonce, k, STATUS_TICK_MAX, nonce, k);
+	}
+}
+
+/* needle in the len bytes at hay, or NULL. */
+static const char *find_bytes(const char *hay, size_t len, const char *needle)
+{
+	size_t n = strlen(needle), i;
+
+	for (i = 0; i + n <= len; i++)
+		if (hay[i] == needle[0] && memcmp(hay + i, needle, n) == 0)
+			return hay + i;
+	return NULL;
+}
+
+/* Feed what the command read of each status.json to its follower. */
+static void status_take(struct progress *const *which, size_t n, const char *out, size_t len,
+    const char *nonce)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		struct progress *p = which[k];
+		char *head = xasprintf("\n@@%s:json %zu ", nonce, k), *end;
+		const char *at = find_bytes(out, len, head), *body, *stop = NULL;
+		unsigned long long from;
+
+		end = xasprintf("\n@@%s:jend %zu\n", nonce, k);
+		if (at != NULL && sscanf(at + strlen(head), "%llu", &from) == 1 &&
+		    (body = memchr(at + 1, '\n', len - (size_t)(at + 1 - out))) != NULL)
+			stop = find_bytes(body + 1, len - (size_t)(body + 1 - out), end);
+		if (stop != NULL) {
+			struct buf lines;
+			buf_init(&lines);
+			p->follow.restarted = 0;
+			log_follow_feed(&p->follow, from, body + 1, (size_t)(stop - (body + 1)), &lines);
+			if (p->follow.restarted)
+				tao_status_free(&p->ts);	/* a requeued run starts over */
+			tao_status_feed(&p->ts, lines.data ? lines.data : "", lines.len);
+			buf_free(&lines);
+		}
+		free(head);
+		free(end);
+	}
+}
+
+/* Forget the progress of jobs no longer running. */
+static void prune_progress(struct tracker *t)
+{
+	size_t i = 0;
+
+	while (i < t->nprog) {
+		const struct cached *c = strmap_get(t->cache_ix, t->prog[i]->record_id);
+		if (c != NULL && c->r != NULL && c->r->state == TAO_RUNNING) {
+			i++;
+			continue;
+		}
+		strmap_del(t->prog_ix, t->prog[i]->record_id);
+		progress_free(t->prog[i]);
+		t->prog[i] = t->prog[--t->nprog];
+	}
+}
+
+static int was_live(const struct tracker *t, const char *id)
+{
+	return strmap_get(t->live, id) != NULL;
+}
+
+/* ---- one poll, step by step -------------------------------------------------------------- */
+
+/* The live record of pick p, or NULL (finished, or not read). */
+static struct job_record *live_of(const struct pick *p)
+{
+	return !p->final && p->c != NULL ? p->c->r : NULL;
+}
+
+/* The command: the queue, accounting for the tracked jobs the queue did
+ * not list last time (the ones that may have ended), the history window
+ * when due (never a command, or a round trip, of its own), and the
+ * running jobs' progress. *which: the followers whose sections it has. */
+static char *poll_command(struct tracker *t, const char *nonce, size_t *nids,
+    struct progress ***which, size_t *nwhich)
+{
+	const char **ids = xcalloc(t->nsel + t->nseen + 1, sizeof(*ids));
+	struct slurm_history hist;
+	struct buf full;
+	char *cmd;
+	size_t i;
+
+	*nids = 0;
+	for (i = 0; i < t->nsel; i++) {
+		const struct job_record *r = live_of(&t->sel[i]);
+		if (r != NULL && r->backend_ref != NULL && !tao_state_final(r->state) &&
+		    (!t->primed || !was_live(t, r->backend_ref)))
+			ids[(*nids)++] = r->backend_ref;
+	}
+	for (i = 0; i < t->nseen; i++)
+		if (!t->seen[i].ended && !was_live(t, t->seen[i].row.slurm_id))
+			ids[(*nids)++] = t->seen[i].row.slurm_id;
+	t->hist_asked = t->hist_window > 0 && time(NULL) >= t->hist_next;
+	hist.since_s = t->hist_window;
+	hist.max = t->hist_max;
+	cmd = slurm_poll_command(ids, *nids, t->hist_asked ? &hist : NULL, nonce);
+	free(ids);
+	*which = xcalloc(t->nsel + 1, sizeof(**which));
+	*nwhich = 0;
+	for (i = 0; i < t->nsel; i++) {
+		const struct job_record *r = live_of(&t->sel[i]);
+		if (r != NULL && r->state == TAO_RUNNING && r->results_dir != NULL)
+			(*which)[(*nwhich)++] = progress_of_job(t, r);
+	}
+	buf_init(&full);
+	buf_adds(&full, cmd);
+	free(cmd);
+	status_sections(&full, *which, *nwhich, nonce);
+	return buf_detach(&full);
+}
+
+/* Run the command; its answer parsed into p, the progress sections fed
+ * to their followers. -1 when it could not run. */
+static int poll_run(struct conn *c, const char *cmd, const char *nonce,
+    struct progress *const *which, size_t nwhich, struct slurm_poll *p, long *remote_us,
+    char **err)
+{
+	struct conn_exec x;
+	struct timespec t0, t1;
+	char *mark;
+	const char *at;
+
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = POLL_TIMEOUT_MS;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (conn_exec(c, &x, err) != CONN_OK) {
+		conn_exec_free(&x);
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*remote_us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
+	/* The scheduler's part ends where the first status.json starts. */
+	mark = xasprintf("\n@@%s:json ", nonce);
+	at = x.out.data ? find_bytes(x.out.data, x.out.len, mark) : NULL;
+	if (at != NULL) {
+		status_take(which, nwhich, at, x.out.len - (size_t)(at - x.out.data), nonce);
+		x.out.data[at - x.out.data] = '\0';
+	}
+	free(mark);
+	slurm_poll_parse(x.out.data, x.err.data, nonce, p);
+	conn_exec_free(&x);
+	return 0;
+}
+
+/* What the answer says of the scheduler and accounting, the next history
+ * window, and the queue's ids for the next poll. */
+static void poll_note(struct tracker *t, struct poll_result *res, const struct slurm_poll *p,
+    size_t nids)
+{
+	size_t k;
+
+	res->at = time(NULL);
+	res->scheduler_ok = p->squeue_rc == 0;
+	res->accounting_ok = nids == 0 || p->sacct_rc == 0;
+	if (!res->scheduler_ok)
+		res->problem = xasprintf("the scheduler does not answer%s%s: last known states kept",
+		    p->squeue_err ? ": " : "", p->squeue_err ? p->squeue_err : "");
+	else if (!res->accounting_ok)
+		res->problem = xstrdup("accounting (sacct) does not answer: finished jobs wait "
+		    "for it");
+	if (p->skipped > 0)
+		log_msg(LOG_WARN, "poll: %s: %zu lines of scheduler output did not parse",
+		    t->cl->name, p->skipped);
+	if (t->hist_asked) {
+		/* Asked again after every_s; after a failure, within a minute. */
+		long again = p->history_rc == 0 || t->hist_every < 60 ? t->hist_every : 60;
+		t->hist_next = res->at + again;
+		if (p->history_rc != 0)
+			log_msg(LOG_WARN, "poll: %s: accounting's history did not answer (rc %d)",
+			    t->cl->name, p->history_rc);
+	}
+	if (res->scheduler_ok) {
+		strmap_clear(t->live);
+		for (k = 0; k < p->n; k++)
+			if (!p->jobs[k].from_sacct)
+				strmap_put(t->live, p->jobs[k].id, (void *)1);
+		t->primed = 1;
+		t->last_ok = res->at;
+	}
+	res->last_ok = t->last_ok;
+}
+
+/* A finished record's row: its page's, borrowed; a copy of its own
+ * when SLURM still says something of it (jm, NULL: nothing asked). */
+static void finished_row(struct poll_result *res, const struct job_row *src,
+    const struct jobmap *jm)
+{
+	struct job_row *row = tracker_row_add(res);
+	const struct slurm_job *j = src->slurm_id[0] != '\0' && jm != NULL
+	    ? tracker_jobmap_any(jm, src->slurm_id) : NULL;
+
+	if (j != NULL) {
+		tracker_row_copy(row, src);
+		tracker_row_from_slurm(row, j);
+	} else {
+		*row = *src;
+		row->shared = 1;
+	}
+}
+
+/* Room for every row a poll can give at once: ten thousand rows grown by
+ * doubling is a dozen reallocations of megabytes, every poll. */
+static void rows_reserve(struct poll_result *res, size_t n)
+{
+	if (n > res->rows_cap) {
+		res->rows = xreallocarray(res->rows, n, sizeof(*res->rows));
+		res->rows_cap = n;
+	}
+}
+
+/* taotop's own rows: each live record decided from the answer (and
+ * written when it changed), each finished one its page's. */
+static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
+    struct poll_result *res, const struct jobmap *jm)
+{
+	size_t i;
+
+	res->page = tracker_page_ref(t->pg);
+	res->finished_left = t->left;
+	for (i = 0; i < t->nsel; i++) {
+		const struct pick *pk = &t->sel[i];
+		struct job_record *r = live_of(pk);
+		const struct slurm_job *j;
+
+		if (pk->final) {
+			if (pk->at != SIZE_MAX)
+				finished_row(res, &t->pg->rows[pk->at], jm);
+			continue;
+		}
+		if (r == NULL)
+			continue;	/* not read: the next poll */
+		j = r->backend_ref != NULL ? tracker_jobmap_any(jm, r->backend_ref) : NULL;
+		if (!tao_state_final(r->state) && r->backend_ref != NULL) {
+			if (j == NULL) {
+				/* Left the queue, not yet in accounting (it
+				 * lags a few seconds after submit and end). */
+				if (res->scheduler_ok)
+					res->waiting_for_accounting = 1;
+			} else if ((j->from_sacct ? res->accounting_ok : res->scheduler_ok) &&
+			    tracker_update_one(c, st, t->cl, r, j, res)) {
+				res->changes++;	/* tracker_update_one added its event */
+			}
+		}
+		tracker_row_fill(tracker_row_add(res), r, j, r->state == TAO_RUNNING && r->results_dir != NULL
+		    ? reported(t, r) : NULL);
+	}
+}
+
+/* The records shown, taken again from the index when it moved, and the
+ * page of the finished ones with them. */
+static void take_records(struct tracker *t, struct rec_index *ix)
+{
+	if (t->selected && recindex_version(ix) == t->ix_version && t->pg != NULL)
+		return;
+	t->ix_version = recindex_version(ix);
+	tracker_select_records(t, ix);
+	tracker_page_update(t, ix);
+}
+
+static void disk_row(const struct rec_meta *m, void *arg)
+{
+	tracker_row_of_meta(arg, m);
+}
+
+void tracker_rows_from_disk(struct tracker *t, struct record_store *st, struct poll_result *res)
+{
+	struct rec_index *ix = recindex_of(st);
+	char *warn = NULL;
+	size_t i;
+
+	memset(res, 0, sizeof(*res));
+	recindex_refresh(ix, &warn);
+	if (warn != NULL)
+		log_msg(LOG_WARN, "records: %s", warn);
+	free(warn);
+	take_records(t, ix);
+	rows_reserve(res, t->nsel + 1);
+	res->page = tracker_page_ref(t->pg);
+	for (i = 0; i < t->nsel; i++) {
+		const struct pick *pk = &t->sel[i];
+		if (pk->final && pk->at != SIZE_MAX)
+			finished_row(res, &t->pg->rows[pk->at], NULL);
+		else if (!pk->final && recindex_get(ix, pk->id, disk_row, &res->rows[res->n]) == 0)
+			res->n++;
+	}
+	res->at = time(NULL);
+	res->accounting_ok = 1;
+	res->finished_left = t->left;
+}
+
+int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
+    struct poll_result *res, char **err)
+{
+	struct rec_index *ix = recindex_of(st);
+	struct timespec t0, t1;
+	struct progress **which;
+	struct slurm_poll p;
+	struct jobmap jm;
+	char *cmd, *warn = NULL, nonce[SLURM_NONCE_LEN + 1];
+	size_t nids, nwhich;
+	long remote_us = 0;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(res, 0, sizeof(*res));
+	res->rows = t->spare;	/* tracker_reuse_rows's, or NULL */
+	res->rows_cap = t->spare_cap;
+	t->spare = NULL;
+	t->spare_cap = 0;
+	/* Only what changed since the last poll is read again. */
+	recindex_refresh(ix, &warn);
+	if (warn != NULL)
+		log_msg(LOG_WARN, "poll: %s", warn);
+	free(warn);
+	take_records(t, ix);
+	tracker_cache_records(t, st);
+	slurm_nonce(nonce);
+	cmd = poll_command(t, nonce, &nids, &which, &nwhich);
+	rc = poll_run(c, cmd, nonce, which, nwhich, &p, &remote_us, err);
+	free(cmd);
+	free(which);
+	if (rc != 0)
+		return -1;
+	poll_note(t, res, &p, nids);
+	tracker_jobmap_build(&jm, &p);
+	rows_reserve(res, t->nsel + t->nseen + p.n + 1);
+	own_rows(t, c, st, res, &jm);
+	prune_progress(t);
+	tracker_foreign_rows(t, res, &p, &jm, ix);
+	tracker_jobmap_free(&jm);
+	slurm_poll_free(&p);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	res->engine_us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000 -
+	    remote_us;
+	return 0;
+}
+
+struct job_row *poll_result_take_rows(struct poll_result *p, size_t *cap)
+{
+	struct job_row *rows = p->rows;
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		tracker_row_clear(&p->rows[i]);
+	*cap = rows != NULL ? p->rows_cap : 0;
+	p->n = 0;
+	p->rows = NULL;
+	poll_result_free(p);
+	return rows;
+}
+
+void tracker_reuse_rows(struct tracker *t, struct job_row *rows, size_t cap)
+{
+	free(t->spare);
+	t->spare = rows;
+	t->spare_cap = rows != NULL ? cap : 0;
+}
+
+void poll_result_free(struct poll_result *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		tracker_row_clear(&p->rows[i]);
+	free(p->rows);
+	tracker_page_unref(p->page);
+	for (i = 0; i < p->changes; i++) {
+		free(p->events[i].record_id);
+		free(p->events[i].native);
+	}
+	free(p->events);
+	free(p->problem);
+	memset(p, 0, sizeof(*p));
+}
