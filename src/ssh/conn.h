@@ -198,6 +198,8 @@ struct conn_counters {
 					 * of up to a chunk, and a close */
 	uint64_t	sftp_bytes_read;
 	uint64_t	exec_bytes_read;	/* commands' stdout and stderr */
+	unsigned long	keepalives;	/* sent to nudge an exit-status the server
+					 * held 50 ms past its EOF (conn_exec.c) */
 };
 const struct conn_counters *conn_counters(const struct conn *c);
 

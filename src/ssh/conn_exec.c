@@ -48,6 +48,7 @@ struct exec_state {
 	int			 got_any;	/* any answer since exec */
 	size_t			 off;		/* stdin bytes written */
 	int			 eof_sent;
+	int64_t			 eof_at;	/* when the output's EOF came, ms */
 	int64_t			 nudged;	/* the last keepalive sent, ms */
 };
 
@@ -189,11 +190,20 @@ static void idle(struct conn *c, ssh_channel ch, struct exec_state *es, int64_t 
 	 * Seen against OpenSSH 9.2: after a large SFTP transfer on the
 	 * same connection, the server sometimes sends EOF but holds the
 	 * exit-status until the client sends something. A keepalive
-	 * every 50 ms while we wait for it gets it moving.
+	 * every 50 ms while we wait for it gets it moving. Not at once:
+	 * the exit-status mostly follows the EOF within milliseconds (the
+	 * server reaps the command after its output closes), and a
+	 * keepalive sent meanwhile is a round trip on the wire for nothing.
 	 */
-	if (ssh_channel_is_eof(ch) && !es->got_exit && conn_now_ms() - es->nudged >= 50) {
-		ssh_send_keepalive(c->s);
-		es->nudged = conn_now_ms();
+	if (ssh_channel_is_eof(ch) && !es->got_exit) {
+		int64_t now = conn_now_ms();
+		if (es->eof_at == 0)
+			es->eof_at = now;
+		if (now - es->eof_at >= 50 && now - es->nudged >= 50) {
+			ssh_send_keepalive(c->s);
+			c->counters.keepalives++;
+			es->nudged = now;
+		}
 	}
 	if (deadline != 0 && deadline - conn_now_ms() < wait)
 		wait = (int)(deadline - conn_now_ms());
