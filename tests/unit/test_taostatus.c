@@ -67,6 +67,33 @@ static const char zero_based_tao[] =
     "{\"date\": \"1/3/2025\", \"time\": \"4:6:10\", \"status\": \"RUNNING\", \"verbosity\": \"INFO\", "
     "\"message\": \"Train finished successfully.\"}\n";
 
+/* TAO 5.5: from 0, max_epoch = num_epochs, no step fields. */
+static const char counter0_tao[] =
+    "{\"epoch\": 0, \"max_epoch\": 3, \"time_per_epoch\": \"0:00:01.000100\", "
+    "\"eta\": \"0:00:03.000300\", \"date\": \"5/6/2024\", \"time\": \"8:0:1\", "
+    "\"status\": \"RUNNING\", \"verbosity\": \"INFO\", \"message\": \"Training loop in progress\"}\n"
+    "{\"epoch\": 1, \"max_epoch\": 3, \"eta\": \"0:00:02.000200\", \"status\": \"RUNNING\", "
+    "\"message\": \"Training loop in progress\"}\n"
+    "{\"epoch\": 2, \"max_epoch\": 3, \"eta\": \"0:00:01.000100\", \"status\": \"RUNNING\", "
+    "\"message\": \"Training loop in progress\"}\n";
+
+/* TAO 7.0.1 as the stand-in writes it: the epoch's validation kpi on its
+ * line, train_loss after it without an epoch field; epoch 2's NaN. */
+static const char train_metrics_after[] =
+    "{\"status\": \"RUNNING\", \"message\": \"Eval metrics generated.\", \"kpi\": {\"val_loss\": 0.9}}\n"
+    "{\"epoch\": 0, \"step\": 100, \"max_epoch\": 2, \"max_step\": 300, \"status\": \"RUNNING\", "
+    "\"message\": \"Training loop in progress\", \"kpi\": {\"val_loss\": 0.9}}\n"
+    "{\"status\": \"RUNNING\", \"message\": \"Train metrics generated.\", "
+    "\"kpi\": {\"val_loss\": 0.9, \"train_loss\": 1.5}}\n"
+    "{\"epoch\": 1, \"step\": 200, \"max_epoch\": 2, \"max_step\": 300, \"status\": \"RUNNING\", "
+    "\"message\": \"Training loop in progress\", \"kpi\": {\"val_loss\": 0.8, \"train_loss\": 1.5}}\n"
+    "{\"status\": \"RUNNING\", \"message\": \"Train metrics generated.\", "
+    "\"kpi\": {\"val_loss\": 0.8, \"train_loss\": NaN}}\n"
+    "{\"epoch\": 2, \"step\": 300, \"max_epoch\": 2, \"max_step\": 300, \"status\": \"RUNNING\", "
+    "\"message\": \"Training loop in progress\", \"kpi\": {\"val_loss\": 0.7, \"train_loss\": NaN}}\n"
+    "{\"status\": \"RUNNING\", \"message\": \"Train metrics generated.\", "
+    "\"kpi\": {\"val_loss\": 0.7, \"train_loss\": 0.5}}\n";
+
 /* A TF-era container: SUCCESS at the end, in <results_dir>/status.json. */
 static const char tf_era[] =
     "{\"date\": \"6/1/2022\", \"time\": \"10:0:0\", \"status\": \"STARTED\", \"verbosity\": \"INFO\", "
@@ -139,6 +166,50 @@ Test(taostatus, lightning_counts_from_0_and_shows_as_the_user_counts)
 	cr_expect_str_eq(ts.metric, "train_loss");
 	cr_expect_eq(ts.nseries, 3);
 	cr_expect_eq(ts.verdict, TAO_VERDICT_SUCCESS);
+	tao_status_free(&ts);
+}
+
+Test(taostatus, tao_5_5_counts_from_0_with_max_epoch_the_count)
+{
+	struct tao_status ts;
+
+	tao_status_init(&ts);
+	feed(&ts, counter0_tao);
+	cr_expect_eq(ts.epoch, 3);
+	cr_expect_eq(ts.max_epoch, 3, "3 of 3 at the end, not 3 of 4");
+	cr_expect_eq(ts.eta_s, 1);
+	tao_status_free(&ts);
+}
+
+Test(taostatus, train_loss_after_its_epoch_line_and_one_nan_epoch)
+{
+	struct tao_status ts;
+
+	tao_status_init(&ts);
+	feed(&ts, train_metrics_after);
+	cr_expect_eq(ts.bad_lines, 0);
+	cr_expect_str_eq(ts.metric, "train_loss", "train_loss over val_loss");
+	cr_assert_eq(ts.nseries, 3);
+	cr_expect_float_eq(ts.series[0], 1.5, 1e-9);
+	cr_expect(isnan(ts.series[1]), "epoch 2 of the user's: NaN");
+	cr_expect_float_eq(ts.series[2], 0.5, 1e-9);
+	cr_expect_eq(ts.epoch, 3);
+	cr_expect_eq(ts.max_epoch, 3);
+	tao_status_free(&ts);
+}
+
+Test(taostatus, tf_era_kpi_values_as_text)
+{
+	struct tao_status ts;
+
+	tao_status_init(&ts);
+	feed(&ts, "{\"status\": \"RUNNING\", \"epoch\": 1, \"max_epoch\": 2, "
+	    "\"kpi\": {\"loss\": \"0.25\", \"note\": \"abc\"}}\n"
+	    "{\"status\": \"RUNNING\", \"epoch\": 2, \"max_epoch\": 2, \"kpi\": {\"loss\": \"nan\"}}\n");
+	cr_expect_str_eq(ts.metric, "loss");
+	cr_assert_eq(ts.nseries, 2);
+	cr_expect_float_eq(ts.series[0], 0.25, 1e-9);
+	cr_expect(isnan(ts.series[1]));
 	tao_status_free(&ts);
 }
 
@@ -329,10 +400,11 @@ static void expect_same(const struct tao_status *a, const struct tao_status *b, 
 
 Test(taostatus, a_file_fed_in_two_pieces_is_the_file_fed_whole)
 {
-	const char *files[] = { current_tao, zero_based_tao, tf_era };
+	const char *files[] = { current_tao, zero_based_tao, counter0_tao, train_metrics_after,
+	    tf_era };
 	size_t f, cut;
 
-	for (f = 0; f < 3; f++) {
+	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		struct tao_status whole;
 		size_t len = strlen(files[f]);
 

@@ -234,12 +234,20 @@ static char *nonfinite_to_strings(const char *line, size_t len, size_t *outlen)
 	return buf_detach(&b);
 }
 
-/* A number, or one of the marked non-finite values: 1 with *d. */
+/* A number, one of the marked non-finite values, or a string that is a
+ * whole number (the TF era and DINO write kpi values as text): 1 with *d. */
 static int number_of(const cJSON *v, double *d)
 {
+	char *end;
+
 	if (cJSON_IsNumber(v)) {
 		*d = v->valuedouble;
 		return 1;
+	}
+	if (cJSON_IsString(v) && v->valuestring[0] != '\001' && v->valuestring[0] != '\0' &&
+	    !isspace((unsigned char)v->valuestring[0])) {
+		*d = strtod(v->valuestring, &end);
+		return *end == '\0';
 	}
 	if (cJSON_IsString(v) && v->valuestring[0] == '\001') {
 		const char *w = v->valuestring + 1;
@@ -268,27 +276,35 @@ static void add_point(struct tao_status *ts, int epoch, double value)
 	ts->series_epoch[ts->nseries++] = epoch;
 }
 
+/* How much a KPI is wanted for the series: "loss", then TAO PyTorch's
+ * "train_loss", then any number (the first seen). */
+static int metric_rank(const char *name)
+{
+	return strcmp(name, "loss") == 0 ? 0 : strcmp(name, "train_loss") == 0 ? 1 : 2;
+}
+
+/* The kpi of a line, to the epoch it is of: the last epoch line's (TAO
+ * writes "Train metrics generated." after the epoch's line, without one). */
 static void feed_kpi(struct tao_status *ts, const cJSON *kpi, int raw_epoch)
 {
-	const cJSON *v;
+	const cJSON *v, *best = NULL;
 	double d;
 
-	if (ts->metric[0] == '\0') {
-		/* Choose once: loss if there, else the first number. */
-		v = cJSON_GetObjectItemCaseSensitive(kpi, "loss");
-		if (number_of(v, &d)) {
-			snprintf(ts->metric, sizeof(ts->metric), "loss");
-		} else {
-			cJSON_ArrayForEach(v, kpi) {
-				if (number_of(v, &d) && v->string != NULL) {
-					snprintf(ts->metric, sizeof(ts->metric), "%s", v->string);
-					break;
-				}
-			}
-		}
+	if (raw_epoch < 0)
+		return;
+	cJSON_ArrayForEach(v, kpi) {
+		if (v->string != NULL && strlen(v->string) < sizeof(ts->metric) && number_of(v, &d) &&
+		    (best == NULL || metric_rank(v->string) < metric_rank(best->string)))
+			best = v;
+	}
+	if (best != NULL && (ts->metric[0] == '\0' ||
+	    metric_rank(best->string) < metric_rank(ts->metric))) {
+		/* A better one came: the series starts over with it. */
+		snprintf(ts->metric, sizeof(ts->metric), "%s", best->string);
+		ts->nseries = 0;
 	}
 	v = cJSON_GetObjectItemCaseSensitive(kpi, ts->metric);
-	if (ts->metric[0] != '\0' && number_of(v, &d) && raw_epoch >= 0)
+	if (ts->metric[0] != '\0' && number_of(v, &d))
 		add_point(ts, raw_epoch, d);
 }
 
@@ -428,15 +444,18 @@ static void feed_line(struct tao_status *ts, const char *line, size_t len)
 		ts->raw_epoch = epoch;
 	if (max >= 0)
 		ts->raw_max = max;
+	if ((epoch >= 0 && epoch == max) || cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o,
+	    "max_step")))
+		ts->max_is_last = 1;
 	/* As the user counts (taostatus.h): N of N at the end either way. */
 	if (ts->raw_epoch >= 0)
 		ts->epoch = ts->raw_epoch + ts->zero_based;
 	if (ts->raw_max >= 0)
-		ts->max_epoch = ts->raw_max + ts->zero_based;
+		ts->max_epoch = ts->raw_max + (ts->zero_based && ts->max_is_last);
 	feed_eta(ts, cJSON_GetObjectItemCaseSensitive(o, "eta"));
 	v = cJSON_GetObjectItemCaseSensitive(o, "kpi");
 	if (cJSON_IsObject(v))
-		feed_kpi(ts, v, epoch >= 0 ? epoch : -1);
+		feed_kpi(ts, v, ts->raw_epoch);
 	cJSON_Delete(o);
 }
 

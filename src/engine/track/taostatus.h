@@ -21,12 +21,20 @@
  *                                    goes on); a success stays (TAO's
  *                                    cloud upload line may follow it)
  *
- * Epochs as the user counts them (epoch 3 of 80): one TAO version counts
- * from 1 with max_epoch = num_epochs, another from 0 (Lightning's
- * current_epoch) with max_epoch = num_epochs - 1. A line with epoch 0 is
- * only ever written by the second: once one is seen the numbering is
- * 0-based and both numbers are shown plus one; until then it is taken as
- * 1-based. Either way the last epoch shows as N of N.
+ * Epochs as the user counts them (epoch 3 of 80). TAO's versions differ
+ * (core/callbacks/loggers.py): 5.0/5.2 count from 1 with max_epoch =
+ * num_epochs; 5.5 from 0 with max_epoch = num_epochs; 6.0 to 7.0.1 use
+ * Lightning's 0-based current_epoch with max_epoch = num_epochs - 1 and
+ * add step and max_step. The rule, from the lines alone: until a line
+ * with epoch 0 is seen, epochs count from 1 and are shown as written;
+ * after one, the epoch is shown plus one, and max_epoch plus one too once
+ * it is known to be the last epoch's number (a line with epoch ==
+ * max_epoch, or any line with max_step), else as written. Every version
+ * then ends at N of N, never N+1 of N or N-1 of N-1.
+ *
+ * The series' KPI: "loss", else "train_loss", else the first number seen
+ * (a better one starting the series over); a kpi without its own epoch
+ * (TAO's "Train metrics generated.") is the last epoch line's.
  */
 #ifndef TAOTOP_ENGINE_TAOSTATUS_H
 #define TAOTOP_ENGINE_TAOSTATUS_H
@@ -50,12 +58,13 @@ struct tao_status {
 	int	 raw_epoch, raw_max;	/* as the file has them, -1 unknown */
 	int	 zero_based;	/* an epoch 0 line was seen (a caller that knows
 				 * it from earlier lines may set it before feeding) */
+	int	 max_is_last;	/* max_epoch is the last epoch's number */
 	long	 eta_s;		/* TAO's eta in seconds, -1 unknown */
 	char	 eta[32];	/* eta_s as [D-]HH:MM:SS, "" unknown */
 	time_t	 at;		/* the last line's date and time (local), 0 unknown */
-	/* One numeric KPI per epoch, for a sparkline: "loss" when reported,
-	 * else the first numeric KPI seen. A later value for the same epoch
-	 * replaces the earlier one; NaN and infinities are kept as such. */
+	/* One numeric KPI per epoch (chosen as above), for a sparkline. A
+	 * later value for the same epoch replaces the earlier one; NaN and
+	 * infinities are kept as such. */
 	char	 metric[32];
 	double	*series;
 	int	*series_epoch;

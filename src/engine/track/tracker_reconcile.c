@@ -147,8 +147,11 @@ static enum judged judge_status(struct conn *c, const struct job_record *r,
 	}
 	tao_status_init(&ts);
 	tao_status_set_task(&ts, r->action);
-	if (follower != NULL)
-		ts.zero_based = follower->zero_based;	/* its epoch 0 may be before the tail */
+	if (follower != NULL) {
+		/* Its epoch 0 may be before the tail. */
+		ts.zero_based = follower->zero_based;
+		ts.max_is_last = follower->max_is_last;
+	}
 	{
 		/* Reading from the middle: the first line is partial. */
 		const char *start = b.data;
