@@ -94,40 +94,27 @@ struct watched {
 	int	 ending;
 };
 
+/* What one answer says of the run (user_wait_final_each's hook). */
+static void watch_one(const cJSON *o, void *arg)
+{
+	struct watched *w = arg;
+	const cJSON *prog = cJSON_GetObjectItem(o, "progress");
+	long eta;
+
+	if (strcmp(json_str(o, "shown_state"), "Ending") == 0)
+		w->ending = 1;
+	if (strcmp(json_str(o, "state"), "Running") == 0 && prog != NULL &&
+	    duration_parse(json_str(prog, "eta"), &eta) == 0 && w->n < 512) {
+		w->eta[w->n] = eta;
+		w->epoch[w->n++] = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "epoch"));
+	}
+}
+
 /* user_wait_final, noting what each answer says of the run on the way. */
 static cJSON *wait_final_watching(struct user *u, const char *id, int timeout_s, struct watched *w)
 {
-	char *args = xasprintf("status %s --json", id);
-	cJSON *o = NULL;
-
 	memset(w, 0, sizeof(*w));
-	for (int waited = 0; waited < timeout_s; waited += 2) {
-		char *out = NULL;
-		const char *state;
-		const cJSON *prog;
-		long eta;
-		cJSON_Delete(o);
-		o = NULL;
-		if (rig_taotop(u->env, args, &out) == 0 && strchr(out, '{') != NULL)
-			o = cJSON_Parse(strchr(out, '{'));
-		free(out);
-		state = cJSON_GetStringValue(cJSON_GetObjectItem(o, "state"));
-		if (strcmp(json_str(o, "shown_state"), "Ending") == 0)
-			w->ending = 1;
-		prog = cJSON_GetObjectItem(o, "progress");
-		if (state != NULL && strcmp(state, "Running") == 0 && prog != NULL &&
-		    duration_parse(json_str(prog, "eta"), &eta) == 0 && w->n < 512) {
-			w->eta[w->n] = eta;
-			w->epoch[w->n++] = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "epoch"));
-		}
-		if (state != NULL && (strcmp(state, "Done") == 0 || strcmp(state, "Error") == 0 ||
-		    strcmp(state, "Canceled") == 0))
-			break;
-		sleep(2);
-	}
-	free(args);
-	cr_assert_not_null(o, "no status for %s", id);
-	return o;
+	return user_wait_final_each(u, id, timeout_s, watch_one, w);
 }
 
 /* The example bundle as shipped, paths pointed at the rig; the one edit is

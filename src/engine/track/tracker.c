@@ -149,7 +149,7 @@ static void status_sections(struct buf *cmd, struct progress *const *which, size
 			}
 		}
 		buf_addf(cmd, "; if [ -n \"$f\" ] && s=$(wc -c < \"$f\" 2>/dev/null); then "
-		    "[ \"$s\" -lt \"$o\" ] && o=0; printf '\\n@@%s:json %zu %%s %%s\\n' \"$o\" \"$f\"; "
+		    "[ \"$s\" -lt \"$o\" ] && o=0; printf '\\n@@%s:json %zu %%s %%s %%s\\n' \"$o\" \"$s\" \"$f\"; "
 		    "tail -c +$((o + 1)) \"$f\" | head -c %u; printf '\\n@@%s:jend %zu\\n'; fi",
 		    nonce, k, STATUS_TICK_MAX, nonce, k);
 	}
@@ -191,13 +191,14 @@ static void status_take(struct progress *const *which, size_t n, const char *out
 		struct progress *p = which[k];
 		char *head = xasprintf("\n@@%s:json %zu ", nonce, k), *end;
 		const char *at = find_bytes(out, len, head), *body, *stop = NULL;
-		unsigned long long from;
+		unsigned long long from, size = 0;
 
 		end = xasprintf("\n@@%s:jend %zu\n", nonce, k);
 		const char *where = NULL;
 		char *e = NULL;
 
 		if (at != NULL && (from = strtoull(at + strlen(head), &e, 10), *e == ' ') &&
+		    (size = strtoull(e + 1, &e, 10), *e == ' ') &&
 		    (body = memchr(at + 1, '\n', len - (size_t)(at + 1 - out))) != NULL) {
 			where = e + 1;
 			stop = find_bytes(body + 1, len - (size_t)(body + 1 - out), end);
@@ -225,6 +226,7 @@ static void status_take(struct progress *const *which, size_t n, const char *out
 				tao_status_reset(&p->ts);	/* a requeued run starts over */
 			tao_status_feed(&p->ts, lines.data ? lines.data : "", lines.len);
 			buf_free(&lines);
+			p->caught_up = from + (unsigned long long)(stop - (body + 1)) >= size;
 		}
 		free(head);
 		free(end);
@@ -435,8 +437,8 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 				if (res->scheduler_ok)
 					res->waiting_for_accounting = 1;
 			} else if ((j->from_sacct ? res->accounting_ok : res->scheduler_ok) &&
-			    tracker_update_one(c, st, t->cl, r, j, p != NULL ? &p->ts : NULL,
-			    p != NULL ? p->found : NULL, res)) {
+			    tracker_update_one(c, st, t->cl, r, j, p != NULL && p->caught_up
+			    ? &p->ts : NULL, p != NULL ? p->found : NULL, res)) {
 				res->changes++;	/* tracker_update_one added its event */
 			}
 		}

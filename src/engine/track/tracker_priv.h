@@ -66,6 +66,8 @@ struct progress {
 	time_t			 next_search;
 	struct log_follow	 follow;	/* of found, once found */
 	struct tao_status	 ts;
+	int			 caught_up;	/* this poll read it to its end: ts
+						 * says what the whole file says */
 };
 #define STATUS_SEARCH_EVERY_S	60
 /* COMPLETED with no final line in TAO's status file: checked again this
@@ -155,8 +157,9 @@ struct jobmap {
 	struct strmap	*queue, *acct;
 };
 
-/* tracker_reconcile.c: ts is what the poll read of the job's status file
- * (NULL: none followed), found where it was read from. */
+/* tracker_reconcile.c: ts is what the poll read of the job's status file,
+ * up to its end (NULL: not followed, or not read to its end yet), found
+ * where it was read from. */
 int tracker_update_one(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     struct job_record *r, const struct slurm_job *j, const struct tao_status *ts,
     const char *found, struct poll_result *res);

@@ -444,17 +444,36 @@ static void keep_final_seen(struct record_store *st, struct job_record *r, enum 
 	apply_final_seen(r, &fs, &err);	/* the same in memory, for its row */
 }
 
+/* Whether path is one of TAO's places for r (not only the search's find). */
+static int placed_by_rule(const struct job_record *r, const char *path)
+{
+	size_t n, i;
+	char **places = tao_status_places(r->results_dir, r->action, r->image, r->tao_results_dir,
+	    &n);
+	int hit = 0;
+
+	for (i = 0; i < n; i++) {
+		hit = hit || same(places[i], path);
+		free(places[i]);
+	}
+	free(places);
+	return hit;
+}
+
 /*
  * A job SLURM still runs whose status file has its final line (a shutdown
  * that hangs: a dataloader worker, NCCL's teardown): Ending from the
  * first poll that sees it; after the cluster's ending_grace_seconds it is
  * cancelled so its GPUs are freed, and its record takes TAO's verdict,
- * not "cancelled". A line after a FAILURE takes it back (a logged error
- * in a run that goes on). Returns 1 when r's state changed.
+ * not "cancelled". Only a file at one of TAO's places is trusted that far:
+ * one the search found below the results folder may be another run's, and
+ * leaves the job Ending. A line after a FAILURE takes it back (a logged
+ * error in a run that goes on). Returns 1 when r's state changed.
  */
 static int final_while_running(struct conn *c, struct record_store *st,
     const struct cluster_cfg *cl, struct job_record *r, const struct slurm_job *j,
-    const struct native_state *ns, const struct tao_status *ts, struct poll_result *res)
+    const struct native_state *ns, const struct tao_status *ts, const char *found,
+    struct poll_result *res)
 {
 	enum tao_state to;
 	char *message = NULL, *event, *err = NULL;
@@ -462,9 +481,9 @@ static int final_while_running(struct conn *c, struct record_store *st,
 	struct change ch;
 	int changed;
 
-	if (r->state != TAO_RUNNING)
-		return 0;
-	if (ts == NULL || !tao_status_judge(ts, &to, &message)) {
+	if (r->state != TAO_RUNNING || ts == NULL)
+		return 0;	/* the file not read to its end: nothing known */
+	if (!tao_status_judge(ts, &to, &message)) {
 		if (r->tao_final != TAO_UNKNOWN)
 			keep_final_seen(st, r, TAO_UNKNOWN, NULL,
 			    "TAO's status file goes on after its final line: no longer Ending");
@@ -478,7 +497,8 @@ static int final_while_running(struct conn *c, struct record_store *st,
 		free(message);
 		return 0;
 	}
-	if (strcmp(ns->word, "RUNNING") != 0 || time(NULL) - r->tao_final_at < cl->ending_grace_s) {
+	if (strcmp(ns->word, "RUNNING") != 0 || time(NULL) - r->tao_final_at < cl->ending_grace_s ||
+	    !placed_by_rule(r, found)) {
 		free(message);
 		return 0;
 	}
@@ -543,7 +563,7 @@ int tracker_update_one(struct conn *c, struct record_store *st, const struct clu
 		return 0;
 	}
 	if (ns.state == TAO_RUNNING && !ns.scheduler_owned &&
-	    final_while_running(c, st, cl, r, j, &ns, ts, res))
+	    final_while_running(c, st, cl, r, j, &ns, ts, found, res))
 		return 1;
 	if (decide(c, r, j, &ns, ts, found, res, &to, &message, &progress, &tao_failed) != 0) {
 		free(message);
