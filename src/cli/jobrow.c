@@ -39,8 +39,8 @@ cJSON *jobrow_json(const struct job_row *r, const char *cluster)
 	cJSON_AddBoolToObject(o, "gpus_known", r->gpus_known);
 	cJSON_AddStringToObject(o, "state", tao_state_name(r->state));
 	/* What the STATE column says: "Ending" while SLURM completes it or
-	 * TAO has written its final line (job_row_label). */
-	cJSON_AddStringToObject(o, "shown_state", job_row_label(r));
+	 * TAO has written its final line (tracker_row_label). */
+	cJSON_AddStringToObject(o, "shown_state", tracker_row_label(r));
 	cJSON_AddStringToObject(o, "native_state", r->native ? r->native : "");
 	/* The one format ("00:02:00", "1-00:00:00"), and seconds (null:
 	 * unknown, or a limit SLURM gives as a word such as UNLIMITED). */

@@ -203,7 +203,7 @@ static void add_row(struct lines *l, const struct job_record *r, const struct jo
 {
 	add(l, xasprintf("%s   cluster %s   SLURM job %s", r ? r->id : (row->shown_id[0] ?
 	    row->shown_id : row->slurm_id), cluster, row->slurm_id[0] ? row->slurm_id : "-"));
-	add(l, xasprintf("state: %s%s%s%s", job_row_label(row), row->native ? " (" : "",
+	add(l, xasprintf("state: %s%s%s%s", tracker_row_label(row), row->native ? " (" : "",
 	    row->native ? row->native : "", row->native ? ")" : ""));
 	if (row->name != NULL)
 		add(l, xasprintf("what: %s", row->name));

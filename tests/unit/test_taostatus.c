@@ -338,11 +338,11 @@ Test(taostatus, python_timedelta_forms)
 	double d;
 
 	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		cr_expect_eq(tao_timedelta_parse(good[i].s, &d), 0, "%s", good[i].s);
+		cr_expect_eq(tao_status_timedelta_parse(good[i].s, &d), 0, "%s", good[i].s);
 		cr_expect_float_eq(d, good[i].secs, 1e-6, "%s: %f", good[i].s, d);
 	}
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		cr_expect_eq(tao_timedelta_parse(bad[i], &d), -1, "'%s' is no timedelta", bad[i]);
+		cr_expect_eq(tao_status_timedelta_parse(bad[i], &d), -1, "'%s' is no timedelta", bad[i]);
 }
 
 Test(taostatus, nan_and_infinity_are_values_not_lost_lines)

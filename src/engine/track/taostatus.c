@@ -24,7 +24,7 @@ void tao_status_init(struct tao_status *ts)
 
 void tao_status_set_task(struct tao_status *ts, const char *action)
 {
-	const char *task = action != NULL ? tao_deploy_task(action) : NULL;
+	const char *task = action != NULL ? tao_status_deploy_task(action) : NULL;
 
 	snprintf(ts->task[0], sizeof(ts->task[0]), "%s", action != NULL ? action : "");
 	/* TAO Deploy's folder is renamed; its words may be either name. */
@@ -72,7 +72,7 @@ static long two_digits(const char **p)
 	return n > 0 ? v : -1;
 }
 
-int tao_timedelta_parse(const char *s, double *secs)
+int tao_status_timedelta_parse(const char *s, double *secs)
 {
 	const char *p = s;
 	char *end;
@@ -126,7 +126,7 @@ int tao_timedelta_parse(const char *s, double *secs)
 
 /* ---- where the file is ----------------------------------------------------------------- */
 
-const char *tao_deploy_task(const char *action)
+const char *tao_status_deploy_task(const char *action)
 {
 	if (strcmp(action, "evaluate") == 0)
 		return "trt_evaluate";
@@ -135,7 +135,7 @@ const char *tao_deploy_task(const char *action)
 	return action;
 }
 
-int tao_image_is_deploy(const char *image)
+int tao_status_image_is_deploy(const char *image)
 {
 	const char *p;
 
@@ -163,8 +163,8 @@ char **tao_status_places(const char *results_dir, const char *action, const char
     const char *spec_dir, size_t *n)
 {
 	char **v = NULL;
-	const char *deploy = action != NULL ? tao_deploy_task(action) : NULL;
-	int is_deploy = tao_image_is_deploy(image);
+	const char *deploy = action != NULL ? tao_status_deploy_task(action) : NULL;
+	int is_deploy = tao_status_image_is_deploy(image);
 
 	*n = 0;
 	if (spec_dir != NULL && spec_dir[0] == '/')
@@ -380,7 +380,7 @@ static void feed_eta(struct tao_status *ts, const cJSON *v)
 	double secs;
 
 	if (cJSON_IsString(v)) {
-		if (tao_timedelta_parse(v->valuestring, &secs) != 0)
+		if (tao_status_timedelta_parse(v->valuestring, &secs) != 0)
 			return;
 	} else if (cJSON_IsNumber(v)) {
 		secs = v->valuedouble;

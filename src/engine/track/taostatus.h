@@ -93,13 +93,13 @@ void tao_status_free(struct tao_status *ts);
 
 /* Python's str(timedelta): "0:01:02.345678", "1 day, 2:03:04", "3 days,
  * 0:00:01", "-1 day, 23:59:59". 0 with whole seconds, -1 if it is none. */
-int tao_timedelta_parse(const char *s, double *secs);
+int tao_status_timedelta_parse(const char *s, double *secs);
 
 /* TAO Deploy's name for an action's task folder (evaluate -> trt_evaluate,
  * inference -> trt_inference), or the action itself. */
-const char *tao_deploy_task(const char *action);
+const char *tao_status_deploy_task(const char *action);
 /* Whether an image is a TAO Deploy one (its name says "deploy"). */
-int tao_image_is_deploy(const char *image);
+int tao_status_image_is_deploy(const char *image);
 
 /*
  * Where TAO writes an action's status file, most likely first (caller

@@ -59,7 +59,7 @@ struct job_row {
 
 /* What a row's STATE cell says: tao_state_label's word, or "Ending" while
  * TAO has written its final line and SLURM still runs the job. */
-const char *job_row_label(const struct job_row *row);
+const char *tracker_row_label(const struct job_row *row);
 
 /* A record's state changed at this poll. */
 struct state_change {

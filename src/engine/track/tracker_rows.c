@@ -110,7 +110,7 @@ void tracker_row_of_meta(struct job_row *row, const struct rec_meta *m)
 	fill_from_alloc(row, m->alloc);
 }
 
-const char *job_row_label(const struct job_row *row)
+const char *tracker_row_label(const struct job_row *row)
 {
 	return row->ending && !tao_state_final(row->state) ? "Ending"
 	    : tao_state_label(row->state, row->native);
