@@ -149,24 +149,29 @@ static void status_sections(struct buf *cmd, struct progress *const *which, size
 			}
 		}
 		buf_addf(cmd, "; if [ -n \"$f\" ] && s=$(wc -c < \"$f\" 2>/dev/null); then "
-		    "[ \"$s\" -lt \"$o\" ] && o=0; printf '\\n@@%s:json %zu %%s %%s %%s\\n' \"$o\" \"$s\" \"$f\"; "
+		    "[ \"$s\" -lt \"$o\" ] && o=0; "
+		    "printf '\\n@@%s:json %zu %%s %%s %%s\\n' \"$o\" \"$s\" \"$f\"; "
 		    "tail -c +$((o + 1)) \"$f\" | head -c %u; printf '\\n@@%s:jend %zu\\n'; fi",
 		    nonce, k, STATUS_TICK_MAX, nonce, k);
 	}
 }
 
-/* A path the search answered, fit to follow: under root, one line, no
- * control characters. */
-static int found_ok(const char *path, size_t len, const char *root)
+/* A path the command answered, fit to follow: one of p's places, or one
+ * line below its results folder with no control characters (the search's). */
+static int found_ok(const struct progress *p, const char *path, size_t len)
 {
+	const char *root = p->search_root;
 	size_t rl = root != NULL ? strlen(root) : 0, i;
 
-	if (len == 0 || len > 4096 || path[0] != '/')
+	for (i = 0; i < p->nplaces; i++)
+		if (strlen(p->places[i]) == len && memcmp(p->places[i], path, len) == 0)
+			return 1;
+	if (rl == 0 || len > 4096 || len <= rl || memcmp(path, root, rl) != 0 || path[rl] != '/')
 		return 0;
 	for (i = 0; i < len; i++)
 		if ((unsigned char)path[i] < 0x20 || path[i] == 0x7f)
 			return 0;
-	return rl == 0 || (len > rl && memcmp(path, root, rl) == 0 && path[rl] == '/');
+	return 1;
 }
 
 /* needle in the len bytes at hay, or NULL. */
@@ -205,7 +210,7 @@ static void status_take(struct progress *const *which, size_t n, const char *out
 		}
 		if (stop != NULL && p->found == NULL) {
 			size_t wl = (size_t)(body - where);
-			if (found_ok(where, wl, p->search_root)) {
+			if (found_ok(p, where, wl)) {
 				p->found = xstrndup(where, wl);
 				log_follow_free(&p->follow);
 				log_follow_init(&p->follow, p->found, 0);
