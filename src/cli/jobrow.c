@@ -38,8 +38,9 @@ cJSON *jobrow_json(const struct job_row *r, const char *cluster)
 	cJSON_AddNumberToObject(o, "gpus", r->gpus_known ? r->gpus : 0);
 	cJSON_AddBoolToObject(o, "gpus_known", r->gpus_known);
 	cJSON_AddStringToObject(o, "state", tao_state_name(r->state));
-	/* What the STATE column says: "Ending" while SLURM completes it. */
-	cJSON_AddStringToObject(o, "shown_state", tao_state_label(r->state, r->native));
+	/* What the STATE column says: "Ending" while SLURM completes it or
+	 * TAO has written its final line (tracker_row_label). */
+	cJSON_AddStringToObject(o, "shown_state", tracker_row_label(r));
 	cJSON_AddStringToObject(o, "native_state", r->native ? r->native : "");
 	/* The one format ("00:02:00", "1-00:00:00"), and seconds (null:
 	 * unknown, or a limit SLURM gives as a word such as UNLIMITED). */

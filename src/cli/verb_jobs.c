@@ -106,7 +106,7 @@ static void print_row(const struct job_row *r, const char *cluster, int cw, int 
 	    r->record_id ? r->record_id : "-",
 	    show(r->shown_id[0] ? r->shown_id : (r->slurm_id[0] ? r->slurm_id : "-")),
 	    show(r->name ? r->name : ""), show(r->partition ? r->partition : ""), nxg[0] ? nxg : "-",
-	    tao_state_label(r->state, r->native), show(r->native ? r->native : "-"), tw, show(tl),
+	    tracker_row_label(r), show(r->native ? r->native : "-"), tw, show(tl),
 	    show(r->message ? r->message : ""));
 }
 

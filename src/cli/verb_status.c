@@ -120,7 +120,7 @@ static void print_head(const struct job_row *row)
 	char nxg[32], tl[64];
 
 	printf("%s  %s  (SLURM %s, %s)%s%s\n", show(row->record_id ? row->record_id : row->name),
-	    tao_state_label(row->state, row->native),
+	    tracker_row_label(row),
 	    show(row->shown_id[0] ? row->shown_id : row->slurm_id),
 	    show(row->native ? row->native : "not seen yet"), row->message ? ": " : "",
 	    show(row->message ? row->message : ""));

@@ -1,5 +1,6 @@
 #include "ui/detail.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,8 @@ size_t detail_paths(const struct job_record *r, char ***out)
 }
 
 /* Scaled to the values shown, or (percent) to 0..100 itself: an idle
- * stretch then stays low however busy the rest was. */
+ * stretch then stays low however busy the rest was. A NaN or an infinity
+ * (a diverging loss as TAO writes it) is a gap. */
 static char *sparkline(const double *v, size_t n, size_t width, int utf8, int percent)
 {
 	static const char *const blocks[] = { "\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83",
@@ -43,19 +45,28 @@ static char *sparkline(const double *v, size_t n, size_t width, int utf8, int pe
 	static const char ascii[] = "_.:-=+*#";
 	size_t from = n > width ? n - width : 0, i;
 	double lo = 0, hi = 0;
+	int seen = 0;
 	struct buf b;
 
 	buf_init(&b);
 	for (i = from; i < n && !percent; i++) {
-		if (i == from || v[i] < lo)
+		if (!isfinite(v[i]))
+			continue;
+		if (!seen || v[i] < lo)
 			lo = v[i];
-		if (i == from || v[i] > hi)
+		if (!seen || v[i] > hi)
 			hi = v[i];
+		seen = 1;
 	}
 	if (percent)
 		hi = 100;
 	for (i = from; i < n; i++) {
-		int k = hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.0 + 0.5) : 3;
+		int k;
+		if (!isfinite(v[i])) {
+			buf_addc(&b, ' ');
+			continue;
+		}
+		k = hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.0 + 0.5) : 3;
 		if (k < 0)
 			k = 0;
 		if (k > 7)
@@ -192,7 +203,7 @@ static void add_row(struct lines *l, const struct job_record *r, const struct jo
 {
 	add(l, xasprintf("%s   cluster %s   SLURM job %s", r ? r->id : (row->shown_id[0] ?
 	    row->shown_id : row->slurm_id), cluster, row->slurm_id[0] ? row->slurm_id : "-"));
-	add(l, xasprintf("state: %s%s%s%s", tao_state_label(row->state, row->native), row->native ? " (" : "",
+	add(l, xasprintf("state: %s%s%s%s", tracker_row_label(row), row->native ? " (" : "",
 	    row->native ? row->native : "", row->native ? ")" : ""));
 	if (row->name != NULL)
 		add(l, xasprintf("what: %s", row->name));

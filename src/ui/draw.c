@@ -210,7 +210,7 @@ static void cell_text(const struct app *a, const struct jt_entry *e, int c, int 
 			snprintf(buf, len, "%dx?", r->nodes);
 		break;
 	case C_STATE:
-		snprintf(buf, len, "%s", tao_state_label(r->state, r->native));
+		snprintf(buf, len, "%s", tracker_row_label(r));
 		break;
 	case C_NATIVE:
 		snprintf(buf, len, "%s", r->native ? r->native : "");

@@ -89,7 +89,7 @@ void jt_add(struct jobtable *t, size_t cluster, const char *cluster_name, const 
 	hay = t->text.len;
 	buf_addf(&t->text, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", cluster_name,
 	    row->record_id ? row->record_id : "", row->shown_id, row->name ? row->name : "",
-	    row->partition ? row->partition : "", tao_state_label(row->state, row->native),
+	    row->partition ? row->partition : "", tracker_row_label(row),
 	    row->native ? row->native : "", row->message ? row->message : "", row->elapsed);
 	buf_addc(&t->text, '\0');
 	for (i = hay; i < t->text.len; i++)

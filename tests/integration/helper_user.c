@@ -111,6 +111,12 @@ char *user_submit(struct user *u, const char *bundle, char **out)
 /* `taotop status ID --json` every 2 s until the job is final. */
 cJSON *user_wait_final(struct user *u, const char *id, int timeout_s)
 {
+	return user_wait_final_each(u, id, timeout_s, NULL, NULL);
+}
+
+cJSON *user_wait_final_each(struct user *u, const char *id, int timeout_s,
+    void (*each)(const cJSON *status, void *arg), void *arg)
+{
 	char *args = xasprintf("status %s --json", id);
 	cJSON *o = NULL;
 
@@ -122,6 +128,8 @@ cJSON *user_wait_final(struct user *u, const char *id, int timeout_s)
 		if (rig_taotop(u->env, args, &out) == 0 && strchr(out, '{') != NULL)
 			o = cJSON_Parse(strchr(out, '{'));
 		free(out);
+		if (o != NULL && each != NULL)
+			each(o, arg);
 		state = cJSON_GetStringValue(cJSON_GetObjectItem(o, "state"));
 		if (state != NULL && (strcmp(state, "Done") == 0 || strcmp(state, "Error") == 0 ||
 		    strcmp(state, "Canceled") == 0))

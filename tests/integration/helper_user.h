@@ -33,6 +33,9 @@ char *user_submit(struct user *u, const char *bundle, char **out);
 /* `taotop status ID --json` every 2 s until the job is final, or timeout_s;
  * the last answer (caller deletes). */
 cJSON *user_wait_final(struct user *u, const char *id, int timeout_s);
+/* The same, with each answer (the last too) shown to each(status, arg). */
+cJSON *user_wait_final_each(struct user *u, const char *id, int timeout_s,
+    void (*each)(const cJSON *status, void *arg), void *arg);
 /* A file of job id's folder on the cluster, whole ("" when missing; a glob
  * in `file` is the shell's, such as a star for the log folder; caller frees). */
 char *user_job_file(struct user *u, const char *id, const char *file);

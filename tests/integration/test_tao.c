@@ -16,6 +16,7 @@
 
 #include "integration/helper_rig.h"
 #include "integration/helper_user.h"
+#include "engine/slurm/duration.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/xmalloc.h"
@@ -84,30 +85,95 @@ static const char *probed_config =
 	"    nccl_env: \"NCCL_P2P_DISABLE=1\"\n"
 	"    nccl_env_shape: \"1x8\"\n";
 
+/* What `taotop status ID --json` said while the job ran: each ETA (in
+ * seconds) with its epoch, and whether the STATE cell said Ending. */
+struct watched {
+	long	 eta[512];
+	int	 epoch[512];
+	size_t	 n;
+	int	 ending;
+};
+
+/* What one answer says of the run (user_wait_final_each's hook). */
+static void watch_one(const cJSON *o, void *arg)
+{
+	struct watched *w = arg;
+	const cJSON *prog = cJSON_GetObjectItem(o, "progress");
+	long eta;
+
+	if (strcmp(json_str(o, "shown_state"), "Ending") == 0)
+		w->ending = 1;
+	if (strcmp(json_str(o, "state"), "Running") == 0 && prog != NULL &&
+	    duration_parse(json_str(prog, "eta"), &eta) == 0 && w->n < 512) {
+		w->eta[w->n] = eta;
+		w->epoch[w->n++] = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "epoch"));
+	}
+}
+
+/* user_wait_final, noting what each answer says of the run on the way. */
+static cJSON *wait_final_watching(struct user *u, const char *id, int timeout_s, struct watched *w)
+{
+	memset(w, 0, sizeof(*w));
+	return user_wait_final_each(u, id, timeout_s, watch_one, w);
+}
+
+/* The example bundle as shipped, paths pointed at the rig; the one edit is
+ * the stand-in's own switch for a diverging loss at epoch 5 (a bare NaN in
+ * TAO's kpi), which a real TAO run gives when it diverges. The stand-in
+ * plays TAO 7.0.1: status.json in results_dir/train/, Lightning's 0-based
+ * epochs, the success line "Train finished successfully.", never SUCCESS. */
 Test(tao, the_example_bundle_trains_to_done_with_taos_own_command, .timeout = 420)
 {
+	static const char *const edits[][2] = {
+		{ "  train:\n", "  stand_in:\n    nan_at_epoch: 5\n  train:\n" },
+	};
 	struct user u;
+	struct watched w;
 	char *out = NULL, *id, *bundle, *printed;
-	cJSON *st, *prog;
+	cJSON *st, *prog, *series;
+	size_t i, down = 0;
 
 	user_open(&u, "example", probed_config);
-	bundle = example_bundle(&u, NULL, 0);
+	bundle = example_bundle(&u, edits, 1);
 	/* The example bundle gives no command: TAO's own is what runs. */
 	id = user_submit(&u, bundle, &out);
 	free(out);
-	st = user_wait_final(&u, id, 360);
+	st = wait_final_watching(&u, id, 360, &w);
 	printed = cJSON_Print(st);
 	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", printed);
-	cr_expect_str_eq(json_str(st, "message"), "status.json: SUCCESS", "%s", printed);
+	cr_expect_str_eq(json_str(st, "message"), "status.json: Train finished successfully.", "%s",
+	    printed);
 	prog = cJSON_GetObjectItem(st, "progress");
 	cr_assert_not_null(prog, "no progress for a finished TAO job:\n%s", printed);
 	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "max_epoch")), 80, "%s", printed);
-	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "epoch")), 80, "%s", printed);
-	cr_expect_str_eq(json_str(prog, "metric"), "loss", "%s", printed);
-	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(prog, "series")), 80, "%s", printed);
-	/* TAO read the spec taotop staged and wrote where taotop looks. */
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "epoch")), 80,
+	    "80 of 80, as the user counts:\n%s", printed);
+	cr_expect_str_eq(json_str(prog, "metric"), "train_loss", "%s", printed);
+	series = cJSON_GetObjectItem(prog, "series");
+	cr_assert_eq(cJSON_GetArraySize(series), 80, "%s", printed);
+	for (i = 0; i < 80; i++) {
+		const cJSON *v = cJSON_GetArrayItem(series, (int)i);
+		if (i == 4)
+			cr_expect(cJSON_IsNull(v), "epoch 5's NaN is a gap (null):\n%s", printed);
+		else
+			cr_expect(cJSON_IsNumber(v), "epoch %zu is a number:\n%s", i + 1, printed);
+	}
+	/* While it ran: the ETA went down as the epochs went up, never 0 of 79. */
+	cr_expect_geq(w.n, 3, "only %zu answers while it ran", w.n);
+	for (i = 1; i < w.n; i++) {
+		cr_expect(w.epoch[i] >= w.epoch[i - 1], "epoch went back: %d then %d", w.epoch[i - 1],
+		    w.epoch[i]);
+		cr_expect(w.epoch[i] >= 1 && w.epoch[i] <= 80, "epoch %d", w.epoch[i]);
+		if (w.epoch[i] > w.epoch[i - 1]) {
+			cr_expect_leq(w.eta[i], w.eta[i - 1], "the ETA went up: %ld s at epoch %d, "
+			    "%ld s at %d", w.eta[i - 1], w.epoch[i - 1], w.eta[i], w.epoch[i]);
+			down += w.eta[i] < w.eta[i - 1];
+		}
+	}
+	cr_expect_geq(down, 1, "the ETA never went down");
+	/* TAO read the spec taotop staged and wrote where TAO writes. */
 	{
-		char *cmd = xasprintf("cat %s/results/classification-run1/status.json | head -n 1",
+		char *cmd = xasprintf("cat %s/results/classification-run1/train/status.json | head -n 1",
 		    u.remote);
 		char *first = rig_ssh_ok(cmd);
 		cr_expect(strstr(first, "\"STARTED\"") != NULL, "%s", first);
@@ -117,9 +183,177 @@ Test(tao, the_example_bundle_trains_to_done_with_taos_own_command, .timeout = 42
 		cr_expect(atoi(first) >= 80, "main.out has %s lines", first);
 		free(first), free(cmd);
 	}
+	cr_expect(strstr(printed, "results/classification-run1/train/status.json") != NULL,
+	    "the record keeps where the status file was found:\n%s", printed);
 	free(printed);
 	cJSON_Delete(st);
 	free(id), free(bundle);
+	user_close(&u);
+}
+
+/* The example with a few epochs and the stand-in's switches (YAML lines
+ * under the spec's stand_in:), run to its end: the last status (caller
+ * deletes); *idp the record id (caller frees). */
+static cJSON *run_example(struct user *u, const char *stand_in, const char *train_extra,
+    struct watched *w, char **idp)
+{
+	char *edits[2][2], *out = NULL, *bundle;
+	cJSON *st;
+
+	edits[0][0] = xstrdup("  train:\n");
+	edits[0][1] = xasprintf("  stand_in:\n%s  train:\n", stand_in);
+	edits[1][0] = xstrdup("    num_epochs: 80\n");
+	edits[1][1] = xasprintf("    num_epochs: 4\n%s", train_extra ? train_extra : "");
+	bundle = example_bundle(u, (const char *const (*)[2])edits, 2);
+	*idp = user_submit(u, bundle, &out);
+	free(out);
+	st = wait_final_watching(u, *idp, 240, w);
+	for (int i = 0; i < 2; i++)
+		free(edits[i][0]), free(edits[i][1]);
+	free(bundle);
+	return st;
+}
+
+/* A TF-era container: SUCCESS in <results_dir>/status.json itself. */
+Test(tao, the_tf_era_shape_trains_to_done_from_results_dir_status_json, .timeout = 300)
+{
+	struct user u;
+	struct watched w;
+	char *id, *printed;
+	cJSON *st, *prog;
+
+	user_open(&u, "tfera", probed_config);
+	st = run_example(&u, "    shape: tf1\n", NULL, &w, &id);
+	printed = cJSON_Print(st);
+	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", printed);
+	cr_expect_str_eq(json_str(st, "message"),
+	    "status.json: SUCCESS: Training finished successfully.", "%s", printed);
+	prog = cJSON_GetObjectItem(st, "progress");
+	cr_assert_not_null(prog, "%s", printed);
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "epoch")), 4, "%s", printed);
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "max_epoch")), 4, "%s", printed);
+	cr_expect(strstr(printed, "results/classification-run1/status.json") != NULL, "%s", printed);
+	free(printed);
+	cJSON_Delete(st);
+	free(id);
+	user_close(&u);
+}
+
+/* A RuntimeError (CUDA illegal memory access) writes no final line: Error,
+ * saying where no final status was written. */
+Test(tao, a_runtime_error_with_no_final_line_ends_in_error_saying_so, .timeout = 300)
+{
+	struct user u;
+	struct watched w;
+	char *id, *printed, *want;
+	cJSON *st;
+
+	user_open(&u, "runtime", probed_config);
+	st = run_example(&u, "    fail_at_epoch: 2\n    fail_with: runtime\n", NULL, &w, &id);
+	printed = cJSON_Print(st);
+	cr_expect_str_eq(json_str(st, "state"), "Error", "%s", printed);
+	want = xasprintf("no final status was written to %s/results/classification-run1/train/"
+	    "status.json", u.remote);
+	cr_expect(strstr(json_str(st, "message"), want) != NULL, "wanted '%s':\n%s", want, printed);
+	free(want);
+	free(printed);
+	cJSON_Delete(st);
+	free(id);
+	user_close(&u);
+}
+
+/* Ctrl-C: TAO writes FAILURE "User/System interruption" and exits 0, so
+ * SLURM says COMPLETED: Error, not Done. */
+Test(tao, an_interrupted_run_exiting_0_ends_in_error_not_done, .timeout = 300)
+{
+	struct user u;
+	struct watched w;
+	char *id, *printed;
+	cJSON *st;
+
+	user_open(&u, "interrupt", probed_config);
+	st = run_example(&u, "    interrupt_at_epoch: 2\n", NULL, &w, &id);
+	printed = cJSON_Print(st);
+	cr_expect_str_eq(json_str(st, "state"), "Error", "%s", printed);
+	cr_expect_str_eq(json_str(st, "native_state"), "COMPLETED", "%s", printed);
+	cr_expect_str_eq(json_str(st, "message"),
+	    "status.json: FAILURE: User/System interruption: Train was interrupted", "%s", printed);
+	free(printed);
+	cJSON_Delete(st);
+	free(id);
+	user_close(&u);
+}
+
+/* The spec's train.results_dir moves TAO's status file: followed there.
+ * The folder is inside the results folder (the container mounts that),
+ * deeper than the bounded search looks, so the spec's rule found it. */
+Test(tao, a_spec_setting_train_results_dir_is_followed_there, .timeout = 300)
+{
+	struct user u;
+	struct watched w;
+	char *id, *printed, *extra, *want;
+	cJSON *st, *prog;
+
+	user_open(&u, "taskdir", probed_config);
+	extra = xasprintf("    results_dir: %s/results/classification-run1/custom/a/b/run1\n",
+	    u.remote);
+	st = run_example(&u, "    numbering: from1\n", extra, &w, &id);
+	printed = cJSON_Print(st);
+	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", printed);
+	cr_expect_str_eq(json_str(st, "message"), "status.json: Train finished successfully.", "%s",
+	    printed);
+	prog = cJSON_GetObjectItem(st, "progress");
+	cr_assert_not_null(prog, "%s", printed);
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "epoch")), 4, "%s", printed);
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "max_epoch")), 4, "%s", printed);
+	cr_expect_geq(w.n, 1, "no progress while it ran");
+	want = xasprintf("\"status_path\":\t\"%s/results/classification-run1/custom/a/b/run1/"
+	    "status.json\"", u.remote);
+	cr_expect(strstr(printed, want) != NULL, "wanted %s:\n%s", want, printed);
+	free(want), free(extra);
+	free(printed);
+	cJSON_Delete(st);
+	free(id);
+	user_close(&u);
+}
+
+/* TAO's success line, then a shutdown that never returns: Ending, then
+ * cancelled after the cluster's grace so its GPUs are freed, recorded
+ * Done with TAO's words, and the queue no longer holds it. */
+Test(tao, a_run_that_hangs_after_its_success_line_is_cancelled_and_done, .timeout = 300)
+{
+	struct user u;
+	struct watched w;
+	char *id, *printed, *cmd, *q;
+	const char *slurm_id;
+	cJSON *st;
+
+	user_open(&u, "hang", "clusters:\n  rig:\n    nccl_env: \"NCCL_P2P_DISABLE=1\"\n"
+	    "    nccl_env_shape: \"1x8\"\n    ending_grace_seconds: 10\n");
+	st = run_example(&u, "    hang_after_success: 1\n", NULL, &w, &id);
+	printed = cJSON_Print(st);
+	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", printed);
+	cr_expect(strstr(json_str(st, "message"), "Train finished successfully.") != NULL &&
+	    strstr(json_str(st, "message"), "cancelled by taotop to free its GPUs") != NULL,
+	    "%s", printed);
+	cr_expect(w.ending, "the row never said Ending");
+	cr_expect(user_history_says(st, "while SLURM still runs the job: Ending"), "%s", printed);
+	slurm_id = json_str(st, "slurm_id");
+	cr_assert(slurm_id[0] != '\0', "%s", printed);
+	q = xasprintf("squeue -h -j %s -o %%T", slurm_id);
+	for (int i = 0; i < 15; i++) {
+		cmd = rig_ssh_ok(q);
+		if (cmd[0] == '\0' || strstr(cmd, "COMPLETING") == NULL)
+			break;
+		free(cmd);
+		cmd = NULL;
+		sleep(1);
+	}
+	cr_expect(cmd != NULL && cmd[0] == '\0', "squeue still lists it: %s", cmd ? cmd : "");
+	free(cmd), free(q);
+	free(printed);
+	cJSON_Delete(st);
+	free(id);
 	user_close(&u);
 }
 
@@ -139,8 +373,8 @@ Test(tao, a_spec_that_makes_tao_fail_ends_in_error_with_taos_words_not_retried, 
 	st = user_wait_final(&u, id, 240);
 	printed = cJSON_Print(st);
 	cr_expect_str_eq(json_str(st, "state"), "Error", "%s", printed);
-	cr_expect(strstr(json_str(st, "message"), "status.json: FAILURE") != NULL, "TAO's words: %s",
-	    printed);
+	cr_expect(strstr(json_str(st, "message"), "status.json: FAILURE: File system error: ") != NULL,
+	    "TAO's words, with its prefix: %s", printed);
 	cr_expect(user_history_says(st, "the program's"), "classified as the program's:\n%s", printed);
 	cr_expect(!user_history_says(st, "retry 1 of"), "retried:\n%s", printed);
 	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "record"), "retried_as")),
@@ -175,7 +409,8 @@ Test(tao, a_command_reaches_what_taotop_staged_through_placeholders, .timeout = 
 	printed = cJSON_Print(st);
 	/* No results_dir: the job's own <job_dir>/results, where TAO wrote. */
 	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", printed);
-	cr_expect_str_eq(json_str(st, "message"), "status.json: SUCCESS", "%s", printed);
+	cr_expect_str_eq(json_str(st, "message"), "status.json: Train finished successfully.", "%s",
+	    printed);
 	text = user_job_file(&u, id, "slurm-logs/*/main.out");
 	{
 		char *want = xasprintf("job %s spec %s/jobs/%s/specs/spec.yaml", id, u.remote, id);

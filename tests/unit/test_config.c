@@ -388,3 +388,24 @@ Test(config, jump_hosts_and_password_auth)
 	    "not 'sometimes'"), "%s", err);
 	free(err);
 }
+
+/* How long a job SLURM still runs after TAO's final line is left before
+ * taotop cancels it: 120 s unless the cluster says. */
+Test(config, ending_grace_seconds)
+{
+	struct config cfg;
+	char *err = NULL;
+	const char *set = "clusters:\n  c:\n    hosts: h\n    user: u\n    ending_grace_seconds: 30\n"
+	    "  d:\n    hosts: h\n    user: u\n";
+	const char *bad = "clusters:\n  c:\n    hosts: h\n    user: u\n    ending_grace_seconds: 0\n";
+
+	cr_assert_eq(config_parse("set.yaml", set, strlen(set), &cfg, &err), 0, "%s", err);
+	cr_expect_eq(cfg.clusters[0].ending_grace_s, 30);
+	config_cluster_defaults(&cfg.clusters[1]);
+	cr_expect_eq(cfg.clusters[1].ending_grace_s, 120);
+	config_free(&cfg);
+	cr_expect_neq(config_parse("bad.yaml", bad, strlen(bad), &cfg, &err), 0);
+	cr_expect(err != NULL && strstr(err, "bad.yaml:5:") != NULL &&
+	    strstr(err, "'ending_grace_seconds' must be a number from 1 to 86400") != NULL, "%s", err);
+	free(err);
+}

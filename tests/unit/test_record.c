@@ -1,5 +1,6 @@
 /* Job records: JSON round trip, history, corrupt files, concurrent writers
  * and crashes at any moment. */
+#include <math.h>
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdio.h>
@@ -450,4 +451,44 @@ Test(record, allocation_round_trips)
 	cr_expect_eq(back->alloc.elapsed_s, -1);
 	cr_expect_eq(back->alloc.limit_s, -1);
 	record_free(back);
+}
+
+/* Where TAO's status file is, the spec's task folder, and TAO's final line
+ * seen while SLURM ran the job survive the JSON; a NaN epoch of the series
+ * is written as null (JSON has no NaN) and read back as NaN: a gap. */
+Test(record, tao_fields_and_a_nan_epoch_round_trip)
+{
+	struct job_record *r = record_new("tao-20261130-abcdef"), *back;
+	double series[] = { 0.9, NAN, 0.25 };
+	struct record_progress p = { .epoch = 3, .max_epoch = 3, .series = series, .nseries = 3 };
+	char *json, *err = NULL;
+
+	record_set(&r->results_dir, "/lustre/r");
+	record_set(&r->tao_results_dir, "/lustre/elsewhere");
+	record_set(&r->status_path, "/lustre/r/train/status.json");
+	r->tao_final = TAO_ERROR;
+	record_set(&r->tao_final_message, "status.json: FAILURE: File system error: gone");
+	r->tao_final_at = 1700000000;
+	record_set_progress(r, &p);
+	json = record_to_json(r);
+	back = record_from_json(json, &err);
+	cr_assert_not_null(back, "%s", err);
+	cr_expect_str_eq(back->tao_results_dir, "/lustre/elsewhere");
+	cr_expect_str_eq(back->status_path, "/lustre/r/train/status.json");
+	cr_expect_eq(back->tao_final, TAO_ERROR);
+	cr_expect_str_eq(back->tao_final_message, "status.json: FAILURE: File system error: gone");
+	cr_expect_eq(back->tao_final_at, 1700000000);
+	cr_assert_eq(back->progress->nseries, 3);
+	cr_expect(isnan(back->progress->series[1]));
+	cr_expect_float_eq(back->progress->series[2], 0.25, 1e-9);
+	free(json);
+	record_free(back);
+	/* a status path that would go into a command is checked on load */
+	record_set(&r->status_path, "relative/status.json");
+	json = record_to_json(r);
+	cr_expect_null(record_from_json(json, &err));
+	cr_expect(err != NULL && strstr(err, "status_path") != NULL, "%s", err);
+	free(err);
+	free(json);
+	record_free(r);
 }

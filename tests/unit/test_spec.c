@@ -123,3 +123,26 @@ Test(spec, a_tao_spec_of_blanks_is_an_empty_one_not_a_crash)
 	free(err);
 	spec_free(&s);
 }
+
+/* A dotted key of TAO's spec, as the tracker's rule for where TAO writes
+ * its status file needs it (train.results_dir). */
+Test(spec, a_dotted_key_of_taos_spec)
+{
+	struct spec s;
+	char *err = NULL, *v;
+	const char *text = "image: a.sqsh\nnetwork_arch: classification_pyt\naction: train\n"
+	    "datasets: lustre:///d\nspec:\n  results_dir: /r\n  train:\n    results_dir: /elsewhere/run1\n"
+	    "    num_epochs: 80\n    optim: {lr: 0.1}\n";
+
+	cr_assert_eq(parse(text, &s, &err), 0, "%s", err);
+	v = spec_tao_scalar(&s, "train.results_dir");
+	cr_expect_str_eq(v, "/elsewhere/run1");
+	free(v);
+	v = spec_tao_scalar(&s, "train.optim.lr");
+	cr_expect_str_eq(v, "0.1");
+	free(v);
+	cr_expect_null(spec_tao_scalar(&s, "train"), "a mapping is no scalar");
+	cr_expect_null(spec_tao_scalar(&s, "evaluate.results_dir"));
+	cr_expect_null(spec_tao_scalar(&s, "train.num_epochs.x"));
+	spec_free(&s);
+}

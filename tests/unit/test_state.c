@@ -97,3 +97,12 @@ Test(state, completing_is_ending_never_running_for_a_job_that_never_ran)
 	cr_expect_str_eq(tao_state_label(TAO_CANCELED, "COMPLETING"), "Canceled",
 	    "a final state is said as it is (marked by the user before SLURM's word)");
 }
+
+/* SLURM has ended the job (COMPLETED) and TAO's final line is awaited:
+ * neither running nor final (engine/track/tracker_reconcile.c). */
+Test(state, a_running_record_slurm_has_ended_is_ending)
+{
+	cr_expect_str_eq(tao_state_label(TAO_RUNNING, "COMPLETED"), "Ending");
+	cr_expect_str_eq(tao_state_label(TAO_DONE, "COMPLETED"), "Done");
+	cr_expect_str_eq(tao_state_label(TAO_PENDING, "PENDING"), "Pending");
+}

@@ -68,6 +68,7 @@ static const struct field {
 	{ "gpu_idle_percent", F_INT, offsetof(struct cluster_cfg, idle_percent), 0, 100 },
 	{ "gpu_idle_seconds", F_INT, offsetof(struct cluster_cfg, idle_s), 1, 86400 },
 	{ "stall_seconds", F_INT, offsetof(struct cluster_cfg, stall_s), 1, 604800 },
+	{ "ending_grace_seconds", F_INT, offsetof(struct cluster_cfg, ending_grace_s), 1, 86400 },
 };
 
 static char *field_names(void)
@@ -436,6 +437,8 @@ void config_cluster_defaults(struct cluster_cfg *cl)
 		cl->idle_s = 600;
 	if (cl->stall_s < 1)
 		cl->stall_s = 1800;
+	if (cl->ending_grace_s < 1)
+		cl->ending_grace_s = 120;
 }
 
 int config_load(struct config *cfg, char **err)

@@ -75,6 +75,9 @@ struct cluster_cfg {
 	int	 idle_percent;	/* GPUs below this count as idle: 5 */
 	int	 idle_s;	/* idle this long: flagged (600) */
 	int	 stall_s;	/* TAO's epoch unchanged this long: flagged (1800) */
+	/* TAO's final line written while SLURM still runs the job: Ending,
+	 * cancelled (GPUs freed, TAO's verdict kept) after this long (120). */
+	int	 ending_grace_s;
 };
 
 /* One entry of the file's keys: or columns:, with its place in the file:

@@ -120,7 +120,9 @@ const char *tao_state_label(enum tao_state st, const char *native)
 
 	if (native != NULL && !tao_state_final(st)) {
 		native_state_map(native, &ns);
-		if (ns.ending)
+		/* A job SLURM has ended whose TAO state waits for TAO's
+		 * final line (COMPLETED: engine/track/tracker_reconcile.c). */
+		if (ns.ending || (ns.final && st == TAO_RUNNING))
 			return "Ending";
 	}
 	return tao_state_name(st);

@@ -44,8 +44,9 @@ void native_state_map(const char *printed, struct native_state *ns);
 enum tao_state native_state_next(const struct native_state *ns, enum tao_state prev);
 
 /* What a job's STATE cell says: its TAO state's name, or "Ending" while
- * SLURM winds it up (native COMPLETING or STAGE_OUT): neither running nor
- * final. native may be NULL. */
+ * SLURM winds it up (native COMPLETING or STAGE_OUT) or has ended it and
+ * TAO's final line is awaited (Running with a final native state):
+ * neither running nor final. native may be NULL. */
 const char *tao_state_label(enum tao_state st, const char *native);
 
 #endif

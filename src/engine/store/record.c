@@ -3,6 +3,7 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +96,8 @@ void record_free(struct job_record *r)
 	free(r->results_dir), free(r->log_dir), free(r->backend_ref);
 	free(r->retry_of), free(r->retried_as), free(r->secrets), free(r->native);
 	record_set_progress(r, NULL);
-	free(r->bundle);
+	free(r->bundle), free(r->tao_results_dir), free(r->status_path);
+	free(r->tao_final_message);
 	free(r);
 }
 
@@ -105,7 +107,8 @@ void record_free(struct job_record *r)
 #define STRING_FIELDS(X)						\
 	X(id) X(platform) X(cluster) X(image) X(network_arch) X(action)	\
 	X(storage_tier) X(results_dir) X(log_dir) X(backend_ref)	\
-	X(retry_of) X(retried_as) X(secrets) X(bundle)
+	X(retry_of) X(retried_as) X(secrets) X(bundle) X(tao_results_dir)	\
+	X(status_path)
 
 static void add_time(cJSON *o, const char *name, time_t t)
 {
@@ -163,6 +166,12 @@ char *record_to_json(const struct job_record *r)
 	add_time(o, "updated", r->updated);
 	if (r->progress != NULL)
 		record_progress_json(o, r->progress);
+	if (r->tao_final != TAO_UNKNOWN) {
+		cJSON *f = cJSON_AddObjectToObject(o, "tao_final");
+		cJSON_AddStringToObject(f, "state", tao_state_name(r->tao_final));
+		add_opt_string(f, "message", r->tao_final_message);
+		add_time(f, "seen", r->tao_final_at);
+	}
 	if (r->has_alloc) {
 		const struct record_alloc *al = &r->alloc;
 		cJSON *a = cJSON_AddObjectToObject(o, "allocation");
@@ -271,6 +280,10 @@ static int check_values(const struct job_record *r, char **err)
 		bad = "log_dir";
 	else if (r->results_dir != NULL && !remote_dir_ok(r->results_dir))
 		bad = "results_dir";
+	else if (r->tao_results_dir != NULL && !remote_dir_ok(r->tao_results_dir))
+		bad = "tao_results_dir";
+	else if (r->status_path != NULL && !remote_dir_ok(r->status_path))
+		bad = "status_path";
 	if (bad == NULL)
 		return 0;
 	free(*err);
@@ -315,12 +328,29 @@ static void get_progress(const cJSON *o, struct job_record *r)
 		p.series = xcalloc((size_t)n, sizeof(*p.series));
 		for (i = 0; i < n; i++) {
 			const cJSON *e = cJSON_GetArrayItem(v, i);
-			p.series[i] = cJSON_IsNumber(e) ? e->valuedouble : 0;
+			/* null: NaN or an infinity (JSON has neither): a gap */
+			p.series[i] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
 		}
 		p.nseries = (size_t)n;
 	}
 	record_set_progress(r, &p);
 	free(p.series);
+}
+
+/* TAO's final line seen while SLURM ran the job, when there is one. */
+static int get_tao_final(const cJSON *o, struct job_record *r, char **err)
+{
+	if (o == NULL || cJSON_IsNull(o))
+		return 0;
+	if (!cJSON_IsObject(o) || get_state(o, "state", &r->tao_final, err) != 0 ||
+	    get_string(o, "message", &r->tao_final_message, 0, err) != 0 ||
+	    get_time(o, "seen", &r->tao_final_at) != 0) {
+		free(*err);
+		*err = xstrdup("field \"tao_final\" is not a state, message and UTC time");
+		r->tao_final = TAO_UNKNOWN;
+		return -1;
+	}
+	return 0;
 }
 
 /* The allocation object, when there is one; values out of range are left
@@ -386,6 +416,8 @@ struct job_record *record_from_json(const char *json, char **err)
 		goto bad;
 	}
 	get_progress(cJSON_GetObjectItemCaseSensitive(o, "progress"), r);
+	if (get_tao_final(cJSON_GetObjectItemCaseSensitive(o, "tao_final"), r, err) != 0)
+		goto bad;
 	get_alloc(cJSON_GetObjectItemCaseSensitive(o, "allocation"), r);
 	hist = cJSON_GetObjectItemCaseSensitive(o, "transitions");
 	if (hist != NULL && !cJSON_IsArray(hist)) {

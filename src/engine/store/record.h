@@ -60,6 +60,16 @@ struct job_record {
 					 * comma-separated (a retry writes it again) */
 	char		*bundle;	/* the bundle's local path (a retry reads the
 					 * .env beside it again), or NULL */
+	char		*tao_results_dir; /* the spec's <action>.results_dir, where
+					 * TAO then writes, or NULL */
+	char		*status_path;	/* where TAO's status file was found, or
+					 * NULL: not yet (engine/track/taostatus.h) */
+	/* TAO's final line, seen while SLURM still ran the job (it shows as
+	 * Ending; after the cluster's ending_grace_seconds taotop cancels it
+	 * and records this verdict): TAO_UNKNOWN when none. */
+	enum tao_state	 tao_final;
+	char		*tao_final_message;
+	time_t		 tao_final_at;	/* when taotop first saw it */
 	enum tao_state	 state;
 	char		*native;	/* last native state word */
 	struct record_progress *progress;	/* NULL until the job ended */

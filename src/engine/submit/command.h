@@ -8,7 +8,8 @@
  * many spaces, quotes or "$(...)" it holds):
  *
  *   {spec}          the staged TAO spec, <job_dir>/specs/spec.yaml
- *   {results_dir}   the results folder, where TAO writes status.json
+ *   {results_dir}   the results folder, where TAO writes (status.json in
+ *                   its task folder: engine/track/taostatus.h)
  *   {job_dir}       the job's folder on shared storage
  *   {job_id}        taotop's id of the job (the SLURM job name)
  *

@@ -479,3 +479,39 @@ int spec_emit_tao(const struct spec *s, char **yaml, char **err)
 	*yaml = buf_detach(&first);
 	return 0;
 }
+
+char *spec_tao_scalar(const struct spec *s, const char *dotted)
+{
+	yaml_document_t doc;
+	const yaml_node_t *n;
+	char *err = NULL, *path, *name, *save = NULL, *out = NULL;
+
+	if (s->tao_spec == NULL)
+		return NULL;
+	if (yamldoc_load("spec", s->tao_spec, strlen(s->tao_spec), &doc, &err) != 0) {
+		free(err);
+		return NULL;
+	}
+	n = yaml_document_get_root_node(&doc);
+	path = xstrdup(dotted);
+	for (name = strtok_r(path, ".", &save); name != NULL && n != NULL;
+	    name = strtok_r(NULL, ".", &save)) {
+		const yaml_node_pair_t *p;
+		const yaml_node_t *next = NULL;
+		if (n->type != YAML_MAPPING_NODE) {
+			n = NULL;
+			break;
+		}
+		for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+			const char *k = yamldoc_scalar(yaml_document_get_node(&doc, p->key));
+			if (k != NULL && strcmp(k, name) == 0)
+				next = yaml_document_get_node(&doc, p->value);
+		}
+		n = next;
+	}
+	if (n != NULL && yamldoc_scalar(n) != NULL)
+		out = xstrdup(yamldoc_scalar(n));
+	free(path);
+	yaml_document_delete(&doc);
+	return out;
+}

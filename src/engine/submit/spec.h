@@ -64,6 +64,10 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *out,
 int spec_load(const char *path, struct spec *out, char **err);
 void spec_free(struct spec *s);
 
+/* The scalar at a dotted key of TAO's spec ("train.results_dir"), as
+ * written (caller frees), or NULL: not set, not a scalar, no spec. */
+char *spec_tao_scalar(const struct spec *s, const char *dotted);
+
 /* argv joined by single spaces, for display (caller frees). */
 char *spec_join_words(char *const *argv, size_t argc);
 

@@ -520,6 +520,26 @@ out:
 
 /* ---- record, staging, sidecar ------------------------------------------------------------------ */
 
+/* The spec's <action>.results_dir, where TAO then writes its status file
+ * (engine/track/taostatus.h), kept in the record: an absolute folder, or
+ * one under ${results_dir} as OmegaConf writes it; anything else is left
+ * to the tracker's search. */
+static void task_results_dir(const struct job *j, struct job_record *r)
+{
+	char *key = xasprintf("%s.results_dir", j->spec.action), *v = spec_tao_scalar(&j->spec, key);
+	char *dir = NULL;
+
+	if (v != NULL && strncmp(v, "${results_dir}", 14) == 0)
+		dir = xasprintf("%s%s", j->results_dir, v + 14);
+	else if (v != NULL)
+		dir = xstrdup(v);
+	if (dir != NULL && dir[0] == '/' && strpbrk(dir, "\n\r") == NULL)
+		record_set(&r->tao_results_dir, dir);
+	free(dir);
+	free(v);
+	free(key);
+}
+
 static int open_record(struct job *j, char **err)
 {
 	struct job_record *r;
@@ -547,6 +567,7 @@ static int open_record(struct job *j, char **err)
 	record_set(&r->action, j->spec.action);
 	record_set(&r->results_dir, j->results_dir);
 	record_set(&r->log_dir, j->log_dir);
+	task_results_dir(j, r);
 	if (j->o->spec_path != NULL) {
 		/* Where a retry finds the bundle's .env again. */
 		char *abs = compat_realpath(j->o->spec_path);

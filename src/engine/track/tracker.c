@@ -43,7 +43,14 @@ void tracker_set_page(struct tracker *t, size_t max_finished)
 
 static void progress_free(struct progress *p)
 {
+	size_t i;
+
 	free(p->record_id);
+	free(p->found);
+	for (i = 0; i < p->nplaces; i++)
+		free(p->places[i]);
+	free(p->places);
+	free(p->search_root);
 	log_follow_free(&p->follow);
 	tao_status_free(&p->ts);
 	free(p);
@@ -74,20 +81,24 @@ void tracker_free(struct tracker *t)
 	free(t);
 }
 
-/* A running job's status.json follower, made the first time. */
+/* A running job's status file follower, made the first time: at the
+ * place its record says it was found, else looking for it. */
 static struct progress *progress_of_job(struct tracker *t, const struct job_record *r)
 {
 	struct progress *p = strmap_get(t->prog_ix, r->id);
-	char *path;
 
 	if (p != NULL)
 		return p;
-	path = xasprintf("%s/status.json", r->results_dir);
 	p = xcalloc(1, sizeof(*p));
 	p->record_id = xstrdup(r->id);
-	log_follow_init(&p->follow, path, 0);
+	p->places = tao_status_places(r->results_dir, r->action, r->image, r->tao_results_dir,
+	    &p->nplaces);
+	p->search_root = xstrdup(r->results_dir);
+	if (r->status_path != NULL)
+		p->found = xstrdup(r->status_path);
+	log_follow_init(&p->follow, p->found != NULL ? p->found : "", 0);
 	tao_status_init(&p->ts);
-	free(path);
+	tao_status_set_task(&p->ts, r->action);
 	t->prog = xreallocarray(t->prog, t->nprog + 1, sizeof(*t->prog));
 	t->prog[t->nprog++] = p;
 	strmap_put(t->prog_ix, r->id, p);
@@ -103,25 +114,64 @@ static const struct tao_status *reported(struct tracker *t, const struct job_rec
 }
 
 /*
- * The running jobs' status.json, read by the poll's own command from where
- * the last poll stopped: one round trip for the queue, accounting and
- * every job's progress. A file that shrank (a requeued run starting over)
- * is read again from its start; one not there yet says nothing.
+ * The running jobs' status files, read by the poll's own command from
+ * where the last poll stopped: one round trip for the queue, accounting
+ * and every job's progress. A file not found yet is looked for in TAO's
+ * places (a test each) and, at most every STATUS_SEARCH_EVERY_S, below the
+ * results folder (find -maxdepth 3, the first one); its section names
+ * where it was read. A file that shrank (a requeued run starting over) is
+ * read again from its start; one not there yet says nothing.
  */
 static void status_sections(struct buf *cmd, struct progress *const *which, size_t n,
-    const char *nonce)
+    const char *nonce, time_t now)
 {
-	size_t k;
+	size_t k, i;
 
 	for (k = 0; k < n; k++) {
-		const struct log_follow *f = &which[k]->follow;
-		buf_adds(cmd, "; f=");
-		sh_quote_buf(cmd, f->path, strlen(f->path));
-		buf_addf(cmd, "; if s=$(wc -c < \"$f\" 2>/dev/null); then o=%llu; "
-		    "[ \"$s\" -lt \"$o\" ] && o=0; printf '\\n@@%s:json %zu %%s\\n' \"$o\"; "
+		struct progress *p = which[k];
+		if (p->found != NULL) {
+			buf_adds(cmd, "; f=");
+			sh_quote_buf(cmd, p->found, strlen(p->found));
+			buf_addf(cmd, "; o=%llu", (unsigned long long)p->follow.offset);
+		} else {
+			buf_adds(cmd, "; f=; o=0; for c in");
+			for (i = 0; i < p->nplaces; i++) {
+				buf_addc(cmd, ' ');
+				sh_quote_buf(cmd, p->places[i], strlen(p->places[i]));
+			}
+			buf_adds(cmd, "; do [ -f \"$c\" ] && { f=$c; break; }; done");
+			if (p->search_root != NULL && now >= p->next_search) {
+				buf_adds(cmd, "; [ -n \"$f\" ] || f=$(find ");
+				sh_quote_buf(cmd, p->search_root, strlen(p->search_root));
+				buf_addf(cmd, " -maxdepth %d -name status.json -type f 2>/dev/null | "
+				    "head -n 1)", TAO_STATUS_SEARCH_DEPTH);
+				p->next_search = now + STATUS_SEARCH_EVERY_S;
+			}
+		}
+		buf_addf(cmd, "; if [ -n \"$f\" ] && s=$(wc -c < \"$f\" 2>/dev/null); then "
+		    "[ \"$s\" -lt \"$o\" ] && o=0; "
+		    "printf '\\n@@%s:json %zu %%s %%s %%s\\n' \"$o\" \"$s\" \"$f\"; "
 		    "tail -c +$((o + 1)) \"$f\" | head -c %u; printf '\\n@@%s:jend %zu\\n'; fi",
-		    (unsigned long long)f->offset, nonce, k, STATUS_TICK_MAX, nonce, k);
+		    nonce, k, STATUS_TICK_MAX, nonce, k);
 	}
+}
+
+/* A path the command answered, fit to follow: one of p's places, or one
+ * line below its results folder with no control characters (the search's). */
+static int found_ok(const struct progress *p, const char *path, size_t len)
+{
+	const char *root = p->search_root;
+	size_t rl = root != NULL ? strlen(root) : 0, i;
+
+	for (i = 0; i < p->nplaces; i++)
+		if (strlen(p->places[i]) == len && memcmp(p->places[i], path, len) == 0)
+			return 1;
+	if (rl == 0 || len > 4096 || len <= rl || memcmp(path, root, rl) != 0 || path[rl] != '/')
+		return 0;
+	for (i = 0; i < len; i++)
+		if ((unsigned char)path[i] < 0x20 || path[i] == 0x7f)
+			return 0;
+	return 1;
 }
 
 /* needle in the len bytes at hay, or NULL. */
@@ -135,7 +185,8 @@ static const char *find_bytes(const char *hay, size_t len, const char *needle)
 	return NULL;
 }
 
-/* Feed what the command read of each status.json to its follower. */
+/* Feed what the command read of each status file to its follower; a
+ * file found by this command is followed from now on. */
 static void status_take(struct progress *const *which, size_t n, const char *out, size_t len,
     const char *nonce)
 {
@@ -145,21 +196,42 @@ static void status_take(struct progress *const *which, size_t n, const char *out
 		struct progress *p = which[k];
 		char *head = xasprintf("\n@@%s:json %zu ", nonce, k), *end;
 		const char *at = find_bytes(out, len, head), *body, *stop = NULL;
-		unsigned long long from;
+		unsigned long long from, size = 0;
 
 		end = xasprintf("\n@@%s:jend %zu\n", nonce, k);
-		if (at != NULL && sscanf(at + strlen(head), "%llu", &from) == 1 &&
-		    (body = memchr(at + 1, '\n', len - (size_t)(at + 1 - out))) != NULL)
+		const char *where = NULL;
+		char *e = NULL;
+
+		if (at != NULL && (from = strtoull(at + strlen(head), &e, 10), *e == ' ') &&
+		    (size = strtoull(e + 1, &e, 10), *e == ' ') &&
+		    (body = memchr(at + 1, '\n', len - (size_t)(at + 1 - out))) != NULL) {
+			where = e + 1;
 			stop = find_bytes(body + 1, len - (size_t)(body + 1 - out), end);
+		}
+		if (stop != NULL && p->found == NULL) {
+			size_t wl = (size_t)(body - where);
+			if (found_ok(p, where, wl)) {
+				p->found = xstrndup(where, wl);
+				log_follow_free(&p->follow);
+				log_follow_init(&p->follow, p->found, 0);
+				tao_status_reset(&p->ts);
+			} else {
+				stop = NULL;
+			}
+		} else if (stop != NULL && (strlen(p->found) != (size_t)(body - where) ||
+		    memcmp(p->found, where, (size_t)(body - where)) != 0)) {
+			stop = NULL;	/* not the file followed */
+		}
 		if (stop != NULL) {
 			struct buf lines;
 			buf_init(&lines);
 			p->follow.restarted = 0;
 			log_follow_feed(&p->follow, from, body + 1, (size_t)(stop - (body + 1)), &lines);
 			if (p->follow.restarted)
-				tao_status_free(&p->ts);	/* a requeued run starts over */
+				tao_status_reset(&p->ts);	/* a requeued run starts over */
 			tao_status_feed(&p->ts, lines.data ? lines.data : "", lines.len);
 			buf_free(&lines);
+			p->caught_up = from + (unsigned long long)(stop - (body + 1)) >= size;
 		}
 		free(head);
 		free(end);
@@ -234,7 +306,7 @@ static char *poll_command(struct tracker *t, const char *nonce, size_t *nids,
 	buf_init(&full);
 	buf_adds(&full, cmd);
 	free(cmd);
-	status_sections(&full, *which, *nwhich, nonce);
+	status_sections(&full, *which, *nwhich, nonce, time(NULL));
 	return buf_detach(&full);
 }
 
@@ -350,6 +422,7 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 		const struct pick *pk = &t->sel[i];
 		struct job_record *r = live_of(pk);
 		const struct slurm_job *j;
+		const struct progress *p;
 
 		if (pk->final) {
 			if (pk->at != SIZE_MAX)
@@ -359,6 +432,9 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 		if (r == NULL)
 			continue;	/* not read: the next poll */
 		j = r->backend_ref != NULL ? tracker_jobmap_any(jm, r->backend_ref) : NULL;
+		p = strmap_get(t->prog_ix, r->id);
+		if (p != NULL && p->found != NULL && !same(p->found, r->status_path))
+			tracker_keep_status_path(st, r, p->found);
 		if (!tao_state_final(r->state) && r->backend_ref != NULL) {
 			if (j == NULL) {
 				/* Left the queue, not yet in accounting (it
@@ -366,7 +442,8 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 				if (res->scheduler_ok)
 					res->waiting_for_accounting = 1;
 			} else if ((j->from_sacct ? res->accounting_ok : res->scheduler_ok) &&
-			    tracker_update_one(c, st, t->cl, r, j, res)) {
+			    tracker_update_one(c, st, t->cl, r, j, p != NULL && p->caught_up
+			    ? &p->ts : NULL, p != NULL ? p->found : NULL, res)) {
 				res->changes++;	/* tracker_update_one added its event */
 			}
 		}

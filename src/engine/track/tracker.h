@@ -52,7 +52,14 @@ struct job_row {
 	size_t		 nseries;
 	int		 shared;	/* its strings and series are its poll's
 					 * page's (below), not its own */
+	int		 ending;	/* TAO's final line is written, SLURM
+					 * still runs it (cancelled after the
+					 * cluster's ending_grace_seconds) */
 };
+
+/* What a row's STATE cell says: tao_state_label's word, or "Ending" while
+ * TAO has written its final line and SLURM still runs the job. */
+const char *tracker_row_label(const struct job_row *row);
 
 /* A record's state changed at this poll. */
 struct state_change {

@@ -72,6 +72,28 @@ static char *cancel_command(const char *id, const struct job_record *r)
 	return cmd;
 }
 
+int tracker_scancel(struct conn *c, const struct job_record *r, char **err)
+{
+	struct conn_exec x;
+	char *cmd = cancel_command(r->backend_ref, r);
+	const char *e;
+	int rc = -1;
+
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = POLL_TIMEOUT_MS;
+	if (conn_exec(c, &x, err) == CONN_OK) {
+		e = x.err.data ? x.err.data : "";
+		if (x.exit_status == 0 || strstr(e, "already completing or completed") ||
+		    strstr(e, "Invalid job id"))
+			rc = 0;
+		else
+			*err = xasprintf("scancel refused: %.*s", (int)strcspn(e, "\n"), e);
+	}
+	conn_exec_free(&x);
+	free(cmd);
+	return rc;
+}
+
 int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const char *job, char **msg, char **err)
 {

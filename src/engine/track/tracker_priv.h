@@ -53,12 +53,26 @@ static inline void set_text(char *dst, size_t size, const char *src)
 	dst[n] = '\0';
 }
 
-/* A running job's status.json, followed by offset from poll to poll. */
+/* A running job's status file, followed by offset from poll to poll: at
+ * found once it is found (the record keeps where: status_path); until
+ * then each poll's command looks in TAO's places, and below the results
+ * folder (bounded, every STATUS_SEARCH_EVERY_S). */
 struct progress {
 	char			*record_id;
-	struct log_follow	 follow;
+	char			*found;		/* NULL: not yet */
+	char			**places;	/* tao_status_places */
+	size_t			 nplaces;
+	char			*search_root;	/* the results folder, or NULL */
+	time_t			 next_search;
+	struct log_follow	 follow;	/* of found, once found */
 	struct tao_status	 ts;
+	int			 caught_up;	/* this poll read it to its end: ts
+						 * says what the whole file says */
 };
+#define STATUS_SEARCH_EVERY_S	60
+/* COMPLETED with no final line in TAO's status file: checked again this
+ * long (shared storage may show the last write late), then Error. */
+#define STATUS_LAG_S		30
 
 /* A job of the user's that taotop did not launch, seen in the queue: kept
  * after it leaves, with its final state from accounting, as history that
@@ -143,9 +157,18 @@ struct jobmap {
 	struct strmap	*queue, *acct;
 };
 
-/* tracker_reconcile.c */
+/* tracker_reconcile.c: ts is what the poll read of the job's status file,
+ * up to its end (NULL: not followed, or not read to its end yet), found
+ * where it was read from. */
 int tracker_update_one(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
-    struct job_record *r, const struct slurm_job *j, struct poll_result *res);
+    struct job_record *r, const struct slurm_job *j, const struct tao_status *ts,
+    const char *found, struct poll_result *res);
+/* Where the job's status file was found, kept in its record. */
+void tracker_keep_status_path(struct record_store *st, struct job_record *r, const char *path);
+
+/* tracker_cancel.c: scancel of a job of taotop's (its sidecar removed
+ * with it); 0 also when it had already ended. */
+int tracker_scancel(struct conn *c, const struct job_record *r, char **err);
 
 /* tracker_rows.c */
 struct job_row *tracker_row_add(struct poll_result *res);

@@ -3,11 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "engine/config/config.h"
 #include "engine/store/store.h"
 #include "engine/track/retry.h"
 #include "engine/submit/secrets.h"
 #include "engine/slurm/slurm.h"
 #include "ssh/conn.h"
+#include "ssh/quote.h"
 #include "util/log.h"
 #include "util/xmalloc.h"
 
@@ -40,49 +42,116 @@ static void free_progress(struct record_progress *p)
 	free(p);
 }
 
-/* Returns 0 with the verdict (and the progress status.json reported, or
- * NULL), or -1 when the file could not be read for a reason that may pass
- * (the connection): decide on a later poll. */
-static int judge_completed(struct conn *c, const struct job_record *r, enum tao_state *to,
-    char **message, struct record_progress **progress)
+/* Where a job's status file is: where it was found (the follower's, or
+ * the record's), else the first of TAO's places there, else the first the
+ * bounded search finds below the results folder. 0 with *path (NULL: none
+ * there) and *expected (the first place: what a message names); -1 when
+ * the connection did not say. */
+static int locate(struct conn *c, const struct job_record *r, const char *found, char **path,
+    char **expected)
+{
+	struct conn_exec x;
+	struct conn_stat cs;
+	char **places, *err = NULL, *cmd, *q;
+	size_t n, i;
+	int rc = 0;
+
+	*path = NULL;
+	places = tao_status_places(r->results_dir, r->action, r->image, r->tao_results_dir, &n);
+	*expected = n > 0 ? xstrdup(places[0]) : NULL;
+	if (found == NULL)
+		found = r->status_path;
+	if (found != NULL)
+		*path = xstrdup(found);
+	for (i = 0; i < n && *path == NULL && rc == 0; i++) {
+		enum conn_status st = conn_stat(c, places[i], &cs, &err);
+		if (st == CONN_OK)
+			*path = xstrdup(places[i]);
+		else if (st != CONN_NOTFOUND)
+			rc = -1;
+		free(err);
+		err = NULL;
+	}
+	for (i = 0; i < n; i++)
+		free(places[i]);
+	free(places);
+	if (*path != NULL || rc != 0 || r->results_dir == NULL)
+		return rc;
+	q = sh_quote(r->results_dir);
+	cmd = xasprintf("find %s -maxdepth %d -name status.json -type f 2>/dev/null | head -n 1",
+	    q, TAO_STATUS_SEARCH_DEPTH);
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = POLL_TIMEOUT_MS;
+	if (conn_exec(c, &x, &err) != CONN_OK) {
+		rc = -1;
+	} else if (x.out.len > 0) {
+		size_t rl = strlen(r->results_dir), l = strcspn(x.out.data, "\n");
+		if (l > rl && strncmp(x.out.data, r->results_dir, rl) == 0 &&
+		    x.out.data[rl] == '/')
+			*path = xstrndup(x.out.data, l);
+	}
+	conn_exec_free(&x);
+	free(cmd);
+	free(q);
+	free(err);
+	return rc;
+}
+
+enum judged { JUDGED = 0, NO_FINAL = 1, JUDGE_LATER = -1 };
+
+/*
+ * TAO's verdict on a job, from its status file (engine/track/taostatus.h
+ * says which line decides): JUDGED with *to and *message, NO_FINAL with
+ * *message naming the path where no final line was written, JUDGE_LATER
+ * when the file could not be read for a reason that may pass (the
+ * connection). *progress: what the file reported, or NULL. ts: the
+ * follower's (its numbering carried over), or NULL.
+ */
+static enum judged judge_status(struct conn *c, const struct job_record *r,
+    const struct tao_status *follower, const char *found, enum tao_state *to, char **message,
+    struct record_progress **progress)
 {
 	struct conn_stat st;
 	struct tao_status ts;
 	struct buf b;
-	char *path, *err = NULL;
+	char *path = NULL, *expected = NULL, *err = NULL;
 	uint64_t off;
-	enum conn_status rc;
+	enum judged res = NO_FINAL;
 
-	if (r->results_dir == NULL) {
-		*to = TAO_ERROR;
-		*message = xstrdup("COMPLETED, but the record names no results folder to read "
-		    "status.json from");
-		return 0;
+	*progress = NULL;
+	if (r->results_dir == NULL && r->tao_results_dir == NULL && r->status_path == NULL) {
+		*message = xstrdup("the record names no results folder to read TAO's status from");
+		return NO_FINAL;
 	}
-	path = xasprintf("%s/status.json", r->results_dir);
-	rc = conn_stat(c, path, &st, &err);
-	if (rc == CONN_NOTFOUND) {
-		*to = TAO_ERROR;
-		*message = xasprintf("COMPLETED, but %s does not exist: TAO wrote no final status", path);
-		free(err);
-		free(path);
-		return 0;
+	if (locate(c, r, found, &path, &expected) != 0) {
+		free(expected);
+		return JUDGE_LATER;
 	}
-	if (rc != CONN_OK) {
-		free(err);
-		free(path);
-		return -1;
+	if (path == NULL) {
+		*message = xasprintf("no final status was written to %s (no status.json there or "
+		    "within %d levels of %s)", expected ? expected : "?", TAO_STATUS_SEARCH_DEPTH,
+		    r->results_dir ? r->results_dir : "?");
+		free(expected);
+		return NO_FINAL;
+	}
+	free(expected);
+	buf_init(&b);
+	if (conn_stat(c, path, &st, &err) != CONN_OK) {
+		res = JUDGE_LATER;
+		goto out;
 	}
 	off = st.size > STATUS_TAIL ? st.size - STATUS_TAIL : 0;
-	buf_init(&b);
-	rc = conn_read_at(c, path, off, STATUS_TAIL, &b, &err);
-	if (rc != CONN_OK) {
-		buf_free(&b);
-		free(err);
-		free(path);
-		return -1;
+	if (conn_read_at(c, path, off, STATUS_TAIL, &b, &err) != CONN_OK) {
+		res = JUDGE_LATER;
+		goto out;
 	}
 	tao_status_init(&ts);
+	tao_status_set_task(&ts, r->action);
+	if (follower != NULL) {
+		/* Its epoch 0 may be before the tail. */
+		ts.zero_based = follower->zero_based;
+		ts.max_is_last = follower->max_is_last;
+	}
 	{
 		/* Reading from the middle: the first line is partial. */
 		const char *start = b.data;
@@ -93,22 +162,30 @@ static int judge_completed(struct conn *c, const struct job_record *r, enum tao_
 		tao_status_feed(&ts, start, b.len - (size_t)(start - b.data));
 	}
 	*progress = progress_of(&ts);
-	if (strcmp(ts.status, "SUCCESS") == 0 || strcmp(ts.status, "SKIPPED") == 0) {
-		*to = TAO_DONE;
-		*message = xasprintf("status.json: %s", ts.status);
-	} else if (strcmp(ts.status, "FAILURE") == 0) {
-		*to = TAO_ERROR;
-		*message = xasprintf("status.json: FAILURE%s%s", ts.message ? ": " : "",
-		    ts.message ? ts.message : "");
-	} else {
-		*to = TAO_ERROR;
-		*message = ts.status[0] != '\0'
-		    ? xasprintf("COMPLETED, but status.json last says %s", ts.status)
-		    : xasprintf("COMPLETED, but %s holds no status", path);
-	}
+	if (tao_status_judge(&ts, to, message))
+		res = JUDGED;
+	else
+		*message = xasprintf("no final status was written to %s%s%s", path,
+		    ts.status[0] ? ": its last line says " : "", ts.status);
 	tao_status_free(&ts);
+out:
+	free(err);
 	buf_free(&b);
 	free(path);
+	return res;
+}
+
+/* When the record began waiting for TAO's final line after SLURM said
+ * COMPLETED (its transition to that word), or 0. */
+static time_t waiting_since(const struct job_record *r)
+{
+	size_t i;
+
+	if (tao_state_final(r->state) || !same(r->native, "COMPLETED"))
+		return 0;
+	for (i = r->nhist; i-- > 0;)
+		if (same(r->hist[i].native, "COMPLETED"))
+			return r->hist[i].at;
 	return 0;
 }
 
@@ -122,6 +199,7 @@ struct change {
 	const char	*message;
 	const struct record_progress *progress;	/* TAO's, at the end; NULL: none read */
 	const struct slurm_job *job;	/* what SLURM said of it */
+	const char	*source;	/* "scheduler", or "taotop" for its own cancel */
 };
 
 /* What SLURM says of the job, kept in the record; what this answer does
@@ -164,7 +242,7 @@ static int apply_change(struct job_record *r, void *arg, char **err)
 		record_set_progress(r, ch->progress);
 	if (ch->job != NULL)
 		keep_alloc(r, ch->job);
-	return record_transition(r, ch->to, ch->native, ch->message, "scheduler", time(NULL));
+	return record_transition(r, ch->to, ch->native, ch->message, ch->source, time(NULL));
 }
 
 static char *message_for(const struct slurm_job *j, const struct native_state *ns)
@@ -180,41 +258,91 @@ static char *message_for(const struct slurm_job *j, const struct native_state *n
 	return NULL;
 }
 
-/* What the job's state is now, from SLURM's word and, where the seed says
- * so, TAO's status.json: 0 with *to, *message and *progress (caller frees
- * both), -1 to decide on a later poll. */
+/* What the job's state is now, from SLURM's word and TAO's status file
+ * (COMPLETED: TAO's final line decides, checked again for STATUS_LAG_S
+ * when there is none; a failure: TAO's words added, and TAO's success
+ * over a teardown that failed after it): 0 with *to, *message and
+ * *progress (caller frees both) and *tao_failed (TAO wrote FAILURE: the
+ * program's fault), -1 to decide on a later poll. */
 static int decide(struct conn *c, const struct job_record *r, const struct slurm_job *j,
-    const struct native_state *ns, enum tao_state *to, char **message,
-    struct record_progress **progress)
+    const struct native_state *ns, const struct tao_status *ts, const char *found,
+    struct poll_result *res, enum tao_state *to, char **message,
+    struct record_progress **progress, int *tao_failed)
 {
+	enum tao_state said;
+	enum judged jd;
+	char *why = NULL, *both;
+	time_t since;
+
 	*to = native_state_next(ns, r->state);
 	*message = message_for(j, ns);
 	*progress = NULL;
+	*tao_failed = 0;
 	if (ns->check_status_json) {
 		free(*message);
 		*message = NULL;
-		return judge_completed(c, r, to, message, progress);
-	}
-	if (*to == TAO_ERROR && ns->final && r->state != TAO_ERROR && r->results_dir != NULL) {
-		/* A job that failed: when TAO said why in status.json, that
-		 * is what the user needs next to SLURM's exit code. */
-		enum tao_state said;
-		char *why = NULL;
-		if (judge_completed(c, r, &said, &why, progress) == 0 && why != NULL &&
-		    strncmp(why, "status.json: FAILURE", 20) == 0) {
-			char *both = xasprintf("%s; %s", *message ? *message : ns->word, why);
-			free(*message);
-			*message = both;
+		jd = judge_status(c, r, ts, found, to, message, progress);
+		if (jd == JUDGE_LATER)
+			return -1;
+		if (jd == JUDGED) {
+			*tao_failed = *to == TAO_ERROR;
+			return 0;
 		}
-		free(why);
+		since = waiting_since(r);
+		if (since == 0 || time(NULL) - since < STATUS_LAG_S) {
+			/* Shared storage may show TAO's last write late. */
+			both = xasprintf("COMPLETED: TAO's final status awaited for up to %d s "
+			    "(%s so far)", STATUS_LAG_S, *message);
+			*to = TAO_RUNNING;
+			res->waiting_for_accounting = 1;	/* poll again soon */
+		} else {
+			both = xasprintf("COMPLETED, but %s", *message);
+			*to = TAO_ERROR;
+		}
+		free(*message);
+		*message = both;
+		return 0;
 	}
+	if (*to != TAO_ERROR || !ns->final || r->state == TAO_ERROR)
+		return 0;
+	/* A job that failed: what TAO said is what the user needs next to
+	 * SLURM's exit code; a success line before a teardown that failed
+	 * (or hung to the wall) is TAO's verdict. */
+	jd = judge_status(c, r, ts, found, &said, &why, progress);
+	if (jd == JUDGED && said == TAO_DONE)
+		*to = TAO_DONE;
+	*tao_failed = jd == JUDGED && said == TAO_ERROR;
+	if (why != NULL) {
+		both = xasprintf("%s; %s", *message ? *message : ns->word, why);
+		free(*message);
+		*message = both;
+	}
+	free(why);
 	return 0;
+}
+
+static int apply_event(struct job_record *r, void *arg, char **err)
+{
+	(void)err;
+	record_event(r, arg, "taotop", time(NULL));
+	return 1;
+}
+
+/* A line in r's history (on disk). */
+static void note(struct record_store *st, const char *id, const char *message)
+{
+	char *err = NULL;
+
+	if (store_update(st, id, apply_event, (void *)message, &err) != 0) {
+		log_msg(LOG_ERROR, "poll: %s: %s", id, err);
+		free(err);
+	}
 }
 
 /* After a change was written: the sidecar's end and an automatic retry. */
 static void after_change(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const struct job_record *r, const struct slurm_job *j, const struct native_state *ns,
-    enum tao_state to, struct poll_result *res)
+    enum tao_state to, int tao_failed, struct poll_result *res)
 {
 	/* The backstop of the sidecar's life: a job that ended without its
 	 * own cleanup (cancelled pending, killed) leaves no secret behind;
@@ -227,6 +355,12 @@ static void after_change(struct conn *c, struct record_store *st, const struct c
 	}
 	/* A failure that may be the cluster's: classify, and retry within
 	 * the budget (engine/track/retry.h). Once: on the poll that saw it end. */
+	if (to == TAO_ERROR && tao_failed) {
+		/* TAO caught it and named it (a configuration, parameter or
+		 * file system error, an interruption): the program's. */
+		note(st, r->id, "failure: the program's, as TAO's status file says: not retried");
+		return;
+	}
 	if (to == TAO_ERROR && ns->infra_candidate && r->retried_as == NULL) {
 		char *nid = NULL, *rerr = NULL;
 		if (retry_after_failure(c, st, cl, r->id, ns->word, j->exit_code, &nid, &rerr) < 0)
@@ -263,21 +397,163 @@ static int write_change(struct record_store *st, struct job_record *r, struct ch
 	if (ch->progress != NULL)
 		record_set_progress(r, ch->progress);
 	keep_alloc(r, ch->job);
-	record_transition(r, ch->to, ch->native, ch->message, "scheduler", ev->at);
+	record_transition(r, ch->to, ch->native, ch->message, ch->source, ev->at);
 	return 1;
+}
+
+/* ---- TAO's final line while SLURM still runs the job ------------------------------ */
+
+struct final_seen {
+	enum tao_state	 from;
+	enum tao_state	 verdict;	/* TAO_UNKNOWN: taken back */
+	const char	*message;
+	time_t		 at;
+	const char	*event;		/* into the history, or NULL */
+	int		 applied;
+};
+
+static int apply_final_seen(struct job_record *r, void *arg, char **err)
+{
+	struct final_seen *fs = arg;
+
+	(void)err;
+	if (r->state != fs->from)
+		return 0;
+	fs->applied = 1;
+	r->tao_final = fs->verdict;
+	record_set(&r->tao_final_message, fs->message);
+	r->tao_final_at = fs->at;
+	if (fs->event != NULL)
+		record_event(r, fs->event, "taotop", fs->at);
+	return 1;
+}
+
+/* r's tao_final set (or taken back: verdict TAO_UNKNOWN), on disk and in r. */
+static void keep_final_seen(struct record_store *st, struct job_record *r, enum tao_state verdict,
+    const char *message, const char *event)
+{
+	struct final_seen fs = { r->state, verdict, message, time(NULL), event, 0 };
+	char *err = NULL;
+
+	if (store_update(st, r->id, apply_final_seen, &fs, &err) != 0 || !fs.applied) {
+		if (err != NULL)
+			log_msg(LOG_ERROR, "poll: %s", err);
+		free(err);
+		return;
+	}
+	apply_final_seen(r, &fs, &err);	/* the same in memory, for its row */
+}
+
+/* Whether path is one of TAO's places for r (not only the search's find). */
+static int placed_by_rule(const struct job_record *r, const char *path)
+{
+	size_t n, i;
+	char **places = tao_status_places(r->results_dir, r->action, r->image, r->tao_results_dir,
+	    &n);
+	int hit = 0;
+
+	for (i = 0; i < n; i++) {
+		hit = hit || same(places[i], path);
+		free(places[i]);
+	}
+	free(places);
+	return hit;
+}
+
+/*
+ * A job SLURM still runs whose status file has its final line (a shutdown
+ * that hangs: a dataloader worker, NCCL's teardown): Ending from the
+ * first poll that sees it; after the cluster's ending_grace_seconds it is
+ * cancelled so its GPUs are freed, and its record takes TAO's verdict,
+ * not "cancelled". Only a file at one of TAO's places is trusted that far:
+ * one the search found below the results folder may be another run's, and
+ * leaves the job Ending. A line after a FAILURE takes it back (a logged
+ * error in a run that goes on). Returns 1 when r's state changed.
+ */
+static int final_while_running(struct conn *c, struct record_store *st,
+    const struct cluster_cfg *cl, struct job_record *r, const struct slurm_job *j,
+    const struct native_state *ns, const struct tao_status *ts, const char *found,
+    struct poll_result *res)
+{
+	enum tao_state to;
+	char *message = NULL, *event, *err = NULL;
+	struct record_progress *progress;
+	struct change ch;
+	int changed;
+
+	if (r->state != TAO_RUNNING || ts == NULL)
+		return 0;	/* the file not read to its end: nothing known */
+	if (!tao_status_judge(ts, &to, &message)) {
+		if (r->tao_final != TAO_UNKNOWN)
+			keep_final_seen(st, r, TAO_UNKNOWN, NULL,
+			    "TAO's status file goes on after its final line: no longer Ending");
+		return 0;
+	}
+	if (r->tao_final != to || !same(r->tao_final_message, message)) {
+		event = xasprintf("%s while SLURM still runs the job: Ending; cancelled after %d s "
+		    "if it does not end", message, cl->ending_grace_s);
+		keep_final_seen(st, r, to, message, event);
+		free(event);
+		free(message);
+		return 0;
+	}
+	if (strcmp(ns->word, "RUNNING") != 0 || time(NULL) - r->tao_final_at < cl->ending_grace_s ||
+	    !placed_by_rule(r, found)) {
+		free(message);
+		return 0;
+	}
+	if (tracker_scancel(c, r, &err) != 0) {
+		log_msg(LOG_WARN, "poll: %s: cancel after TAO's final line: %s", r->id, err);
+		free(err);
+		free(message);
+		return 0;
+	}
+	event = xasprintf("%s; still running %d s after it: cancelled by taotop to free its GPUs",
+	    message, cl->ending_grace_s);
+	progress = progress_of(ts);
+	ch = (struct change){ .from = r->state, .to = to, .native = ns->word, .message = event,
+	    .progress = progress, .job = j, .source = "taotop" };
+	if ((changed = write_change(st, r, &ch, res)) != 0)
+		after_change(c, st, cl, r, j, ns, to, to == TAO_ERROR, res);
+	free_progress(progress);
+	free(event);
+	free(message);
+	return changed;
+}
+
+static int keep_path(struct job_record *r, void *arg, char **err)
+{
+	(void)err;
+	if (same(r->status_path, arg))
+		return 0;
+	record_set(&r->status_path, arg);
+	return 1;
+}
+
+void tracker_keep_status_path(struct record_store *st, struct job_record *r, const char *path)
+{
+	char *err = NULL;
+
+	if (store_update(st, r->id, keep_path, (void *)path, &err) != 0) {
+		log_msg(LOG_ERROR, "poll: %s: %s", r->id, err);
+		free(err);
+		return;
+	}
+	record_set(&r->status_path, path);
 }
 
 /* Decide and record what a tracked job's state is now. Returns 1 when the
  * record changed. */
 int tracker_update_one(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
-    struct job_record *r, const struct slurm_job *j, struct poll_result *res)
+    struct job_record *r, const struct slurm_job *j, const struct tao_status *ts,
+    const char *found, struct poll_result *res)
 {
 	struct native_state ns;
 	struct change ch;
 	char *message;
 	struct record_progress *progress;
 	enum tao_state to;
-	int changed = 0;
+	int changed = 0, tao_failed;
 
 	native_state_map(j->state, &ns);
 	/* Accounting can lag the queue: a job it still calls live but the
@@ -286,21 +562,19 @@ int tracker_update_one(struct conn *c, struct record_store *st, const struct clu
 		res->waiting_for_accounting = 1;
 		return 0;
 	}
-	if (decide(c, r, j, &ns, &to, &message, &progress) != 0) {
+	if (ns.state == TAO_RUNNING && !ns.scheduler_owned &&
+	    final_while_running(c, st, cl, r, j, &ns, ts, found, res))
+		return 1;
+	if (decide(c, r, j, &ns, ts, found, res, &to, &message, &progress, &tao_failed) != 0) {
 		free(message);
 		free_progress(progress);
 		return 0;
 	}
 	if (to != r->state || !same(ns.word, r->native)) {
-		ch.from = r->state;
-		ch.applied = 0;
-		ch.to = to;
-		ch.native = ns.word;
-		ch.message = message;
-		ch.progress = progress;
-		ch.job = j;
+		ch = (struct change){ .from = r->state, .to = to, .native = ns.word,
+		    .message = message, .progress = progress, .job = j, .source = "scheduler" };
 		if ((changed = write_change(st, r, &ch, res)) != 0)
-			after_change(c, st, cl, r, j, &ns, to, res);
+			after_change(c, st, cl, r, j, &ns, to, tao_failed, res);
 	}
 	free(message);
 	free_progress(progress);

@@ -110,6 +110,12 @@ void tracker_row_of_meta(struct job_row *row, const struct rec_meta *m)
 	fill_from_alloc(row, m->alloc);
 }
 
+const char *tracker_row_label(const struct job_row *row)
+{
+	return row->ending && !tao_state_final(row->state) ? "Ending"
+	    : tao_state_label(row->state, row->native);
+}
+
 /* A parsed record's row, with TAO's progress so far (ts, or NULL) and
  * what SLURM says of it now (j, or NULL); row is overwritten. */
 void tracker_row_fill(struct job_row *row, const struct job_record *r,
@@ -126,6 +132,12 @@ void tracker_row_fill(struct job_row *row, const struct job_record *r,
 		    ts->nseries);
 	if (j != NULL)
 		tracker_row_from_slurm(row, j);
+	if (r->tao_final != TAO_UNKNOWN && !tao_state_final(r->state)) {
+		row->ending = 1;
+		free(row->message);
+		row->message = xasprintf("%s (SLURM still runs it)", r->tao_final_message
+		    ? r->tao_final_message : tao_state_name(r->tao_final));
+	}
 }
 
 /* A job of the user's that is not taotop's; prev: its state as last seen
