@@ -38,6 +38,14 @@ struct spec {
 	char		**datasets;	/* lustre:/// or slurm:// URIs */
 	size_t		 ndatasets;
 	char		*results_dir;
+	/* 1: the run continues one already in results_dir (its folder is not
+	 * refused for holding a run; TAO resumes from its checkpoint); -1 unset. */
+	int		 resume;
+	/* Where TAO's spec takes the GPUs per node ("train.num_gpus"; the
+	 * nodes go to its sibling num_nodes), NULL: from the action
+	 * (engine/submit/gpuspec.h); gpu_spec_none: the bundle said null. */
+	char		*gpu_spec_key;
+	int		 gpu_spec_none;
 	int		 gpus, nodes, cpus_per_task;	/* -1: unset */
 	int		 gpus_per_node;	/* -1: unset; with nodes, says the shape outright */
 	double		 time_hours;			/* -1: unset */
