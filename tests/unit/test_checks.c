@@ -59,7 +59,7 @@ static int ask(const struct answer *a, int gate, struct check_facts *f)
 	char *d1 = xasprintf("%s/data 1", dir), *d2 = xasprintf("%s/%s", dir, a->second);
 	char *img = xasprintf("%s/%s", dir, a->image), *script = xasprintf("%s/gate", dir), *cmd;
 	const char *ds[] = { d1, d2 };
-	struct check_ask q = { ds, 2, img, "polar", a->nodes, a->gpn };
+	struct check_ask q = { ds, 2, img, "polar", a->nodes, a->gpn, NULL };
 	struct buf b;
 	char *out, *err = NULL;
 	int status;
@@ -143,4 +143,66 @@ Test(checks, answers_read_back)
 	cr_expect_float_eq(checks_slurm_hours("UNLIMITED"), 1e9, 1);
 	cr_expect_float_eq(checks_slurm_hours("90"), 1.5, 1e-9);
 	cr_expect_float_eq(checks_slurm_hours("junk"), 0, 1e-9);
+}
+
+/* A results folder the bundle names: a run's status.json (at the top or in
+ * a task folder) or checkpoint closes the gate and is named; ptm/ and
+ * inputs/ are not a run; an empty or missing folder is fine. */
+Test(checks, a_results_folder_that_holds_a_run_is_found)
+{
+	static const struct { const char *make, *found; } cases[] = {
+		{ "mkdir -p r", "" },
+		{ ":", "" },
+		{ "mkdir -p r/train && : > r/train/status.json", "r/train/status.json" },
+		{ "mkdir -p r && : > r/status.json", "r/status.json" },
+		{ "mkdir -p r/train && : > r/train/model_epoch_003.pth", "r/train/model_epoch_003.pth" },
+		{ "mkdir -p r/x && : > r/x/a.ckpt", "r/x/a.ckpt" },
+		{ "mkdir -p r/ptm r/inputs && : > r/ptm/resnet.pth && : > r/inputs/m.tlt", "" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *cmd = xasprintf("cd %s && rm -rf r && %s", dir, cases[i].make);
+		char *rdir = xasprintf("%s/r", dir), *script = xasprintf("%s/gate", dir), *out, *e = NULL;
+		char *img = xasprintf("%s/img.sqsh", dir), *d = xasprintf("%s/data2", dir);
+		const char *ds[] = { d };
+		struct check_ask q = { ds, 1, img, "polar", 1, 1, rdir };
+		struct check_facts f;
+
+		cr_assert_eq(system(cmd), 0);
+		free(cmd);
+		for (int gate = 0; gate < 2; gate++) {
+			struct buf b;
+			buf_init(&b);
+			if (gate)
+				checks_gate(&q, &b);
+			else
+				checks_command(&q, &b);
+			FILE *fp = fopen(script, "w");
+			fwrite(b.data, 1, b.len, fp);
+			fclose(fp);
+			buf_free(&b);
+			cmd = xasprintf("PATH=%s/bin:$PATH MT=4:00:00 ND='2 gpu:8' sh %s > %s/out 2>&1",
+			    dir, script, dir);
+			int st = WEXITSTATUS(system(cmd));
+			free(cmd);
+			cmd = xasprintf("%s/out", dir);
+			out = file_read_all(cmd, NULL, &e);
+			free(cmd);
+			cr_assert_not_null(out, "%s", e);
+			checks_read(out, 1, &f);
+			free(out);
+			if (cases[i].found[0] == '\0') {
+				cr_expect_str_eq(f.results_run, "", "case %zu", i);
+				if (gate)
+					cr_expect_eq(st, 0, "case %zu: the gate closed", i);
+			} else {
+				char *want = xasprintf("%s/%s", dir, cases[i].found);
+				cr_expect_str_eq(f.results_run, want, "case %zu", i);
+				if (gate)
+					cr_expect_neq(st, 0, "case %zu: the gate opened", i);
+				free(want);
+			}
+		}
+		free(rdir), free(script), free(img), free(d);
+	}
 }
