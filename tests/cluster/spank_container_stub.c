@@ -21,7 +21,9 @@
  *    the container (task_init_privileged), so the job ends FAILED 1:0;
  *  - the environment: the job's passes in, but a variable the image defines
  *    (its ENV, which Enroot keeps in /etc/environment) takes the image's
- *    value, unless --container-env names it;
+ *    value, unless --container-env names it and the job has it; the job's
+ *    LANG, LANGUAGE and LC_ALL are dropped unless named (Pyxis 0.24's
+ *    pyxis_slurmstepd.c, spank_import_container_env);
  *  - the working directory: --container-workdir, else the image's WORKDIR
  *    (Enroot's /etc/rc `cd`s there), else /.
  * It does not: remap users or namespaces other than mounts (the task keeps
@@ -423,12 +425,20 @@ static int named(const char *name, size_t len, const char *list)
 
 /* The image's ENV (NAME=VALUE lines of /etc/environment, as Enroot writes
  * them) over the job's environment, except the names --container-env lists,
- * which keep the job's value when the job has one. */
+ * which keep the job's value when the job has one. This is Pyxis's
+ * spank_import_container_env (pyxis_slurmstepd.c): every variable of the
+ * container's environment is set with overwrite, but without it for the
+ * --container-env names; and first the job's LANG, LANGUAGE and LC_ALL are
+ * removed unless --container-env names them (its container_deny_env). */
 static void apply_image_env(spank_t sp, const char *root)
 {
+	static const char *const deny[] = { "LANG", "LANGUAGE", "LC_ALL", NULL };
 	char path[4096], line[8192], cur[2];
 	FILE *f;
 
+	for (int i = 0; deny[i] != NULL; i++)
+		if (!named(deny[i], strlen(deny[i]), env_names))
+			spank_unsetenv(sp, deny[i]);
 	pathf(path, sizeof(path), "%s/etc/environment", root);
 	if ((f = fopen(path, "r")) == NULL)
 		return;
