@@ -162,7 +162,7 @@ Test(runs, the_example_twice_is_refused_naming_the_first_and_resume_continues_it
     .timeout = 420)
 {
 	static const char *const resume[][2] = {
-		{ "requeue: true ", "resume: true\nrequeue: true " },
+		{ "# resume: true ", "resume: true " },
 	};
 	struct user u;
 	char *out = NULL, *bundle, *id, *ref, *want, *log, *cmd, *text;

@@ -309,7 +309,7 @@ Test(tao, the_examples_commented_forms_work_as_written, .timeout = 120)
 	    "the bundle's command was not taken:\n%s", out);
 	/* Each word quoted in the sbatch, its placeholders filled. */
 	want = xasprintf("classification_pyt train -e %s/jobs/tao-DRYRUN/specs/spec.yaml "
-	    "'results_dir=%s/results/classification-run1' 'train.num_gpus=8'", u.remote, u.remote);
+	    "'results_dir=%s/results/classification-run1' 'train.num_gpus=4'", u.remote, u.remote);
 	cr_expect(strstr(out, want) != NULL, "wanted '%s' in the sbatch:\n%s", want, out);
 	free(want), free(out), free(args), free(bundle);
 	user_close(&u);
