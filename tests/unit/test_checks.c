@@ -52,37 +52,47 @@ struct answer {
 	const char	*second;	/* the second dataset: "data2" or missing */
 };
 
-/* Run the gate (or the plain command) against a; its exit status, and its
- * answers read back into f. */
-static int ask(const struct answer *a, int gate, struct check_facts *f)
+/* Run the gate (or the plain command) asking q, with sinfo saying mt and
+ * nd; its exit status, and its answers read back into f. */
+static int run_checks(const struct check_ask *q, int gate, const char *mt, const char *nd,
+    struct check_facts *f)
 {
-	char *d1 = xasprintf("%s/data 1", dir), *d2 = xasprintf("%s/%s", dir, a->second);
-	char *img = xasprintf("%s/%s", dir, a->image), *script = xasprintf("%s/gate", dir), *cmd;
-	const char *ds[] = { d1, d2 };
-	struct check_ask q = { ds, 2, img, "polar", a->nodes, a->gpn, NULL };
+	char *script = xasprintf("%s/gate", dir), *cmd, *out, *err = NULL;
 	struct buf b;
-	char *out, *err = NULL;
 	int status;
 
 	buf_init(&b);
 	if (gate)
-		checks_gate(&q, &b);
+		checks_gate(q, &b);
 	else
-		checks_command(&q, &b);
+		checks_command(q, &b);
 	FILE *fp = fopen(script, "w");
 	cr_assert_not_null(fp);
 	fwrite(b.data, 1, b.len, fp);
 	fclose(fp);
-	cmd = xasprintf("PATH=%s/bin:$PATH MT='%s' ND='%s' sh %s > %s/out 2>&1", dir, a->mt, a->nd,
+	cmd = xasprintf("PATH=%s/bin:$PATH MT='%s' ND='%s' sh %s > %s/out 2>&1", dir, mt, nd,
 	    script, dir);
 	status = WEXITSTATUS(system(cmd));
 	free(cmd);
 	cmd = xasprintf("%s/out", dir);
 	out = file_read_all(cmd, NULL, &err);
 	cr_assert_not_null(out, "%s", err);
-	checks_read(out, 2, f);
-	free(out), free(cmd), free(script), free(img), free(d1), free(d2);
+	checks_read(out, q->ndatasets, f);
+	free(out), free(cmd), free(script);
 	buf_free(&b);
+	return status;
+}
+
+/* The same for answer a. */
+static int ask(const struct answer *a, int gate, struct check_facts *f)
+{
+	char *d1 = xasprintf("%s/data 1", dir), *d2 = xasprintf("%s/%s", dir, a->second);
+	char *img = xasprintf("%s/%s", dir, a->image);
+	const char *ds[] = { d1, d2 };
+	struct check_ask q = { ds, 2, img, "polar", a->nodes, a->gpn, NULL };
+	int status = run_checks(&q, gate, a->mt, a->nd, f);
+
+	free(img), free(d1), free(d2);
 	return status;
 }
 
@@ -162,7 +172,7 @@ Test(checks, a_results_folder_that_holds_a_run_is_found)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *cmd = xasprintf("cd %s && rm -rf r && %s", dir, cases[i].make);
-		char *rdir = xasprintf("%s/r", dir), *script = xasprintf("%s/gate", dir), *out, *e = NULL;
+		char *rdir = xasprintf("%s/r", dir);
 		char *img = xasprintf("%s/img.sqsh", dir), *d = xasprintf("%s/data2", dir);
 		const char *ds[] = { d };
 		struct check_ask q = { ds, 1, img, "polar", 1, 1, rdir };
@@ -171,26 +181,7 @@ Test(checks, a_results_folder_that_holds_a_run_is_found)
 		cr_assert_eq(system(cmd), 0);
 		free(cmd);
 		for (int gate = 0; gate < 2; gate++) {
-			struct buf b;
-			buf_init(&b);
-			if (gate)
-				checks_gate(&q, &b);
-			else
-				checks_command(&q, &b);
-			FILE *fp = fopen(script, "w");
-			fwrite(b.data, 1, b.len, fp);
-			fclose(fp);
-			buf_free(&b);
-			cmd = xasprintf("PATH=%s/bin:$PATH MT=4:00:00 ND='2 gpu:8' sh %s > %s/out 2>&1",
-			    dir, script, dir);
-			int st = WEXITSTATUS(system(cmd));
-			free(cmd);
-			cmd = xasprintf("%s/out", dir);
-			out = file_read_all(cmd, NULL, &e);
-			free(cmd);
-			cr_assert_not_null(out, "%s", e);
-			checks_read(out, 1, &f);
-			free(out);
+			int st = run_checks(&q, gate, "4:00:00", "2 gpu:8", &f);
 			if (cases[i].found[0] == '\0') {
 				cr_expect_str_eq(f.results_run, "", "case %zu", i);
 				if (gate)
@@ -203,6 +194,6 @@ Test(checks, a_results_folder_that_holds_a_run_is_found)
 				free(want);
 			}
 		}
-		free(rdir), free(script), free(img), free(d);
+		free(rdir), free(img), free(d);
 	}
 }
