@@ -145,17 +145,20 @@ Test(tao, a_command_reaches_what_taotop_staged_through_placeholders, .timeout = 
  * NCCL_P2P_DISABLE=1, so the first rung fails and the second passes. */
 Test(tao, a_single_node_job_probes_on_one_node_and_a_one_gpu_job_never, .timeout = 300)
 {
+	/* Each run a folder of its own (the job's): no results_dir. */
 	static const char *const four[][2] = {
 		{ "gpus: 8 ", "gpus: 4 " }, { "    num_epochs: 80\n", "    num_epochs: 2\n" },
+		{ "results_dir: lustre://", "# results_dir: lustre://" },
 	};
 	static const char *const one[][2] = {
 		{ "gpus: 8 ", "gpus: 1 " }, { "    num_epochs: 80\n", "    num_epochs: 2\n" },
+		{ "results_dir: lustre://", "# results_dir: lustre://" },
 	};
 	struct user u;
 	char *out = NULL, *id, *bundle, *cmd, *text, *cfg, *err = NULL;
 
 	user_open(&u, "probe", "clusters:\n  rig:\n    nccl_probe_timeout_s: 60\n");
-	bundle = user_example_bundle(&u, four, 2);
+	bundle = user_example_bundle(&u, four, 3);
 	id = user_submit(&u, bundle, &out);
 	free(out), free(id), free(bundle);
 	cmd = xasprintf("grep -h -e '^#SBATCH --nodes=' -e '^#SBATCH --gres=' %s/jobs/probes/*.sbatch "
@@ -173,7 +176,7 @@ Test(tao, a_single_node_job_probes_on_one_node_and_a_one_gpu_job_never, .timeout
 	/* One GPU: no collective to hang, no probe sbatch written. */
 	cmd = xasprintf("ls %s/jobs/probes/*.sbatch | wc -l", u.remote);
 	char *before = rig_ssh_ok(cmd);
-	bundle = user_example_bundle(&u, one, 2);
+	bundle = user_example_bundle(&u, one, 3);
 	id = user_submit(&u, bundle, &out);
 	free(out), free(id), free(bundle), free(cfg);
 	text = rig_ssh_ok(cmd);
