@@ -583,6 +583,9 @@ int wizard_build(const struct wizard *w, struct spec *s, struct spec_kv **secret
 		free(s->command);
 		s->argc = words(w->value[WZ_COMMAND], &s->argv);
 		s->command = xstrdup(w->value[WZ_COMMAND]);
+		/* Typed: the user's words, which get no GPU overrides (an empty
+		 * field is TAO's own again, made by the submit). */
+		s->command_is_taos = 0;
 	}
 	for (i = 0; i < s->ndatasets; i++)
 		free(s->datasets[i]);

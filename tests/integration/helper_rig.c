@@ -232,10 +232,10 @@ char *rig_bundle(const char *local_dir, const char *remote_dir, const char *arch
 	cr_assert_not_null(f, "%s", path);
 	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: %s\n"
 	    "action: train\ncommand: %s\ndatasets: [lustre://%s/data]\n"
-	    "results_dir: lustre://%s/results\ngpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n%s",
-	    arch, command, remote_dir, remote_dir, extra ? extra : "");
+	    "gpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n%s",
+	    arch, command, remote_dir, extra ? extra : "");
 	fclose(f);
-	cmd = xasprintf("mkdir -p %s/data %s/results", remote_dir, remote_dir);
+	cmd = xasprintf("mkdir -p %s/data", remote_dir);
 	free(rig_ssh_ok(cmd));
 	free(cmd);
 	return path;

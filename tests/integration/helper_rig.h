@@ -125,9 +125,10 @@ void rig_relay_stop(struct rig_relay *l);
  * into *out (caller frees). Returns its exit status. */
 int rig_taotop(const char *env, const char *args, char **out);
 /* Write a one-GPU bundle as local_dir/ARCH.yaml: network_arch arch,
- * command (a YAML list), a dataset and results folder under remote_dir on
- * the cluster (made there), and extra YAML lines (or NULL). Its path
- * (caller frees). */
+ * command (a YAML list), a dataset under remote_dir on the cluster (made
+ * there), and extra YAML lines (or NULL); no results_dir, so each of its
+ * jobs has its own (a command writes there through {results_dir}). Its
+ * path (caller frees). */
 char *rig_bundle(const char *local_dir, const char *remote_dir, const char *arch,
     const char *command, const char *extra);
 /* A local file's text once it holds text (a process writing it has got

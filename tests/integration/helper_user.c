@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "integration/helper_rig.h"
+#include "util/buf.h"
+#include "util/file.h"
 #include "util/xmalloc.h"
 
 void user_open(struct user *u, const char *name, const char *config)
@@ -184,4 +186,60 @@ char *user_two_clusters(struct user *u, int alpha_reachable)
 	fclose(f);
 	free(alpha), free(path);
 	return xasprintf("%s SLURM_HOSTNAME= SLURM_USER= TAOTOP_CLUSTER=", u->env);
+}
+
+/* templates/example.spec.yaml as a user copies it: its /lustre/ paths
+ * pointed at their folder on the local cluster, and each (from, to) of
+ * edits applied; labels.txt beside it with the content its sha256 names. */
+char *user_example_bundle(struct user *u, const char *const edits[][2], size_t nedits)
+{
+	const char *share = getenv("TAOTOP_SHARE");
+	char *src, *text, *err = NULL, *path, *to;
+	struct buf b;
+	size_t i;
+	FILE *f;
+
+	cr_assert_not_null(share, "TAOTOP_SHARE is not set (run through tests/run)");
+	src = xasprintf("%s/templates/example.spec.yaml", share);
+	text = file_read_all(src, NULL, &err);
+	cr_assert_not_null(text, "%s", err);
+	free(src);
+	to = xasprintf("lustre://%s/", u->remote);
+	buf_init(&b);
+	buf_adds(&b, text);
+	{
+		/* Every lustre:///lustre/ path of the example into the user's folder. */
+		char *p, *rest = xstrdup(b.data);
+		buf_free(&b);
+		buf_init(&b);
+		for (p = rest; *p != '\0';) {
+			if (strncmp(p, "lustre:///lustre/", 17) == 0) {
+				buf_adds(&b, to);
+				p += 17;
+			} else {
+				buf_addc(&b, *p++);
+			}
+		}
+		free(rest);
+	}
+	for (i = 0; i < nedits; i++) {
+		char *at = strstr(b.data, edits[i][0]), *next;
+		cr_assert_not_null(at, "the example bundle no longer has '%s'", edits[i][0]);
+		next = xasprintf("%.*s%s%s", (int)(at - b.data), b.data, edits[i][1],
+		    at + strlen(edits[i][0]));
+		buf_free(&b);
+		buf_init(&b);
+		buf_adds(&b, next);
+		free(next);
+	}
+	path = xasprintf("%s/example.spec.yaml", u->local);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(b.data, f);
+	fclose(f);
+	free(text), free(to);
+	buf_free(&b);
+	/* sha256("test"), as the example states. */
+	rig_local("printf test > %s/labels.txt", u->local);
+	return path;
 }

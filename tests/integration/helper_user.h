@@ -43,6 +43,11 @@ char *user_job_file(struct user *u, const char *id, const char *file);
  * unless `command` (YAML lines) is given, HF_TOKEN as a secret, `extra`
  * YAML lines, one epoch. Its path (caller frees). */
 char *user_bundle(struct user *u, const char *name, const char *command, const char *extra);
+/* templates/example.spec.yaml as a user copies it: its /lustre/ paths
+ * pointed at u's folder on the cluster, then each (from, to) of edits
+ * applied; labels.txt beside it with the content its sha256 names. Its
+ * path, u.local/example.spec.yaml (caller frees). */
+char *user_example_bundle(struct user *u, const char *const edits[][2], size_t nedits);
 /* The line of text that holds needle, or NULL (caller frees). */
 char *text_line_with(const char *text, const char *needle);
 /* `taotop ARGS` as u (ARGS printing a JSON array), which must succeed: the

@@ -144,8 +144,8 @@ Test(drills, slurmdbd_stopped_finished_jobs_wait_for_accounting, .timeout = 300)
 
 	screen_open(&s, "drill-dbd", &so);
 	env = xasprintf("XDG_STATE_HOME=%s/state SLURM_BASE_RESULTS_DIR=lustre://%s/root", s.dir, dir);
-	cmd = xasprintf("[sh, -c, 'sleep 15; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
-	    "%s/results/status.json']", dir);
+	cmd = xstrdup("[sh, -c, 'sleep 15; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
+	    "{results_dir}/status.json']");
 	bundle = rig_bundle(s.dir, dir, "drilldbd_pyt", cmd, NULL);
 	free(cmd);
 	tid = submit(env, bundle);

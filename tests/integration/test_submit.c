@@ -99,8 +99,25 @@ Test(submit, a_full_submit_runs_to_done_with_the_image_converted_once, .timeout 
 		free(text), free(files[i]);
 	}
 
-	/* A second submit reuses the converted image. */
+	/* A second submit reuses the converted image. Its run gets a results
+	 * folder of its own: the first run's is refused. */
 	struct submit_result again;
+	cr_assert_neq(sub_submit(&e, spec, &again, &err), 0, "the same results_dir twice");
+	cr_expect(err && strstr(err, res.record_id) != NULL, "the first run is not named: %s", err);
+	free(err), err = NULL;
+	submit_result_free(&again);
+	struct buf second;
+	buf_init(&second);
+	for (const char *p = full_bundle; *p != '\0'; p++) {
+		buf_addc(&second, *p);
+		if (strncmp(p, "/results", 8) == 0) {
+			buf_adds(&second, "results2");
+			p += 7;
+		}
+	}
+	free(spec);
+	spec = sub_bundle(&e, "full2", second.data);
+	buf_free(&second);
 	cr_assert_eq(sub_submit(&e, spec, &again, &err), 0, "%s", err);
 	cr_expect(!again.converted, "the image was converted a second time");
 	cr_expect_eq(sub_wait_final(&e, again.record_id, 120), TAO_DONE);
@@ -291,14 +308,15 @@ Test(submit, no_command_line_on_the_machine_ever_holds_the_secret, .timeout = 18
 	sub_close(&e);
 }
 
-/* The golden bundle: paths under the rig's shared folder (caller frees). */
+/* The golden bundle: paths under the rig's shared folder, TAO's own
+ * command (the job's 8 GPUs reach it as overrides) (caller frees). */
 static char *golden_bundle(const struct sub_env *e)
 {
 	const struct rig *r = rig_get();
 	char *spec = xasprintf("%s/golden.yaml", e->local);
 	FILE *f = fopen(spec, "w");
 	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
-	    "action: train\ncommand: [classification_pyt, train, -e, /specs/spec.yaml]\n"
+	    "action: train\n"
 	    "datasets: [lustre://%s/golden/data]\ngpus: 8\ntime_hours: 2\nsecrets: [HF_TOKEN]\n"
 	    "extra_env: {NCCL_DEBUG: WARN}\nspec:\n  train:\n    num_epochs: 80\n", r->shared);
 	fclose(f);

@@ -21,62 +21,6 @@
 #include "util/file.h"
 #include "util/xmalloc.h"
 
-/* templates/example.spec.yaml as a user copies it: its /lustre/ paths
- * pointed at their folder on the local cluster, and each (from, to) of
- * edits applied; labels.txt beside it with the content its sha256 names. */
-static char *example_bundle(struct user *u, const char *const edits[][2], size_t nedits)
-{
-	const char *share = getenv("TAOTOP_SHARE");
-	char *src, *text, *err = NULL, *path, *to;
-	struct buf b;
-	size_t i;
-	FILE *f;
-
-	cr_assert_not_null(share, "TAOTOP_SHARE is not set (run through tests/run)");
-	src = xasprintf("%s/templates/example.spec.yaml", share);
-	text = file_read_all(src, NULL, &err);
-	cr_assert_not_null(text, "%s", err);
-	free(src);
-	to = xasprintf("lustre://%s/", u->remote);
-	buf_init(&b);
-	buf_adds(&b, text);
-	{
-		/* Every lustre:///lustre/ path of the example into the user's folder. */
-		char *p, *rest = xstrdup(b.data);
-		buf_free(&b);
-		buf_init(&b);
-		for (p = rest; *p != '\0';) {
-			if (strncmp(p, "lustre:///lustre/", 17) == 0) {
-				buf_adds(&b, to);
-				p += 17;
-			} else {
-				buf_addc(&b, *p++);
-			}
-		}
-		free(rest);
-	}
-	for (i = 0; i < nedits; i++) {
-		char *at = strstr(b.data, edits[i][0]), *next;
-		cr_assert_not_null(at, "the example bundle no longer has '%s'", edits[i][0]);
-		next = xasprintf("%.*s%s%s", (int)(at - b.data), b.data, edits[i][1],
-		    at + strlen(edits[i][0]));
-		buf_free(&b);
-		buf_init(&b);
-		buf_adds(&b, next);
-		free(next);
-	}
-	path = xasprintf("%s/example.spec.yaml", u->local);
-	f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs(b.data, f);
-	fclose(f);
-	free(text), free(to);
-	buf_free(&b);
-	/* sha256("test"), as the example states. */
-	rig_local("printf test > %s/labels.txt", u->local);
-	return path;
-}
-
 /* A cached NCCL answer for the example's 8-GPU node: the probe has its own
  * test below. */
 static const char *probed_config =
@@ -134,7 +78,7 @@ Test(tao, the_example_bundle_trains_to_done_with_taos_own_command, .timeout = 42
 	size_t i, down = 0;
 
 	user_open(&u, "example", probed_config);
-	bundle = example_bundle(&u, edits, 1);
+	bundle = user_example_bundle(&u, edits, 1);
 	/* The example bundle gives no command: TAO's own is what runs. */
 	id = user_submit(&u, bundle, &out);
 	free(out);
@@ -204,7 +148,7 @@ static cJSON *run_example(struct user *u, const char *stand_in, const char *trai
 	edits[0][1] = xasprintf("  stand_in:\n%s  train:\n", stand_in);
 	edits[1][0] = xstrdup("    num_epochs: 80\n");
 	edits[1][1] = xasprintf("    num_epochs: 4\n%s", train_extra ? train_extra : "");
-	bundle = example_bundle(u, (const char *const (*)[2])edits, 2);
+	bundle = user_example_bundle(u, (const char *const (*)[2])edits, 2);
 	*idp = user_submit(u, bundle, &out);
 	free(out);
 	st = wait_final_watching(u, *idp, 240, w);
@@ -367,7 +311,7 @@ Test(tao, a_spec_that_makes_tao_fail_ends_in_error_with_taos_words_not_retried, 
 	cJSON *st;
 
 	user_open(&u, "fails", probed_config);
-	bundle = example_bundle(&u, edits, 1);
+	bundle = user_example_bundle(&u, edits, 1);
 	id = user_submit(&u, bundle, &out);
 	free(out);
 	st = user_wait_final(&u, id, 240);
@@ -402,7 +346,7 @@ Test(tao, a_command_reaches_what_taotop_staged_through_placeholders, .timeout = 
 	cJSON *st;
 
 	user_open(&u, "placeholders", probed_config);
-	bundle = example_bundle(&u, edits, sizeof(edits) / sizeof(edits[0]));
+	bundle = user_example_bundle(&u, edits, sizeof(edits) / sizeof(edits[0]));
 	id = user_submit(&u, bundle, &out);
 	free(out);
 	st = user_wait_final(&u, id, 240);
@@ -436,17 +380,20 @@ Test(tao, a_command_reaches_what_taotop_staged_through_placeholders, .timeout = 
  * NCCL_P2P_DISABLE=1, so the first rung fails and the second passes. */
 Test(tao, a_single_node_job_probes_on_one_node_and_a_one_gpu_job_never, .timeout = 300)
 {
+	/* Each run a folder of its own (the job's): no results_dir. */
 	static const char *const four[][2] = {
 		{ "gpus: 8 ", "gpus: 4 " }, { "    num_epochs: 80\n", "    num_epochs: 2\n" },
+		{ "results_dir: lustre://", "# results_dir: lustre://" },
 	};
 	static const char *const one[][2] = {
 		{ "gpus: 8 ", "gpus: 1 " }, { "    num_epochs: 80\n", "    num_epochs: 2\n" },
+		{ "results_dir: lustre://", "# results_dir: lustre://" },
 	};
 	struct user u;
 	char *out = NULL, *id, *bundle, *cmd, *text, *cfg, *err = NULL;
 
 	user_open(&u, "probe", "clusters:\n  rig:\n    nccl_probe_timeout_s: 60\n");
-	bundle = example_bundle(&u, four, 2);
+	bundle = user_example_bundle(&u, four, 3);
 	id = user_submit(&u, bundle, &out);
 	free(out), free(id), free(bundle);
 	cmd = xasprintf("grep -h -e '^#SBATCH --nodes=' -e '^#SBATCH --gres=' %s/jobs/probes/*.sbatch "
@@ -464,7 +411,7 @@ Test(tao, a_single_node_job_probes_on_one_node_and_a_one_gpu_job_never, .timeout
 	/* One GPU: no collective to hang, no probe sbatch written. */
 	cmd = xasprintf("ls %s/jobs/probes/*.sbatch | wc -l", u.remote);
 	char *before = rig_ssh_ok(cmd);
-	bundle = example_bundle(&u, one, 2);
+	bundle = user_example_bundle(&u, one, 3);
 	id = user_submit(&u, bundle, &out);
 	free(out), free(id), free(bundle), free(cfg);
 	text = rig_ssh_ok(cmd);
@@ -513,7 +460,7 @@ static void image_form(const char *name, const char *image, const char *want, in
 		char *line = xasprintf("image: '%s'", img);
 		const char *const use[][2] = { { edits[0][0], line }, { edits[1][0], edits[1][1] },
 		    { edits[2][0], edits[2][1] }, { edits[3][0], edits[3][1] } };
-		bundle = example_bundle(&u, use, 4);
+		bundle = user_example_bundle(&u, use, 4);
 		free(line);
 	}
 	id = user_submit(&u, bundle, &out);
@@ -592,7 +539,7 @@ Test(tao, the_examples_commented_forms_work_as_written, .timeout = 120)
 	char *out = NULL, *bundle, *args, *want;
 
 	user_open(&u, "commented", probed_config);
-	bundle = example_bundle(&u, edits, sizeof(edits) / sizeof(edits[0]));
+	bundle = user_example_bundle(&u, edits, sizeof(edits) / sizeof(edits[0]));
 	args = xasprintf("submit %s --dry-run", bundle);
 	cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
 	cr_expect(strstr(out, "shape       1 node x 4 GPUs (the bundle)") != NULL, "%s", out);
@@ -600,7 +547,7 @@ Test(tao, the_examples_commented_forms_work_as_written, .timeout = 120)
 	    "the bundle's command was not taken:\n%s", out);
 	/* Each word quoted in the sbatch, its placeholders filled. */
 	want = xasprintf("classification_pyt train -e %s/jobs/tao-DRYRUN/specs/spec.yaml "
-	    "'results_dir=%s/results/classification-run1' 'train.num_gpus=8'", u.remote, u.remote);
+	    "'results_dir=%s/results/classification-run1' 'train.num_gpus=4'", u.remote, u.remote);
 	cr_expect(strstr(out, want) != NULL, "wanted '%s' in the sbatch:\n%s", want, out);
 	free(want), free(out), free(args), free(bundle);
 	user_close(&u);

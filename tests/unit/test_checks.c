@@ -52,37 +52,47 @@ struct answer {
 	const char	*second;	/* the second dataset: "data2" or missing */
 };
 
-/* Run the gate (or the plain command) against a; its exit status, and its
- * answers read back into f. */
-static int ask(const struct answer *a, int gate, struct check_facts *f)
+/* Run the gate (or the plain command) asking q, with sinfo saying mt and
+ * nd; its exit status, and its answers read back into f. */
+static int run_checks(const struct check_ask *q, int gate, const char *mt, const char *nd,
+    struct check_facts *f)
 {
-	char *d1 = xasprintf("%s/data 1", dir), *d2 = xasprintf("%s/%s", dir, a->second);
-	char *img = xasprintf("%s/%s", dir, a->image), *script = xasprintf("%s/gate", dir), *cmd;
-	const char *ds[] = { d1, d2 };
-	struct check_ask q = { ds, 2, img, "polar", a->nodes, a->gpn };
+	char *script = xasprintf("%s/gate", dir), *cmd, *out, *err = NULL;
 	struct buf b;
-	char *out, *err = NULL;
 	int status;
 
 	buf_init(&b);
 	if (gate)
-		checks_gate(&q, &b);
+		checks_gate(q, &b);
 	else
-		checks_command(&q, &b);
+		checks_command(q, &b);
 	FILE *fp = fopen(script, "w");
 	cr_assert_not_null(fp);
 	fwrite(b.data, 1, b.len, fp);
 	fclose(fp);
-	cmd = xasprintf("PATH=%s/bin:$PATH MT='%s' ND='%s' sh %s > %s/out 2>&1", dir, a->mt, a->nd,
+	cmd = xasprintf("PATH=%s/bin:$PATH MT='%s' ND='%s' sh %s > %s/out 2>&1", dir, mt, nd,
 	    script, dir);
 	status = WEXITSTATUS(system(cmd));
 	free(cmd);
 	cmd = xasprintf("%s/out", dir);
 	out = file_read_all(cmd, NULL, &err);
 	cr_assert_not_null(out, "%s", err);
-	checks_read(out, 2, f);
-	free(out), free(cmd), free(script), free(img), free(d1), free(d2);
+	checks_read(out, q->ndatasets, f);
+	free(out), free(cmd), free(script);
 	buf_free(&b);
+	return status;
+}
+
+/* The same for answer a. */
+static int ask(const struct answer *a, int gate, struct check_facts *f)
+{
+	char *d1 = xasprintf("%s/data 1", dir), *d2 = xasprintf("%s/%s", dir, a->second);
+	char *img = xasprintf("%s/%s", dir, a->image);
+	const char *ds[] = { d1, d2 };
+	struct check_ask q = { ds, 2, img, "polar", a->nodes, a->gpn, NULL };
+	int status = run_checks(&q, gate, a->mt, a->nd, f);
+
+	free(img), free(d1), free(d2);
 	return status;
 }
 
@@ -143,4 +153,47 @@ Test(checks, answers_read_back)
 	cr_expect_float_eq(checks_slurm_hours("UNLIMITED"), 1e9, 1);
 	cr_expect_float_eq(checks_slurm_hours("90"), 1.5, 1e-9);
 	cr_expect_float_eq(checks_slurm_hours("junk"), 0, 1e-9);
+}
+
+/* A results folder the bundle names: a run's status.json (at the top or in
+ * a task folder) or checkpoint closes the gate and is named; ptm/ and
+ * inputs/ are not a run; an empty or missing folder is fine. */
+Test(checks, a_results_folder_that_holds_a_run_is_found)
+{
+	static const struct { const char *make, *found; } cases[] = {
+		{ "mkdir -p r", "" },
+		{ ":", "" },
+		{ "mkdir -p r/train && : > r/train/status.json", "r/train/status.json" },
+		{ "mkdir -p r && : > r/status.json", "r/status.json" },
+		{ "mkdir -p r/train && : > r/train/model_epoch_003.pth", "r/train/model_epoch_003.pth" },
+		{ "mkdir -p r/x && : > r/x/a.ckpt", "r/x/a.ckpt" },
+		{ "mkdir -p r/ptm r/inputs && : > r/ptm/resnet.pth && : > r/inputs/m.tlt", "" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *cmd = xasprintf("cd %s && rm -rf r && %s", dir, cases[i].make);
+		char *rdir = xasprintf("%s/r", dir);
+		char *img = xasprintf("%s/img.sqsh", dir), *d = xasprintf("%s/data2", dir);
+		const char *ds[] = { d };
+		struct check_ask q = { ds, 1, img, "polar", 1, 1, rdir };
+		struct check_facts f;
+
+		cr_assert_eq(system(cmd), 0);
+		free(cmd);
+		for (int gate = 0; gate < 2; gate++) {
+			int st = run_checks(&q, gate, "4:00:00", "2 gpu:8", &f);
+			if (cases[i].found[0] == '\0') {
+				cr_expect_str_eq(f.results_run, "", "case %zu", i);
+				if (gate)
+					cr_expect_eq(st, 0, "case %zu: the gate closed", i);
+			} else {
+				char *want = xasprintf("%s/%s", dir, cases[i].found);
+				cr_expect_str_eq(f.results_run, want, "case %zu", i);
+				if (gate)
+					cr_expect_neq(st, 0, "case %zu: the gate opened", i);
+				free(want);
+			}
+		}
+		free(rdir), free(img), free(d);
+	}
 }

@@ -12,7 +12,7 @@
 
 static const struct command_vars vars = {
 	"/lustre/jobs/tao-1/specs/spec.yaml", "/lustre/jobs/tao-1/results", "/lustre/jobs/tao-1",
-	"tao-1",
+	"tao-1", "8", "2",
 };
 
 static char *expand(const char *word, const struct command_vars *v)
@@ -38,6 +38,8 @@ Test(command, fills_each_placeholder_inside_its_word)
 		{ "{spec}", "/lustre/jobs/tao-1/specs/spec.yaml" },
 		{ "results_dir={results_dir}", "results_dir=/lustre/jobs/tao-1/results" },
 		{ "{job_dir}/x-{job_id}.log", "/lustre/jobs/tao-1/x-tao-1.log" },
+		{ "train.num_gpus={num_gpus}", "train.num_gpus=8" },
+		{ "train.num_nodes={num_nodes}", "train.num_nodes=2" },
 	};
 	expect_expands(cases, sizeof(cases) / sizeof(cases[0]));
 }

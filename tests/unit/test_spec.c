@@ -57,6 +57,9 @@ Test(spec, mistakes_are_reported_with_file_line_column_and_field)
 		{ "command: y\n", "job.yaml:1:1: field 'image' is missing" },
 		{ "image: x\ncommand: y\nsecrets: [hf_token]\n", "job.yaml:3:11: field 'secrets': 'hf_token' is not a variable name" },
 		{ "image: x\ncommand: y\nrequeue: maybe\n", "job.yaml:3:10: field 'requeue' must be true or false" },
+		{ "image: x\ncommand: y\nresume: later\n", "job.yaml:3:9: field 'resume' must be true or false" },
+		{ "image: x\ncommand: y\ngpu_spec_key: train..num_gpus\n", "job.yaml:3:15: field 'gpu_spec_key' must be a key of TAO's spec" },
+		{ "image: x\ncommand: y\ngpu_spec_key: 'train.gpus[0]'\n", "job.yaml:3:15: field 'gpu_spec_key'" },
 		{ "image: x\ncommand: y\nsupporting_files:\n  - path: a\n    sha256: abc\n", "job.yaml:4:5: field 'supporting_files'" },
 		{ "- just\n- a list\n", "job.yaml:1:1: a spec bundle is a mapping" },
 		{ "", "job.yaml:1:1: a spec bundle is a mapping" },
@@ -135,14 +138,32 @@ Test(spec, a_dotted_key_of_taos_spec)
 	    "    num_epochs: 80\n    optim: {lr: 0.1}\n";
 
 	cr_assert_eq(parse(text, &s, &err), 0, "%s", err);
-	v = spec_tao_scalar(&s, "train.results_dir");
+	v = spec_tao_value(&s, "train.results_dir", NULL);
 	cr_expect_str_eq(v, "/elsewhere/run1");
 	free(v);
-	v = spec_tao_scalar(&s, "train.optim.lr");
+	v = spec_tao_value(&s, "train.optim.lr", NULL);
 	cr_expect_str_eq(v, "0.1");
 	free(v);
-	cr_expect_null(spec_tao_scalar(&s, "train"), "a mapping is no scalar");
-	cr_expect_null(spec_tao_scalar(&s, "evaluate.results_dir"));
-	cr_expect_null(spec_tao_scalar(&s, "train.num_epochs.x"));
+	cr_expect_null(spec_tao_value(&s, "train", NULL), "a mapping is no scalar");
+	cr_expect_null(spec_tao_value(&s, "evaluate.results_dir", NULL));
+	cr_expect_null(spec_tao_value(&s, "train.num_epochs.x", NULL));
+	spec_free(&s);
+}
+
+Test(spec, resume_and_gpu_spec_key_are_read)
+{
+	struct spec s;
+	char *err = NULL;
+
+	cr_assert_eq(parse("image: x\ncommand: y\nresume: true\ngpu_spec_key: train.num_gpus\n",
+	    &s, &err), 0, "%s", err);
+	cr_expect_eq(s.resume, 1);
+	cr_expect_str_eq(s.gpu_spec_key, "train.num_gpus");
+	cr_expect(!s.gpu_spec_none);
+	spec_free(&s);
+	cr_assert_eq(parse("image: x\ncommand: y\ngpu_spec_key: null\n", &s, &err), 0, "%s", err);
+	cr_expect_eq(s.resume, -1, "unset");
+	cr_expect_null(s.gpu_spec_key);
+	cr_expect(s.gpu_spec_none);
 	spec_free(&s);
 }

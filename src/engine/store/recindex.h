@@ -53,6 +53,7 @@ struct rec_meta {
 	const char	*network_arch, *action;	/* NULL: not said */
 	const char	*native;	/* SLURM's last word, or NULL */
 	const char	*message;	/* the last transition's message, or NULL */
+	const char	*results_dir;	/* where the run writes, or NULL */
 	const struct record_alloc *alloc;	/* NULL: never written */
 	const struct record_progress *progress;	/* NULL: none kept */
 };

@@ -50,6 +50,18 @@ static void ask_files(const struct check_ask *a, const char *close, const char *
 	free(q);
 }
 
+/* The first file of a run in the results folder: one line of find. */
+static void find_run(const char *dir, struct buf *cmd)
+{
+	char *q = sh_quote(dir), *ptm = xasprintf("%s/ptm", dir), *in = xasprintf("%s/inputs", dir);
+	char *qptm = sh_quote(ptm), *qin = sh_quote(in);
+
+	buf_addf(cmd, "find %s -maxdepth 3 \\( -path %s -o -path %s \\) -prune -o \\( -name "
+	    "status.json -o -name '*.pth' -o -name '*.ckpt' -o -name '*.tlt' \\) -print -quit "
+	    "2>/dev/null", q, qptm, qin);
+	free(q), free(ptm), free(in), free(qptm), free(qin);
+}
+
 void checks_command(const struct check_ask *a, struct buf *cmd)
 {
 	char *q;
@@ -60,6 +72,11 @@ void checks_command(const struct check_ask *a, struct buf *cmd)
 	/* The partition's nodes and their GPUs, for the shape: "2 gpu:8". */
 	buf_addf(cmd, "echo \"@@nodes $(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1)\"", q);
 	free(q);
+	if (a->results_dir != NULL) {
+		buf_adds(cmd, "; echo \"@@results $(");
+		find_run(a->results_dir, cmd);
+		buf_adds(cmd, ")\"");
+	}
 }
 
 /*
@@ -89,6 +106,11 @@ void checks_gate(const struct check_ask *a, struct buf *cmd)
 	if (a->gpus_per_node > 0)
 		buf_addf(cmd, "g=${nd#* }; g=${g%%%%[(,]*}; case $g in gpu*:*) "
 		    "[ \"${g##*:}\" -ge %d ] 2>/dev/null || ok=;; *) ok=;; esac\n", a->gpus_per_node);
+	if (a->results_dir != NULL) {
+		buf_adds(cmd, "r=$(");
+		find_run(a->results_dir, cmd);
+		buf_adds(cmd, "); echo \"@@results $r\"; [ -z \"$r\" ] || ok=\n");
+	}
 	buf_adds(cmd, "[ -n \"$ok\" ]");
 }
 
@@ -131,6 +153,8 @@ void checks_read(const char *out, size_t ndatasets, struct check_facts *f)
 			f->max_h = checks_slurm_hours(line + 10);
 		} else if (strncmp(line, "@@nodes ", 8) == 0) {
 			read_nodes(line + 8, f);
+		} else if (strncmp(line, "@@results ", 10) == 0) {
+			snprintf(f->results_run, sizeof(f->results_run), "%s", line + 10);
 		}
 	}
 	free(copy);

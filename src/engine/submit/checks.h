@@ -1,7 +1,10 @@
 /*
  * What a submit asks the cluster before anything is staged, as one shell
  * fragment: every dataset path (test -e), the image's squashfs magic, the
- * partition's MaxTime and the shape of its nodes, each answer an "@@" line
+ * partition's MaxTime and the shape of its nodes, whether a results folder
+ * the bundle names holds a run already (a status.json, or a checkpoint
+ * *.pth, *.ckpt or *.tlt, within three levels as NVIDIA's SLURM backend
+ * looks, ptm/ and inputs/ left out), each answer an "@@" line
  * that checks_read turns back into facts. The submit judges the facts
  * (engine/submit/submit.c: the messages naming the field and the value).
  *
@@ -32,6 +35,7 @@ struct check_ask {
 	const char	*partition;
 	int		 nodes;		/* the job's shape, for the gate */
 	int		 gpus_per_node;
+	const char	*results_dir;	/* a folder that must hold no run, or NULL */
 };
 
 /* What the answers said. */
@@ -41,6 +45,9 @@ struct check_facts {
 	double	max_h;		/* the partition's time limit; <= 0: no partition */
 	int	part_nodes;	/* -1: unknown */
 	int	part_gpus;	/* per node; -1: unknown */
+	/* A run's file found in results_dir (a status.json, a checkpoint),
+	 * or "": none. */
+	char	results_run[512];
 };
 
 /* One shell line asking everything, its answers on standard output. */

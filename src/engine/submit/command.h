@@ -12,6 +12,8 @@
  *                   its task folder: engine/track/taostatus.h)
  *   {job_dir}       the job's folder on shared storage
  *   {job_id}        taotop's id of the job (the SLURM job name)
+ *   {num_gpus}      the job's GPUs per node, {num_nodes} its nodes (for
+ *                   TAO's train.num_gpus={num_gpus}: engine/submit/gpuspec.h)
  *
  * "{{" and "}}" stand for literal braces; a brace pair around anything that
  * is not a name (Hydra's "{a: 1}") is left as it is. An unknown {name} is an
@@ -19,6 +21,7 @@
  *
  * A bundle with no command runs TAO's own entry point:
  *   <network_arch> <action> -e {spec} results_dir={results_dir}
+ * and the job's count as overrides after it (engine/submit/gpuspec.h).
  * Multi-node jobs need nothing more on the command line: TAO's entry points
  * read the rendezvous (WORLD_SIZE, NUM_GPU_PER_NODE, NODE_RANK, MASTER_ADDR,
  * MASTER_PORT) that the multi-node template exports.
@@ -33,6 +36,8 @@ struct command_vars {
 	const char	*results_dir;
 	const char	*job_dir;
 	const char	*job_id;
+	const char	*num_gpus;	/* per node, as text */
+	const char	*num_nodes;
 };
 
 /* 0 when every placeholder of word is known; else -1 with *err naming the

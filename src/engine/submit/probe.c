@@ -76,6 +76,23 @@ int probe_env_lines(const char *set, char **lines, char **err)
 	return 0;
 }
 
+void probe_env_names(const char *set, struct buf *names)
+{
+	const char *p = set;
+
+	while (*p != '\0') {
+		size_t len, eq;
+		p += strspn(p, " \t");
+		len = strcspn(p, " \t");
+		if (len == 0)
+			break;
+		eq = strcspn(p, "=");
+		if (eq < len && name_ok(p, eq))
+			buf_addf(names, "%s%.*s", names->len ? "," : "", (int)eq, p);
+		p += len;
+	}
+}
+
 int probe_ladder(const char *ladder, const char *template_dir, char ***rungs, size_t *n,
     char **err)
 {
@@ -173,8 +190,8 @@ static char *stage(struct conn *c, const struct cluster_cfg *cl, const struct pr
 	char *dir = template_dir_of(o), *tpath = xasprintf("%s/nccl_probe.sbatch.tmpl", dir);
 	char *tmpl = file_read_all(tpath, NULL, err), *env = NULL, *text = NULL, *path = NULL;
 	char *name = xasprintf("taotop-nccl-probe-%s-%d", cl->name, n), *qimage, *qmount, *qscript;
-	char *script = xasprintf("%s/nccl_probe.py", o->dir), ngpus[16], nnodes[16];
-	struct buf extra;
+	char *script = xasprintf("%s/nccl_probe.py", o->dir), ngpus[16], nnodes[16], *qnames;
+	struct buf extra, names;
 
 	buf_init(&extra);
 	buf_addf(&extra, "#SBATCH --partition=%s", o->partition);
@@ -189,11 +206,18 @@ static char *stage(struct conn *c, const struct cluster_cfg *cl, const struct pr
 		free(m);
 	}
 	qscript = sh_quote(script);
+	/* The rung's knobs and the rendezvous win over the image's own. */
+	buf_init(&names);
+	buf_adds(&names, PROBE_RENDEZVOUS_NAMES);
+	probe_env_names(rung, &names);
+	qnames = sh_quote(names.data);
+	buf_free(&names);
 	if (tmpl != NULL && probe_env_lines(rung, &env, err) == 0) {
 		const struct tmpl_value v[] = {
 			{ "JOB_NAME", name }, { "NUM_GPUS", ngpus }, { "PROBE_DIR", o->dir },
 			{ "SBATCH_EXTRA", extra.data }, { "EXTRA_ENV", env }, { "IMAGE", qimage },
 			{ "PROBE_MOUNT", qmount }, { "PROBE_SCRIPT", qscript }, { "NUM_NODES", nnodes },
+			{ "CONTAINER_ENV", qnames },
 		};
 		/* The same gate as the job's own script: nothing unlinted runs. */
 		path = xasprintf("%s/%s.sbatch", o->dir, name);
@@ -210,7 +234,7 @@ static char *stage(struct conn *c, const struct cluster_cfg *cl, const struct pr
 		}
 	}
 	free(dir), free(tpath), free(tmpl), free(env), free(text), free(name);
-	free(qimage), free(qmount), free(qscript), free(script);
+	free(qimage), free(qmount), free(qscript), free(script), free(qnames);
 	buf_free(&extra);
 	return path;
 }

@@ -55,4 +55,13 @@ int probe_nccl(struct conn *c, const struct cluster_cfg *cl, const struct probe_
  * a word that is not NAME=value. */
 int probe_env_lines(const char *set, char **lines, char **err);
 
+/* The names of a knob set's variables, each after a ',' (none before the
+ * first when names is empty): for Pyxis's --container-env. */
+struct buf;
+void probe_env_names(const char *set, struct buf *names);
+
+/* The rendezvous the multi-node template and the probe export. */
+#define PROBE_RENDEZVOUS_NAMES \
+	"WORLD_SIZE,NUM_GPU_PER_NODE,MASTER_ADDR,MASTER_PORT,TAO_NODE_COUNT,TAO_GPUS_PER_NODE"
+
 #endif

@@ -243,6 +243,34 @@ static int get_files(struct ctx *c, const yaml_node_t *n, struct spec *s)
 	return 0;
 }
 
+/* A key of TAO's spec as the bank's bundle writes one: names joined by
+ * dots ("train.num_gpus"); null (or ~) says there is none. */
+static int get_spec_key(struct ctx *c, const yaml_node_t *n, struct spec *s)
+{
+	const char *v = yamldoc_scalar(n);
+	size_t i;
+	int start = 1;
+
+	if (v != NULL && (strcmp(v, "null") == 0 || strcmp(v, "~") == 0 || v[0] == '\0') &&
+	    n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+		s->gpu_spec_none = 1;
+		return 0;
+	}
+	for (i = 0; v != NULL && v[i] != '\0'; i++) {
+		int ok = v[i] == '.' ? !start : isalpha((unsigned char)v[i]) || v[i] == '_' ||
+		    (!start && isdigit((unsigned char)v[i]));
+		if (!ok)
+			break;
+		start = v[i] == '.';
+	}
+	if (v == NULL || v[0] == '\0' || v[i] != '\0' || start)
+		return fail_at(c, n, "field 'gpu_spec_key' must be a key of TAO's spec, its names "
+		    "joined by dots (e.g. train.num_gpus), or null");
+	free(s->gpu_spec_key);
+	s->gpu_spec_key = xstrdup(v);
+	return 0;
+}
+
 /* TAO's own spec, kept as the text it was written in. */
 static int get_tao_spec(struct ctx *c, const yaml_node_t *v, struct spec *s)
 {
@@ -274,6 +302,8 @@ static int get_field(struct ctx *c, const char *key, const yaml_node_t *v, struc
 	if (strcmp(key, "cpus_per_task") == 0) return get_int(c, key, v, 1, 1024, &s->cpus_per_task);
 	if (strcmp(key, "time_hours") == 0) return get_hours(c, key, v, &s->time_hours);
 	if (strcmp(key, "requeue") == 0) return get_bool(c, key, v, &s->requeue);
+	if (strcmp(key, "resume") == 0) return get_bool(c, key, v, &s->resume);
+	if (strcmp(key, "gpu_spec_key") == 0) return get_spec_key(c, v, s);
 	if (strcmp(key, "datasets") == 0) return get_list(c, key, v, 0, &s->datasets, &s->ndatasets);
 	if (strcmp(key, "secrets") == 0) return get_list(c, key, v, 1, &s->secrets, &s->nsecrets);
 	if (strcmp(key, "extra_env") == 0) return get_env(c, v, s);
@@ -287,7 +317,8 @@ static int get_fields(struct ctx *c, const yaml_node_t *root, struct spec *s)
 {
 	static const char *const known =
 	    " image network_arch action command datasets results_dir gpus gpus_per_node nodes cpus_per_task"
-	    " time_hours partition account requeue extra_env secrets supporting_files spec ";
+	    " time_hours partition account requeue resume gpu_spec_key extra_env secrets"
+	    " supporting_files spec ";
 	yaml_node_pair_t *p, *q;
 	int rc = 0;
 
@@ -300,7 +331,8 @@ static int get_fields(struct ctx *c, const yaml_node_t *root, struct spec *s)
 		if (key == NULL || strstr(known, pattern) == NULL)
 			return fail_at(c, k, "unknown field '%s' (fields: image, network_arch, action, "
 			    "command, datasets, results_dir, gpus, gpus_per_node, nodes, cpus_per_task, time_hours, "
-			    "partition, account, requeue, extra_env, secrets, supporting_files, spec)",
+			    "partition, account, requeue, resume, gpu_spec_key, extra_env, secrets, "
+			    "supporting_files, spec)",
 			    key ? key : "?");
 		for (q = root->data.mapping.pairs.start; q < p; q++) {
 			const char *earlier = yamldoc_scalar(yaml_document_get_node(&c->doc, q->key));
@@ -342,7 +374,7 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	s->gpus = s->nodes = s->cpus_per_task = s->requeue = s->gpus_per_node = -1;
+	s->gpus = s->nodes = s->cpus_per_task = s->requeue = s->gpus_per_node = s->resume = -1;
 	s->time_hours = -1;
 	if (yamldoc_load(file, text, len, &c.doc, err) != 0)
 		return -1;
@@ -381,6 +413,7 @@ void spec_free(struct spec *s)
 
 	free(s->image), free(s->network_arch), free(s->action), free(s->command);
 	free(s->results_dir), free(s->partition), free(s->account), free(s->tao_spec);
+	free(s->gpu_spec_key);
 	for (i = 0; i < s->argc; i++)
 		free(s->argv[i]);
 	free(s->argv);
@@ -401,7 +434,7 @@ void spec_free(struct spec *s)
 	}
 	free(s->files);
 	memset(s, 0, sizeof(*s));
-	s->gpus = s->nodes = s->cpus_per_task = s->requeue = -1;
+	s->gpus = s->nodes = s->cpus_per_task = s->requeue = s->gpus_per_node = s->resume = -1;
 	s->time_hours = -1;
 }
 
@@ -480,38 +513,48 @@ int spec_emit_tao(const struct spec *s, char **yaml, char **err)
 	return 0;
 }
 
-char *spec_tao_scalar(const struct spec *s, const char *dotted)
+/* The mapping's value at name (len bytes), or NULL. */
+static yaml_node_t *child(yaml_document_t *doc, yaml_node_t *map, const char *name, size_t len)
+{
+	yaml_node_pair_t *p;
+
+	if (map == NULL || map->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		const char *k = yamldoc_scalar(yaml_document_get_node(doc, p->key));
+		if (k != NULL && strlen(k) == len && memcmp(k, name, len) == 0)
+			return yaml_document_get_node(doc, p->value);
+	}
+	return NULL;
+}
+
+char *spec_tao_value(const struct spec *s, const char *dotted, int *list_len)
 {
 	yaml_document_t doc;
-	const yaml_node_t *n;
-	char *err = NULL, *path, *name, *save = NULL, *out = NULL;
+	yaml_node_t *n;
+	const char *p = dotted;
+	char *err = NULL, *value = NULL;
+	int len = -1;
 
 	if (s->tao_spec == NULL)
-		return NULL;
+		goto out;
 	if (yamldoc_load("spec", s->tao_spec, strlen(s->tao_spec), &doc, &err) != 0) {
-		free(err);
-		return NULL;
+		free(err);	/* the spec's own check names it */
+		goto out;
 	}
 	n = yaml_document_get_root_node(&doc);
-	path = xstrdup(dotted);
-	for (name = strtok_r(path, ".", &save); name != NULL && n != NULL;
-	    name = strtok_r(NULL, ".", &save)) {
-		const yaml_node_pair_t *p;
-		const yaml_node_t *next = NULL;
-		if (n->type != YAML_MAPPING_NODE) {
-			n = NULL;
-			break;
-		}
-		for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-			const char *k = yamldoc_scalar(yaml_document_get_node(&doc, p->key));
-			if (k != NULL && strcmp(k, name) == 0)
-				next = yaml_document_get_node(&doc, p->value);
-		}
-		n = next;
+	while (n != NULL && *p != '\0') {
+		size_t k = strcspn(p, ".");
+		n = child(&doc, n, p, k);
+		p += k + (p[k] == '.');
 	}
-	if (n != NULL && yamldoc_scalar(n) != NULL)
-		out = xstrdup(yamldoc_scalar(n));
-	free(path);
+	if (n != NULL && n->type == YAML_SCALAR_NODE)
+		value = xstrdup(yamldoc_scalar(n));
+	else if (n != NULL && n->type == YAML_SEQUENCE_NODE)
+		len = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
 	yaml_document_delete(&doc);
-	return out;
+out:
+	if (list_len != NULL)
+		*list_len = len;
+	return value;
 }

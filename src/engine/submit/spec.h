@@ -38,6 +38,14 @@ struct spec {
 	char		**datasets;	/* lustre:/// or slurm:// URIs */
 	size_t		 ndatasets;
 	char		*results_dir;
+	/* 1: the run continues one already in results_dir (its folder is not
+	 * refused for holding a run; TAO resumes from its checkpoint); -1 unset. */
+	int		 resume;
+	/* Where TAO's spec takes the GPUs per node ("train.num_gpus"; the
+	 * nodes go to its sibling num_nodes), NULL: from the action
+	 * (engine/submit/gpuspec.h); gpu_spec_none: the bundle said null. */
+	char		*gpu_spec_key;
+	int		 gpu_spec_none;
 	int		 gpus, nodes, cpus_per_task;	/* -1: unset */
 	int		 gpus_per_node;	/* -1: unset; with nodes, says the shape outright */
 	double		 time_hours;			/* -1: unset */
@@ -64,9 +72,11 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *out,
 int spec_load(const char *path, struct spec *out, char **err);
 void spec_free(struct spec *s);
 
-/* The scalar at a dotted key of TAO's spec ("train.results_dir"), as
- * written (caller frees), or NULL: not set, not a scalar, no spec. */
-char *spec_tao_scalar(const struct spec *s, const char *dotted);
+/* What TAO's spec holds at a dotted key ("train.results_dir"): a
+ * scalar's text as written (caller frees), else NULL (not set, not a
+ * scalar, no spec) with a list's length in *list_len (-1 when it is no
+ * list; list_len may be NULL). */
+char *spec_tao_value(const struct spec *s, const char *dotted, int *list_len);
 
 /* argv joined by single spaces, for display (caller frees). */
 char *spec_join_words(char *const *argv, size_t argc);

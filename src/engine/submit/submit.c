@@ -26,9 +26,11 @@
 #include "engine/submit/checks.h"
 #include "engine/submit/command.h"
 #include "engine/config/config.h"
+#include "engine/submit/gpuspec.h"
 #include "engine/submit/lint.h"
 #include "engine/submit/policy.h"
 #include "engine/submit/probe.h"
+#include "engine/store/recindex.h"
 #include "engine/store/store.h"
 #include "engine/submit/request.h"
 #include "engine/submit/secrets.h"
@@ -90,6 +92,10 @@ struct job {
 	struct check_facts	 facts;		/* the checks' answers, once have_facts */
 	int			 have_facts;
 	int			 results_derived; /* results_dir is the job folder's */
+	int			 results_check;	/* the bundle's results_dir: ask whether it
+						 * holds another run (not with resume) */
+	char			*resume_dir;	/* resume: the task folder whose newest
+						 * checkpoint TAO's own train resumes from */
 	/* The checks folded into the launch's script: the steps after them
 	 * are held until its answer says they passed (a submit they stop
 	 * never showed a record), then told in order; as many as come. */
@@ -194,6 +200,146 @@ static int verify_supporting(const struct job *j, char **err);
 
 /* ---- preflight: spec, policy, paths ------------------------------------------------------ */
 
+static void shape_of(const struct job *j, struct gpu_shape *g)
+{
+	g->gpus_per_node = j->res.gpus_per_node;
+	g->nodes = j->res.nodes;
+	g->gpus_from = j->rq.gpus_from;
+	g->nodes_from = j->rq.nodes_from;
+	g->asked_gpus = j->spec.gpus;
+}
+
+/* The job's shape against TAO's spec and the command; TAO's own command
+ * gets the count as overrides (engine/submit/gpuspec.h). */
+static int tao_gpus(struct job *j, char **err)
+{
+	struct gpu_shape g;
+	int taos = j->spec.argc == 0 || j->spec.command_is_taos;
+	size_t i;
+
+	shape_of(j, &g);
+	if (gpuspec_check(&j->spec, &g, j->argv, j->argc, taos, err) != 0)
+		return -1;
+	if (!taos)
+		return 0;
+	if (j->argv != j->default_argv) {
+		/* The words are the spec's (perhaps the caller's): copied. */
+		j->default_argv = xcalloc(j->argc, sizeof(*j->default_argv));
+		for (i = 0; i < j->argc; i++)
+			j->default_argv[i] = xstrdup(j->argv[i]);
+		j->default_argc = j->argc;
+	}
+	gpuspec_overrides(&j->spec, &g, &j->default_argv, &j->default_argc);
+	j->argv = j->default_argv, j->argc = j->default_argc;
+	return 0;
+}
+
+/* A/B/ and A/B as one path. */
+static int same_dir(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	while (lb > 1 && b[lb - 1] == '/')
+		lb--;
+	return la == lb && memcmp(a, b, la) == 0;
+}
+
+struct taken {
+	const char	*cluster, *dir;
+	char		*id, *ref;	/* the newest record launched into dir */
+	time_t		 created;
+};
+
+static void visit_taken(const struct rec_meta *m, void *arg)
+{
+	struct taken *t = arg;
+
+	if (m->backend_ref == NULL || m->results_dir == NULL || !same_dir(m->results_dir, t->dir) ||
+	    (t->id != NULL && m->created < t->created))
+		return;
+	free(t->id), free(t->ref);
+	t->id = xstrdup(m->id);
+	t->ref = xstrdup(m->backend_ref);
+	t->created = m->created;
+}
+
+
+/* The folder TAO writes the action's files in when the spec moves it
+ * (<action>.results_dir): an absolute folder, or one under ${results_dir}
+ * as OmegaConf writes it (caller frees); NULL when the spec does not move
+ * it (then <results_dir>/<action>) or says something else, which the
+ * tracker's search then finds. */
+static char *task_dir(const struct job *j)
+{
+	char *key, *v, *dir = NULL;
+
+	if (j->spec.action == NULL)
+		return NULL;
+	key = xasprintf("%s.results_dir", j->spec.action);
+	v = spec_tao_value(&j->spec, key, NULL);
+	if (v != NULL && strncmp(v, "${results_dir}", 14) == 0)
+		dir = xasprintf("%s%s", j->results_dir, v + 14);
+	else if (v != NULL)
+		dir = xstrdup(v);
+	free(v), free(key);
+	if (dir != NULL && (dir[0] != '/' || strpbrk(dir, "\n\r") != NULL)) {
+		free(dir);
+		dir = NULL;
+	}
+	return dir;
+}
+
+/* One results folder per run: a bundle's own results_dir that a record of
+ * this cluster was launched into is refused here, with that run named;
+ * one that holds a run's files on the cluster, by the checks (the same
+ * command as the rest: check_ask.results_dir). resume: true continues the
+ * run there instead: TAO's own train gets its newest checkpoint. */
+static int results_folder(struct job *j, char **err)
+{
+	struct taken t = { j->cl->name, j->results_dir, NULL, NULL, 0 };
+	struct rec_index *x;
+	char *warnings = NULL, *task, *named;
+
+	if (j->results_dir == NULL) {
+		if (j->spec.resume == 1) {
+			*err = xstrdup("resume: true continues the run in the bundle's results_dir, and "
+			    "this bundle has none: give the results_dir of the run to continue");
+			return -1;
+		}
+		return 0;
+	}
+	if (j->spec.resume == 1) {
+		if ((j->spec.argc == 0 || j->spec.command_is_taos) && j->spec.action != NULL &&
+		    strcmp(j->spec.action, "train") == 0) {
+			named = spec_tao_value(&j->spec, "train.resume_training_checkpoint_path",
+			    NULL);
+			free(named);
+			if (named != NULL)
+				return 0;	/* the spec names its checkpoint */
+			task = task_dir(j);
+			j->resume_dir = task != NULL ? task : xasprintf("%s/train", j->results_dir);
+			if (sbatch_safe("train.results_dir", j->resume_dir, err) != 0)
+				return -1;
+		}
+		return 0;
+	}
+	x = recindex_of(j->st);
+	recindex_refresh(x, &warnings);
+	free(warnings);
+	recindex_each(x, j->cl->name, visit_taken, &t);
+	if (t.id != NULL) {
+		*err = xasprintf("results_dir %s already holds run %s (SLURM job %s): give this run "
+		    "a folder of its own (or leave results_dir out: the job's own folder), or say "
+		    "resume: true to continue that run", j->results_dir, t.id, t.ref);
+		free(t.id), free(t.ref);
+		return -1;
+	}
+	j->results_check = 1;
+	return 0;
+}
+
 static int preflight(struct job *j, char **err)
 {
 	char *note = NULL;
@@ -256,8 +402,11 @@ static int preflight(struct job *j, char **err)
 		return failed(j, STEP_PREFLIGHT, err);
 	/* Time above 4 h elsewhere needs the partition's MaxTime: checked
 	 * with the datasets; the packaged 4-hour queues need no question. */
-	if (policy_resources(&j->spec, &seed_defaults, j->rq.partition, 1e9, &j->res, &note, err) != 0)
+	if (policy_resources(&j->spec, &seed_defaults, j->rq.partition, 1e9, &j->res, &note, err) != 0 ||
+	    tao_gpus(j, err) != 0 || results_folder(j, err) != 0) {
+		free(note);
 		return failed(j, STEP_PREFLIGHT, err);
+	}
 	step(j, STEP_PREFLIGHT, 1, note);
 	free(note);
 	return 0;
@@ -298,6 +447,12 @@ static int judge_facts(struct job *j, const struct check_facts *f, char **err)
 		    ? (j->res.gpus_total + f->part_gpus - 1) / f->part_gpus : 0);
 		return -1;
 	}
+	if (f->results_run[0] != '\0') {
+		*err = xasprintf("results_dir %s already holds another run: %s is there; give this "
+		    "run a folder of its own (or leave results_dir out: the job's own folder), or "
+		    "say resume: true to continue that run", j->results_dir, f->results_run);
+		return -1;
+	}
 	if (j->image.is_sqsh && f->image_state != 1) {
 		*err = xasprintf("image %s %s", j->image.sqsh, f->image_state == 0 ? "does not exist"
 		    : "is not a squashfs file (no hsqs magic): a truncated conversion? convert it again");
@@ -315,6 +470,7 @@ static void ask_of(const struct job *j, struct check_ask *a)
 	a->partition = j->rq.partition;
 	a->nodes = j->res.nodes;
 	a->gpus_per_node = j->res.gpus_per_node;
+	a->results_dir = j->results_check ? j->results_dir : NULL;
 }
 
 /* The checks as one command, or their answers already in j->facts (from
@@ -526,18 +682,11 @@ out:
  * to the tracker's search. */
 static void task_results_dir(const struct job *j, struct job_record *r)
 {
-	char *key = xasprintf("%s.results_dir", j->spec.action), *v = spec_tao_scalar(&j->spec, key);
-	char *dir = NULL;
+	char *dir = task_dir(j);
 
-	if (v != NULL && strncmp(v, "${results_dir}", 14) == 0)
-		dir = xasprintf("%s%s", j->results_dir, v + 14);
-	else if (v != NULL)
-		dir = xstrdup(v);
-	if (dir != NULL && dir[0] == '/' && strpbrk(dir, "\n\r") == NULL)
+	if (dir != NULL)
 		record_set(&r->tao_results_dir, dir);
 	free(dir);
-	free(v);
-	free(key);
 }
 
 static int open_record(struct job *j, char **err)
@@ -782,6 +931,7 @@ struct script_parts {
 	struct buf	jobenv;		/* export lines for the command's own scripts */
 	struct buf	extra;		/* #SBATCH lines */
 	struct buf	env;		/* the spec's env and the NCCL knobs */
+	struct buf	names;		/* what --container-env keeps: NAME,NAME,... */
 };
 
 /* Identity mounts: the datasets, the job folder, the results. */
@@ -798,18 +948,42 @@ static void make_mounts(const struct job *j, struct buf *mounts)
 		buf_addf(mounts, ",%s:%s", j->results_dir, j->results_dir);
 }
 
+/* resume: true for TAO's own train: the task folder's newest non-empty
+ * checkpoint (*.pth, *.ckpt, *.tlt; those named best or latest only when
+ * nothing else is there), picked when the job starts (a requeued run
+ * takes the newest again), passed as train.resume_training_checkpoint_path;
+ * none there: TAO starts as it would. */
+static void add_resume(const char *dir, struct script_parts *sp)
+{
+	char *q = sh_quote(dir);
+
+	buf_addf(&sp->jobenv, "\n# resume: true: the run continues from its newest checkpoint in %s\n"
+	    "taotop_ckpt() { find %s -maxdepth 1 -type f -size +0 \\( -name '*.pth' -o -name "
+	    "'*.ckpt' -o -name '*.tlt' \\) \"$@\" -printf '%%T@ %%p\\n' 2>/dev/null | sort -rn | "
+	    "head -n 1 | cut -d' ' -f2-; }\n"
+	    "TAOTOP_RESUME=$(taotop_ckpt ! -name '*best*' ! -name '*latest*' || true)\n"
+	    "[ -n \"$TAOTOP_RESUME\" ] || TAOTOP_RESUME=$(taotop_ckpt || true)\n"
+	    "echo \"taotop: resuming from ${TAOTOP_RESUME:-nothing (no checkpoint in %s)}\"",
+	    dir, q, dir);
+	buf_adds(&sp->command, " ${TAOTOP_RESUME:+\"train.resume_training_checkpoint_path=$TAOTOP_RESUME\"}");
+	free(q);
+}
+
 /* The command's words, placeholders filled, each word then quoted: a value
  * stays one word, and no shell reads it as code. The same values exported
  * for scripts the command runs. */
 static int make_command(const struct job *j, struct script_parts *sp, char **err)
 {
-	char *spec_path = xasprintf("%s/specs/spec.yaml", j->job_dir);
-	const struct command_vars cv = { spec_path, j->results_dir, j->job_dir, j->id };
+	char *spec_path = xasprintf("%s/specs/spec.yaml", j->job_dir), ngpus[16], nnodes[16];
+	const struct command_vars cv = { spec_path, j->results_dir, j->job_dir, j->id, ngpus,
+		nnodes };
 	const char *const exports[][2] = { { "TAOTOP_JOB_ID", j->id },
 	    { "TAOTOP_JOB_DIR", j->job_dir }, { "TAOTOP_SPEC", spec_path },
 	    { "TAOTOP_RESULTS_DIR", j->results_dir } };
 	size_t i;
 
+	snprintf(ngpus, sizeof(ngpus), "%d", j->res.gpus_per_node);
+	snprintf(nnodes, sizeof(nnodes), "%d", j->res.nodes);
 	for (i = 0; i < j->argc; i++) {
 		char *w = command_expand_word(j->argv[i], &cv, err);
 		if (w == NULL) {
@@ -824,7 +998,10 @@ static int make_command(const struct job *j, struct script_parts *sp, char **err
 	for (i = 0; i < sizeof(exports) / sizeof(exports[0]); i++) {
 		buf_addf(&sp->jobenv, "%sexport %s=", i ? "\n" : "", exports[i][0]);
 		sh_quote_buf(&sp->jobenv, exports[i][1], strlen(exports[i][1]));
+		buf_addf(&sp->names, ",%s", exports[i][0]);
 	}
+	if (j->resume_dir != NULL)
+		add_resume(j->resume_dir, sp);
 	free(spec_path);
 	return 0;
 }
@@ -843,19 +1020,27 @@ static void make_extra(const struct job *j, struct buf *extra)
 		buf_adds(extra, "\n#SBATCH --exclusive");
 }
 
-/* The spec's extra environment and the cluster's NCCL knobs, as exports. */
-static int make_env(const struct job *j, struct buf *env, char **err)
+/* The spec's extra environment and the cluster's NCCL knobs, as exports;
+ * their names (and the secrets', and the rendezvous') after the template's
+ * own in names, for --container-env. */
+static int make_env(const struct job *j, struct buf *env, struct buf *names, char **err)
 {
 	size_t i;
 
 	for (i = 0; i < j->spec.nextra_env; i++) {
 		buf_addf(env, "%sexport %s=", i ? "\n" : "", j->spec.extra_env[i].key);
 		sh_quote_buf(env, j->spec.extra_env[i].value, strlen(j->spec.extra_env[i].value));
+		buf_addf(names, ",%s", j->spec.extra_env[i].key);
 	}
+	for (i = 0; i < j->spec.nsecrets; i++)
+		buf_addf(names, ",%s", j->spec.secrets[i]);
+	if (j->res.nodes > 1)
+		buf_adds(names, "," PROBE_RENDEZVOUS_NAMES);
 	if (j->nccl_env != NULL && j->nccl_env[0] != '\0') {
 		char *lines = NULL;
 		if (probe_env_lines(j->nccl_env, &lines, err) != 0)
 			return -1;
+		probe_env_names(j->nccl_env, names);
 		buf_addf(env, "%s# the cluster's NCCL knobs (its probe's answer)\n%s",
 		    env->len ? "\n" : "", lines);
 		free(lines);
@@ -872,6 +1057,7 @@ static int fill_template(const struct job *j, const char *tpath, const char *tmp
 	char ngpus[16], ncpus[16], nnodes[16];
 	char *qimage = sh_quote(j->image.sqsh), *qmounts = sh_quote(sp->mounts.data);
 	char *qenv = j->sidecar ? sh_quote(j->sidecar) : xstrdup("''");
+	char *qnames = sh_quote(sp->names.data);
 	int rc;
 
 	snprintf(ngpus, sizeof(ngpus), "%d", j->res.gpus_per_node);
@@ -883,10 +1069,10 @@ static int fill_template(const struct job *j, const char *tpath, const char *tmp
 		{ "CONTAINER_MOUNTS", qmounts }, { "COMMAND", sp->command.data },
 		{ "SBATCH_EXTRA", sp->extra.data }, { "ENV_FILE", qenv }, { "EXTRA_ENV", sp->env.data },
 		{ "CHILD_TIMEOUT", j->res.child_timeout }, { "NUM_NODES", nnodes },
-		{ "JOB_ENV", sp->jobenv.data },
+		{ "JOB_ENV", sp->jobenv.data }, { "CONTAINER_ENV", qnames },
 	};
 	rc = template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), text, err);
-	free(qimage), free(qmounts), free(qenv);
+	free(qimage), free(qmounts), free(qenv), free(qnames);
 	return rc;
 }
 
@@ -906,10 +1092,12 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 		return failed(j, STEP_LINT, err);
 	}
 	buf_init(&sp.mounts), buf_init(&sp.command), buf_init(&sp.jobenv);
-	buf_init(&sp.extra), buf_init(&sp.env);
+	buf_init(&sp.extra), buf_init(&sp.env), buf_init(&sp.names);
+	/* The variables the template itself exports. */
+	buf_adds(&sp.names, "PYTHONNOUSERSITE,PYTHONDONTWRITEBYTECODE,HF_HOME");
 	make_mounts(j, &sp.mounts);
 	make_extra(j, &sp.extra);
-	if (make_command(j, &sp, err) == 0 && make_env(j, &sp.env, err) == 0 &&
+	if (make_command(j, &sp, err) == 0 && make_env(j, &sp.env, &sp.names, err) == 0 &&
 	    fill_template(j, tpath, tmpl, &sp, &text, err) == 0 &&
 	    lint_gate(j->sbatch_path, text, err) == 0) {
 		out->text = text;
@@ -918,7 +1106,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	}
 	free(text), free(tmpl), free(tpath);
 	buf_free(&sp.mounts), buf_free(&sp.command), buf_free(&sp.jobenv);
-	buf_free(&sp.extra), buf_free(&sp.env);
+	buf_free(&sp.extra), buf_free(&sp.env), buf_free(&sp.names);
 	if (rc != 0)
 		return failed(j, STEP_LINT, err);
 	step(j, STEP_LINT, 1, NULL);
@@ -1212,6 +1400,7 @@ static void job_free(struct job *j)
 	free(j->datasets);
 	free(j->root), free(j->cache), free(j->id), free(j->job_dir), free(j->results_dir);
 	free(j->log_dir), free(j->sidecar), free(j->sbatch_path), free(j->nccl_env);
+	free(j->resume_dir);
 	for (i = 0; i < j->default_argc; i++)
 		free(j->default_argv[i]);
 	free(j->default_argv);
