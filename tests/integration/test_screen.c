@@ -803,7 +803,7 @@ Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout =
 
 	{
 		char *command = xasprintf("[sh, -c, 'sleep 3; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
-		    "%s/results/status.json']", dir);
+		    "{results_dir}/status.json']");
 		id = cli_submit(&s, dir, "notify_pyt", command, cfg);
 		free(command);
 	}

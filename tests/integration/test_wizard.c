@@ -57,7 +57,7 @@ Test(wizard, a_bundle_picked_submitted_with_its_steps_reaches_done, .timeout = 2
 	bundles = xasprintf("%s/bundles", s.dir);
 	cr_assert_eq(rig_local("mkdir -p %s/sub", bundles), 0);
 	out = xasprintf("[sh, -c, 'echo secret-len=${#WIZ_SECRET}; echo {\\\"status\\\": "
-	    "\\\"SUCCESS\\\"} > %s/results/status.json']", dir);
+	    "\\\"SUCCESS\\\"} > {results_dir}/status.json']");
 	bundle = rig_bundle(bundles, dir, "wizard_pyt", out, "secrets: [WIZ_SECRET]\n");
 	free(out);
 	screen_wait(&s, 30, "polled", NULL);
