@@ -84,7 +84,7 @@ void screen_open(struct screen *s, const char *name, const struct screen_opts *o
 	memset(s, 0, sizeof(*s));
 	cr_assert_not_null(mkdtemp(tmpl));
 	s->dir = xstrdup(tmpl);
-	s->sock = xasprintf("taotop-%s-%d", name, (int)getpid());
+	s->sock = xasprintf("taotop-%s-%d", name, rig_uniq());
 	s->hosts = o->hosts ? xstrdup(o->hosts) : xasprintf("%s:%d", r->host, r->port);
 	/* A shell around taotop, so that what it leaves behind (its exit code,
 	 * the terminal's modes) shows on the screen after q. */
@@ -384,7 +384,7 @@ void screen_close(struct screen *s)
 char *screen_shared_dir(const char *name)
 {
 	const struct rig *r = rig_get();
-	char *dir = xasprintf("%s/screen-tests/%s-%d", r->shared, name, (int)getpid());
+	char *dir = xasprintf("%s/screen-tests/%s-%d", r->shared, name, rig_uniq());
 	char *cmd = xasprintf("rm -rf %s && mkdir -p %s", dir, dir);
 
 	free(rig_ssh_ok(cmd));
