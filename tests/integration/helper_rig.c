@@ -493,6 +493,24 @@ void rig_relay_set(struct rig_relay *l, const char *mode)
 	    "slowlink did not take '%s'", mode);
 }
 
+int rig_uniq(void)
+{
+	static int uniq;
+	static pid_t owner;
+	unsigned int v = 0;
+	FILE *f;
+
+	if (uniq != 0 && owner == getpid())
+		return uniq;	/* a fork (a Criterion worker) draws its own */
+	f = fopen("/dev/urandom", "rb");
+	cr_assert_not_null(f, "/dev/urandom: %s", strerror(errno));
+	cr_assert_eq(fread(&v, sizeof(v), 1, f), 1);
+	fclose(f);
+	uniq = 100000000 + (int)(v % 900000000u);
+	owner = getpid();
+	return uniq;
+}
+
 long long rig_relay_round_trips(const struct rig_relay *l)
 {
 	char *path = xasprintf("%s/count", l->dir), name[64];

@@ -110,6 +110,13 @@ void rig_relay_start(struct rig_relay *l, int port, int one_way_ms);
 /* "pass", "stall" (hold everything, connections kept) or "drop" (silent:
  * no FIN, no RST, nothing forwarded; the connections stay dead). */
 void rig_relay_set(struct rig_relay *l, const char *mode);
+/* A number for this test process's names (folders on the rig's shared
+ * storage, job names, sockets), random and the same for the life of the
+ * process. Not the pid: the machine's pids wrap at 32768, and a rig's
+ * shared folders outlive a run (make repeat runs a suite a hundred times
+ * on one rig), so a pid comes round to a folder an earlier test left. */
+int rig_uniq(void);
+
 /* The round trips the relay has counted so far (slowlink -r: a question
  * written to the server, then bytes from it; its identification line
  * never counts). */

@@ -1,6 +1,7 @@
 #include "integration/helper_screen.h"
 
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +85,7 @@ void screen_open(struct screen *s, const char *name, const struct screen_opts *o
 	memset(s, 0, sizeof(*s));
 	cr_assert_not_null(mkdtemp(tmpl));
 	s->dir = xstrdup(tmpl);
-	s->sock = xasprintf("taotop-%s-%d", name, (int)getpid());
+	s->sock = xasprintf("taotop-%s-%d", name, rig_uniq());
 	s->hosts = o->hosts ? xstrdup(o->hosts) : xasprintf("%s:%d", r->host, r->port);
 	/* A shell around taotop, so that what it leaves behind (its exit code,
 	 * the terminal's modes) shows on the screen after q. */
@@ -137,6 +138,22 @@ char *screen_text_attrs(struct screen *s)
 	return capture(s, 1);
 }
 
+/* strstr, but a number is found only whole: a SLURM job id looked for
+ * ("116") is not found inside a longer number on the screen (a filter's
+ * "/dayl123116", a time), which would pick the wrong line. */
+static const char *find(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+	const char *p;
+
+	if (n == 0 || strspn(needle, "0123456789") != n)
+		return strstr(hay, needle);
+	for (p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle))
+		if ((p == hay || !isdigit((unsigned char)p[-1])) && !isdigit((unsigned char)p[n]))
+			return p;
+	return NULL;
+}
+
 /* Does some line of text hold all of want (line: together on one line)? */
 static int holds(const char *text, const char *const *want, size_t n, int line)
 {
@@ -144,7 +161,7 @@ static int holds(const char *text, const char *const *want, size_t n, int line)
 
 	if (!line) {
 		for (i = 0; i < n; i++)
-			if (strstr(text, want[i]) == NULL)
+			if (find(text, want[i]) == NULL)
 				return 0;
 		return 1;
 	}
@@ -154,7 +171,7 @@ static int holds(const char *text, const char *const *want, size_t n, int line)
 		memcpy(copy, l, len);
 		copy[len] = '\0';
 		for (i = 0; i < n; i++)
-			ok += strstr(copy, want[i]) != NULL;
+			ok += find(copy, want[i]) != NULL;
 		free(copy);
 		if (ok == n)
 			return 1;
@@ -204,7 +221,7 @@ void screen_wait_gone(struct screen *s, int timeout_s, const char *text)
 	for (;;) {
 		free(screen);
 		screen = screen_text(s);
-		if (strstr(screen, text) == NULL) {
+		if (find(screen, text) == NULL) {
 			free(screen);
 			return;
 		}
@@ -273,7 +290,7 @@ static char *find_line(struct screen *s, const char *text, int *row)
 	for (l = all; *l && found == NULL; r++) {
 		size_t len = strcspn(l, "\n");
 		char *copy = xstrndup(l, len);
-		if (strstr(copy, text) != NULL) {
+		if (find(copy, text) != NULL) {
 			found = copy;
 			*row = r;
 		} else {
@@ -384,7 +401,7 @@ void screen_close(struct screen *s)
 char *screen_shared_dir(const char *name)
 {
 	const struct rig *r = rig_get();
-	char *dir = xasprintf("%s/screen-tests/%s-%d", r->shared, name, (int)getpid());
+	char *dir = xasprintf("%s/screen-tests/%s-%d", r->shared, name, rig_uniq());
 	char *cmd = xasprintf("rm -rf %s && mkdir -p %s", dir, dir);
 
 	free(rig_ssh_ok(cmd));

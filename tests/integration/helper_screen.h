@@ -31,7 +31,8 @@ char *screen_text(struct screen *s);
 char *screen_text_attrs(struct screen *s);
 /* Wait until the screen holds every one of the NULL-terminated texts on
  * one line each (each may be on a different line); fails the test after
- * timeout_s with the screen in the message. */
+ * timeout_s with the screen in the message. Here and below, a text that is
+ * a number (a SLURM job id) is found only whole, never inside a longer one. */
 void screen_wait(struct screen *s, int timeout_s, ...) __attribute__((sentinel));
 /* Wait until one line holds all of the texts together. */
 void screen_wait_line(struct screen *s, int timeout_s, ...) __attribute__((sentinel));

@@ -30,7 +30,7 @@ void sub_open(struct sub_env *e, const char *name, const char *cache)
 	e->store = store_open(jobs, &err);
 	free(jobs);
 	cr_assert_not_null(e->store, "%s", err);
-	e->base = xasprintf("%s/submit-tests/%s-%d", r->shared, name, (int)getpid());
+	e->base = xasprintf("%s/submit-tests/%s-%d", r->shared, name, rig_uniq());
 	cmd = xasprintf("rm -rf %s && mkdir -p %s/data/train %s/data/val %s/root", e->base, e->base,
 	    e->base, e->base);
 	free(rig_ssh_ok(cmd));

@@ -20,7 +20,7 @@ void user_open(struct user *u, const char *name, const char *config)
 
 	cr_assert_not_null(mkdtemp(tmpl));
 	u->local = xstrdup(tmpl);
-	u->remote = xasprintf("%s/tao-tests/%s-%d", r->shared, name, (int)getpid());
+	u->remote = xasprintf("%s/tao-tests/%s-%d", r->shared, name, rig_uniq());
 	cmd = xasprintf("rm -rf %s && mkdir -p %s/datasets/imagenet/train %s/datasets/imagenet/val "
 	    "%s/jobs", u->remote, u->remote, u->remote, u->remote);
 	free(rig_ssh_ok(cmd));

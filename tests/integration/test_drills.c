@@ -92,7 +92,7 @@ Test(drills, slurmctld_stopped_states_stay_stale_and_it_recovers, .timeout = 300
 	struct screen s;
 	struct screen_opts so = { .cols = 130, .lines = 30 };
 
-	snprintf(name, sizeof(name), "drill%d-ctld", (int)getpid());
+	snprintf(name, sizeof(name), "drill%d-ctld", rig_uniq());
 	snprintf(opts, sizeof(opts), "-J %s -t 10 -o %s/ctld.out", name, dir);
 	id = rig_sbatch(opts, "'sleep 600'");
 	screen_open(&s, "drill-ctld", &so);
@@ -203,7 +203,7 @@ Test(drills, sshd_killed_and_restarted_during_a_follow_loses_no_line, .timeout =
 
 	rig_sshd_start(&d, 2238, 0);
 	cr_assert_not_null(mkdtemp(tmpl));
-	snprintf(name, sizeof(name), "drill%d-follow", (int)getpid());
+	snprintf(name, sizeof(name), "drill%d-follow", rig_uniq());
 	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/follow.out", name, dir);
 	id = rig_sbatch(opts, "'echo line-0; for i in $(seq 1 200); do echo line-$i; sleep 0.1; done'");
 	free(rig_wait_state(id, "RUNNING COMPLETED", 60));
@@ -568,7 +568,7 @@ Test(drills, a_500_job_storm_keeps_the_ui_responsive_and_ends_right, .timeout = 
 	int i, done = 0;
 	long worst_us = 0;
 
-	snprintf(name, sizeof(name), "storm%d", (int)getpid());
+	snprintf(name, sizeof(name), "storm%d", rig_uniq());
 	screen_open(&s, "drill-storm", &so);
 	screen_wait(&s, 30, "polled", NULL);
 	screen_filter(&s, name);

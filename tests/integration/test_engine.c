@@ -41,7 +41,7 @@ static void env_open(struct env *e, const char *name)
 	memset(&e->cl, 0, sizeof(e->cl));
 	e->cl.name = (char *)"rig";
 	e->tracker = tracker_new(&e->cl);
-	e->dir = xasprintf("%s/engine-tests/%s-%d", r->shared, name, (int)getpid());
+	e->dir = xasprintf("%s/engine-tests/%s-%d", r->shared, name, rig_uniq());
 	char *cmd = xasprintf("rm -rf %s && mkdir -p %s", e->dir, e->dir);
 	free(rig_ssh_ok(cmd));
 	free(cmd);

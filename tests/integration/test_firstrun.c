@@ -118,7 +118,7 @@ Test(firstrun, taotop_with_no_config_opens_the_setup_form_and_then_the_jobs, .ti
 	screen_keys(&s, "Down");
 	screen_wait_line(&s, 5, "empty:", r->user, "as ssh takes it", NULL);
 	screen_keys(&s, "Down Down");
-	results = xasprintf("lustre://%s/tao-tests/firstrun-%d", r->shared, (int)getpid());
+	results = xasprintf("lustre://%s/tao-tests/firstrun-%d", r->shared, rig_uniq());
 	screen_type(&s, results);
 	screen_wait_line(&s, 5, "results root", results, NULL);
 	screen_keys(&s, "Down Down Down Enter");
@@ -228,7 +228,7 @@ Test(firstrun, init_asks_on_a_terminal_and_writes_only_on_yes, .timeout = 180)
 	screen_wait(&s, 5, "private key (", NULL);
 	screen_keys(&s, "Enter");
 	screen_wait(&s, 5, "results root (", NULL);
-	results = xasprintf("lustre://%s/tao-tests/init-%d", r->shared, (int)getpid());
+	results = xasprintf("lustre://%s/tao-tests/init-%d", r->shared, rig_uniq());
 	screen_type(&s, results);
 	screen_keys(&s, "Enter");
 	screen_wait(&s, 5, "GPU partitions (", NULL);
@@ -390,7 +390,7 @@ Test(firstrun, init_takes_the_user_key_and_account_given, .timeout = 180)
 
 	args = xasprintf("init --hosts %s:%d --name keyed --user %s --key %s --account vision "
 	    "--partitions polar --results-root lustre://%s/tao-tests/keyed-%d --yes </dev/null",
-	    r->host, r->port, r->user, r->key, r->shared, (int)getpid());
+	    r->host, r->port, r->user, r->key, r->shared, rig_uniq());
 	cr_expect_eq(rig_taotop(n.env, args, &out), 0, "%s", out);
 	cr_expect(strstr(out, "Wrote cluster 'keyed'") != NULL, "%s", out);
 	free(out), free(args);
@@ -408,7 +408,7 @@ Test(firstrun, init_takes_the_user_key_and_account_given, .timeout = 180)
 	cr_expect(strstr(out, "TIME/LIMIT") != NULL, "%s", out);
 	free(out);
 	text = xasprintf("%s/bundle", n.dir);
-	want = xasprintf("%s/tao-tests/keyed-%d", r->shared, (int)getpid());
+	want = xasprintf("%s/tao-tests/keyed-%d", r->shared, rig_uniq());
 	cr_assert_eq(rig_local("mkdir -p %s", text), 0);
 	bundle = rig_bundle(text, want, "classification_pyt", "true", NULL);
 	free(text), free(want);

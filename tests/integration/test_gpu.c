@@ -40,7 +40,7 @@ TestSuite(gpu, .fini = cleanup);
  * stopped after stall_s; notifications on. */
 static char *write_config(const char *name, int idle_s, int stall_s)
 {
-	char *path = xasprintf("/tmp/gpu-%s-%d.yaml", name, (int)getpid());
+	char *path = xasprintf("/tmp/gpu-%s-%d.yaml", name, rig_uniq());
 	FILE *f = fopen(path, "w");
 
 	cr_assert_not_null(f);

@@ -42,7 +42,7 @@ Test(gpu_off, a_cluster_without_nvidia_smi_says_so_once_and_polls_on, .timeout =
 	cr_assert_eq(access(smi, X_OK), 0, "the rig has no %s to move aside", smi);
 	cr_assert_eq(rename(smi, smi_aside), 0);
 
-	cfg = xasprintf("/tmp/gpuoff-%d.yaml", (int)getpid());
+	cfg = xasprintf("/tmp/gpuoff-%d.yaml", rig_uniq());
 	f = fopen(cfg, "w");
 	cr_assert_not_null(f);
 	fputs("clusters:\n  rig:\n    gpu_sample_seconds: 1\n", f);

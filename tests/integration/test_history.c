@@ -141,8 +141,8 @@ Test(history, jobs_since_lists_a_job_that_ended_before_the_command_ran, .timeout
 	char name[64], fname[64], *done, *failed, *out = NULL, *row;
 	cJSON *arr, *o;
 
-	snprintf(name, sizeof(name), "since%d", (int)getpid());
-	snprintf(fname, sizeof(fname), "sincef%d", (int)getpid());
+	snprintf(name, sizeof(name), "since%d", rig_uniq());
+	snprintf(fname, sizeof(fname), "sincef%d", rig_uniq());
 	user_open(&u, "since", NULL);
 	done = ended_job(name, "true", "COMPLETED");
 	failed = ended_job(fname, "'exit 3'", "FAILED");
@@ -186,7 +186,7 @@ Test(history, a_job_that_ended_while_the_monitor_was_closed_appears_at_its_start
 	struct screen_opts so = { .cols = 140, .lines = 40 };
 	char name[64], *ok, *bad, *line;
 
-	snprintf(name, sizeof(name), "closed%d", (int)getpid());
+	snprintf(name, sizeof(name), "closed%d", rig_uniq());
 	/* Both start and end before the monitor ever polls. */
 	{
 		char n1[80], n2[80];
@@ -224,7 +224,7 @@ Test(history, a_cancelled_pending_job_never_shows_running, .timeout = 120)
 	struct timespec pause = { 0, 100 * 1000 * 1000 };
 	int samples = 0, seen_row = 0;
 
-	snprintf(name, sizeof(name), "pendcan%d", (int)getpid());
+	snprintf(name, sizeof(name), "pendcan%d", rig_uniq());
 	snprintf(opts, sizeof(opts), "--hold -J %s -t 5 -o /dev/null", name);
 	id = rig_sbatch(opts, "'sleep 60'");
 	screen_open(&s, "pendcan", &so);
@@ -264,7 +264,7 @@ Test(history, a_day_long_limit_is_shown_whole, .timeout = 120)
 	struct screen_opts so = { .cols = 120, .lines = 40 };
 	char name[64], opts[128], *id, *line, *out = NULL, *cmd;
 
-	snprintf(name, sizeof(name), "dayl%d", (int)getpid());
+	snprintf(name, sizeof(name), "dayl%d", rig_uniq());
 	/* cpu_long allows 7 days; polar's 4 hours would refuse it. */
 	snprintf(opts, sizeof(opts), "-p cpu_long -J %s -t 1-00:00:00 -o /dev/null", name);
 	id = rig_sbatch(opts, "'sleep 120'");

@@ -65,7 +65,7 @@ Test(hostile, status_shows_a_hostile_evidence_line_harmless, .timeout = 120)
 	struct screen s;
 	struct screen_opts so = { .cols = 160, .lines = 30, .env = env, .args = args };
 
-	snprintf(name, sizeof(name), "hostile%d-status", (int)getpid());
+	snprintf(name, sizeof(name), "hostile%d-status", rig_uniq());
 	snprintf(opts, sizeof(opts), "-J %s -t 5 -o /dev/null", name);
 	id = rig_sbatch(opts, "'sleep 120'");
 	state = state_with_record(id, &rec);
@@ -106,7 +106,7 @@ Test(hostile, a_bidi_override_in_a_name_is_shown_not_applied, .timeout = 180)
 	struct screen_opts so = { .cols = 200, .lines = 30, .args = "jobs" };
 	struct screen_opts mon = { .cols = 160, .lines = 40 };
 
-	snprintf(name, sizeof(name), "rlo%d-", (int)getpid());
+	snprintf(name, sizeof(name), "rlo%d-", rig_uniq());
 	snprintf(opts, sizeof(opts), "-J '%s" RLO "txt.exe' -t 5 -o /dev/null", name);
 	id = rig_sbatch(opts, "'sleep 120'");
 
@@ -145,7 +145,7 @@ Test(hostile, a_bidi_override_in_a_name_is_shown_not_applied, .timeout = 180)
  * not even answer, and nothing reached a shell. */
 Test(hostile, a_job_name_that_is_no_jobs_is_refused_before_connecting, .timeout = 60)
 {
-	char *out = NULL, *args, *marker = xasprintf("/tmp/taotop-pwned-%d", (int)getpid());
+	char *out = NULL, *args, *marker = xasprintf("/tmp/taotop-pwned-%d", rig_uniq());
 
 	args = xasprintf("cancel '$(touch %s)' '4242;id' 4242_[1-3]", marker);
 	cr_expect_eq(rig_taotop("SLURM_HOSTNAME=127.0.0.1:1", args, &out), 1, "%s", out);

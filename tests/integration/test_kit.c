@@ -24,7 +24,7 @@
 static char *scratch(const char *name)
 {
 	const struct rig *r = rig_get();
-	char *dir = xasprintf("%s/kit-tests/%s-%d", r->shared, name, (int)getpid());
+	char *dir = xasprintf("%s/kit-tests/%s-%d", r->shared, name, rig_uniq());
 	char *cmd = xasprintf("rm -rf %s && mkdir -p %s", dir, dir);
 
 	free(rig_ssh_ok(cmd));

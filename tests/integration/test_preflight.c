@@ -100,7 +100,7 @@ Test(preflight, a_private_image_converts_once_the_credentials_are_installed, .ti
 {
 	const struct rig *r = rig_get();
 	char tmpl[] = "/tmp/taotop-private-XXXXXX", *out = NULL, *env, *bundle, *args, *cmd;
-	char *remote = xasprintf("%s/preflight-private-%d", r->shared, (int)getpid());
+	char *remote = xasprintf("%s/preflight-private-%d", r->shared, rig_uniq());
 	FILE *f;
 
 	cr_assert_not_null(mkdtemp(tmpl));

@@ -114,7 +114,7 @@ static void term_open(struct term *t, const char *name, const char *env, const c
 
 	cr_assert_not_null(mkdtemp(tmpl));
 	t->dir = xstrdup(tmpl);
-	t->sock = xasprintf("taotop-%s-%d", name, (int)getpid());
+	t->sock = xasprintf("taotop-%s-%d", name, rig_uniq());
 	script = xasprintf("%s/run.sh", t->dir);
 	f = fopen(script, "w");
 	cr_assert_not_null(f);
@@ -266,7 +266,7 @@ Test(reach, the_monitor_asks_for_the_code_in_a_dialog_and_again_on_reconnect, .t
 	rig_sshd_start_totp(&d, 2241, 2);
 	sshds[0] = &d;
 	dir = screen_shared_dir("totp");
-	snprintf(name, sizeof(name), "totp%d", (int)getpid());
+	snprintf(name, sizeof(name), "totp%d", rig_uniq());
 	snprintf(opts, sizeof(opts), "-J %s -t 10 -o %s/totp.out", name, dir);
 	id = rig_sbatch(opts, "'sleep 300'");
 	snprintf(polled, sizeof(polled), "rig: %s, polled", d.hosts);

@@ -75,9 +75,9 @@ Test(screen, jobs_panes_cancel_marks_filter_resize_and_quit, .timeout = 240)
 	struct screen_opts so = { .cols = 120, .lines = 40 };
 	int out_row, err_row, row;
 
-	snprintf(name_a, sizeof(name_a), "scr%d-a", (int)getpid());
-	snprintf(name_b, sizeof(name_b), "scr%d-b", (int)getpid());
-	snprintf(name_m, sizeof(name_m), "scr%d-m", (int)getpid());
+	snprintf(name_a, sizeof(name_a), "scr%d-a", rig_uniq());
+	snprintf(name_b, sizeof(name_b), "scr%d-b", rig_uniq());
+	snprintf(name_m, sizeof(name_m), "scr%d-m", rig_uniq());
 	/* a: held (Pending) until released; prints to both logs. */
 	snprintf(opts, sizeof(opts), "--hold -J %s -t 5 -o %s/a.out -e %s/a.err", name_a, dir, dir);
 	a = rig_sbatch(opts, "'for i in 1 2 3 4 5 6; do echo out-line-$i; echo err-line-$i >&2; "
@@ -221,7 +221,7 @@ Test(screen, a_hostile_log_cannot_act_on_the_terminal, .timeout = 180)
 	write_file(path, data, n);
 	free(data);
 
-	snprintf(name, sizeof(name), "scr%d-hostile", (int)getpid());
+	snprintf(name, sizeof(name), "scr%d-hostile", rig_uniq());
 	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/h.out -e %s/h.err", name, dir, dir);
 	snprintf(script, sizeof(script), "'cat %s; sleep 120'", path);
 	id = rig_sbatch(opts, script);
@@ -279,7 +279,7 @@ Test(screen, a_frozen_server_never_freezes_the_keys, .timeout = 180)
 	private_sshd = &d;
 	so.hosts = d.hosts;
 	so.known_hosts = d.known_hosts;
-	snprintf(name, sizeof(name), "scr%d-frz", (int)getpid());
+	snprintf(name, sizeof(name), "scr%d-frz", rig_uniq());
 	snprintf(opts, sizeof(opts), "-J %s-a -t 5 -o /dev/null", name);
 	a = rig_sbatch(opts, "'sleep 300'");
 	snprintf(opts, sizeof(opts), "-J %s-b -t 5 -o /dev/null", name);
@@ -344,7 +344,7 @@ Test(screen, a_stalled_link_keeps_the_panes_with_their_age_and_keys_answer, .tim
 	relay_on = &l;
 	so.hosts = l.hosts;
 	so.known_hosts = l.known_hosts;
-	snprintf(name, sizeof(name), "scr%d-stl", (int)getpid());
+	snprintf(name, sizeof(name), "scr%d-stl", rig_uniq());
 	snprintf(ja, sizeof(ja), "%s-a", name);
 	snprintf(jb, sizeof(jb), "%s-b", name);
 	for (k = 0; k < 2; k++) {
@@ -487,7 +487,7 @@ Test(screen, themes_no_color_and_an_ascii_locale, .timeout = 120)
 	char *text, *dir, *env;
 
 	/* A broken user theme: its file:line:column, and the default theme. */
-	dir = xasprintf("/tmp/taotop-theme-%d", (int)getpid());
+	dir = xasprintf("/tmp/taotop-theme-%d", rig_uniq());
 	cr_assert_eq(rig_local("mkdir -p %s/taotop/themes && printf 'name: broken\\nroles:\\n"
 	    "  header: { fg: purple }\\n' > %s/taotop/themes/broken.yaml", dir, dir), 0);
 	env = xasprintf("XDG_CONFIG_HOME=%s", dir);
@@ -554,7 +554,7 @@ Test(screen, themes_no_color_and_an_ascii_locale, .timeout = 120)
 	so.env = env;
 	{
 		char name[64], opts[128], *id;
-		snprintf(name, sizeof(name), "scr%d-ascii", (int)getpid());
+		snprintf(name, sizeof(name), "scr%d-ascii", rig_uniq());
 		snprintf(opts, sizeof(opts), "-J %s -t 2 -o /dev/null", name);
 		id = rig_sbatch(opts, "'sleep 60'");
 		screen_open(&s, "ascii", &so);
@@ -587,7 +587,7 @@ Test(screen, log_colours_are_rendered_only_when_asked, .timeout = 120)
 
 	path = xasprintf("%s/colors.txt", dir);
 	write_file(path, colored, sizeof(colored) - 1);
-	snprintf(name, sizeof(name), "scr%d-colours", (int)getpid());
+	snprintf(name, sizeof(name), "scr%d-colours", rig_uniq());
 	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/c.out", name, dir);
 	snprintf(script, sizeof(script), "'cat %s; sleep 120'", path);
 	id = rig_sbatch(opts, script);
@@ -715,7 +715,7 @@ Test(screen, actions_signal_time_limit_hold_with_the_schedulers_answer, .timeout
 	struct screen s;
 	struct screen_opts so = { .cols = 130, .lines = 40 };
 
-	snprintf(name, sizeof(name), "scr%d-act", (int)getpid());
+	snprintf(name, sizeof(name), "scr%d-act", rig_uniq());
 	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/act.out", name, dir);
 	id = rig_sbatch(opts, "'trap \"echo got-USR1\" USR1; echo ready; while :; do sleep 1; done'");
 	screen_open(&s, "actions", &so);
@@ -791,7 +791,7 @@ Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout =
 	struct screen_opts so = { .cols = 120, .lines = 40, .typescript = 1 };
 	FILE *f;
 
-	cfg = xasprintf("%s/notify-config-%d.yaml", "/tmp", (int)getpid());
+	cfg = xasprintf("%s/notify-config-%d.yaml", "/tmp", rig_uniq());
 	f = fopen(cfg, "w");
 	cr_assert_not_null(f);
 	fputs("notify: [bell, osc9, osc777]\n", f);
@@ -829,7 +829,7 @@ Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout =
 
 Test(screen, keys_and_columns_from_the_config, .timeout = 120)
 {
-	char *cfg = xasprintf("/tmp/keys-config-%d.yaml", (int)getpid()), *env, *line;
+	char *cfg = xasprintf("/tmp/keys-config-%d.yaml", rig_uniq()), *env, *line;
 	struct screen s;
 	struct screen_opts so = { .cols = 120, .lines = 40 };
 	FILE *f = fopen(cfg, "w");
@@ -905,7 +905,7 @@ Test(screen, the_filter_count_follows_the_polls, .timeout = 120)
 	struct screen s;
 	struct screen_opts so = { .cols = 120, .lines = 40 };
 
-	snprintf(name, sizeof(name), "scr%d-cnt", (int)getpid());
+	snprintf(name, sizeof(name), "scr%d-cnt", rig_uniq());
 	screen_open(&s, "filter-count", &so);
 	screen_wait(&s, 30, "polled", NULL);
 	screen_filter(&s, name);
@@ -944,7 +944,7 @@ Test(screen, two_clusters_get_a_cluster_column_at_120_columns, .timeout = 120)
 	fprintf(f, "clusters:\n  alpha:\n    hosts: %s:%d\n    user: %s\n  beta:\n    hosts: %s:%d\n"
 	    "    user: %s\n", r->host, r->port, r->user, r->host, r->port, r->user);
 	fclose(f);
-	name = xasprintf("twocl%d", (int)getpid());
+	name = xasprintf("twocl%d", rig_uniq());
 	cmd = xasprintf("-J %s -t 2", name);
 	id = rig_sbatch(cmd, "'sleep 120'");
 	free(cmd);

@@ -635,7 +635,7 @@ Test(ssh, quoting_round_trips_through_the_remote_shell, .timeout = 120)
 static char *remote_dir(struct conn *c, const char *name)
 {
 	const struct rig *r = rig_get();
-	char *dir = xasprintf("%s/ssh-tests/%s-%d", r->shared, name, (int)getpid());
+	char *dir = xasprintf("%s/ssh-tests/%s-%d", r->shared, name, rig_uniq());
 	char *err = NULL;
 	cr_assert_eq(conn_mkdir_p(c, dir, 0755, &err), CONN_OK, "%s", err);
 	return dir;
@@ -842,7 +842,7 @@ Test(ssh, a_running_command_can_be_cancelled, .timeout = 60)
 	rig_target(&t);
 	struct worker *w = worker_start(&t, NULL);
 	/* A sleep of this test's own, to see it running (not another's). */
-	char *sleep_cmd = xasprintf("sleep 32.%d", (int)getpid());
+	char *sleep_cmd = xasprintf("sleep 32.%d", rig_uniq());
 	char *look = xasprintf("pgrep -f -x '%s' || true", sleep_cmd);
 	conn_exec_init(&x, sleep_cmd);
 	worker_task_init(&task, worker_run_exec, &x);

@@ -66,7 +66,7 @@ Test(versions, logs_err_of_a_job_without_error_file_reads_its_stdout_file, .time
 	char dir[64], *env = cli_env(dir, sizeof(dir)), *out = NULL, *opts, *args, *cmd, *raw;
 	char *version = rig_ssh_ok("squeue --version"), *id, *state;
 
-	opts = xasprintf("-J versions-err -o %s/versions-err-%d-%%j.out", r->shared, (int)getpid());
+	opts = xasprintf("-J versions-err -o %s/versions-err-%d-%%j.out", r->shared, rig_uniq());
 	id = rig_sbatch(opts, "'echo to-stdout; echo to-stderr >&2'");
 	state = rig_wait_state(id, "COMPLETED FAILED", 90);
 	cr_assert(strncmp(state, "COMPLETED", 9) == 0, "%s", state);
@@ -84,7 +84,7 @@ Test(versions, logs_err_of_a_job_without_error_file_reads_its_stdout_file, .time
 	args = xasprintf("logs %s", id);
 	cr_expect_eq(rig_taotop(env, args, &out), 0, "%s", out);
 	cr_expect(strstr(out, "to-stdout") != NULL, "%s", out);
-	rig_local("rm -f %s/versions-err-%d-%s.out", r->shared, (int)getpid(), id);
+	rig_local("rm -f %s/versions-err-%d-%s.out", r->shared, rig_uniq(), id);
 	cleanup(dir, id);
 	free(out), free(args), free(cmd), free(raw), free(opts), free(state), free(version);
 	free(env), free(id);

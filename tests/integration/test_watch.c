@@ -251,7 +251,7 @@ Test(watch, answers_in_the_order_they_happened, .timeout = 120)
 	const struct watch_event *out, *ans, *ret, *files;
 	const struct rig *r = rig_get();
 
-	path = xasprintf("%s/watch-test-%d.txt", r->shared, (int)getpid());
+	path = xasprintf("%s/watch-test-%d.txt", r->shared, rig_uniq());
 	cmd = xasprintf("printf 'fetched\\n' > %s", path);
 	free(rig_ssh_ok(cmd));
 	free(cmd);
