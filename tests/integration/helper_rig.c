@@ -2,6 +2,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -509,6 +510,17 @@ int rig_uniq(void)
 	uniq = 100000000 + (int)(v % 900000000u);
 	owner = getpid();
 	return uniq;
+}
+
+int rig_matches(const char *s, const char *re)
+{
+	regex_t r;
+	int ok;
+
+	cr_assert_eq(regcomp(&r, re, REG_EXTENDED | REG_NOSUB), 0, "%s", re);
+	ok = regexec(&r, s, 0, NULL, 0) == 0;
+	regfree(&r);
+	return ok;
 }
 
 long long rig_relay_round_trips(const struct rig_relay *l)

@@ -116,6 +116,8 @@ void rig_relay_set(struct rig_relay *l, const char *mode);
  * shared folders outlive a run (make repeat runs a suite a hundred times
  * on one rig), so a pid comes round to a folder an earlier test left. */
 int rig_uniq(void);
+/* Whether s matches the extended regular expression re. */
+int rig_matches(const char *s, const char *re);
 
 /* The round trips the relay has counted so far (slowlink -r: a question
  * written to the server, then bytes from it; its identification line

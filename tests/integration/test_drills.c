@@ -752,8 +752,10 @@ Test(drills, a_silent_drop_says_not_answering_reconnects_and_loses_nothing, .tim
 	screen_keys(&s, "C-l");
 	/* Ended as the scheduler says, and as taotop judges any job whose
 	 * TAO wrote no final status (this one is a shell loop): the record
-	 * followed it through the outage to its end. */
-	screen_wait_line(&s, 60, tid, "Error", "COMPLETED", NULL);
+	 * followed it through the outage to its end. Ending first, while
+	 * taotop gives shared storage its 30 s to show a final line late
+	 * (engine/track/tracker_reconcile.c's STATUS_LAG_S), then Error. */
+	screen_wait_line(&s, 120, tid, "Error", "COMPLETED", NULL);
 	jobs = xasprintf("%s/state/taotop/jobs", s.dir);
 	state = record_state(jobs, tid);
 	cr_expect_str_eq(state, "Error", "the record after the drop");

@@ -9,7 +9,6 @@
  */
 #include <cJSON.h>
 #include <criterion/criterion.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,18 +26,6 @@ static void cleanup(void)
 }
 
 TestSuite(history, .fini = cleanup);
-
-/* Whether s matches the extended regular expression re. */
-static int matches(const char *s, const char *re)
-{
-	regex_t r;
-	int ok;
-
-	cr_assert_eq(regcomp(&r, re, REG_EXTENDED | REG_NOSUB), 0, "%s", re);
-	ok = regexec(&r, s, 0, NULL, 0) == 0;
-	regfree(&r);
-	return ok;
-}
 
 /* A user's job of its own (not taotop's), ended as `want` says, and in
  * accounting's window as sacct -S lists it: on SLURM 22.05 a job that just
@@ -82,7 +69,7 @@ Test(history, a_finished_jobs_row_keeps_partition_gpus_and_times_everywhere, .ti
 	cr_assert_eq(rig_taotop(u.env, "jobs", &out), 0, "%s", out);
 	row = text_line_with(out, id);
 	cr_assert_not_null(row, "%s is not listed:\n%s", id, out);
-	cr_expect(matches(row, " polar +1x1 +Done +COMPLETED +" TIME_RE "/00:30:00 "),
+	cr_expect(rig_matches(row, " polar +1x1 +Done +COMPLETED +" TIME_RE "/00:30:00 "),
 	    "partition, NxG, state and TIME/LIMIT (one format) lost: %s", row);
 	free(row), free(out);
 
@@ -95,7 +82,7 @@ Test(history, a_finished_jobs_row_keeps_partition_gpus_and_times_everywhere, .ti
 	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "gpus")), 1);
 	cr_expect_str_eq(json_str(o, "time_limit"), "00:30:00");
 	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "time_limit_s")), 1800);
-	cr_expect(matches(json_str(o, "elapsed"), "^" TIME_RE "$"), "elapsed '%s'",
+	cr_expect(rig_matches(json_str(o, "elapsed"), "^" TIME_RE "$"), "elapsed '%s'",
 	    json_str(o, "elapsed"));
 	{
 		double s_ = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "elapsed_s"));
@@ -112,7 +99,7 @@ Test(history, a_finished_jobs_row_keeps_partition_gpus_and_times_everywhere, .ti
 	/* status: the same line of resources. */
 	args = xasprintf("status %s", id);
 	cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
-	cr_expect(matches(out, "partition polar, nodes x GPUs 1x1, time " TIME_RE "/00:30:00"),
+	cr_expect(rig_matches(out, "partition polar, nodes x GPUs 1x1, time " TIME_RE "/00:30:00"),
 	    "%s", out);
 	free(out), free(args);
 
@@ -122,7 +109,7 @@ Test(history, a_finished_jobs_row_keeps_partition_gpus_and_times_everywhere, .ti
 	screen_filter(&s, id);
 	screen_wait_line(&s, 20, id, "polar", "1x1", "/00:30:00", "Done", NULL);
 	row = screen_line_with(&s, id);
-	cr_expect(matches(row, " " TIME_RE "/00:30:00( |$)"), "the monitor's time: %s", row);
+	cr_expect(rig_matches(row, " " TIME_RE "/00:30:00( |$)"), "the monitor's time: %s", row);
 	free(row);
 	screen_keys(&s, "Enter");
 	screen_wait(&s, 10, "progress: epoch 1 of 1", "loss per epoch", NULL);
@@ -155,12 +142,12 @@ Test(history, jobs_since_lists_a_job_that_ended_before_the_command_ran, .timeout
 	cr_assert_eq(rig_taotop(u.env, "jobs --since 1d", &out), 0, "%s", out);
 	row = text_line_with(out, name);
 	cr_assert_not_null(row, "jobs --since 1d does not list %s:\n%s", name, out);
-	cr_expect(strstr(row, done) != NULL && matches(row, " Done +COMPLETED +" TIME_RE
+	cr_expect(strstr(row, done) != NULL && rig_matches(row, " Done +COMPLETED +" TIME_RE
 	    "/00:05:00"), "%s", row);
 	free(row);
 	row = text_line_with(out, fname);
 	cr_assert_not_null(row, "%s", out);
-	cr_expect(matches(row, " Error +FAILED +" TIME_RE "/00:05:00 +exit code 3:0"), "%s", row);
+	cr_expect(rig_matches(row, " Error +FAILED +" TIME_RE "/00:05:00 +exit code 3:0"), "%s", row);
 	free(row), free(out);
 
 	arr = user_json_array(&u, "jobs --since 12h --json", &out);
@@ -200,7 +187,7 @@ Test(history, a_job_that_ended_while_the_monitor_was_closed_appears_at_its_start
 	screen_wait_line(&s, 20, ok, "-ok", "Done", "COMPLETED", NULL);
 	screen_wait_line(&s, 20, bad, "-bad", "Error", "FAILED", "exit code 3:0", NULL);
 	line = screen_line_with(&s, bad);
-	cr_expect(matches(line, " " TIME_RE "/00:05:00( |$)"), "%s", line);
+	cr_expect(rig_matches(line, " " TIME_RE "/00:05:00( |$)"), "%s", line);
 	free(line);
 	/* f hides the finished ones, and shows them again. */
 	screen_keys(&s, "f");
@@ -272,7 +259,7 @@ Test(history, a_day_long_limit_is_shown_whole, .timeout = 120)
 	screen_filter(&s, name);
 	screen_wait_line(&s, 30, id, "/1-00:00:00", NULL);
 	line = screen_line_with(&s, id);
-	cr_expect(matches(line, " " TIME_RE "/1-00:00:00( |$)"), "the limit cut: %s", line);
+	cr_expect(rig_matches(line, " " TIME_RE "/1-00:00:00( |$)"), "the limit cut: %s", line);
 	free(line);
 	screen_keys(&s, "q");
 	cr_expect_eq(screen_wait_exit(&s, 10), 0);
@@ -281,7 +268,7 @@ Test(history, a_day_long_limit_is_shown_whole, .timeout = 120)
 	cr_assert_eq(rig_taotop(NULL, "jobs", &out), 0, "%s", out);
 	line = text_line_with(out, name);
 	cr_assert_not_null(line, "%s", out);
-	cr_expect(matches(line, " " TIME_RE "/1-00:00:00( |$)"), "%s", line);
+	cr_expect(rig_matches(line, " " TIME_RE "/1-00:00:00( |$)"), "%s", line);
 	free(line), free(out);
 	cmd = xasprintf("scancel %s", id);
 	free(rig_ssh_ok(cmd));

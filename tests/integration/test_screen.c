@@ -627,10 +627,11 @@ Test(screen, log_colours_are_rendered_only_when_asked, .timeout = 120)
  * would), recorded in the screen's own state folder so the monitor sees
  * it; network_arch names it, command is the bundle's (a YAML list). The
  * record id (caller frees). */
-static char *cli_submit(struct screen *s, const char *dir, const char *arch, const char *command,
-    const char *config)
+/* cli_submit with more bundle lines (extra: YAML, or NULL). */
+static char *cli_submit_with(struct screen *s, const char *dir, const char *arch,
+    const char *command, const char *config, const char *extra)
 {
-	char *bundle = rig_bundle(s->dir, dir, arch, command, NULL), *out = NULL, *p, *id, *env, *args;
+	char *bundle = rig_bundle(s->dir, dir, arch, command, extra), *out = NULL, *p, *id, *env, *args;
 
 	env = xasprintf("XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s SLURM_BASE_RESULTS_DIR=lustre://%s/root",
 	    s->dir, config ? config : "/nonexistent/config.yaml", dir);
@@ -641,6 +642,65 @@ static char *cli_submit(struct screen *s, const char *dir, const char *arch, con
 	id = xstrndup(p + 10, strcspn(p + 10, " "));
 	free(out), free(args), free(env), free(bundle);
 	return id;
+}
+
+static char *cli_submit(struct screen *s, const char *dir, const char *arch, const char *command,
+    const char *config)
+{
+	return cli_submit_with(s, dir, arch, command, config, NULL);
+}
+
+/*
+ * TAO's progress in the monitor's row as the user counts it: the TAO
+ * stand-in as TAO 7 writes (status.json in results/train/, Lightning's
+ * epochs from 0 with max_epoch = num_epochs - 1, a bare NaN loss at one
+ * epoch, the success line "Train finished successfully.", never SUCCESS):
+ * the row says 1/4 .. 4/4 with TAO's ETA while it trains (never 0/3, never
+ * 5/4), Done at 4/4, and the detail view says epoch 4 of 4.
+ */
+Test(screen, taos_progress_in_the_row_as_the_user_counts, .timeout = 240)
+{
+	char *dir = screen_shared_dir("progress"), *id, *line;
+	struct screen s;
+	struct screen_opts so = { .cols = 160, .lines = 40 };
+	int seen_running = 0;
+
+	screen_open(&s, "progress", &so);
+	screen_wait(&s, 30, "polled", NULL);
+	id = cli_submit_with(&s, dir, "classification_pyt",
+	    "[classification_pyt, train, -e, '{spec}', 'results_dir={results_dir}']", NULL,
+	    "spec:\n  train:\n    num_epochs: 4\n    seconds_per_epoch: 5\n"
+	    "  stand_in:\n    nan_at_epoch: 2\n");
+	screen_filter(&s, id);
+	/* While it trains: N of 4 with an ETA (TAO's str(timedelta), shown
+	 * [D-]HH:MM:SS). */
+	screen_wait_line(&s, 120, id, "Running", "/4 ", NULL);
+	for (int i = 0; i < 600 && !seen_running; i++) {
+		line = screen_line_with(&s, id);
+		if (line != NULL && strstr(line, "Running") != NULL) {
+			const char *p = strstr(line, "/4 ");
+			cr_expect(p != NULL && p > line && p[-1] >= '1' && p[-1] <= '4' &&
+			    (p - line < 2 || p[-2] == ' '), "the row's epoch: %s", line);
+			cr_expect(rig_matches(line, " [1-4]/4 [#.]+ [0-9]{2}:[0-9]{2}:[0-9]{2}"),
+			    "no ETA beside the epoch: %s", line);
+			seen_running = 1;
+		}
+		free(line);
+		if (!seen_running)
+			usleep(100 * 1000);
+	}
+	cr_expect(seen_running, "the row never showed the job Running");
+	screen_wait_line(&s, 120, id, "Done", "4/4", NULL);
+	line = screen_line_with(&s, id);
+	cr_expect(strstr(line, "0/3") == NULL && strstr(line, "5/4") == NULL, "%s", line);
+	free(line);
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 15, "Job detail", "progress: epoch 4 of 4", NULL);
+	screen_keys(&s, "Escape");
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	free(id), free(dir);
 }
 
 Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
