@@ -154,7 +154,16 @@ Test(gpu, a_training_job_shows_high_gpu_use_in_its_row_detail_and_status, .timeo
 	/* High blocks only (the top two of eight), and the last value high. */
 	cr_expect(strstr(line, "\xe2\x96\x88") != NULL || strstr(line, "\xe2\x96\x87") != NULL,
 	    "the sparkline is not high: %s", line);
-	cr_expect_null(strstr(line, "\xe2\x96\x81"), "an idle round in a busy job: %s", line);
+	/* Once it trains it stays busy: no idle round after the first high
+	 * one (a round taken while TAO was still starting, before its first
+	 * epoch, is idle, as on a real GPU while the data loads). */
+	{
+		const char *hi = strstr(line, "\xe2\x96\x87"), *top = strstr(line, "\xe2\x96\x88");
+		if (hi == NULL || (top != NULL && top < hi))
+			hi = top;
+		cr_expect(hi == NULL || strstr(hi, "\xe2\x96\x81") == NULL,
+		    "an idle round in a busy job: %s", line);
+	}
 	cr_expect(strstr(line, "(last 9") != NULL, "%s", line);
 	free(line);
 	/* Two GPUs, each with a bar nearly full. */
