@@ -106,7 +106,8 @@ Test(hostile, a_bidi_override_in_a_name_is_shown_not_applied, .timeout = 180)
 	struct screen_opts so = { .cols = 200, .lines = 30, .args = "jobs" };
 	struct screen_opts mon = { .cols = 160, .lines = 40 };
 
-	snprintf(name, sizeof(name), "rlo%d-", rig_uniq());
+	/* Five digits: the NAME column shows the whole name, override and all. */
+	snprintf(name, sizeof(name), "rlo%05d-", rig_uniq() % 100000);
 	snprintf(opts, sizeof(opts), "-J '%s" RLO "txt.exe' -t 5 -o /dev/null", name);
 	id = rig_sbatch(opts, "'sleep 120'");
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "engine/track/taostatus.h"
+#include "engine/submit/probe.h"
 #include "engine/submit/template.h"
 #include "integration/helper_rig.h"
 #include "util/file.h"
@@ -127,20 +128,24 @@ static char *tao_job(const char *dir, const char *name, const char *spec, char *
 	char *mounts = xasprintf("%s:%s", dir, dir);
 	char *command = xasprintf("classification_pyt train -e %s results_dir=%s/results",
 	    spec_path, dir);
+	/* As taotop's submit writes it: the template's HF_HOME is under it. */
+	char *jobenv = xasprintf("export TAOTOP_JOB_DIR=%s", dir);
 	const struct tmpl_value v[] = {
 		{ "JOB_NAME", name }, { "NUM_GPUS", "1" }, { "CPUS_PER_TASK", "1" },
 		{ "TIME", "00:05:00" }, { "LOG_DIR", dir },
 		{ "SBATCH_EXTRA", "#SBATCH --nodes=1\n#SBATCH --partition=polar" },
 		{ "ENV_FILE", "" }, { "EXTRA_ENV", ": none" }, { "IMAGE", sqsh },
 		{ "CONTAINER_MOUNTS", mounts }, { "CHILD_TIMEOUT", "300s" },
-		{ "COMMAND", command }, { "JOB_ENV", ": none" },
+		{ "COMMAND", command }, { "JOB_ENV", jobenv },
+		/* What the template itself sets, as taotop's submit names them. */
+		{ "CONTAINER_ENV", "PYTHONNOUSERSITE,PYTHONDONTWRITEBYTECODE,HF_HOME" },
 	};
 	char *sbatch, *id;
 
 	put_file(spec_path, spec);
 	sbatch = render(dir, "singlenode.sbatch.tmpl", name, v, sizeof(v) / sizeof(v[0]));
 	id = run_batch(dir, name, sbatch, state);
-	free(sqsh), free(spec_path), free(mounts), free(command), free(sbatch);
+	free(sqsh), free(spec_path), free(mounts), free(command), free(sbatch), free(jobenv);
 	return id;
 }
 
@@ -401,6 +406,9 @@ static char *probe(const char *dir, const char *name, const char *knobs, const c
 		{ "JOB_NAME", name }, { "NUM_NODES", "2" }, { "NUM_GPUS", "2" }, { "PROBE_DIR", dir },
 		{ "SBATCH_EXTRA", "#SBATCH --partition=polar" }, { "EXTRA_ENV", env },
 		{ "IMAGE", sqsh }, { "PROBE_MOUNT", mount }, { "PROBE_SCRIPT", script },
+		/* The rendezvous and the knobs, as taotop's probe names them. */
+		{ "CONTAINER_ENV", PROBE_RENDEZVOUS_NAMES ",TAOTOP_STANDIN_TIMEOUT_SCALE,"
+		    "NCCL_P2P_DISABLE,NCCL_IB_DISABLE,NCCL_DEBUG" },
 	};
 	cmd = xasprintf("cp %s/templates/nccl_probe.py %s && chown %s: %s", share ? share : ".",
 	    script, rig_get()->user, script);
