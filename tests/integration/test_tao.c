@@ -239,8 +239,10 @@ Test(tao, a_spec_setting_train_results_dir_is_followed_there, .timeout = 300)
 	cJSON *st, *prog;
 
 	user_open(&u, "taskdir", probed_config);
-	extra = xasprintf("    results_dir: %s/results/classification-run1/custom/a/b/run1\n",
-	    u.remote);
+	/* 4 epochs of 5 s: long enough for an answer while it trains on a
+	 * loaded machine (at the stand-in's 1 s one came only after the end). */
+	extra = xasprintf("    results_dir: %s/results/classification-run1/custom/a/b/run1\n"
+	    "    seconds_per_epoch: 5\n", u.remote);
 	st = run_example(&u, "    numbering: from1\n", extra, &w, &id);
 	printed = cJSON_Print(st);
 	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", printed);
