@@ -102,18 +102,6 @@ static void words_free(char **v, size_t n)
 	free(v);
 }
 
-static char *joined(char *const *v, size_t n)
-{
-	struct buf b;
-	size_t i;
-
-	buf_init(&b);
-	buf_adds(&b, "");
-	for (i = 0; i < n; i++)
-		buf_addf(&b, "%s%s", i ? " " : "", v[i]);
-	return buf_detach(&b);
-}
-
 /* Take name's typed value out of v (its slot left empty), or NULL. */
 static char *take_value(struct wiz_secret *v, size_t n, const char *name)
 {
@@ -234,7 +222,7 @@ int wizard_load(struct wizard *w, const char *path, char **err)
 	set_value(w, WZ_ARCH, s.network_arch);
 	set_value(w, WZ_ACTION, s.action);
 	set_value(w, WZ_COMMAND, s.command);
-	list = joined(s.datasets, s.ndatasets);
+	list = spec_join_words(s.datasets, s.ndatasets);
 	set_value(w, WZ_DATASETS, list);
 	free(list);
 	set_value(w, WZ_RESULTS, s.results_dir);
@@ -258,7 +246,7 @@ int wizard_load(struct wizard *w, const char *path, char **err)
 		free(w->value[WZ_ENV]);
 		w->value[WZ_ENV] = buf_detach(&b);
 	}
-	list = joined(s.secrets, s.nsecrets);
+	list = spec_join_words(s.secrets, s.nsecrets);
 	set_value(w, WZ_SECRETS, list);
 	free(list);
 	sync_secrets(w);
