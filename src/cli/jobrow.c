@@ -1,10 +1,13 @@
 #include "cli/jobrow.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "engine/store/record.h"
 #include "engine/slurm/state.h"
 #include "engine/track/tracker.h"
+#include "util/buf.h"
+#include "util/sanitize.h"
 
 void jobrow_time(const struct job_row *r, char *out, size_t len)
 {
@@ -69,7 +72,15 @@ cJSON *jobrow_json(const struct job_row *r, const char *cluster)
 void jobrow_print_json(cJSON *o)
 {
 	char *text = cJSON_Print(o);
-	puts(text);
+	struct buf b;
+
+	/* Through the sanitiser's JSON form, on a terminal or not: what a
+	 * JSON reader gets is the same, and a terminal never meets another
+	 * user's C1 controls or bidirectional marks (cJSON passes them raw). */
+	buf_init(&b);
+	sanitize_append_json(&b, text, strlen(text));
+	puts(b.data);
+	buf_free(&b);
 	cJSON_free(text);
 	cJSON_Delete(o);
 }

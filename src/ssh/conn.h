@@ -166,6 +166,7 @@ struct conn_stat {
 	int64_t		mtime;
 	uint32_t	mode;		/* permission bits */
 	int		is_dir;
+	int		is_reg;		/* a regular file (links followed) */
 };
 
 /* SFTP on the same session. Relative paths are relative to the home dir. */

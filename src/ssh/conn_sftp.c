@@ -174,6 +174,7 @@ static enum conn_status stat_once(struct conn *c, const char *path, struct conn_
 	st->mtime = (int64_t)a->mtime;
 	st->mode = a->permissions & 07777;
 	st->is_dir = a->type == SSH_FILEXFER_TYPE_DIRECTORY;
+	st->is_reg = a->type == SSH_FILEXFER_TYPE_REGULAR;
 	sftp_attributes_free(a);
 	return CONN_OK;
 }

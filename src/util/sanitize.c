@@ -71,20 +71,51 @@ static unsigned utf8_cp(const unsigned char *p, size_t n)
 }
 
 /* Characters that change how the text around them reads without being
- * seen: bidirectional controls (a name can display reversed), zero-width
- * and invisible characters (two names that look alike differ), the
- * Unicode line separators, the tag characters. */
+ * seen, so that one name can be made to look like another: Unicode's
+ * format characters (general category Cf: bidirectional controls, zero
+ * widths, the Arabic and Egyptian format marks, shorthand and musical
+ * formatting, tags), its other default-ignorable code points (the
+ * combining grapheme joiner, the Hangul and Khmer fillers, variation
+ * selectors) and the line and paragraph separators. Unicode 15.1's
+ * DerivedCoreProperties.txt (Default_Ignorable_Code_Point) and
+ * DerivedGeneralCategory.txt (Cf). */
 static int is_hidden(unsigned cp)
 {
-	return cp == 0x00ad ||				/* soft hyphen */
-	    cp == 0x061c ||				/* Arabic letter mark */
-	    cp == 0x180e ||				/* Mongolian vowel separator */
-	    (cp >= 0x200b && cp <= 0x200f) ||		/* ZWSP, ZWNJ, ZWJ, LRM, RLM */
-	    (cp >= 0x2028 && cp <= 0x202e) ||		/* LS, PS, LRE, RLE, PDF, LRO, RLO */
-	    (cp >= 0x2060 && cp <= 0x206f) ||		/* WJ, invisible operators, LRI..PDI */
-	    cp == 0xfeff ||				/* zero-width no-break space */
-	    (cp >= 0xfff9 && cp <= 0xfffb) ||		/* interlinear annotation */
-	    (cp >= 0xe0000 && cp <= 0xe007f);		/* tags */
+	static const unsigned ranges[][2] = {
+		{ 0x00ad, 0x00ad },	/* soft hyphen */
+		{ 0x034f, 0x034f },	/* combining grapheme joiner */
+		{ 0x0600, 0x0605 },	/* Arabic number signs */
+		{ 0x061c, 0x061c },	/* Arabic letter mark */
+		{ 0x06dd, 0x06dd },	/* Arabic end of ayah */
+		{ 0x070f, 0x070f },	/* Syriac abbreviation mark */
+		{ 0x0890, 0x0891 },	/* Arabic pound and piastre marks above */
+		{ 0x08e2, 0x08e2 },	/* Arabic disputed end of ayah */
+		{ 0x115f, 0x1160 },	/* Hangul fillers */
+		{ 0x17b4, 0x17b5 },	/* Khmer inherent vowels */
+		{ 0x180b, 0x180f },	/* Mongolian variation selectors, vowel separator */
+		{ 0x200b, 0x200f },	/* ZWSP, ZWNJ, ZWJ, LRM, RLM */
+		{ 0x2028, 0x202e },	/* LS, PS, LRE, RLE, PDF, LRO, RLO */
+		{ 0x2060, 0x206f },	/* WJ, invisible operators, LRI..PDI */
+		{ 0x3164, 0x3164 },	/* Hangul filler */
+		{ 0xfe00, 0xfe0f },	/* variation selectors */
+		{ 0xfeff, 0xfeff },	/* zero-width no-break space */
+		{ 0xffa0, 0xffa0 },	/* halfwidth Hangul filler */
+		{ 0xfff0, 0xfffb },	/* unassigned ignorables, interlinear annotation */
+		{ 0x110bd, 0x110bd },	/* Kaithi number sign */
+		{ 0x110cd, 0x110cd },	/* Kaithi number sign above */
+		{ 0x13430, 0x1343f },	/* Egyptian hieroglyph format controls */
+		{ 0x1bca0, 0x1bca3 },	/* shorthand format controls */
+		{ 0x1d173, 0x1d17a },	/* musical symbol formatting */
+		{ 0xe0000, 0xe0fff },	/* tags, variation selectors supplement */
+	};
+	size_t i;
+
+	if (cp < 0xad)
+		return 0;
+	for (i = 0; i < sizeof(ranges) / sizeof(ranges[0]) && ranges[i][0] <= cp; i++)
+		if (cp <= ranges[i][1])
+			return 1;
+	return 0;
 }
 
 /* An SGR sequence (ESC [ digits and semicolons m), short enough to be a
@@ -168,6 +199,46 @@ static void sanitize(struct buf *out, const char *in, size_t len, enum mode mode
 		} else {
 			buf_adds(out, REPLACEMENT);
 			i++;
+		}
+	}
+}
+
+/* One code point as JSON writes it escaped: \uXXXX, a surrogate pair
+ * above the Basic Multilingual Plane. */
+static void json_escape_cp(struct buf *out, unsigned cp)
+{
+	if (cp >= 0x10000) {
+		cp -= 0x10000;
+		buf_addf(out, "\\u%04x\\u%04x", 0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));
+	} else {
+		buf_addf(out, "\\u%04x", cp);
+	}
+}
+
+void sanitize_append_json(struct buf *out, const char *json, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)json;
+	size_t i = 0, n;
+
+	while (i < len) {
+		if (p[i] < 0x80) {
+			/* cJSON escapes the C0 controls in strings itself;
+			 * outside them JSON has only white space. */
+			buf_addc(out, (char)p[i]);
+			i++;
+		} else if (p[i] == 0xc2 && i + 1 < len && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f) {
+			json_escape_cp(out, p[i + 1]);	/* C1: U+0080..U+009F */
+			i += 2;
+		} else if ((n = utf8_len(p + i, len - i)) == 0) {
+			json_escape_cp(out, 0xfffd);
+			i++;
+		} else {
+			unsigned cp = utf8_cp(p + i, n);
+			if (is_hidden(cp))
+				json_escape_cp(out, cp);
+			else
+				buf_add(out, json + i, n);
+			i += n;
 		}
 	}
 }

@@ -26,5 +26,11 @@ void sanitize_append_sgr(struct buf *out, const char *in, size_t len);
 void sanitize_append_line(struct buf *out, const char *in, size_t len);
 /* Whether sanitize_append would change anything in s. */
 int sanitize_needed(const char *in, size_t len);
+/* JSON text (as cJSON prints it: C0 controls already escaped) made safe
+ * for a terminal without changing what a JSON reader gets: C1 controls
+ * (U+009B is a CSI) and the hidden characters above become \uXXXX
+ * escapes of the same code points, and invalid UTF-8, which no JSON text
+ * may hold, \uFFFD. */
+void sanitize_append_json(struct buf *out, const char *json, size_t len);
 
 #endif

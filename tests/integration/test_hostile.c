@@ -162,3 +162,148 @@ Test(hostile, a_job_name_that_is_no_jobs_is_refused_before_connecting, .timeout 
 	cr_expect_neq(access(marker, F_OK), 0, "a job's name ran in a shell");
 	free(marker);
 }
+
+/* A message another user's job put in a record (a status.json line, a
+ * log line) holding a C1 CSI, an OSC 52 clipboard write in its 8-bit
+ * form, a right-to-left override and invalid UTF-8: `status --json` on a
+ * terminal prints them as JSON escapes (what a JSON reader decodes is the
+ * same text; invalid UTF-8, which JSON cannot hold, is U+FFFD), and the
+ * terminal's clipboard, title and screen are untouched. */
+Test(hostile, json_on_a_terminal_shows_c1_osc_and_bidi_as_escapes, .timeout = 120)
+{
+	static const char c1[] =
+		"\xc2\x9d" "52;c;UFdORUQtSlNPTg==" "\xc2\x9c"	/* OSC 52, 8-bit */
+		"\xc2\x9b" "2J"					/* CSI 2J, 8-bit */
+		"job\xe2\x80\xaetxt.exe \xff end";		/* RLO, invalid */
+	char opts[256], env[256], args[160], name[64], *id, *rec = NULL, *state, *title0, *title1;
+	char *buffers, *text, *dir, *jobs, *err = NULL;
+	struct record_store *st;
+	struct job_record *r;
+	struct screen s;
+	struct screen_opts so = { .cols = 200, .lines = 60, .env = env, .args = args };
+
+	snprintf(name, sizeof(name), "hostile%d-json", rig_uniq());
+	snprintf(opts, sizeof(opts), "-J %s -t 5 -o /dev/null", name);
+	id = rig_sbatch(opts, "'sleep 120'");
+	{
+		char tmpl[] = "/tmp/taotop-hostile-XXXXXX";
+		cr_assert_not_null(mkdtemp(tmpl));
+		dir = xstrdup(tmpl);
+	}
+	jobs = xasprintf("%s/taotop/jobs", dir);
+	st = store_open(jobs, &err);
+	cr_assert_not_null(st, "%s", err);
+	rec = store_mint_id(st);
+	r = record_new(rec);
+	record_set(&r->cluster, "rig");
+	record_set(&r->backend_ref, id);
+	record_event(r, c1, "taotop", time(NULL));
+	cr_assert_eq(store_create(st, r, &err), 0, "%s", err);
+	record_free(r);
+	store_close(st);
+	free(jobs);
+	state = dir;
+	snprintf(env, sizeof(env), "XDG_STATE_HOME=%s", state);
+	snprintf(args, sizeof(args), "status %s --json", rec);
+
+	screen_open(&s, "hostile-json", &so);
+	title0 = screen_tmux(&s, "display -p -t 0 '#{pane_title}'");
+	cr_assert_eq(screen_wait_exit(&s, 60), 0);
+	screen_wait(&s, 5, "52;c;UFdORUQtSlNPTg==", NULL);
+	text = screen_text(&s);
+	cr_expect_not_null(strstr(text, "\\u009d52;c;UFdORUQtSlNPTg==\\u009c\\u009b2Jjob\\u202etxt.exe "
+	    "\\ufffd end"), "the escapes as JSON escapes:\n%s", text);
+	cr_expect_null(strstr(text, "\xe2\x80\xae"), "the override reached the terminal:\n%s", text);
+	cr_expect_not_null(strstr(text, "\"record\""), "the record is printed:\n%s", text);
+	title1 = screen_tmux(&s, "display -p -t 0 '#{pane_title}'");
+	cr_expect_str_eq(title1, title0, "the title changed");
+	buffers = screen_tmux(&s, "list-buffers");
+	cr_expect_str_eq(buffers, "", "an OSC 52 write reached the clipboard: %s", buffers);
+	screen_close(&s);
+
+	{
+		char *cmd = xasprintf("scancel %s", id);
+		free(rig_ssh_ok(cmd));
+		free(cmd);
+	}
+	free(text), free(title0), free(title1), free(buffers), free(state), free(rec), free(id);
+}
+
+/* A status file that is a FIFO (or a link to one, or to /dev/zero), put
+ * where a job's status.json was followed by someone who can write to the
+ * shared results folder, would hold the poll's one command until its
+ * time-out, and every job of the cluster would go stale with it: it is
+ * not read, and the other job's progress arrives in the same poll. */
+Test(hostile, a_fifo_status_file_leaves_the_other_jobs_fresh, .timeout = 120)
+{
+	const struct rig *rg = rig_get();
+	char opts[256], env[256], name[64], *id1, *id2, *dir, *jobs, *err = NULL;
+	char *root, *cmd, *rec1 = NULL, *rec2 = NULL, *fifo, *line, *text;
+	struct record_store *st;
+	struct job_record *r;
+	struct screen s;
+	struct screen_opts so = { .cols = 160, .lines = 30, .env = env };
+
+	snprintf(name, sizeof(name), "hostile%d-fifo", rig_uniq());
+	snprintf(opts, sizeof(opts), "-J %s -t 5 -o /dev/null", name);
+	id1 = rig_sbatch(opts, "'sleep 120'");
+	id2 = rig_sbatch(opts, "'sleep 120'");
+	free(rig_wait_state(id1, "RUNNING", 60));
+	free(rig_wait_state(id2, "RUNNING", 60));
+	root = xasprintf("%s/%s-tests", rg->shared, name);
+	fifo = xasprintf("%s/a/train/status.json", root);
+	cmd = xasprintf("mkdir -p %s/a/train %s/b/train && mkfifo %s && printf '%%s\\n' "
+	    "'{\"date\": \"12/4/2026\", \"time\": \"9:6:10\", \"status\": \"RUNNING\", "
+	    "\"verbosity\": \"INFO\", \"message\": \"Training loop in progress\", \"epoch\": 3, "
+	    "\"max_epoch\": 10, \"time_per_epoch\": \"0:01:01\", \"eta\": \"0:07:07\", "
+	    "\"kpi\": {\"loss\": 0.5}}' > %s/b/train/status.json", root, root, fifo, root);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	{
+		char tmpl[] = "/tmp/taotop-hostile-XXXXXX";
+		cr_assert_not_null(mkdtemp(tmpl));
+		dir = xstrdup(tmpl);
+	}
+	jobs = xasprintf("%s/taotop/jobs", dir);
+	st = store_open(jobs, &err);
+	cr_assert_not_null(st, "%s", err);
+	for (int k = 0; k < 2; k++) {
+		char *rd = xasprintf("%s/%c", root, k == 0 ? 'a' : 'b');
+		char **rec = k == 0 ? &rec1 : &rec2;
+		*rec = store_mint_id(st);
+		r = record_new(*rec);
+		record_set(&r->cluster, "rig");
+		record_set(&r->backend_ref, k == 0 ? id1 : id2);
+		record_set(&r->action, "train");
+		record_set(&r->results_dir, rd);
+		if (k == 0)	/* found there before, as a regular file then */
+			record_set(&r->status_path, fifo);
+		r->state = TAO_RUNNING;
+		cr_assert_eq(store_create(st, r, &err), 0, "%s", err);
+		record_free(r);
+		free(rd);
+	}
+	store_close(st);
+	snprintf(env, sizeof(env), "XDG_STATE_HOME=%s", dir);
+
+	/* The monitor: every record's progress in the poll's one command. */
+	screen_open(&s, "hostile-fifo", &so);
+	screen_filter(&s, rec2);
+	screen_wait(&s, 20, "3/10", NULL);
+	line = screen_line_with(&s, "3/10");
+	cr_expect(line != NULL && strstr(line, id2) != NULL &&
+	    rig_matches(line, "(^|[^0-9])3/10([^0-9]|$)"),
+	    "the other job's progress, fresh: %s", line ? line : "(not listed)");
+	free(line);
+	text = screen_text(&s);
+	cr_expect_null(strstr(text, "stale"), "%s", text);
+	free(text);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+
+	cmd = xasprintf("scancel %s %s; rm -rf %s", id1, id2, root);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	free(root), free(fifo), free(jobs), free(dir), free(rec1), free(rec2), free(id1), free(id2);
+}

@@ -2,11 +2,15 @@
  * by this process, by another taotop or by hand, and a missing or corrupt
  * index file is rebuilt from the records, never believed. */
 #include <criterion/criterion.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/allocator_interface.h>
+#endif
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -129,6 +133,54 @@ static void write_text(const char *path, const char *text)
 
 	cr_assert_not_null(f, "%s", path);
 	cr_assert(fputs(text, f) >= 0 && fclose(f) == 0, "%s", path);
+}
+
+/* An index file's count is believed only as far as its lines bear it
+ * out: the checksum covers the lines, not the count, and a file of a few
+ * lines claiming 200 million records once made every start reserve
+ * gigabytes (and abort). */
+Test(recindex, a_count_its_lines_do_not_bear_out_is_not_believed)
+{
+	struct record_store *s = store_at(NULL);
+	char *dir = xstrdup(store_dir(s));
+	char *file = xasprintf("%s/.index/records", dir), *err = NULL, *text, *end;
+	size_t len = 0;
+	FILE *f;
+
+	put(s, "tao-20261201-hhhhhh", "501", TAO_RUNNING);
+	put(s, "tao-20261201-iiiiii", "502", TAO_DONE);
+	recindex_refresh(recindex_of(s), NULL);
+	store_close(s);
+	text = file_read_all(file, &len, &err);
+	cr_assert_not_null(text, "%s", err);
+	end = strstr(text, "\nend 2 ");
+	cr_assert_not_null(end, "the index ends \"end 2 SUM\": %s", text);
+	f = fopen(file, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "%.*send 200000000 %s", (int)(end + 1 - text), text, end + strlen("\nend 2 "));
+	fclose(f);
+	/* What the load may take: under the sanitizer (whose shadow memory
+	 * rules out an address-space limit) the allocator's own count; else
+	 * 2 GiB of address space, where the old reserve died in xmalloc. */
+#if defined(__SANITIZE_ADDRESS__)
+	size_t before = __sanitizer_get_current_allocated_bytes();
+#else
+	struct rlimit lim;
+	cr_assert_eq(getrlimit(RLIMIT_AS, &lim) == 0 && setrlimit(RLIMIT_AS,
+	    &(struct rlimit){ .rlim_cur = (rlim_t)2 << 30, .rlim_max = lim.rlim_max }), 0);
+#endif
+	s = store_at(dir);
+	recindex_refresh(recindex_of(s), NULL);
+#if defined(__SANITIZE_ADDRESS__)
+	cr_expect_lt(__sanitizer_get_current_allocated_bytes() - before, (size_t)64 << 20,
+	    "%zu bytes taken: the claimed count was reserved",
+	    __sanitizer_get_current_allocated_bytes() - before);
+#endif
+	cr_expect_eq(state_of(recindex_of(s), "tao-20261201-hhhhhh"), TAO_RUNNING);
+	cr_expect_eq(state_of(recindex_of(s), "tao-20261201-iiiiii"), TAO_DONE);
+	cr_expect_eq(count(recindex_of(s), NULL), 2);
+	store_close(s);
+	free(text), free(file), free(dir);
 }
 
 Test(recindex, sees_another_taotops_writes)

@@ -1,5 +1,7 @@
 /* Nothing from a job's log may act on the terminal. */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/buf.h"
@@ -91,6 +93,102 @@ Test(sanitize, bidi_and_zero_width_are_shown_never_applied)
 		char *again = clean(got, strlen(got));
 		cr_expect_str_eq(again, got, "idempotent, case %zu", i);
 		free(again);
+		free(got);
+	}
+#undef CASE
+}
+
+/* A code point as UTF-8, for the tables below. */
+static size_t utf8_of(unsigned cp, char *out)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | cp >> 12);
+		out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | cp >> 18);
+	out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+	out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* Those a reviewer made two job names look alike with: Unicode's format
+ * characters, fillers and variation selectors; each shown, never drawn.
+ * Their visible neighbours stay as they are. */
+Test(sanitize, fillers_format_characters_and_variation_selectors_are_shown)
+{
+	static const unsigned hidden[] = {
+		0x034f, 0x115f, 0x1160, 0x17b4, 0x17b5, 0x3164, 0xffa0, 0xfe00, 0xfe0f,
+		0x180b, 0xe0100, 0xe01ef, 0x0600, 0x0605, 0x06dd, 0x070f, 0x08e2,
+		0x1bca0, 0x1bca3, 0x1d173, 0x1d17a, 0x13430, 0x110bd, 0xfff0,
+	};
+	static const unsigned visible[] = {
+		0x034e, 0x0606, 0x1161, 0x17b6, 0x3165, 0xfe10, 0xffa1, 0x1bca4,
+		0x1d17b, 0x00e9, 0x4e2d, 0x1f600,
+	};
+	char in[32], want[32];
+	size_t i, n;
+
+	for (i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++) {
+		n = utf8_of(hidden[i], in + 4);
+		memcpy(in, "name", 4);
+		in[4 + n] = '\0';
+		snprintf(want, sizeof(want), "name<U+%04X>", hidden[i]);
+		char *got = clean(in, 4 + n);
+		cr_expect_str_eq(got, want, "U+%04X", hidden[i]);
+		cr_expect(sanitize_needed(in, 4 + n), "U+%04X needs the sanitiser", hidden[i]);
+		free(got);
+	}
+	for (i = 0; i < sizeof(visible) / sizeof(visible[0]); i++) {
+		n = utf8_of(visible[i], in);
+		in[n] = '\0';
+		char *got = clean(in, n);
+		cr_expect_str_eq(got, in, "U+%04X kept", visible[i]);
+		cr_expect(!sanitize_needed(in, n), "U+%04X needs nothing", visible[i]);
+		free(got);
+	}
+}
+
+static char *json_clean(const char *in, size_t len)
+{
+	struct buf b;
+	buf_init(&b);
+	sanitize_append_json(&b, in, len);
+	return buf_detach(&b);
+}
+
+/* --json's text through the sanitiser: a C1 CSI, an OSC 52 clipboard
+ * write in 8-bit form, a bidi override, invalid UTF-8 and a variation
+ * selector above the BMP become escapes a JSON reader decodes to the
+ * same code points; visible text and the JSON around it stay. */
+Test(sanitize, json_text_keeps_its_meaning_and_loses_its_controls)
+{
+#define CASE(in, want) { in, sizeof(in) - 1, want }
+	struct { const char *in; size_t len; const char *want; } cases[] = {
+		CASE("{\"m\": \"a\xc2\x9b" "2Jb\"}", "{\"m\": \"a\\u009b2Jb\"}"),
+		CASE("\"\xc2\x9d" "52;c;ZXZpbA==\xc2\x9c\"", "\"\\u009d52;c;ZXZpbA==\\u009c\""),
+		CASE("\"job\xe2\x80\xaetxt.exe\"", "\"job\\u202etxt.exe\""),
+		CASE("\"bad\xff\xc3\"", "\"bad\\ufffd\\ufffd\""),
+		CASE("\"vs\xf3\xa0\x84\x80\"", "\"vs\\udb40\\udd00\""),
+		CASE("\"caf\xc3\xa9 \\n\"", "\"caf\xc3\xa9 \\n\""),
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = json_clean(cases[i].in, cases[i].len);
+		cr_expect_str_eq(got, cases[i].want, "case %zu", i);
+		for (const char *c = got; *c; c++)
+			cr_expect((unsigned char)*c != 0xc2 || ((unsigned char)c[1] & 0xe0) != 0x80,
+			    "no C1 left, case %zu", i);
 		free(got);
 	}
 #undef CASE

@@ -1,10 +1,12 @@
 /* The poll command and its parser, on output shaped like SLURM 22.05's. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/slurm/slurm.h"
 #include "util/buf.h"
+#include "util/xmalloc.h"
 
 #define US "\x1f"
 #define N "0123456789abcdef"	/* the poll's nonce */
@@ -103,6 +105,32 @@ Test(slurm, a_missing_answer_is_not_a_success)
 		slurm_poll_parse(junk, junk, N, &p);
 		slurm_poll_free(&p);
 	}
+}
+
+/* Lines that never end a record (a job's name with no delimiter after it,
+ * or an answer cut at the output cap) are skipped one by one, each
+ * exactly once, and the records after them still parse: the parse reads
+ * ahead for a record's end once, not once per line (make bench times it
+ * over 16 MiB). */
+Test(slurm, a_flood_of_unended_lines_is_skipped_line_by_line)
+{
+	static const char line[] = "garbage" D "that never ends its record\n";
+	size_t nlines = (2u << 20) / (sizeof(line) - 1), i, at;
+	char *in = xmalloc(strlen(M "squeue\n") + nlines * (sizeof(line) - 1) + strlen(sample) + 1);
+	struct slurm_poll p;
+
+	at = (size_t)sprintf(in, "%s", M "squeue\n");
+	for (i = 0; i < nlines; i++) {
+		memcpy(in + at, line, sizeof(line) - 1);
+		at += sizeof(line) - 1;
+	}
+	strcpy(in + at, sample);
+	slurm_poll_parse(in, "", N, &p);
+	cr_expect_eq(p.n, 6, "the records after the flood: %zu", p.n);
+	cr_expect_eq(p.skipped, nlines + 2, "each unended line skipped once: %zu of %zu", p.skipped, nlines + 2);
+	cr_expect_not_null(slurm_poll_find(&p, "102"));
+	slurm_poll_free(&p);
+	free(in);
 }
 
 Test(slurm, gpu_counts)

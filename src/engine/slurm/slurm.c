@@ -303,13 +303,27 @@ static const char *take_mark(const char *what, enum poll_section *section, struc
  * Both commands end every field with the delimiter (squeue by its format,
  * sacct by -p); the fields are split at it too.
  */
+/* Whether the len bytes at p hold the n bytes of s (memmem is not POSIX). */
+static int holds(const char *p, size_t len, const char *s, size_t n)
+{
+	const char *c;
+
+	while (len >= n && (c = memchr(p, s[0], len - n + 1)) != NULL) {
+		if (memcmp(c, s, n) == 0)
+			return 1;
+		len -= (size_t)(c + 1 - p);
+		p = c + 1;
+	}
+	return 0;
+}
+
 void slurm_poll_parse(const char *out, const char *err, const char *nonce, struct slurm_poll *p)
 {
 	enum poll_section section = NONE;
 	char mark[64], delim[64], term[64], nlmark[64];
-	const char *q = out != NULL ? out : "", *next = NULL;
-	size_t mlen, cap = 0;
-	int no_more = 0;
+	const char *q = out != NULL ? out : "", *next = NULL, *term_at = NULL;
+	size_t mlen, dlen, cap = 0;
+	int no_more = 0, no_term = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->squeue_rc = p->sacct_rc = p->history_rc = -1;
@@ -322,6 +336,7 @@ void slurm_poll_parse(const char *out, const char *err, const char *nonce, struc
 	snprintf(delim, sizeof(delim), US "%.16s", nonce);
 	snprintf(term, sizeof(term), US "%.16s\n", nonce);
 	mlen = strlen(mark);
+	dlen = strlen(delim);
 	while (*q != '\0') {
 		const char *end, *nl;
 		struct slurm_job j;
@@ -336,10 +351,17 @@ void slurm_poll_parse(const char *out, const char *err, const char *nonce, struc
 			q = take_mark(q + mlen, &section, p);
 			continue;
 		}
-		end = strstr(q, term);
-		/* The next mark, searched again only once passed: searching
-		 * from every record would read the rest of the answer each
-		 * time (quadratic: most of a 1 000-job poll's time). */
+		/* The next record's end and the next mark, each searched again
+		 * only once passed: searching from every line would read the
+		 * rest of the answer each time (quadratic: most of a 1 000-job
+		 * poll's time, and hours over 64 MiB of lines that never end a
+		 * record). The first found from an earlier place is still the
+		 * first from here while it lies ahead. */
+		if (term_at == NULL ? !no_term : term_at < q) {
+			term_at = strstr(q, term);
+			no_term = term_at == NULL;
+		}
+		end = term_at;
 		if (next == NULL ? !no_more : next < q) {
 			next = strstr(q, nlmark);
 			no_more = next == NULL;
@@ -355,7 +377,7 @@ void slurm_poll_parse(const char *out, const char *err, const char *nonce, struc
 		/* A line before the record's first field ends is not part of
 		 * it (an id never holds a newline): garbage, skipped alone. */
 		nl = memchr(q, '\n', (size_t)(end - q));
-		if (nl != NULL && nl < strstr(q, delim)) {
+		if (nl != NULL && !holds(q, (size_t)(nl - q), delim, dlen)) {
 			p->skipped++;
 			q = nl + 1;
 			continue;

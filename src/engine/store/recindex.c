@@ -683,6 +683,19 @@ static int load_line(struct rec_index *x, char *line)
 	return rc;
 }
 
+/* The lines from p up to end: at most one record each. */
+static unsigned long long lines_in(const char *p, const char *end)
+{
+	unsigned long long n = p < end ? 1 : 0;
+
+	while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		p++;
+		if (p < end)
+			n++;
+	}
+	return n;
+}
+
 static int load_text(struct rec_index *x, char *text, size_t len)
 {
 	char *end, *line, *next;
@@ -700,8 +713,12 @@ static int load_text(struct rec_index *x, char *text, size_t len)
 	if (end == NULL || sscanf(end + 1, "end %llu %" SCNx64, &count, &sum) != 2 ||
 	    checksum(text, (size_t)(end + 1 - text)) != sum)
 		return -1;
-	/* Sized once for what it holds: no table rehashed as it fills. */
-	if (count > 0 && count < ((size_t)1 << 28)) {
+	/* Sized once for what it holds: no table rehashed as it fills. The
+	 * count is believed only as far as the text bears it out (a line a
+	 * record): a short file claiming millions reserves nothing. */
+	if (count > lines_in(text + strlen(INDEX_MAGIC), end))
+		return -1;
+	if (count > 0) {
 		strmap_reserve(x->by_id, (size_t)count);
 		strmap_reserve(x->by_ref, (size_t)count);
 		strmap_reserve(x->by_cref, (size_t)count);

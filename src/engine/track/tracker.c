@@ -148,7 +148,10 @@ static void status_sections(struct buf *cmd, struct progress *const *which, size
 				p->next_search = now + STATUS_SEARCH_EVERY_S;
 			}
 		}
-		buf_addf(cmd, "; if [ -n \"$f\" ] && s=$(wc -c < \"$f\" 2>/dev/null); then "
+		/* Only a regular file is read: a FIFO (or a link to one, or
+		 * to /dev/zero) put at a status file's path would hold the
+		 * poll's one command, and every job of the cluster with it. */
+		buf_addf(cmd, "; if [ -n \"$f\" ] && [ -f \"$f\" ] && s=$(wc -c < \"$f\" 2>/dev/null); then "
 		    "[ \"$s\" -lt \"$o\" ] && o=0; "
 		    "printf '\\n@@%s:json %zu %%s %%s %%s\\n' \"$o\" \"$s\" \"$f\"; "
 		    "tail -c +$((o + 1)) \"$f\" | head -c %u; printf '\\n@@%s:jend %zu\\n'; fi",

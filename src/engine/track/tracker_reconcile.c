@@ -65,7 +65,7 @@ static int locate(struct conn *c, const struct job_record *r, const char *found,
 		*path = xstrdup(found);
 	for (i = 0; i < n && *path == NULL && rc == 0; i++) {
 		enum conn_status st = conn_stat(c, places[i], &cs, &err);
-		if (st == CONN_OK)
+		if (st == CONN_OK && cs.is_reg)
 			*path = xstrdup(places[i]);
 		else if (st != CONN_NOTFOUND)
 			rc = -1;
@@ -138,6 +138,12 @@ static enum judged judge_status(struct conn *c, const struct job_record *r,
 	buf_init(&b);
 	if (conn_stat(c, path, &st, &err) != CONN_OK) {
 		res = JUDGE_LATER;
+		goto out;
+	}
+	if (!st.is_reg) {
+		/* Opened, a FIFO would hold the session's SFTP channel. */
+		*message = xasprintf("%s is not a regular file (a FIFO, a device or a link to "
+		    "one): not read", path);
 		goto out;
 	}
 	off = st.size > STATUS_TAIL ? st.size - STATUS_TAIL : 0;
