@@ -16,8 +16,13 @@ _taotop()
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return 0
 	fi
-	local IFS=$'\n'
-	# shellcheck disable=SC2207
-	COMPREPLY=($(compgen -W "$words" -- "$cur"))
+	# Matched here, not by compgen -W, which expands each word (a
+	# command substitution in a cluster's name or a record's field would
+	# run): a candidate is kept as it is when it starts with what is typed.
+	local w
+	COMPREPLY=()
+	while IFS= read -r w; do
+		[[ $w == "$cur"* ]] && COMPREPLY+=("$w")
+	done <<<"$words"
 }
 complete -F _taotop taotop

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -254,4 +255,76 @@ Test(completion, zsh_completes_st_and_the_ids_at_tab)
 	    "status <TAB> did not offer %s and %s:\n%s", ids[0], ids[1], screen);
 	free(screen);
 	sh("tmux -L %s kill-server 2>/dev/null", sock);
+}
+
+/* A candidate holding a command substitution (a cluster's name in a
+ * config written by hand, a field that came from elsewhere) is offered as
+ * the text it is, never run: compgen -W expanded its word list. Here the
+ * candidates come from a taotop that prints such words, first on PATH. */
+Test(completion, bash_runs_nothing_a_candidate_holds)
+{
+	char *fake = xasprintf("%s/fakebin", dir), *p, *marker = xasprintf("%s/pwned", dir);
+	char *old_path = xstrdup(getenv("PATH")), *got;
+	FILE *f;
+
+	cr_assert_eq(mkdir(fake, 0700), 0);
+	p = xasprintf("%s/taotop", fake);
+	f = fopen(p, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "#!/bin/sh\nprintf '%%s\\n' alpha '$(touch %s)' '`touch %s`' '${HOME:+x}'\n",
+	    marker, marker);
+	fclose(f);
+	cr_assert_eq(chmod(p, 0755), 0);
+	free(p);
+	p = xasprintf("%s:%s", fake, old_path);
+	setenv("PATH", p, 1);
+	free(p);
+
+	got = bash_complete("taotop logs --cluster ");
+	p = xasprintf("alpha\n$(touch %s)\n`touch %s`\n${HOME:+x}\n", marker, marker);
+	cr_expect_str_eq(got, p, "the candidates as they are");
+	free(got), free(p);
+	got = bash_complete("taotop logs --cluster $");
+	p = xasprintf("$(touch %s)\n${HOME:+x}\n", marker);
+	cr_expect_str_eq(got, p, "matched by their text");
+	free(got), free(p);
+	cr_expect_neq(access(marker, F_OK), 0, "a candidate ran in the completing shell");
+
+	setenv("PATH", old_path, 1);
+	free(old_path), free(marker), free(fake);
+}
+
+/* The config's cluster names are checked where the file is read: one
+ * holding a shell's words is refused with the rule, before anything
+ * offers or uses it. */
+Test(completion, a_cluster_name_with_shell_words_is_refused_where_the_config_is_read)
+{
+	char *p = xasprintf("%s/hostile.yaml", dir), *got, *marker = xasprintf("%s/pwned2", dir);
+	FILE *f = fopen(p, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f, "clusters:\n  \"x$(touch %s)\":\n    hosts: a.example\n", marker);
+	fclose(f);
+	setenv("TAOTOP_CONFIG", p, 1);
+	got = bash_complete("taotop logs --cluster ");
+	cr_expect_str_eq(got, "", "no cluster offered from a config that is refused");
+	free(got);
+	{
+		char *cmd = xasprintf("taotop jobs 2>&1"), buf[1024] = "";
+		FILE *o = popen(cmd, "r");
+		size_t n = fread(buf, 1, sizeof(buf) - 1, o);
+		buf[n] = '\0';
+		cr_expect_neq(pclose(o), 0, "%s", buf);
+		cr_expect_not_null(strstr(buf, "a cluster's name holds only letters, digits, '-', '_' and '.'"),
+		    "%s", buf);
+		free(cmd);
+	}
+	cr_expect_neq(access(marker, F_OK), 0, "the name ran somewhere");
+	p[strlen(p) - strlen("hostile.yaml")] = '\0';
+	{
+		char *good = xasprintf("%sconfig.yaml", p);
+		setenv("TAOTOP_CONFIG", good, 1);
+		free(good);
+	}
+	free(p), free(marker);
 }

@@ -7,6 +7,7 @@
  */
 #include "engine/config/config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +23,18 @@
 #include "util/file.h"
 #include "util/xmalloc.h"
 #include "util/yamldoc.h"
+
+int config_name_ok(const char *s)
+{
+	size_t n = 0;
+
+	if (s == NULL || s[0] == '-' || s[0] == '.' || s[0] == '\0')
+		return 0;
+	for (; *s != '\0'; s++, n++)
+		if (!isalnum((unsigned char)*s) && strchr("-_.", *s) == NULL)
+			return 0;
+	return n <= CONFIG_NAME_MAX;
+}
 
 static char *env(const char *name)
 {
@@ -331,6 +344,11 @@ static int parse_text(struct config *cfg, const char *path, const char *text, si
 					rc = yamldoc_fail(err, path, name, "a cluster's name must be a text");
 					break;
 				}
+				if (!config_name_ok(yamldoc_scalar(name))) {
+					rc = yamldoc_fail(err, path, name, "cluster name '%s': "
+					    CONFIG_NAME_RULE, yamldoc_scalar(name));
+					break;
+				}
 				cfg->clusters = xreallocarray(cfg->clusters, cfg->n + 1, sizeof(*cfg->clusters));
 				rc = read_cluster(&doc, path, name, yaml_document_get_node(&doc, c->value),
 				    &cfg->clusters[cfg->n], err);
@@ -461,6 +479,12 @@ int config_load(struct config *cfg, char **err)
 		free(path);
 		config_free(cfg);
 		return CONFIG_NONE;
+	}
+	if (cfg->n == 0 && getenv("TAOTOP_CLUSTER") != NULL && getenv("TAOTOP_CLUSTER")[0] != '\0' &&
+	    !config_name_ok(getenv("TAOTOP_CLUSTER"))) {
+		*err = xasprintf("TAOTOP_CLUSTER='%s': " CONFIG_NAME_RULE, getenv("TAOTOP_CLUSTER"));
+		config_free(cfg);
+		return -1;
 	}
 	if (cfg->n == 0) {
 		/* No file: the seed's variables are the one cluster. */

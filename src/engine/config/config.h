@@ -106,6 +106,14 @@ struct config {
 	size_t			 nkeys;
 };
 
+/* A cluster's name: what it may hold, wherever it is read (the config
+ * file, TAOTOP_CLUSTER, taotop init), since it reaches file names, shell
+ * completion and a probe job's name. */
+#define CONFIG_NAME_MAX 64
+#define CONFIG_NAME_RULE "a cluster's name holds only letters, digits, '-', '_' and '.', " \
+	"starts with a letter or digit and has at most 64 characters"
+int config_name_ok(const char *s);
+
 /* -1 with a sentence naming the wrong or missing input and where to set
  * it; CONFIG_NONE (and a sentence saying how to set one up) when no
  * cluster is configured at all: no file, or none in it, and no

@@ -195,8 +195,8 @@ char *setup_problem(const struct setup_draft *d, enum setup_field f,
 		return NULL;
 	case SF_NAME:
 		name = v[0] != '\0' ? xstrdup(v) : setup_default_name(d);
-		if (name[0] != '\0' && !name_ok(name)) {
-			err = xasprintf("cluster name '%s': use letters, digits, - _ and .", name);
+		if (name[0] != '\0' && !config_name_ok(name)) {
+			err = xasprintf("cluster name '%s': " CONFIG_NAME_RULE, name);
 		} else if (existing != NULL) {
 			for (i = 0; i < existing->n && err == NULL; i++)
 				if (strcmp(existing->clusters[i].name, name) == 0)
