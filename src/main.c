@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "ui/ui.h"
+#include "util/compat.h"
 
 int main(int argc, char **argv)
 {
@@ -31,6 +32,11 @@ int main(int argc, char **argv)
 			shorts[strlen(shorts)] = g[i].letter;
 	}
 	lopts[n] = (struct option){ NULL, 0, NULL, 0 };
+	/* No core file, and no ptrace by the user's other processes, from the
+	 * first instruction: a one-time code, a password or an NGC key may be
+	 * typed later, and a secret read from a .env, and each passes through
+	 * buffers no wipe can reach (libssh's, the terminal's). */
+	compat_no_dumps();
 	/* Before any thread: libssh 0.11 must leave a ProxyJump to taotop
 	 * (ssh/conn.c reads it back into its own jump chain). */
 	setenv("OPENSSH_PROXYJUMP", "1", 0);

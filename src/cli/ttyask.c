@@ -60,6 +60,54 @@ static int read_answer(struct buf *ans)
 	}
 }
 
+/* One prompt on stderr, its answer read from stdin, with echo off (and
+ * given back on Ctrl-C) unless echo is asked for. */
+static int ask_one(const char *t, int echo, struct buf *ans)
+{
+	struct termios old, quiet;
+	struct sigaction old_int, old_term, old_hup;
+	int hide = !echo && tcgetattr(STDIN_FILENO, &old) == 0, rc;
+
+	/* Echo off before the prompt shows: keys typed as soon as it
+	 * appears must not be echoed. */
+	if (hide) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = restore_and_die;
+		sigemptyset(&sa.sa_mask);
+		tty_saved = old;
+		sigaction(SIGINT, &sa, &old_int);
+		sigaction(SIGTERM, &sa, &old_term);
+		sigaction(SIGHUP, &sa, &old_hup);
+		quiet = old;
+		quiet.c_lflag &= ~(tcflag_t)ECHO;
+		quiet.c_lflag |= ECHONL;
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
+	}
+	say("", t, strlen(t), 0);
+	fflush(stderr);
+	rc = read_answer(ans);
+	if (hide) {
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		sigaction(SIGHUP, &old_hup, NULL);
+	}
+	return rc;
+}
+
+int tty_ask_hidden(const char *prompt, struct buf *answer)
+{
+	int rc;
+
+	if (!isatty(STDIN_FILENO))
+		return -1;
+	pthread_mutex_lock(&tty_lock);
+	rc = ask_one(prompt, 0, answer);
+	pthread_mutex_unlock(&tty_lock);
+	return rc;
+}
+
 static int tty_ask(const struct conn_challenge *ch, struct buf *answers, void *data)
 {
 	size_t i;
@@ -83,38 +131,9 @@ static int tty_ask(const struct conn_challenge *ch, struct buf *answers, void *d
 	}
 	if (ch->said != NULL)
 		say("taotop: refused: ", ch->said, strlen(ch->said), 1);
-	for (i = 0; i < ch->n && rc == 0; i++) {
-		const char *t = ch->prompts[i].text ? ch->prompts[i].text : "";
-		struct termios old, quiet;
-		struct sigaction old_int, old_term, old_hup;
-		int hide = !ch->prompts[i].echo && tcgetattr(STDIN_FILENO, &old) == 0;
-
-		/* Echo off before the prompt shows: keys typed as soon as it
-		 * appears must not be echoed. */
-		if (hide) {
-			struct sigaction sa;
-			memset(&sa, 0, sizeof(sa));
-			sa.sa_handler = restore_and_die;
-			sigemptyset(&sa.sa_mask);
-			tty_saved = old;
-			sigaction(SIGINT, &sa, &old_int);
-			sigaction(SIGTERM, &sa, &old_term);
-			sigaction(SIGHUP, &sa, &old_hup);
-			quiet = old;
-			quiet.c_lflag &= ~(tcflag_t)ECHO;
-			quiet.c_lflag |= ECHONL;
-			tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
-		}
-		say("", t, strlen(t), 0);
-		fflush(stderr);
-		rc = read_answer(&answers[i]);
-		if (hide) {
-			tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
-			sigaction(SIGINT, &old_int, NULL);
-			sigaction(SIGTERM, &old_term, NULL);
-			sigaction(SIGHUP, &old_hup, NULL);
-		}
-	}
+	for (i = 0; i < ch->n && rc == 0; i++)
+		rc = ask_one(ch->prompts[i].text ? ch->prompts[i].text : "", ch->prompts[i].echo,
+		    &answers[i]);
 	pthread_mutex_unlock(&tty_lock);
 	return rc;
 }

@@ -3,6 +3,7 @@
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,14 +31,22 @@ void user_open(struct user *u, const char *name, const char *config)
 	cr_assert_not_null(f);
 	fputs(config ? config : "# no clusters: the environment names the cluster\n", f);
 	fclose(f);
-	u->env = xasprintf("HF_TOKEN=%s NGC_KEY=%s SLURM_BASE_RESULTS_DIR=lustre://%s/jobs "
-	    "XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s", USER_TOKEN, USER_NGC_KEY, u->remote, u->local, path);
+	u->env = xasprintf("HF_TOKEN=%s SLURM_BASE_RESULTS_DIR=lustre://%s/jobs "
+	    "XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s", USER_TOKEN, u->remote, u->local, path);
 	free(path);
 	/* What the README says to do once per cluster for nvcr.io images
-	 * (once: a second time taotop leaves the file as it is). */
-	if (rig_taotop(u->env, "preflight --install-ngc-credentials", &out) != 0)
+	 * (once: a second time taotop leaves the file as it is), the key in a
+	 * file of the user's, as a machine without a terminal gives it. */
+	path = xasprintf("%s/ngc.key", u->local);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "%s\n", USER_NGC_KEY);
+	fclose(f);
+	cr_assert_eq(chmod(path, 0600), 0);
+	cmd = xasprintf("preflight --install-ngc-credentials --ngc-key-file %s", path);
+	if (rig_taotop(u->env, cmd, &out) != 0)
 		cr_assert(strstr(out, "already exists") != NULL, "%s", out);
-	free(out);
+	free(out), free(cmd), free(path);
 }
 
 void user_close(struct user *u)

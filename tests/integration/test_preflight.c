@@ -84,7 +84,7 @@ Test(preflight, ngc_credentials_go_in_0600_and_the_key_shows_nowhere, .timeout =
 	cr_expect(strstr(err, KEY) == NULL, "the error shows the key");
 	free(err), err = NULL;
 	cr_expect_eq(preflight_install_ngc(c, "", &err), -1);
-	cr_expect(strstr(err, "NGC_KEY is not set") != NULL, "%s", err);
+	cr_expect(strstr(err, "no NGC API key was given") != NULL, "%s", err);
 	free(err);
 	free(rig_ssh_ok("rm -f ~/.config/enroot/.credentials"));
 	free(path);
@@ -114,17 +114,37 @@ Test(preflight, a_private_image_converts_once_the_credentials_are_installed, .ti
 	    "action: train\ndatasets: [lustre://%s/data]\ngpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n"
 	    "spec:\n  train:\n    num_epochs: 1\n", remote);
 	fclose(f);
-	env = xasprintf("NGC_KEY=%s SLURM_BASE_RESULTS_DIR=lustre://%s/jobs XDG_STATE_HOME=%s/state",
-	    KEY, remote, tmpl);
+	env = xasprintf("SLURM_BASE_RESULTS_DIR=lustre://%s/jobs XDG_STATE_HOME=%s/state",
+	    remote, tmpl);
 	args = xasprintf("submit %s", bundle);
 	free(rig_ssh_ok("rm -f ~/.config/enroot/.credentials"));
 	cr_expect_neq(rig_taotop(env, args, &out), 0, "%s", out);
 	cr_expect(strstr(out, "401 Unauthorized") != NULL, "the registry's words:\n%s", out);
 	cr_expect(strstr(out, "taotop preflight --install-ngc-credentials") != NULL, "%s", out);
 	free(out);
-	cr_assert_eq(rig_taotop(env, "preflight --install-ngc-credentials", &out), 0, "%s", out);
-	cr_expect(strstr(out, KEY) == NULL, "the key was printed:\n%s", out);
-	free(out);
+	{
+		/* The key from a file of the user's (a script's way: no
+		 * terminal here to type it); never from the environment. */
+		char *keyfile = xasprintf("%s/ngc.key", tmpl), *a;
+		f = fopen(keyfile, "w");
+		cr_assert_not_null(f);
+		fprintf(f, "%s\n", KEY);
+		fclose(f);
+		cr_assert_eq(chmod(keyfile, 0644), 0);
+		a = xasprintf("preflight --install-ngc-credentials --ngc-key-file %s", keyfile);
+		cr_expect_eq(rig_taotop(env, a, &out), 1, "%s", out);
+		cr_expect(strstr(out, "must be a file of yours that no one else can read or write") != NULL,
+		    "a key file others can read is refused:\n%s", out);
+		free(out);
+		cr_expect_eq(rig_taotop(env, "preflight --install-ngc-credentials", &out), 1, "%s", out);
+		cr_expect(strstr(out, "no NGC API key: run this in a terminal to type it") != NULL,
+		    "without a terminal or a file:\n%s", out);
+		free(out);
+		cr_assert_eq(chmod(keyfile, 0600), 0);
+		cr_assert_eq(rig_taotop(env, a, &out), 0, "%s", out);
+		cr_expect(strstr(out, KEY) == NULL, "the key was printed:\n%s", out);
+		free(out), free(a), free(keyfile);
+	}
 	cr_expect_eq(rig_taotop(env, args, &out), 0, "%s", out);
 	cr_expect(strstr(out, "image: converted") != NULL, "%s", out);
 	free(out);

@@ -263,6 +263,7 @@ Test(retry, a_retry_takes_its_secret_from_the_bundles_env_file, .timeout = 300)
 	cr_assert_not_null(f);
 	fputs("export RETRY_TOKEN='tok-0123456789'\n", f);
 	fclose(f);
+	cr_assert_eq(chmod(envfile, 0600), 0);
 	text = xasprintf(
 	    "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
 	    "action: train\ncommand: [sh, -c, 'if [ -e %%B/results/ran-once ]; then echo \"recovered "

@@ -431,12 +431,15 @@ Test(submit, supporting_files_are_checked_before_anything_is_written_and_staged,
 	sub_close(&e);
 }
 
+static int jobs_under(const struct sub_env *e);
+
 Test(submit, a_secret_may_come_from_a_dotenv_file_beside_the_bundle, .timeout = 120)
 {
 	struct sub_env e;
 	struct submit_result res;
 	char *err = NULL;
 
+	memset(&res, 0, sizeof(res));
 	sub_open(&e, "dotenv", NULL);
 	unsetenv("HF_TOKEN");
 	char *dotenv = xasprintf("%s/.env", e.local);
@@ -446,6 +449,17 @@ Test(submit, a_secret_may_come_from_a_dotenv_file_beside_the_bundle, .timeout = 
 	char *spec = sub_bundle(&e, "dotenv", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
 	    "command: [sh, -c, 'cd %B/root/*/results && printf %s \"$HF_TOKEN\" | wc -c > seen-len']\n"
 	    "time_hours: 0.2\nsecrets: [HF_TOKEN]\n");
+	/* As an editor leaves it, readable by others: refused, with the fix,
+	 * and nothing submitted. */
+	cr_assert_eq(chmod(dotenv, 0644), 0);
+	cr_expect_neq(sub_submit(&e, spec, &res, &err), 0, "a .env others can read was used");
+	cr_expect(err != NULL && strstr(err, "can be read or written by others (mode 644): not read; "
+	    "chmod 600 ") != NULL, "%s", err ? err : "");
+	cr_expect(err == NULL || strstr(err, TOKEN) == NULL, "the error holds the secret");
+	cr_expect_eq(jobs_under(&e), 0, "a job was submitted");
+	free(err), err = NULL;
+	submit_result_free(&res);
+	cr_assert_eq(chmod(dotenv, 0600), 0);
 	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
 	sub_wait_final(&e, res.record_id, 90);
 	/* In the job's results folder (under its job folder, which the job

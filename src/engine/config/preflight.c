@@ -153,7 +153,7 @@ static void add_results(struct preflight *p, struct conn *c, const struct cluste
 	check_partitions(p, cl, f->parts ? f->parts : "");
 	add(p, "ngc credentials", f->ngc, 1, xstrdup("no ~/.config/enroot/.credentials on the cluster: "
 	    "private nvcr.io images will fail to import (\"Could not process JSON input\"); install "
-	    "it once with: NGC_KEY=... taotop preflight --install-ngc-credentials"));
+	    "it once with: taotop preflight --install-ngc-credentials (it asks for the key)"));
 }
 
 int preflight_run(struct conn *c, const struct cluster_cfg *cl, struct preflight *p, char **err)
@@ -204,8 +204,8 @@ int preflight_install_ngc(struct conn *c, const char *ngc_key, char **err)
 	int rc;
 
 	if (ngc_key == NULL || ngc_key[0] == '\0' || strpbrk(ngc_key, " \t\n") != NULL) {
-		*err = xstrdup("NGC_KEY is not set (or holds white space): export your NGC API key "
-		    "in this shell first; it is sent over SFTP only, never shown");
+		*err = xstrdup("no NGC API key was given (or it holds white space): type it when "
+		    "asked, or put it alone in a file of yours (mode 600) and give --ngc-key-file");
 		return -1;
 	}
 	if (conn_mkdir_p(c, ".config/enroot", 0700, err) != CONN_OK)

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/store/record.h"
 #include "engine/submit/spec.h"
@@ -39,12 +41,37 @@ int secrets_name_ok(const char *name)
 
 /* The value of name in a .env file (NAME=value lines, "export " and quotes
  * allowed), or NULL. The caller frees it. */
+/* Why the .env at path is not read, or NULL when it may be (or is not
+ * there): like ssh with a private key, a file of secrets is believed only
+ * when it is a regular file of the user's that no one else can read (a
+ * secret others could read is spent) or write (they could choose it). */
+static char *dotenv_refused(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0)
+		return NULL;
+	if (!S_ISREG(st.st_mode))
+		return xasprintf("%s is not a regular file: not read", path);
+	if (st.st_uid != getuid())
+		return xasprintf("%s is not yours: not read (a .env holds your secrets)", path);
+	if ((st.st_mode & 077) != 0)
+		return xasprintf("%s can be read or written by others (mode %03o): not read; "
+		    "chmod 600 %s", path, (unsigned)(st.st_mode & 0777), path);
+	return NULL;
+}
+
 static char *dotenv_value(const char *path, const char *name)
 {
-	FILE *f = fopen(path, "r");
-	char line[4096], *found = NULL;
+	FILE *f;
+	char line[4096], *found = NULL, *why = dotenv_refused(path);
 	size_t n = strlen(name);
 
+	if (why != NULL) {
+		free(why);
+		return NULL;
+	}
+	f = fopen(path, "r");
 	if (f == NULL)
 		return NULL;
 	/* No copy of the file in stdio's buffer: line is the only one. */
@@ -101,6 +128,19 @@ char *secrets_value(const char *name, const struct spec_kv *typed, size_t ntyped
 	return found;
 }
 
+char *secrets_dotenv_problem(const char *bundle_path)
+{
+	const char *slash = bundle_path ? strrchr(bundle_path, '/') : NULL;
+	char *path = slash ? xasprintf("%.*s/.env", (int)(slash - bundle_path), bundle_path)
+	    : xstrdup(".env");
+	char *why = dotenv_refused(path);
+
+	free(path);
+	if (why == NULL && slash != NULL)
+		why = dotenv_refused(".env");
+	return why;
+}
+
 void secrets_wipe(struct buf *text)
 {
 	buf_mem_wipe(text->data, text->cap);
@@ -126,6 +166,11 @@ int secrets_sidecar_text(const char *names, const struct spec_kv *typed, size_t 
 			break;
 		}
 		v = secrets_value(name, typed, ntyped, bundle_path);
+		if (v == NULL && (*err = secrets_dotenv_problem(bundle_path)) != NULL) {
+			secrets_wipe(out);
+			rc = -1;
+			break;
+		}
 		if (v == NULL) {
 			*err = xasprintf("secret %s is set neither in your environment nor in a .env "
 			    "file%s%s: export it (its value is written only to a mode-600 file on the "

@@ -655,7 +655,7 @@ static int convert_image(struct job *j, struct submit_result *res, char **err)
 		/* A registry that wants credentials: say the one-time fix. */
 		const char *hint = strstr(e, "401 Unauthorized") != NULL
 		    ? " -- the registry wants credentials: install them once on this cluster with "
-		      "NGC_KEY=... taotop preflight --install-ngc-credentials" : "";
+		      "taotop preflight --install-ngc-credentials (it asks for the key)" : "";
 		*err = xasprintf("converting %s failed on %s: %.*s%s -- taotop does not fall back to "
 		    "the registry image (it would be pulled on the GPUs); fix the conversion and "
 		    "submit again", j->image.docker_uri, j->cl->cpu_partition,
