@@ -79,7 +79,8 @@ INTEG_HELP = $(sort $(wildcard tests/integration/helper_*.c))
 # In every Criterion test binary: the leak check runs in the test workers.
 CRIT_HELP  = tests/criterion_lsan.c
 # A test that leaks on purpose, for the runner's own test (an ASan build only).
-RUNNER_BIN = $(if $(filter 1,$(SANITIZE)),$(BUILD)/tests/runner/leaky)
+# And one that runs a taotop printing a sanitizer's report (the rig helpers' check).
+RUNNER_BIN = $(if $(filter 1,$(SANITIZE)),$(BUILD)/tests/runner/leaky $(BUILD)/tests/runner/cli_report)
 BENCH_SRC  = $(sort $(wildcard tests/bench/bench_*.c))
 BENCH_BIN  = $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
 FUZZ_SRC   = $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -139,6 +140,11 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(CRIT_HELP) $(LIB)
 	@mkdir -p $(@D)
 	@echo "CC $<"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(CRIT_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/runner/cli_report: tests/runner/cli_report.c $(INTEG_HELP) $(CRIT_HELP) $(LIB)
+	@mkdir -p $(@D)
+	@echo "CC $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(RIG_CFLAGS) $(LDFLAGS) -o $@ $< $(INTEG_HELP) $(CRIT_HELP) $(LIB) $(TEST_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/runner/%: tests/runner/%.c $(CRIT_HELP) $(LIB)
 	@mkdir -p $(@D)

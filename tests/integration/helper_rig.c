@@ -205,6 +205,17 @@ int rig_local(const char *fmt, ...)
 	return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
 }
 
+void rig_check_sanitizer(int rc, const char *out, const char *what)
+{
+	if (rc != RIG_SANITIZER_EXIT && (out == NULL ||
+	    !rig_matches(out, "ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error:")))
+		return;
+	/* On the suite's own output, where tests/run's check finds it. */
+	fprintf(stderr, "taotop %s: a sanitizer's report (exit %d):\n%s\n", what, rc,
+	    out != NULL ? out : "");
+	cr_expect(0, "taotop %s: a sanitizer reported an error (exit %d): see its report above", what, rc);
+}
+
 int rig_taotop(const char *env, const char *args, char **out)
 {
 	const struct rig *r = rig_get();
@@ -213,14 +224,20 @@ int rig_taotop(const char *env, const char *args, char **out)
 	int rc;
 
 	cr_assert_not_null(bin, "TAOTOP_BIN is not set (run through tests/run)");
-	cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s "
-	    "TAOTOP_CLUSTER=rig TAOTOP_CONFIG=/nonexistent/config.yaml %s %s %s 2>&1", r->user, r->host,
+	/* A sanitizer's report exits with its own code, never one taotop
+	 * gives (1 "failed" would pass a test that expects a failure). */
+	cmd = xasprintf("ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=%d "
+	    "UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=%d "
+	    "SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s TAOTOP_KNOWN_HOSTS=%s "
+	    "TAOTOP_CLUSTER=rig TAOTOP_CONFIG=/nonexistent/config.yaml %s %s %s 2>&1",
+	    RIG_SANITIZER_EXIT, RIG_SANITIZER_EXIT, r->user, r->host,
 	    r->port, r->key, r->known_hosts, env ? env : "", bin, args);
 	{
 		const char *const argv[] = { "sh", "-c", cmd, NULL };
 		rc = rig_run(argv, out);
 	}
 	free(cmd);
+	rig_check_sanitizer(rc, *out, args);
 	return rc;
 }
 

@@ -133,6 +133,11 @@ void rig_relay_stop(struct rig_relay *l);
  * (more VAR=value words, which win) and args, through sh. stdout+stderr
  * into *out (caller frees). Returns its exit status. */
 int rig_taotop(const char *env, const char *args, char **out);
+/* A run of taotop whose output (out) holds a sanitizer's report, or that
+ * exited with the sanitizers' code: the report printed on the suite's
+ * stderr and the test failed, whatever it expected of the run. */
+#define RIG_SANITIZER_EXIT 86
+void rig_check_sanitizer(int rc, const char *out, const char *what);
 /* Write a one-GPU bundle as local_dir/ARCH.yaml: network_arch arch,
  * command (a YAML list), a dataset under remote_dir on the cluster (made
  * there), and extra YAML lines (or NULL); no results_dir, so each of its

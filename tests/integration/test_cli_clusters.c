@@ -124,7 +124,7 @@ Test(cli_clusters, an_unreachable_cluster_is_said_and_the_others_listed, .timeou
 	id = submit_to(&u, env, "beta", "jobsdown", "[sleep, '300']");
 
 	rc = rig_taotop(env, "jobs", &out);
-	cr_expect_neq(rc, 0, "a cluster could not be reached, and jobs said all was well:\n%s", out);
+	cr_expect_eq(rc, 3, "a cluster could not be reached: jobs exits 3 (the man page):\n%s", out);
 	cr_expect(strstr(out, "taotop: alpha: ") != NULL, "alpha's failure is not said:\n%s", out);
 	row = text_line_with(out, id);
 	cr_expect_not_null(row, "beta's job is not listed:\n%s", out);

@@ -220,7 +220,7 @@ Test(firstrun, init_asks_on_a_terminal_and_writes_only_on_yes, .timeout = 180)
 	screen_wait(&s, 5, "cluster name (", NULL);
 	screen_type(&s, "my lab");	/* a space: refused, asked again */
 	screen_keys(&s, "Enter");
-	screen_wait(&s, 5, "cluster name 'my lab': use letters", NULL);
+	screen_wait(&s, 5, "cluster name 'my lab': a cluster's name holds only letters", NULL);
 	screen_type(&s, "mylab");
 	screen_keys(&s, "Enter");
 	screen_wait_line(&s, 5, "user (", r->user, NULL);

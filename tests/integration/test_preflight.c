@@ -118,7 +118,7 @@ Test(preflight, a_private_image_converts_once_the_credentials_are_installed, .ti
 	    remote, tmpl);
 	args = xasprintf("submit %s", bundle);
 	free(rig_ssh_ok("rm -f ~/.config/enroot/.credentials"));
-	cr_expect_neq(rig_taotop(env, args, &out), 0, "%s", out);
+	cr_expect_eq(rig_taotop(env, args, &out), 1, "a step of submit failed: 1:\n%s", out);
 	cr_expect(strstr(out, "401 Unauthorized") != NULL, "the registry's words:\n%s", out);
 	cr_expect(strstr(out, "taotop preflight --install-ngc-credentials") != NULL, "%s", out);
 	free(out);
