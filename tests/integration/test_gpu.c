@@ -57,7 +57,7 @@ static char *submit_tao(struct screen *s, const char *dir, const char *arch, con
     const char *config, char **slurm)
 {
 	char *command = xasprintf("[classification_pyt, train, -e, '{spec}', "
-	    "'results_dir={results_dir}', %s]", overrides);
+	    "'results_dir={results_dir}', 'train.num_gpus={num_gpus}', %s]", overrides);
 	char *bundle = xasprintf("%s/%s.yaml", s->dir, arch), *env, *args, *out = NULL, *p, *id;
 	FILE *f = fopen(bundle, "w");
 
@@ -265,4 +265,71 @@ Test(gpu, a_stuck_job_is_flagged_idle_noted_in_its_history_and_notified, .timeou
 	screen_close(&s);
 	unlink(cfg);
 	free(id), free(env), free(cfg), free(dir);
+}
+
+/* Whose GPUs: a job beside a busy training on the same node (another
+ * job's, as another user's would be) shows only its own GPUs, idle. The
+ * rig's nodes do not constrain devices (as many sites): nvidia-smi there
+ * lists all eight GPUs of the node, the training's busy ones too, and
+ * taotop asks for the job's own by index. */
+Test(gpu, a_job_beside_a_busy_one_shows_only_its_own_gpus, .timeout = 240)
+{
+	char *dir = screen_shared_dir("gpuside"), *cfg = write_config("side", 600, 600), *env;
+	char *id, *slurm, *line, *out = NULL, *args, *envc, *node, *cmd, *opts, *other;
+	struct screen s;
+	struct screen_opts so = { .cols = 170, .lines = 45 };
+	cJSON *st, *use, *gpus;
+
+	env = xasprintf("TAOTOP_CONFIG=%s", cfg);
+	so.env = env;
+	screen_open(&s, "gpuside", &so);
+	id = submit_tao(&s, dir, "side_pyt", "train.seconds_per_epoch=1", cfg, &slurm);
+	cancel_me[1] = slurm;
+	screen_filter(&s, "side_pyt");
+	screen_wait_line(&s, 90, id, "Running", NULL);
+	line = wait_gpu(&s, id, 60, 90, 101);
+	free(line);
+	cmd = xasprintf("squeue -h -j %s -o %%N", slurm);
+	node = rig_ssh_ok(cmd);
+	free(cmd);
+	node[strcspn(node, "\n")] = '\0';
+	cr_assert(node[0] != '\0', "the training's node");
+
+	/* Its neighbour: two GPUs of the same node, doing nothing. */
+	opts = xasprintf("-J gpuside%d -w %s --gres=gpu:2 -t 5 -o /dev/null", rig_uniq(), node);
+	other = rig_sbatch(opts, "'sleep 200'");
+	cancel_me[2] = other;
+	free(rig_wait_state(other, "RUNNING", 60));
+
+	envc = xasprintf("XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s", s.dir, cfg);
+	args = xasprintf("status %s --json", other);
+	cr_assert_eq(rig_taotop(envc, args, &out), 0, "%s", out);
+	st = cJSON_Parse(strchr(out, '{'));
+	cr_assert_not_null(st, "%s", out);
+	use = cJSON_GetObjectItem(st, "use");
+	cr_assert_not_null(use, "the neighbour's GPU use was read:\n%s", out);
+	gpus = cJSON_GetObjectItem(use, "gpus");
+	cr_expect_eq(cJSON_GetArraySize(gpus), 2, "its own two GPUs, not the node's eight:\n%s", out);
+	cr_expect_lt(cJSON_GetNumberValue(cJSON_GetObjectItem(use, "util_mean")), 5,
+	    "credited with the training's use:\n%s", out);
+	cJSON_Delete(st);
+	free(out), free(args);
+
+	/* And the training's own, as before: busy, two GPUs. */
+	args = xasprintf("status %s --json", id);
+	cr_assert_eq(rig_taotop(envc, args, &out), 0, "%s", out);
+	st = cJSON_Parse(strchr(out, '{'));
+	cr_assert_not_null(st, "%s", out);
+	use = cJSON_GetObjectItem(st, "use");
+	cr_assert_not_null(use, "%s", out);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(use, "gpus")), 2, "%s", out);
+	cr_expect_geq(cJSON_GetNumberValue(cJSON_GetObjectItem(use, "util_mean")), 90, "%s", out);
+	cJSON_Delete(st);
+	free(out), free(args), free(envc);
+
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	unlink(cfg);
+	free(opts), free(node), free(id), free(env), free(cfg), free(dir);
 }

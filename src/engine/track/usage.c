@@ -15,12 +15,17 @@
 
 /* What runs on each of a job's nodes, inside its allocation: GPU lines
  * ("G node idx, util, used, total"), or "X node" without nvidia-smi; then
- * "C node load rss_kib when" (when: the node's clock, seconds). */
+ * "C node load rss_kib when" (when: the node's clock, seconds). The GPUs
+ * asked about are the job's own (-i: the step's CUDA_VISIBLE_DEVICES,
+ * which SLURM sets from the job's allocation): nvidia-smi lists every GPU
+ * of the node unless the site constrains devices, and a neighbour's busy
+ * GPU is not this job's use. */
 static const char probe[] =
 	"h=${SLURMD_NODENAME:-$(hostname)}\n"
 	"if command -v nvidia-smi >/dev/null 2>&1; then\n"
 	"  nvidia-smi --query-gpu=index,utilization.gpu,memory.used,memory.total"
-	" --format=csv,noheader,nounits 2>&1 | sed \"s/^/G $h /\"\n"
+	" --format=csv,noheader,nounits ${CUDA_VISIBLE_DEVICES:+-i \"$CUDA_VISIBLE_DEVICES\"}"
+	" 2>&1 | sed \"s/^/G $h /\"\n"
 	"else echo \"X $h\"; fi\n"
 	"echo \"C $h $(cut -d' ' -f1 /proc/loadavg) $(ps -u \"$(id -u)\" -o rss= | "
 	"awk '{s+=$1} END {print s+0}') $(date +%s)\"\n";
