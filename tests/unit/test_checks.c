@@ -197,3 +197,27 @@ Test(checks, a_results_folder_that_holds_a_run_is_found)
 		free(rdir), free(img), free(d);
 	}
 }
+
+/* A list of partitions is asked of one sinfo; each partition's lines (one
+ * per state group, as sinfo prints them) are summed: its nodes, its time
+ * limit, the GPUs of its nodes. A partition sinfo does not list is none. */
+Test(checks, a_list_of_partitions_is_read_one_by_one)
+{
+	char *d = xasprintf("%s/data2", dir), *img = xasprintf("%s/img.sqsh", dir);
+	const char *ds[] = { d };
+	struct check_ask q = { ds, 1, img, "polar,big,gone", 1, 1, NULL };
+	struct check_facts f;
+
+	cr_expect_eq(run_checks(&q, 0, "polar|4:00:00|1|gpu:8\npolar|4:00:00|1|gpu:8(S:0)\n"
+	    "big|1-00:00:00|3|gpu:a100:4", "", &f), 0);
+	cr_assert_eq(f.nparts, 2);
+	cr_expect_str_eq(f.parts[0].name, "polar");
+	cr_expect_eq(f.parts[0].nodes, 2, "two state groups of one node each");
+	cr_expect_eq(f.parts[0].gpus, 8);
+	cr_expect_float_eq(f.parts[0].max_h, 4, 1e-9);
+	cr_expect_str_eq(f.parts[1].name, "big");
+	cr_expect_eq(f.parts[1].nodes, 3);
+	cr_expect_eq(f.parts[1].gpus, 4);
+	cr_expect_float_eq(f.parts[1].max_h, 24, 1e-9);
+	free(d), free(img);
+}

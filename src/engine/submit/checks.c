@@ -68,9 +68,18 @@ void checks_command(const struct check_ask *a, struct buf *cmd)
 
 	ask_files(a, "", "; ", cmd);
 	q = sh_quote(a->partition);
-	buf_addf(cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"; ", q);
-	/* The partition's nodes and their GPUs, for the shape: "2 gpu:8". */
-	buf_addf(cmd, "echo \"@@nodes $(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1)\"", q);
+	if (strchr(a->partition, ',') != NULL) {
+		/* Each partition of the list that exists: a line per state
+		 * group, summed by checks_read. */
+		buf_addf(cmd, "sinfo -h -p %s -o '%%R|%%l|%%D|%%G' 2>/dev/null | sed 's/^/@@part /'; "
+		    "true", q);
+	} else {
+		buf_addf(cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"; ",
+		    q);
+		/* The partition's nodes and their GPUs, for the shape: "2 gpu:8". */
+		buf_addf(cmd, "echo \"@@nodes $(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1)\"",
+		    q);
+	}
 	free(q);
 	if (a->results_dir != NULL) {
 		buf_adds(cmd, "; echo \"@@results $(");
@@ -132,6 +141,37 @@ static void read_nodes(const char *s, struct check_facts *f)
 	}
 }
 
+/* "NAME|MAXTIME|NODES|GRES" after "@@part ": into f's entry for NAME. */
+static void read_part(const char *s, struct check_facts *f)
+{
+	char name[64] = "", mt[32] = "", gres[256] = "", nodes_gres[300];
+	int nodes = 0, n = 0;
+	struct check_facts one;
+	size_t i;
+
+	if (sscanf(s, "%63[^|]|%31[^|]|%d|%n", name, mt, &nodes, &n) != 3 || n == 0)
+		return;
+	snprintf(gres, sizeof(gres), "%s", s + n);
+	for (i = 0; i < f->nparts; i++)
+		if (strcmp(f->parts[i].name, name) == 0)
+			break;
+	if (i == f->nparts) {
+		if (f->nparts == CHECK_MAX_PARTS)
+			return;
+		f->nparts++;
+		snprintf(f->parts[i].name, sizeof(f->parts[i].name), "%s", name);
+		f->parts[i].max_h = checks_slurm_hours(mt);
+		f->parts[i].nodes = 0;
+		f->parts[i].gpus = -1;
+	}
+	snprintf(nodes_gres, sizeof(nodes_gres), "%d %s", nodes, gres);
+	one.part_gpus = -1;
+	read_nodes(nodes_gres, &one);
+	f->parts[i].nodes += nodes > 0 ? nodes : 0;
+	if (one.part_gpus > f->parts[i].gpus)
+		f->parts[i].gpus = one.part_gpus;
+}
+
 void checks_read(const char *out, size_t ndatasets, struct check_facts *f)
 {
 	char *copy = xstrdup(out != NULL ? out : ""), *line, *save = NULL;
@@ -153,6 +193,8 @@ void checks_read(const char *out, size_t ndatasets, struct check_facts *f)
 			f->max_h = checks_slurm_hours(line + 10);
 		} else if (strncmp(line, "@@nodes ", 8) == 0) {
 			read_nodes(line + 8, f);
+		} else if (strncmp(line, "@@part ", 7) == 0) {
+			read_part(line + 7, f);
 		} else if (strncmp(line, "@@results ", 10) == 0) {
 			snprintf(f->results_run, sizeof(f->results_run), "%s", line + 10);
 		}
