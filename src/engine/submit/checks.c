@@ -97,12 +97,53 @@ void checks_command(const struct check_ask *a, struct buf *cmd)
  * (the count after the last colon, before any "(" or ","; anything else
  * closes it). The answers are the same lines checks_command prints.
  */
+/* The gate for a list of partitions: the same @@part answers as
+ * checks_command, and open only when every partition of the list could
+ * run the job (as the single partition's gate judges one): then nothing
+ * the judgement would leave out is in the staged --partition. One that
+ * could not closes it, and the long way judges the list. awk sums each
+ * partition's state groups as checks_read does: its nodes, its largest
+ * GPU count per node (the gres before any "(" or ","; gpu[:type]:N). */
+static void gate_list(const struct check_ask *a, struct buf *cmd)
+{
+	char *q = sh_quote(a->partition);
+	const char *p = a->partition;
+
+	buf_addf(cmd, "pl=$(sinfo -h -p %s -o '%%R|%%l|%%D|%%G' 2>/dev/null); "
+	    "printf '%%s\n' \"$pl\" | sed '/^$/d; s/^/@@part /'\n", q);
+	free(q);
+	while (*p != '\0') {
+		size_t len = strcspn(p, ",");
+		char *name = xstrndup(p, len), *qn = sh_quote(name);
+		buf_addf(cmd, "r=$(printf '%%s\n' \"$pl\" | awk -F'|' -v p=%s '$1 == p { n += $3; "
+		    "mt = $2; g = $4; sub(/[(,].*/, \"\", g); c = 0; if (g ~ /^gpu/ && g ~ /:/) "
+		    "{ c = g; sub(/.*:/, \"\", c); c += 0 } if (c > m) m = c; f = 1 } "
+		    "END { if (!f) exit 1; print mt \"|\" n \"|\" m }') || ok=\n", qn);
+		buf_adds(cmd, "mt=${r%%|*}; nd=${r#*|}; g=${nd#*|}; nd=${nd%%|*}\n");
+		buf_adds(cmd, "printf '%s\n' \"$mt\" | grep -Eq '^(UNLIMITED|infinite)|^([0-9]+-)?"
+		    "[0-9]+:[0-9]+:[0-9]+$' && case $mt in UNLIMITED*|infinite*|*[1-9]*) ;; "
+		    "*) false;; esac || ok=\n");
+		if (a->nodes > 1)
+			buf_addf(cmd, "[ \"$nd\" -ge %d ] 2>/dev/null || ok=\n", a->nodes);
+		if (a->gpus_per_node > 0)
+			buf_addf(cmd, "[ \"$g\" -ge %d ] 2>/dev/null || ok=\n", a->gpus_per_node);
+		free(name), free(qn);
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+}
+
 void checks_gate(const struct check_ask *a, struct buf *cmd)
 {
 	char *q;
 
 	buf_adds(cmd, "ok=1\n");
 	ask_files(a, "; ok=", "\n", cmd);
+	if (strchr(a->partition, ',') != NULL) {
+		gate_list(a, cmd);
+		goto results;
+	}
 	q = sh_quote(a->partition);
 	buf_addf(cmd, "mt=$(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1); echo \"@@maxtime $mt\"\n"
 	    "printf '%%s\\n' \"$mt\" | grep -Eq '^(UNLIMITED|infinite)|^([0-9]+-)?[0-9]+:[0-9]+:[0-9]+$' "
@@ -115,6 +156,7 @@ void checks_gate(const struct check_ask *a, struct buf *cmd)
 	if (a->gpus_per_node > 0)
 		buf_addf(cmd, "g=${nd#* }; g=${g%%%%[(,]*}; case $g in gpu*:*) "
 		    "[ \"${g##*:}\" -ge %d ] 2>/dev/null || ok=;; *) ok=;; esac\n", a->gpus_per_node);
+results:
 	if (a->results_dir != NULL) {
 		buf_adds(cmd, "r=$(");
 		find_run(a->results_dir, cmd);

@@ -70,8 +70,9 @@ struct check_facts {
  * list of partitions is asked of one sinfo, a line per partition. */
 void checks_command(const struct check_ask *a, struct buf *cmd);
 /* The same answers, then the gate: lines that end with status 0 only when
- * every answer lets the job pass. One partition only (a list's judgement,
- * one partition against another, is the long way's). */
+ * every answer lets the job pass; for a list of partitions, every one of
+ * them (one that could not run the job closes it: leaving it out is the
+ * long way's judgement). */
 void checks_gate(const struct check_ask *a, struct buf *cmd);
 /* The "@@" lines of out (other lines ignored) into f. */
 void checks_read(const char *out, size_t ndatasets, struct check_facts *f);

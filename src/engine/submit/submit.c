@@ -1509,9 +1509,6 @@ static int can_fold(const struct job *j)
 		return 0;
 	if (!no_probe_needed(j))
 		return 0;
-	/* A list's partitions are judged one against another: the long way. */
-	if (strchr(j->rq.partition, ',') != NULL)
-		return 0;
 	ok = policy_resources(&j->spec, &seed_defaults, j->rq.partition, 1e-9, &r, NULL, &e) == 0;
 	free(e);
 	return ok;
