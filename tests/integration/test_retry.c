@@ -419,6 +419,19 @@ Test(retry, an_excluded_node_that_is_gone_is_dropped_with_a_note, .timeout = 300
 	free(out);
 	record_free(r);
 	settle(&e, 120);
+	{
+		/* `taotop status` shows them, as a user reads it (the records
+		 * where taotop keeps them: $XDG_STATE_HOME/taotop/jobs). */
+		char *env = xasprintf("XDG_STATE_HOME=%s", e.local), *args = xasprintf("status %s", nid);
+		cr_assert_eq(rig_local("mkdir -p %s/taotop && cp -a %s/jobs %s/taotop/", e.local, e.local,
+		    e.local), 0);
+		out = NULL;
+		cr_expect_eq(rig_taotop(env, args, &out), 0, "%s", out);
+		cr_expect(strstr(out, "  excluded node node01: tao-old failed there: main.err: mlx5_core "
+		    "ib0: Link is down\n") != NULL, "%s", out);
+		cr_expect(strstr(out, "node node09 is no longer on the cluster") != NULL, "%s", out);
+		free(out), free(env), free(args);
+	}
 	free(nid), free(sid), free(spec);
 	submit_result_free(&res);
 	sub_close(&e);
