@@ -171,6 +171,18 @@ static void print_use(const struct status *st)
 	printf("; CPU load %.2f, %.1f GiB resident\n", st->use.load, st->use.rss_kib / 1048576.0);
 }
 
+/* The nodes its sbatch excluded (a retry's), each with why. */
+static void print_exclude(const struct job_record *rec)
+{
+	size_t i;
+
+	for (i = 0; rec != NULL && i < rec->nexclude; i++)
+		printf("  excluded node %s%s%s%s%s\n", show(rec->exclude[i].node),
+		    rec->exclude[i].from ? ": " : "", show(rec->exclude[i].from ? rec->exclude[i].from
+		    : ""), rec->exclude[i].evidence ? " failed there: " : "",
+		    show(rec->exclude[i].evidence ? rec->exclude[i].evidence : ""));
+}
+
 /* The record's transitions, oldest first. */
 static void print_history(const struct job_record *rec)
 {
@@ -218,6 +230,7 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 		print_head(st.row);
 		print_progress(st.row);
 		print_use(&st);
+		print_exclude(st.rec);
 		print_history(st.rec);
 	}
 	free(st.use_why);

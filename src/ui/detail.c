@@ -251,6 +251,12 @@ static void add_record(struct lines *l, const struct job_record *r)
 		add(l, xasprintf("retry chain: %s%s%s%s%s", r->retry_of ? r->retry_of : "",
 		    r->retry_of ? " -> " : "", r->id, r->retried_as ? " -> " : "",
 		    r->retried_as ? r->retried_as : ""));
+	/* The nodes its sbatch kept away from, and why. */
+	for (i = 0; i < r->nexclude; i++)
+		add(l, xasprintf("excluded node %s%s%s%s%s", r->exclude[i].node,
+		    r->exclude[i].from ? ": " : "", r->exclude[i].from ? r->exclude[i].from : "",
+		    r->exclude[i].evidence ? " failed there: " : "",
+		    r->exclude[i].evidence ? r->exclude[i].evidence : ""));
 	/* The failure's verdict, when the engine wrote one. */
 	for (i = r->nhist; i-- > 0;) {
 		const char *m = r->hist[i].message;

@@ -290,3 +290,204 @@ Test(retry, a_retry_takes_its_secret_from_the_bundles_env_file, .timeout = 300)
 	submit_result_free(&res);
 	sub_close(&e);
 }
+
+/* An Xid line, in the shape the kernel logs it (NVIDIA's Xid catalog:
+ * "NVRM: Xid (PCI:<bus>): <code>, pid=..., name=..., <text>", here with
+ * syslog's date and host before it), on the node the job ran on, then the
+ * traceback it causes. */
+#define XID_LINE "Dec  4 10:11:12 $SLURMD_NODENAME kernel: NVRM: Xid (PCI:0000:3b:00): 79, " \
+	"pid=4242, name=python, GPU has fallen off the bus."
+
+/* Run `what arg` on the rig, its output (trimmed); accounting lags a
+ * job's submit: asked again until it answers, 60 s at most. */
+static char *on_rig(const char *what, const char *arg)
+{
+	char *cmd = xasprintf("%s %s", what, arg), *out = NULL;
+	for (int i = 0; i < 60; i++) {
+		free(out);
+		out = rig_ssh_ok(cmd);
+		if (out[0] != '\0' || strncmp(what, "sacct", 5) != 0)
+			break;
+		sleep(1);
+	}
+	free(cmd);
+	return out;
+}
+
+/* A job failing with an Xid on node02 is the node's: retried with
+ * --exclude=node02 (accounting's SubmitLine shows it; it runs on node01),
+ * the Xid line its evidence in the retry's record. node01 is held by a
+ * blocker while the first run starts, so that run lands on node02. */
+Test(retry, an_xid_on_node02_is_retried_away_from_node02, .timeout = 400)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *first, *second;
+	char *err = NULL, *spec, *retry_id = NULL, *blocker, *out;
+	time_t end;
+
+	sub_open(&e, "retry-xid", NULL);
+	e.cl.retry_budget = 2;
+	blocker = rig_sbatch("-p polar -w node01 --gres=gpu:8 --exclusive -t 10 -J taotop-test-blocker",
+	    "'sleep 600'");
+	free(rig_wait_state(blocker, "RUNNING", 120));
+	spec = bundle_running(&e, "xid",
+	    "if [ -e %B/results/ran-once ]; then echo recovered on $SLURMD_NODENAME; "
+	    "echo {\\\"status\\\": \\\"SUCCESS\\\"} > %B/results/status.json; exit 0; fi; "
+	    "touch %B/results/ran-once; echo epoch 1; echo \"" XID_LINE "\" >&2; "
+	    "echo \"Traceback (most recent call last):\" >&2; "
+	    "echo \"RuntimeError: CUDA error: unknown error\" >&2; exit 1");
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	/* Poll until the retry exists; then free node01 for it. */
+	{
+		struct tracker *t = tracker_new(&e.cl);
+		end = time(NULL) + 200;
+		while (retries_of(&e, res.record_id, NULL) == 0) {
+			struct poll_result pr;
+			cr_assert(time(NULL) < end, "no retry of %s", res.record_id);
+			cr_assert_eq(tracker_poll(t, e.conn, e.store, &pr, &err), 0, "%s", err);
+			poll_result_free(&pr);
+			sleep(1);
+		}
+		tracker_free(t);
+	}
+	free(on_rig("scancel", blocker));
+	cr_assert_eq(settle(&e, 200), 2, "the job and one retry");
+	cr_assert_eq(retries_of(&e, res.record_id, &retry_id), 1);
+	first = load(&e, res.record_id);
+	second = load(&e, retry_id);
+	out = on_rig("sacct -X -n -P -o NodeList -j", first->backend_ref);
+	cr_assert_str_eq(out, "node02", "the first run was on node02");
+	free(out);
+	cr_expect(history_says(first, "failure: the infrastructure's (gpu-lost): main.err: "),
+	    "the verdict names its log");
+	cr_expect(history_says(first, "node02 kernel: NVRM: Xid (PCI:0000:3b:00): 79"),
+	    "and its line");
+	cr_assert_eq(second->nexclude, 1);
+	cr_expect_str_eq(second->exclude[0].node, "node02");
+	cr_expect_str_eq(second->exclude[0].from, res.record_id);
+	cr_expect(second->exclude[0].evidence != NULL &&
+	    strstr(second->exclude[0].evidence, "main.err: Dec  4 10:11:12 node02 kernel: NVRM: Xid")
+	    != NULL, "%s", second->exclude[0].evidence);
+	cr_expect(history_says(second, "submitted with --exclude=node02"), "the record says so");
+	out = on_rig("sacct -X -n -P -o SubmitLine,NodeList -j", second->backend_ref);
+	cr_expect(strstr(out, "--exclude=node02") != NULL && strstr(out, "|node01") != NULL,
+	    "accounting: %s", out);
+	free(out);
+	cr_expect_eq(second->state, TAO_DONE, "%s", tao_state_name(second->state));
+	record_free(first), record_free(second);
+	free(retry_id), free(spec), free(blocker);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+static int carry_exclusions(struct job_record *r, void *arg, char **err)
+{
+	(void)arg, (void)err;
+	record_exclude(r, "node09", "main.err: NVRM: Xid (PCI:0000:86:00): 48", "tao-old");
+	record_exclude(r, "node01", "main.err: mlx5_core ib0: Link is down", "tao-old");
+	return 1;
+}
+
+/* Exclusions carried from a failed run are checked against the live
+ * cluster first: one naming a node that no longer exists is dropped with a
+ * note (sbatch would refuse the job for it), a live one is kept. */
+Test(retry, an_excluded_node_that_is_gone_is_dropped_with_a_note, .timeout = 300)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *r;
+	char *err = NULL, *spec, *nid = NULL, *sid = NULL, *out;
+
+	sub_open(&e, "retry-gone", NULL);
+	spec = bundle_running(&e, "gone", "echo \"" NCCL_TIMEOUT "\" >&2; exit 1");
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_assert_eq(settle(&e, 150), 1, "budget 0: no retry of its own");
+	/* As a chain's earlier failures would have left it: node09 (since
+	 * removed from the cluster) and node01. */
+	cr_assert_eq(store_update(e.store, res.record_id, carry_exclusions, NULL, &err), 0, "%s", err);
+	cr_assert_eq(retry_job(e.conn, e.store, &e.cl, res.record_id, "asked by the operator", &nid,
+	    &sid, &err), 0, "%s", err);
+	r = load(&e, nid);
+	cr_assert_eq(r->nexclude, 1, "node09 dropped, node01 kept");
+	cr_expect_str_eq(r->exclude[0].node, "node01");
+	cr_expect(history_says(r, "node node09 is no longer on the cluster (scontrol show node: not "
+	    "found): dropped from the excluded nodes"), "the note");
+	cr_expect(history_says(r, "submitted with --exclude=node01"), "the rest passed on");
+	out = on_rig("sacct -X -n -P -o SubmitLine -j", sid);
+	cr_expect(strstr(out, "--exclude=node01") != NULL && strstr(out, "node09") == NULL,
+	    "accounting: %s", out);
+	free(out);
+	record_free(r);
+	settle(&e, 120);
+	{
+		/* `taotop status` shows them, as a user reads it (the records
+		 * where taotop keeps them: $XDG_STATE_HOME/taotop/jobs). */
+		char *env = xasprintf("XDG_STATE_HOME=%s", e.local), *args = xasprintf("status %s", nid);
+		cr_assert_eq(rig_local("mkdir -p %s/taotop && cp -a %s/jobs %s/taotop/", e.local, e.local,
+		    e.local), 0);
+		out = NULL;
+		cr_expect_eq(rig_taotop(env, args, &out), 0, "%s", out);
+		cr_expect(strstr(out, "  excluded node node01: tao-old failed there: main.err: mlx5_core "
+		    "ib0: Link is down\n") != NULL, "%s", out);
+		cr_expect(strstr(out, "node node09 is no longer on the cluster") != NULL, "%s", out);
+		free(out), free(env), free(args);
+	}
+	free(nid), free(sid), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+/* The program's faults are never retried, whatever follows them: an OOM
+ * kill (slurmstepd's words), a device-side assert followed by NCCL's
+ * errors, and a traceback after NCCL's INFO echo of an environment
+ * variable whose name says TIMEOUT. Each verdict names its rule. */
+Test(retry, the_programs_faults_are_never_retried, .timeout = 300)
+{
+	static const struct { const char *name, *script, *verdict; } jobs[] = {
+		{ "oom", "echo \"slurmstepd: error: Detected 1 oom_kill event in StepId=$SLURM_JOB_ID.0. "
+		  "Some of the step tasks have been OOM Killed.\" >&2; "
+		  "echo \"srun: error: $SLURMD_NODENAME: task 0: Out Of Memory\" >&2; exit 137",
+		  "failure: the program's (host-oom): main.err: slurmstepd: error: Detected 1 oom_kill" },
+		{ "assert", "echo \"../aten/src/ATen/native/cuda/Loss.cu:240: nll_loss_forward_reduce_cuda_"
+		  "kernel_2d: block: [0,0,0], thread: [5,0,0] Assertion t >= 0 && t < n_classes failed.\" >&2; "
+		  "echo \"RuntimeError: CUDA error: device-side assert triggered\" >&2; "
+		  "echo \"[rank0]:[E ProcessGroupNCCL.cpp:1316] NCCL error: unhandled cuda error\" >&2; "
+		  "echo \"ncclUnhandledCudaError: Call to CUDA function failed.\" >&2; exit 1",
+		  "failure: the program's (device-assert)" },
+		{ "ibtimeout", "echo \"$SLURMD_NODENAME:2201:2201 [0] NCCL INFO NCCL_IB_TIMEOUT set by "
+		  "environment to 22\"; echo \"Traceback (most recent call last):\" >&2; "
+		  "echo \"KeyError: labels\" >&2; exit 1",
+		  "failure: the program's (python-traceback): main.err: Traceback" },
+	};
+	struct sub_env e;
+	struct submit_result res[3];
+	char *err = NULL;
+	size_t i;
+
+	sub_open(&e, "retry-faults", NULL);
+	e.cl.retry_budget = 10;
+	for (i = 0; i < 3; i++) {
+		/* Each its own results folder. */
+		char *text = xasprintf(
+		    "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
+		    "action: train\ncommand: [sh, -c, '%s']\ndatasets: [lustre://%%B/data/train]\n"
+		    "results_dir: lustre://%%B/results-%s\ngpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n",
+		    jobs[i].script, jobs[i].name);
+		char *spec = sub_bundle(&e, jobs[i].name, text);
+		free(text);
+		cr_assert_eq(sub_submit(&e, spec, &res[i], &err), 0, "%s: %s", jobs[i].name, err);
+		free(spec);
+	}
+	cr_assert_eq(settle(&e, 200), 3, "no retry record");
+	for (i = 0; i < 3; i++) {
+		struct job_record *r = load(&e, res[i].record_id);
+		cr_expect_eq(r->state, TAO_ERROR, "%s", jobs[i].name);
+		cr_expect_null(r->retried_as, "%s", jobs[i].name);
+		cr_expect(history_says(r, jobs[i].verdict), "%s: the verdict", jobs[i].name);
+		cr_expect(history_says(r, "not retried"), "%s", jobs[i].name);
+		record_free(r);
+		submit_result_free(&res[i]);
+	}
+	sub_close(&e);
+}

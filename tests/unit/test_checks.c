@@ -197,3 +197,70 @@ Test(checks, a_results_folder_that_holds_a_run_is_found)
 		free(rdir), free(img), free(d);
 	}
 }
+
+/* A list of partitions is asked of one sinfo; each partition's lines (one
+ * per state group, as sinfo prints them) are summed: its nodes, its time
+ * limit, the GPUs of its nodes. A partition sinfo does not list is none. */
+Test(checks, a_list_of_partitions_is_read_one_by_one)
+{
+	char *d = xasprintf("%s/data2", dir), *img = xasprintf("%s/img.sqsh", dir);
+	const char *ds[] = { d };
+	struct check_ask q = { ds, 1, img, "polar,big,gone", 1, 1, NULL };
+	struct check_facts f;
+
+	cr_expect_eq(run_checks(&q, 0, "polar|4:00:00|1|gpu:8\npolar|4:00:00|1|gpu:8(S:0)\n"
+	    "big|1-00:00:00|3|gpu:a100:4", "", &f), 0);
+	cr_assert_eq(f.nparts, 2);
+	cr_expect_str_eq(f.parts[0].name, "polar");
+	cr_expect_eq(f.parts[0].nodes, 2, "two state groups of one node each");
+	cr_expect_eq(f.parts[0].gpus, 8);
+	cr_expect_float_eq(f.parts[0].max_h, 4, 1e-9);
+	cr_expect_str_eq(f.parts[1].name, "big");
+	cr_expect_eq(f.parts[1].nodes, 3);
+	cr_expect_eq(f.parts[1].gpus, 4);
+	cr_expect_float_eq(f.parts[1].max_h, 24, 1e-9);
+	free(d), free(img);
+}
+
+/* The gate for a list opens only when every partition of it could run the
+ * job (then the judgement would leave none out of the staged
+ * --partition); its answers are the checks' own. */
+Test(checks, a_lists_gate_opens_only_when_every_partition_could_run_the_job)
+{
+	static const char both[] = "polar|4:00:00|1|gpu:8\npolar|4:00:00|1|gpu:8(S:0-1)\n"
+	    "big|1-00:00:00|3|gpu:a100:4(S:0)";
+	static const struct { const char *sinfo, *list; int nodes, gpn, open; } cases[] = {
+		{ both, "polar,big", 1, 4, 1 },
+		{ both, "polar,big", 2, 1, 1 },
+		{ both, "polar,big", 1, 8, 0 },		/* big's nodes have 4 */
+		{ both, "polar,big", 3, 1, 0 },		/* polar has 2 nodes */
+		{ both, "polar,gone", 1, 1, 0 },	/* no such partition */
+		{ "polar|0:00:00|2|gpu:8\nbig|4:00:00|2|gpu:8", "polar,big", 1, 1, 0 },
+		{ "polar|4:00:00|2|(null)\nbig|4:00:00|2|gpu:8", "polar,big", 1, 1, 0 },
+		{ "polar|4:00:00|2|(null)\nbig|4:00:00|2|gpu:8", "polar,big", 1, 0, 1 },
+		{ "polar|UNLIMITED|2|gpu:8,mps:100\nbig|4:00:00|2|gpu:8", "polar,big", 2, 8, 1 },
+	};
+	char *d = xasprintf("%s/data2", dir), *img = xasprintf("%s/img.sqsh", dir);
+	const char *ds[] = { d };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct check_ask q = { ds, 1, img, cases[i].list, cases[i].nodes, cases[i].gpn, NULL };
+		struct check_facts g, c;
+		int st = run_checks(&q, 1, cases[i].sinfo, "", &g);
+
+		cr_expect_eq(st == 0, cases[i].open, "case %zu: gate %s", i, st == 0 ? "open" : "closed");
+		cr_expect_eq(run_checks(&q, 0, cases[i].sinfo, "", &c), 0);
+		cr_expect_eq(g.nparts, c.nparts, "case %zu", i);
+		for (size_t k = 0; k < g.nparts && k < c.nparts; k++)
+			cr_expect(strcmp(g.parts[k].name, c.parts[k].name) == 0 &&
+			    g.parts[k].nodes == c.parts[k].nodes && g.parts[k].gpus == c.parts[k].gpus &&
+			    g.parts[k].max_h == c.parts[k].max_h, "case %zu: the gate's answers differ", i);
+		/* Open only where the judgement passes for every partition. */
+		if (st == 0)
+			for (size_t k = 0; k < g.nparts; k++)
+				cr_expect(g.parts[k].max_h > 0 && cases[i].nodes <= g.parts[k].nodes &&
+				    cases[i].gpn <= g.parts[k].gpus, "case %zu: open on %s", i,
+				    g.parts[k].name);
+	}
+	free(d), free(img);
+}

@@ -201,7 +201,7 @@ Test(config, the_probe_answer_is_remembered_in_the_file_with_its_comments)
 	cr_assert_str_eq(c->nccl_env, "NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1");
 	cr_assert_str_eq(config_cluster(&cfg, "lab")->nccl_env, "");
 	cr_assert_str_eq(config_cluster(&cfg, "lab")->nccl_ladder, "NCCL_P2P_DISABLE=1\n");
-	cr_assert_eq(c->retry_budget, 2);
+	cr_assert_eq(c->retry_budget, 10);
 	cr_assert_eq(c->nccl_probe_timeout_s, 120);
 	config_free(&cfg);
 }

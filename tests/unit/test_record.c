@@ -492,3 +492,41 @@ Test(record, tao_fields_and_a_nan_epoch_round_trip)
 	free(json);
 	record_free(r);
 }
+
+/* The nodes a retry excluded, each with its evidence and the record that
+ * failed there, survive the JSON; a node twice is kept once; a name that
+ * is no SLURM node name is refused on load (it would reach sbatch). */
+Test(record, excluded_nodes_round_trip)
+{
+	struct job_record *r = record_new("tao-20261130-abcdef"), *back;
+	char *json, *err = NULL, *list;
+
+	cr_expect_null(record_exclude_list(r));
+	json = record_to_json(r);
+	cr_expect_null(strstr(json, "exclude"), "none: %s", json);
+	free(json);
+	cr_expect_eq(record_exclude(r, "node02", "main.err: NVRM: Xid (PCI:0000:3b:00): 79", "tao-1"), 1);
+	cr_expect_eq(record_exclude(r, "node02", "again", "tao-2"), 0, "once");
+	cr_expect_eq(record_exclude(r, "node-7.a", NULL, NULL), 1);
+	cr_expect_eq(record_exclude(r, "x;rm -rf", NULL, NULL), 0, "not a node name");
+	json = record_to_json(r);
+	back = record_from_json(json, &err);
+	cr_assert_not_null(back, "%s", err);
+	cr_assert_eq(back->nexclude, 2);
+	cr_expect_str_eq(back->exclude[0].node, "node02");
+	cr_expect_str_eq(back->exclude[0].evidence, "main.err: NVRM: Xid (PCI:0000:3b:00): 79");
+	cr_expect_str_eq(back->exclude[0].from, "tao-1");
+	cr_expect_null(back->exclude[1].evidence);
+	list = record_exclude_list(back);
+	cr_expect_str_eq(list, "node02,node-7.a");
+	free(list), free(json);
+	record_free(back);
+	record_free(r);
+
+	back = record_from_json("{\"id\": \"tao-20261130-abcdef\", \"state\": \"Done\", "
+	    "\"created\": \"2026-01-01T00:00:00Z\", \"updated\": \"2026-01-01T00:00:00Z\", "
+	    "\"exclude\": [{\"node\": \"node01 --wrap=x\"}]}", &err);
+	cr_expect_null(back);
+	cr_expect(err != NULL && strstr(err, "exclude") != NULL, "%s", err);
+	free(err);
+}

@@ -35,7 +35,8 @@ Test(request, each_value_from_the_highest_source_that_gives_it, .init = clear_en
 	char *err = NULL;
 
 	cr_assert_eq(request_resolve(&o, &s, &cl, &rq, &err), 0, "%s", err);
-	cr_expect_str_eq(rq.partition, "cfgpart");
+	cr_expect_str_eq(rq.partition, "cfgpart,other", "a list goes whole into --partition");
+	cr_expect_str_eq(rq.partition_from, "the cluster's partitions");
 	cr_expect_str_eq(rq.account, "cfgacct");
 	cr_expect_str_eq(rq.account_from, "the cluster's config");
 	cr_expect_str_eq(rq.requeue_from, "the seed's default");
@@ -52,7 +53,8 @@ Test(request, each_value_from_the_highest_source_that_gives_it, .init = clear_en
 	setenv("SLURM_ACCOUNT", "envacct", 1);
 	setenv("SLURM_USE_REQUEUE", "true", 1);
 	cr_assert_eq(request_resolve(&o, &s, &cl, &rq, &err), 0, "%s", err);
-	cr_expect_str_eq(rq.partition, "envpart");
+	cr_expect_str_eq(rq.partition, "envpart,second", "SLURM_PARTITION whole, never its first");
+	cr_expect_str_eq(rq.partition_from, "SLURM_PARTITION");
 	cr_expect_str_eq(rq.account, "envacct");
 	cr_expect_eq(s.requeue, 1);
 	cr_expect_str_eq(rq.requeue_from, "SLURM_USE_REQUEUE");
@@ -74,8 +76,9 @@ Test(request, each_value_from_the_highest_source_that_gives_it, .init = clear_en
 
 Test(request, a_value_that_is_not_one_slurm_name_is_refused_naming_its_origin, .init = clear_env)
 {
-	static const char *const bad[] = { "polar,cpu_long", "polar\n#SBATCH --uid=0", "polar#x",
-	    "a b", "" };
+	/* A list is names separated by single commas; nothing else. */
+	static const char *const bad[] = { "polar,,cpu_long", ",polar", "polar,", "polar,cpu long",
+	    "polar,x\n#SBATCH --uid=0", "polar\n#SBATCH --uid=0", "polar#x", "a b", "" };
 	struct submit_opts o = { .gpus = -1, .nodes = -1, .time_hours = -1 };
 	struct cluster_cfg cl = { .name = (char *)"c" };
 	struct spec s = blank();

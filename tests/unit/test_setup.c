@@ -127,7 +127,7 @@ Test(setup, the_name_defaults_to_the_first_hosts_and_must_be_new)
 	cr_expect_str_eq(cl.name, "ord");
 	cr_expect_null(cl.user, "no user typed: ssh's");
 	cr_expect_str_eq(cl.partitions, "polar,polar3,polar4,grizzly");
-	cr_expect_eq(cl.retry_budget, 2);
+	cr_expect_eq(cl.retry_budget, 10);
 	cr_expect(strncmp(cl.key_path, dir, strlen(dir)) == 0, "%s", cl.key_path);
 	config_cluster_free(&cl);
 	setup_draft_free(&d);

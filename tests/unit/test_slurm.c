@@ -409,3 +409,18 @@ Test(slurm, history_lines_parse_with_gpus_and_one_time_format)
 	cr_expect_eq(p.history_rc, 1);
 	slurm_poll_free(&p);
 }
+
+/* The partition a job ran on, once seen, is kept over the list it was
+ * submitted to (what squeue says while it waits, and accounting for a
+ * while after a short job ended); any other answer replaces it. */
+Test(slurm, the_partition_it_ran_on_is_kept_over_its_list)
+{
+	cr_expect(slurm_partition_keep("b", "a,b"));
+	cr_expect(slurm_partition_keep("a", "a,b,c"));
+	cr_expect_not(slurm_partition_keep("b", "a,bb"), "a whole name");
+	cr_expect_not(slurm_partition_keep("b", "c"), "one partition: SLURM's word");
+	cr_expect_not(slurm_partition_keep("a,b", "a,b"), "nothing seen yet");
+	cr_expect_not(slurm_partition_keep("", "a,b"));
+	cr_expect_not(slurm_partition_keep(NULL, "a,b"));
+	cr_expect_not(slurm_partition_keep("c", "a,b"), "another list: it was moved");
+}

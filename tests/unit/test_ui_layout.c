@@ -527,3 +527,26 @@ Test(detail, a_running_jobs_gpu_use_has_a_bar_per_gpu_and_the_rounds_sparkline)
 	cr_expect_null(strchr(all, '\x1b'), "a node's name reached the view raw: %s", all);
 	free(all);
 }
+
+/* A retry's view names the nodes its sbatch excluded, each with the line
+ * that tied its chain's failure to it. */
+Test(detail, a_retrys_view_names_its_excluded_nodes_and_why)
+{
+	struct job_record *r = record_new("tao-20261129-cccccc");
+	struct job_row row;
+	char **lines, *all;
+	size_t n;
+
+	memset(&row, 0, sizeof(row));
+	snprintf(row.slurm_id, sizeof(row.slurm_id), "78");
+	row.state = TAO_RUNNING;
+	record_set(&r->retry_of, "tao-20261129-aaaaaa");
+	record_exclude(r, "node02", "main.err: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
+	    "tao-20261129-aaaaaa");
+	n = detail_lines(r, &row, "rig", NULL, NULL, 0, -1, 0, &lines);
+	all = joined(lines, n);
+	cr_expect_not_null(strstr(all, "excluded node node02: tao-20261129-aaaaaa failed there: main.err: "
+	    "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."), "%s", all);
+	free(all);
+	record_free(r);
+}

@@ -438,7 +438,7 @@ void config_cluster_defaults(struct cluster_cfg *cl)
 	if (cl->poll_s < 1)
 		cl->poll_s = 10;
 	if (cl->retry_budget < 0)
-		cl->retry_budget = 2;
+		cl->retry_budget = 10;
 	if (cl->nccl_probe_timeout_s < 1)
 		cl->nccl_probe_timeout_s = 120;
 	if (cl->history_days < 0)

@@ -63,7 +63,7 @@ struct cluster_cfg {
 	char	*nccl_ladder;	/* knob sets to try, one per line; NULL: the
 				 * shipped templates/nccl-ladder.conf */
 	int	 nccl_probe_timeout_s;	/* a probe that runs longer hangs: 120 */
-	int	 retry_budget;	/* retries of an infrastructure failure: 2 */
+	int	 retry_budget;	/* retries of an infrastructure failure: 10 (tao-core, the skill bank) */
 	/* The monitor's history from accounting: finished jobs of the last
 	 * history_days (0: none; default 7), asked in one poll's command every
 	 * history_every_seconds (300), the newest history_max (1000). */

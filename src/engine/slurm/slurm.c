@@ -52,6 +52,22 @@ int slurm_name_check(const char *field, const char *value, const char *from, cha
 	return -1;
 }
 
+int slurm_partition_keep(const char *have, const char *said)
+{
+	size_t n;
+	const char *p;
+
+	if (have == NULL || have[0] == '\0' || strchr(have, ',') != NULL || said == NULL ||
+	    strchr(said, ',') == NULL)
+		return 0;
+	n = strlen(have);
+	for (p = said; *p != '\0'; p += strcspn(p, ","), p += *p == ',') {
+		if (strncmp(p, have, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	}
+	return 0;
+}
+
 int slurm_id_ok(const char *id)
 {
 	size_t i, under = 0;

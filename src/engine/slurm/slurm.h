@@ -78,6 +78,12 @@ void slurm_poll_free(struct slurm_poll *p);
 /* The live (squeue) entry for id, else the sacct one, else NULL. */
 const struct slurm_job *slurm_poll_find(const struct slurm_poll *p, const char *id);
 
+/* Whether `have`, one partition, is already more than `said` tells: a job
+ * submitted to a list (a,b) shows the list until it starts, and accounting
+ * may show it again for a while after a short job ended; the partition it
+ * ran on, once seen, is kept over a list that names it. */
+int slurm_partition_keep(const char *have, const char *said);
+
 /* GPUs in a gres or TRES string: "gres:gpu:4", "gres/gpu=8,...", "gpu:a100:2"
  * per node times nodes where SLURM prints per-node counts. */
 int slurm_count_gpus(const char *s, int nodes, int per_node);

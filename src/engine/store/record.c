@@ -4,6 +4,7 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,12 @@ void record_free(struct job_record *r)
 		free(r->hist[i].source);
 	}
 	free(r->hist);
+	for (i = 0; i < r->nexclude; i++) {
+		free(r->exclude[i].node);
+		free(r->exclude[i].evidence);
+		free(r->exclude[i].from);
+	}
+	free(r->exclude);
 	free(r->id), free(r->platform), free(r->cluster), free(r->image);
 	free(r->network_arch), free(r->action), free(r->storage_tier);
 	free(r->results_dir), free(r->log_dir), free(r->backend_ref);
@@ -181,6 +188,16 @@ char *record_to_json(const struct job_record *r)
 		cJSON_AddNumberToObject(a, "elapsed_s", (double)al->elapsed_s);
 		cJSON_AddNumberToObject(a, "time_limit_s", (double)al->limit_s);
 		cJSON_AddStringToObject(a, "exit_code", al->exit_code);
+	}
+	if (r->nexclude > 0) {
+		cJSON *ex = cJSON_AddArrayToObject(o, "exclude");
+		for (i = 0; i < r->nexclude; i++) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "node", r->exclude[i].node);
+			add_opt_string(e, "evidence", r->exclude[i].evidence);
+			add_opt_string(e, "from", r->exclude[i].from);
+			cJSON_AddItemToArray(ex, e);
+		}
 	}
 	hist = cJSON_AddArrayToObject(o, "transitions");
 	for (i = 0; i < r->nhist; i++) {
@@ -382,6 +399,82 @@ static void get_alloc(const cJSON *o, struct job_record *r)
 		snprintf(al->exit_code, sizeof(al->exit_code), "%s", v->valuestring);
 }
 
+/* A node name as SLURM writes one: letters, digits, '-', '_', '.'. */
+static int node_ok(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || s[0] == '\0' || s[0] == '-' || strlen(s) > 64)
+		return 0;
+	for (i = 0; s[i] != '\0'; i++)
+		if (!isalnum((unsigned char)s[i]) && strchr("-_.", s[i]) == NULL)
+			return 0;
+	return 1;
+}
+
+int record_exclude(struct job_record *r, const char *node, const char *evidence,
+    const char *from)
+{
+	size_t i;
+
+	if (!node_ok(node))
+		return 0;
+	for (i = 0; i < r->nexclude; i++)
+		if (strcmp(r->exclude[i].node, node) == 0)
+			return 0;
+	r->exclude = xreallocarray(r->exclude, r->nexclude + 1, sizeof(*r->exclude));
+	r->exclude[r->nexclude].node = xstrdup(node);
+	r->exclude[r->nexclude].evidence = evidence != NULL ? xstrdup(evidence) : NULL;
+	r->exclude[r->nexclude].from = from != NULL ? xstrdup(from) : NULL;
+	r->nexclude++;
+	return 1;
+}
+
+char *record_exclude_list(const struct job_record *r)
+{
+	size_t i, len = 0;
+	char *s;
+
+	if (r->nexclude == 0)
+		return NULL;
+	for (i = 0; i < r->nexclude; i++)
+		len += strlen(r->exclude[i].node) + 1;
+	s = xcalloc(1, len);
+	for (i = 0; i < r->nexclude; i++) {
+		if (i > 0)
+			strcat(s, ",");
+		strcat(s, r->exclude[i].node);
+	}
+	return s;
+}
+
+static int get_exclude(const cJSON *ex, struct job_record *r, char **err)
+{
+	const cJSON *e;
+
+	if (ex == NULL)
+		return 0;
+	if (!cJSON_IsArray(ex)) {
+		free(*err);
+		*err = xstrdup("field \"exclude\" is not a list");
+		return -1;
+	}
+	cJSON_ArrayForEach(e, ex) {
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "node");
+		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(e, "evidence");
+		const cJSON *fr = cJSON_GetObjectItemCaseSensitive(e, "from");
+		if (!cJSON_IsString(n) || !node_ok(n->valuestring)) {
+			free(*err);
+			*err = xstrdup("field \"exclude\" has an entry whose \"node\" is not a SLURM "
+			    "node name");
+			return -1;
+		}
+		record_exclude(r, n->valuestring, cJSON_IsString(ev) ? ev->valuestring : NULL,
+		    cJSON_IsString(fr) ? fr->valuestring : NULL);
+	}
+	return 0;
+}
+
 struct job_record *record_from_json(const char *json, char **err)
 {
 	cJSON *o = cJSON_Parse(json), *hist, *e;
@@ -419,6 +512,8 @@ struct job_record *record_from_json(const char *json, char **err)
 	if (get_tao_final(cJSON_GetObjectItemCaseSensitive(o, "tao_final"), r, err) != 0)
 		goto bad;
 	get_alloc(cJSON_GetObjectItemCaseSensitive(o, "allocation"), r);
+	if (get_exclude(cJSON_GetObjectItemCaseSensitive(o, "exclude"), r, err) != 0)
+		goto bad;
 	hist = cJSON_GetObjectItemCaseSensitive(o, "transitions");
 	if (hist != NULL && !cJSON_IsArray(hist)) {
 		free(*err);

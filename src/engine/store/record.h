@@ -43,6 +43,14 @@ struct record_alloc {
 	char	 exit_code[16];	/* accounting's, "" unknown */
 };
 
+/* A node a retry keeps away from (sbatch --exclude), with why: the line
+ * that tied a failure to it, and the record whose failure that was. */
+struct record_exclusion {
+	char	*node;		/* a SLURM node name */
+	char	*evidence;	/* "main.err: NVRM: Xid (...): 79, ..." */
+	char	*from;		/* the record that failed there */
+};
+
 struct job_record {
 	char		*id;
 	char		*platform;	/* "slurm" */
@@ -78,6 +86,8 @@ struct job_record {
 	time_t		 created, updated;
 	struct transition *hist;
 	size_t		 nhist;
+	struct record_exclusion *exclude;	/* the nodes its sbatch excluded */
+	size_t		 nexclude;
 };
 
 struct job_record *record_new(const char *id);
@@ -94,6 +104,14 @@ void record_set_progress(struct job_record *r, const struct record_progress *p);
  * a transition when either changed. Returns 1 when r changed. */
 int record_transition(struct job_record *r, enum tao_state to, const char *native,
     const char *message, const char *source, time_t at);
+
+/* Add a node to r's exclusions (once: a node already there keeps its first
+ * evidence). Returns 1 when it was added. */
+int record_exclude(struct job_record *r, const char *node, const char *evidence,
+    const char *from);
+/* r's excluded nodes, comma-separated (sbatch --exclude's form), or NULL
+ * when none (caller frees). */
+char *record_exclude_list(const struct job_record *r);
 
 /* Append an entry whatever the state (from == to): for moments of taotop's
  * own, such as "opened" and "submitted as SLURM job N". */

@@ -68,9 +68,18 @@ void checks_command(const struct check_ask *a, struct buf *cmd)
 
 	ask_files(a, "", "; ", cmd);
 	q = sh_quote(a->partition);
-	buf_addf(cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"; ", q);
-	/* The partition's nodes and their GPUs, for the shape: "2 gpu:8". */
-	buf_addf(cmd, "echo \"@@nodes $(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1)\"", q);
+	if (strchr(a->partition, ',') != NULL) {
+		/* Each partition of the list that exists: a line per state
+		 * group, summed by checks_read. */
+		buf_addf(cmd, "sinfo -h -p %s -o '%%R|%%l|%%D|%%G' 2>/dev/null | sed 's/^/@@part /'; "
+		    "true", q);
+	} else {
+		buf_addf(cmd, "echo \"@@maxtime $(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1)\"; ",
+		    q);
+		/* The partition's nodes and their GPUs, for the shape: "2 gpu:8". */
+		buf_addf(cmd, "echo \"@@nodes $(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1)\"",
+		    q);
+	}
 	free(q);
 	if (a->results_dir != NULL) {
 		buf_adds(cmd, "; echo \"@@results $(");
@@ -88,12 +97,53 @@ void checks_command(const struct check_ask *a, struct buf *cmd)
  * (the count after the last colon, before any "(" or ","; anything else
  * closes it). The answers are the same lines checks_command prints.
  */
+/* The gate for a list of partitions: the same @@part answers as
+ * checks_command, and open only when every partition of the list could
+ * run the job (as the single partition's gate judges one): then nothing
+ * the judgement would leave out is in the staged --partition. One that
+ * could not closes it, and the long way judges the list. awk sums each
+ * partition's state groups as checks_read does: its nodes, its largest
+ * GPU count per node (the gres before any "(" or ","; gpu[:type]:N). */
+static void gate_list(const struct check_ask *a, struct buf *cmd)
+{
+	char *q = sh_quote(a->partition);
+	const char *p = a->partition;
+
+	buf_addf(cmd, "pl=$(sinfo -h -p %s -o '%%R|%%l|%%D|%%G' 2>/dev/null); "
+	    "printf '%%s\n' \"$pl\" | sed '/^$/d; s/^/@@part /'\n", q);
+	free(q);
+	while (*p != '\0') {
+		size_t len = strcspn(p, ",");
+		char *name = xstrndup(p, len), *qn = sh_quote(name);
+		buf_addf(cmd, "r=$(printf '%%s\n' \"$pl\" | awk -F'|' -v p=%s '$1 == p { n += $3; "
+		    "mt = $2; g = $4; sub(/[(,].*/, \"\", g); c = 0; if (g ~ /^gpu/ && g ~ /:/) "
+		    "{ c = g; sub(/.*:/, \"\", c); c += 0 } if (c > m) m = c; f = 1 } "
+		    "END { if (!f) exit 1; print mt \"|\" n \"|\" m }') || ok=\n", qn);
+		buf_adds(cmd, "mt=${r%%|*}; nd=${r#*|}; g=${nd#*|}; nd=${nd%%|*}\n");
+		buf_adds(cmd, "printf '%s\n' \"$mt\" | grep -Eq '^(UNLIMITED|infinite)|^([0-9]+-)?"
+		    "[0-9]+:[0-9]+:[0-9]+$' && case $mt in UNLIMITED*|infinite*|*[1-9]*) ;; "
+		    "*) false;; esac || ok=\n");
+		if (a->nodes > 1)
+			buf_addf(cmd, "[ \"$nd\" -ge %d ] 2>/dev/null || ok=\n", a->nodes);
+		if (a->gpus_per_node > 0)
+			buf_addf(cmd, "[ \"$g\" -ge %d ] 2>/dev/null || ok=\n", a->gpus_per_node);
+		free(name), free(qn);
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+}
+
 void checks_gate(const struct check_ask *a, struct buf *cmd)
 {
 	char *q;
 
 	buf_adds(cmd, "ok=1\n");
 	ask_files(a, "; ok=", "\n", cmd);
+	if (strchr(a->partition, ',') != NULL) {
+		gate_list(a, cmd);
+		goto results;
+	}
 	q = sh_quote(a->partition);
 	buf_addf(cmd, "mt=$(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1); echo \"@@maxtime $mt\"\n"
 	    "printf '%%s\\n' \"$mt\" | grep -Eq '^(UNLIMITED|infinite)|^([0-9]+-)?[0-9]+:[0-9]+:[0-9]+$' "
@@ -106,6 +156,7 @@ void checks_gate(const struct check_ask *a, struct buf *cmd)
 	if (a->gpus_per_node > 0)
 		buf_addf(cmd, "g=${nd#* }; g=${g%%%%[(,]*}; case $g in gpu*:*) "
 		    "[ \"${g##*:}\" -ge %d ] 2>/dev/null || ok=;; *) ok=;; esac\n", a->gpus_per_node);
+results:
 	if (a->results_dir != NULL) {
 		buf_adds(cmd, "r=$(");
 		find_run(a->results_dir, cmd);
@@ -132,6 +183,37 @@ static void read_nodes(const char *s, struct check_facts *f)
 	}
 }
 
+/* "NAME|MAXTIME|NODES|GRES" after "@@part ": into f's entry for NAME. */
+static void read_part(const char *s, struct check_facts *f)
+{
+	char name[64] = "", mt[32] = "", gres[256] = "", nodes_gres[300];
+	int nodes = 0, n = 0;
+	struct check_facts one;
+	size_t i;
+
+	if (sscanf(s, "%63[^|]|%31[^|]|%d|%n", name, mt, &nodes, &n) != 3 || n == 0)
+		return;
+	snprintf(gres, sizeof(gres), "%s", s + n);
+	for (i = 0; i < f->nparts; i++)
+		if (strcmp(f->parts[i].name, name) == 0)
+			break;
+	if (i == f->nparts) {
+		if (f->nparts == CHECK_MAX_PARTS)
+			return;
+		f->nparts++;
+		snprintf(f->parts[i].name, sizeof(f->parts[i].name), "%s", name);
+		f->parts[i].max_h = checks_slurm_hours(mt);
+		f->parts[i].nodes = 0;
+		f->parts[i].gpus = -1;
+	}
+	snprintf(nodes_gres, sizeof(nodes_gres), "%d %s", nodes, gres);
+	one.part_gpus = -1;
+	read_nodes(nodes_gres, &one);
+	f->parts[i].nodes += nodes > 0 ? nodes : 0;
+	if (one.part_gpus > f->parts[i].gpus)
+		f->parts[i].gpus = one.part_gpus;
+}
+
 void checks_read(const char *out, size_t ndatasets, struct check_facts *f)
 {
 	char *copy = xstrdup(out != NULL ? out : ""), *line, *save = NULL;
@@ -153,6 +235,8 @@ void checks_read(const char *out, size_t ndatasets, struct check_facts *f)
 			f->max_h = checks_slurm_hours(line + 10);
 		} else if (strncmp(line, "@@nodes ", 8) == 0) {
 			read_nodes(line + 8, f);
+		} else if (strncmp(line, "@@part ", 7) == 0) {
+			read_part(line + 7, f);
 		} else if (strncmp(line, "@@results ", 10) == 0) {
 			snprintf(f->results_run, sizeof(f->results_run), "%s", line + 10);
 		}

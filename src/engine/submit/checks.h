@@ -38,6 +38,17 @@ struct check_ask {
 	const char	*results_dir;	/* a folder that must hold no run, or NULL */
 };
 
+/* One partition of a list (SLURM_PARTITION=a,b), as sinfo describes it:
+ * the judgement checks each for the job's time and shape. */
+struct part_facts {
+	char	name[64];
+	double	max_h;		/* its time limit; <= 0: unreadable */
+	int	nodes;		/* its nodes, all states */
+	int	gpus;		/* per node; -1: unknown, 0: none */
+};
+
+#define CHECK_MAX_PARTS	32
+
 /* What the answers said. */
 struct check_facts {
 	size_t	missing;	/* the first dataset missing, or SIZE_MAX */
@@ -48,12 +59,20 @@ struct check_facts {
 	/* A run's file found in results_dir (a status.json, a checkpoint),
 	 * or "": none. */
 	char	results_run[512];
+	/* For a list of partitions (a comma in check_ask.partition): each
+	 * that exists, in sinfo's order; max_h, part_nodes and part_gpus are
+	 * then unused. */
+	struct part_facts parts[CHECK_MAX_PARTS];
+	size_t	nparts;
 };
 
-/* One shell line asking everything, its answers on standard output. */
+/* One shell line asking everything, its answers on standard output. A
+ * list of partitions is asked of one sinfo, a line per partition. */
 void checks_command(const struct check_ask *a, struct buf *cmd);
 /* The same answers, then the gate: lines that end with status 0 only when
- * every answer lets the job pass. */
+ * every answer lets the job pass; for a list of partitions, every one of
+ * them (one that could not run the job closes it: leaving it out is the
+ * long way's judgement). */
 void checks_gate(const struct check_ask *a, struct buf *cmd);
 /* The "@@" lines of out (other lines ignored) into f. */
 void checks_read(const char *out, size_t ndatasets, struct check_facts *f);

@@ -19,13 +19,8 @@ static const char *env_value(const char *name)
 	return v != NULL && v[0] != '\0' ? v : NULL;
 }
 
-static void first_of(struct request *rq, const char *list)
-{
-	snprintf(rq->first_partition, sizeof(rq->first_partition), "%.*s",
-	    (int)strcspn(list, ","), list);
-	rq->partition = rq->first_partition;
-}
-
+/* A partition or a list of them: the list goes whole into --partition
+ * (SLURM starts the job on the first that can run it). */
 static void resolve_partition(const struct submit_opts *o, const struct spec *spec,
     const struct cluster_cfg *cl, struct request *rq)
 {
@@ -34,16 +29,40 @@ static void resolve_partition(const struct submit_opts *o, const struct spec *sp
 	if (o->partition != NULL) {
 		rq->partition = o->partition, rq->partition_from = "--partition";
 	} else if ((v = env_value("SLURM_PARTITION")) != NULL) {
-		first_of(rq, v);
-		rq->partition_from = "SLURM_PARTITION (its first)";
+		rq->partition = v, rq->partition_from = "SLURM_PARTITION";
 	} else if (spec->partition != NULL) {
 		rq->partition = spec->partition, rq->partition_from = "the bundle";
 	} else if (cl->partitions != NULL) {
-		first_of(rq, cl->partitions);
-		rq->partition_from = "the cluster's partitions (its first)";
+		rq->partition = cl->partitions, rq->partition_from = "the cluster's partitions";
 	} else {
-		first_of(rq, seed_defaults.partitions);
-		rq->partition_from = "the seed's default";
+		rq->partition = seed_defaults.partitions, rq->partition_from = "the seed's default";
+	}
+}
+
+/* Each entry of a comma-separated list one SLURM name; none empty. */
+static int list_check(const char *field, const char *value, const char *from, char **err)
+{
+	const char *p = value;
+
+	if (strlen(value) >= sizeof(((struct request *)0)->kept)) {
+		*err = xasprintf("%s (from %s) is %zu bytes: name fewer partitions", field, from,
+		    strlen(value));
+		return -1;
+	}
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char one[128];
+		if (len == 0 || len >= sizeof(one)) {
+			*err = xasprintf("%s '%.60s' (from %s) has an empty or overlong entry: write "
+			    "names separated by single commas", field, value, from);
+			return -1;
+		}
+		snprintf(one, sizeof(one), "%.*s", (int)len, p);
+		if (slurm_name_check(field, one, from, err) != 0)
+			return -1;
+		if (p[len] == '\0')
+			return 0;
+		p += len + 1;
 	}
 }
 
@@ -109,7 +128,7 @@ int request_resolve(const struct submit_opts *o, struct spec *spec, const struct
 	resolve_account(o, spec, cl, rq);
 	if (resolve_requeue(o, spec, rq, err) != 0)
 		return -1;
-	if (slurm_name_check("partition", rq->partition, rq->partition_from, err) != 0)
+	if (list_check("partition", rq->partition, rq->partition_from, err) != 0)
 		return -1;
 	if (rq->account != NULL && slurm_name_check("account", rq->account, rq->account_from,
 	    err) != 0)

@@ -94,6 +94,7 @@ struct job {
 	int			 results_derived; /* results_dir is the job folder's */
 	int			 results_check;	/* the bundle's results_dir: ask whether it
 						 * holds another run (not with resume) */
+	char			*partition_note;/* a list's partitions left out, and why */
 	char			*resume_dir;	/* resume: the task folder whose newest
 						 * checkpoint TAO's own train resumes from */
 	/* The checks folded into the launch's script: the steps after them
@@ -414,6 +415,91 @@ static int preflight(struct job *j, char **err)
 
 /* ---- one remote command checks datasets, image and partition ----------------------------- */
 
+/* One partition against the job: its time limit, then the shape of its
+ * nodes (unknown: let sbatch say). */
+static int judge_partition(struct job *j, const char *name, double max_h, int part_nodes,
+    int part_gpus, char **err)
+{
+	if (max_h <= 0) {
+		*err = xasprintf("partition %s does not exist on the cluster (sinfo -o %%P lists them)",
+		    name);
+		return -1;
+	}
+	if (policy_resources(&j->spec, &seed_defaults, name, max_h, &j->res, NULL, err) != 0)
+		return -1;
+	if (part_nodes > 0 && j->res.nodes > part_nodes) {
+		*err = xasprintf("%d GPUs as %d node%s x %d: partition %s has %d node%s; ask for at "
+		    "most %d GPUs there, or another partition", j->res.gpus_total, j->res.nodes,
+		    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, name,
+		    part_nodes, part_nodes == 1 ? "" : "s",
+		    part_nodes * (part_gpus > 0 ? part_gpus : 1));
+		return -1;
+	}
+	if (part_gpus >= 0 && j->res.gpus_per_node > part_gpus) {
+		*err = xasprintf("%d GPUs on a node: the nodes of partition %s have %d; split the job "
+		    "over more nodes (nodes: %d)", j->res.gpus_per_node, name,
+		    part_gpus, part_gpus > 0
+		    ? (j->res.gpus_total + part_gpus - 1) / part_gpus : 0);
+		return -1;
+	}
+	return 0;
+}
+
+/* A list of partitions (SLURM_PARTITION=a,b): each checked as one; those
+ * that cannot run the job are left out of --partition (with
+ * EnforcePartLimits=ALL, SLURM would refuse the whole list for one of
+ * them), the rest go whole, and SLURM starts the job on the first of them
+ * that can. None: the reasons, each partition's. */
+static int judge_list(struct job *j, const struct check_facts *f, char **err)
+{
+	struct buf kept, out;
+	const char *p = j->rq.partition;
+	size_t i;
+	int rc = 0;
+
+	buf_init(&kept);
+	buf_init(&out);
+	while (*p != '\0') {
+		size_t len = strcspn(p, ",");
+		char name[64], *e = NULL;
+		const struct part_facts *pf = NULL;
+		snprintf(name, sizeof(name), "%.*s", (int)len, p);
+		for (i = 0; i < f->nparts && pf == NULL; i++)
+			if (strcmp(f->parts[i].name, name) == 0)
+				pf = &f->parts[i];
+		if (judge_partition(j, name, pf ? pf->max_h : 0, pf ? pf->nodes : -1,
+		    pf ? pf->gpus : -1, &e) == 0)
+			buf_addf(&kept, "%s%s", kept.len ? "," : "", name);
+		else
+			buf_addf(&out, "%s%s", out.len ? "; " : "", e);
+		free(e);
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (kept.len == 0) {
+		*err = xasprintf("no partition of %s can run this job: %s", j->rq.partition, out.data);
+		rc = -1;
+	} else {
+		snprintf(j->rq.kept, sizeof(j->rq.kept), "%s", kept.data);
+		if (out.len > 0) {
+			free(j->partition_note);
+			j->partition_note = xasprintf("left out of %s: %s", j->rq.partition, out.data);
+		}
+		j->rq.partition = j->rq.kept;
+		/* The resources as the first kept partition has them. */
+		char first[64];
+		snprintf(first, sizeof(first), "%.*s", (int)strcspn(kept.data, ","), kept.data);
+		for (i = 0; i < f->nparts; i++)
+			if (strcmp(f->parts[i].name, first) == 0)
+				rc = judge_partition(j, first, f->parts[i].max_h, f->parts[i].nodes,
+				    f->parts[i].gpus, err);
+	}
+	buf_free(&kept);
+	buf_free(&out);
+	return rc;
+}
+
 /* The facts against the job: the first thing that stops it, in *err. */
 static int judge_facts(struct job *j, const struct check_facts *f, char **err)
 {
@@ -423,28 +509,11 @@ static int judge_facts(struct job *j, const struct check_facts *f, char **err)
 		    j->datasets[f->missing], conn_host(j->c));
 		return -1;
 	}
-	if (f->max_h <= 0) {
-		*err = xasprintf("partition %s does not exist on the cluster (sinfo -o %%P lists them)",
-		    j->rq.partition);
-		return -1;
-	}
-	if (policy_resources(&j->spec, &seed_defaults, j->rq.partition, f->max_h, &j->res,
-	    NULL, err) != 0)
-		return -1;
-	/* The shape against what the partition has (unknown: let sbatch say). */
-	if (f->part_nodes > 0 && j->res.nodes > f->part_nodes) {
-		*err = xasprintf("%d GPUs as %d node%s x %d: partition %s has %d node%s; ask for at "
-		    "most %d GPUs there, or another partition", j->res.gpus_total, j->res.nodes,
-		    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, j->rq.partition,
-		    f->part_nodes, f->part_nodes == 1 ? "" : "s",
-		    f->part_nodes * (f->part_gpus > 0 ? f->part_gpus : 1));
-		return -1;
-	}
-	if (f->part_gpus >= 0 && j->res.gpus_per_node > f->part_gpus) {
-		*err = xasprintf("%d GPUs on a node: the nodes of partition %s have %d; split the job "
-		    "over more nodes (nodes: %d)", j->res.gpus_per_node, j->rq.partition,
-		    f->part_gpus, f->part_gpus > 0
-		    ? (j->res.gpus_total + f->part_gpus - 1) / f->part_gpus : 0);
+	if (strchr(j->rq.partition, ',') != NULL) {
+		if (judge_list(j, f, err) != 0)
+			return -1;
+	} else if (judge_partition(j, j->rq.partition, f->max_h, f->part_nodes, f->part_gpus,
+	    err) != 0) {
 		return -1;
 	}
 	if (f->results_run[0] != '\0') {
@@ -503,7 +572,11 @@ static int check_remote(struct job *j, char **err)
 	/* For a registry image: 1 = a good cached .sqsh exists. */
 	j->image.is_sqsh = j->image.is_sqsh ||
 	    (j->facts.image_state == 1 && !(j->image.latest && j->o->force_reconvert));
-	step(j, STEP_DATASET, 1, NULL);
+	if (strchr(j->rq.partition, ',') != NULL && j->o->dry_run)
+		plan(j, "partitions: %s, whole: SLURM starts the job on the first of them that can "
+		    "run it (taotop status names the one it chose)%s%s", j->rq.partition,
+		    j->partition_note ? "; " : "", j->partition_note ? j->partition_note : "");
+	step(j, STEP_DATASET, 1, j->partition_note);
 	return 0;
 }
 
@@ -734,6 +807,13 @@ static int open_record(struct job *j, char **err)
 		buf_free(&names);
 	}
 	record_event(r, "opened: staging", "taotop", time(NULL));
+	if (strchr(j->rq.partition, ',') != NULL) {
+		char *parts = xasprintf("partitions %s: SLURM starts the job on the first that can "
+		    "run it%s%s", j->rq.partition, j->partition_note ? "; " : "",
+		    j->partition_note ? j->partition_note : "");
+		record_event(r, parts, "taotop", time(NULL));
+		free(parts);
+	}
 	{
 		char *how = xasprintf("image: %s %s", j->image_how, j->image.sqsh);
 		record_event(r, how, "taotop", time(NULL));
@@ -1222,15 +1302,18 @@ char *submit_staged_sbatch(const struct job_record *r)
  * the command line too: a retry runs the sbatch staged for the job it
  * retries, under its own name. */
 static char *launch_cmds(const char *id, const char *job_dir, const char *sbatch_path,
-    const char *log_dir)
+    const char *log_dir, const char *exclude)
 {
 	char *qdir = sh_quote(job_dir), *qsb = sh_quote(sbatch_path), *qlog = sh_quote(log_dir);
-	char *qname = sh_quote(id), *cmd;
+	char *qname = sh_quote(id), *qex = exclude != NULL ? sh_quote(exclude) : NULL, *cmd;
 
-	cmd = xasprintf("cd %s && out=$(sbatch --hold --parsable --job-name=%s %s) && "
+	/* A retry keeps away from the nodes its chain failed on: --exclude
+	 * on the command line wins over the staged script's directives. */
+	cmd = xasprintf("cd %s && out=$(sbatch --hold --parsable --job-name=%s%s%s %s) && "
 	    "id=${out%%%%;*} && mkdir -p %s/%s-\"$id\" && scontrol release \"$id\" && "
-	    "echo \"@@taotop-id $id\"", qdir, qname, qsb, qlog, id);
-	free(qdir), free(qsb), free(qlog), free(qname);
+	    "echo \"@@taotop-id $id\"", qdir, qname, qex ? " --exclude=" : "", qex ? qex : "", qsb,
+	    qlog, id);
+	free(qdir), free(qsb), free(qlog), free(qname), free(qex);
 	return cmd;
 }
 
@@ -1287,11 +1370,11 @@ out:
 }
 
 int submit_launch_staged(struct conn *c, struct record_store *st, const char *id,
-    const char *job_dir, const char *sbatch_path, const char *log_dir, char **slurm_id_out,
-    int *adopted, char **err)
+    const char *job_dir, const char *sbatch_path, const char *log_dir, const char *exclude,
+    char **slurm_id_out, int *adopted, char **err)
 {
 	struct conn_exec x;
-	char *cmd = launch_cmds(id, job_dir, sbatch_path, log_dir);
+	char *cmd = launch_cmds(id, job_dir, sbatch_path, log_dir, exclude);
 	enum conn_status cst;
 	int rc;
 
@@ -1310,7 +1393,7 @@ static int launch(struct job *j, struct stage *sg, const struct linted_script *s
     struct submit_result *res, char **err)
 {
 	struct conn_exec x;
-	char *cmd = launch_cmds(j->id, j->job_dir, j->sbatch_path, j->log_dir), *stopped, *line;
+	char *cmd = launch_cmds(j->id, j->job_dir, j->sbatch_path, j->log_dir, NULL), *stopped, *line;
 	enum conn_status cst;
 	int rc;
 
@@ -1400,7 +1483,7 @@ static void job_free(struct job *j)
 	free(j->datasets);
 	free(j->root), free(j->cache), free(j->id), free(j->job_dir), free(j->results_dir);
 	free(j->log_dir), free(j->sidecar), free(j->sbatch_path), free(j->nccl_env);
-	free(j->resume_dir);
+	free(j->resume_dir), free(j->partition_note);
 	for (i = 0; i < j->default_argc; i++)
 		free(j->default_argv[i]);
 	free(j->default_argv);

@@ -96,10 +96,11 @@ void submit_result_free(struct submit_result *r);
  * its %x-%j log folder made, released; an ambiguous answer is reconciled by
  * the job's name, never submitted twice. The record gets the SLURM id. Used
  * by submit_run and by retries (which run the staged sbatch of the job they
- * retry under their own name). */
+ * retry under their own name). exclude: sbatch's --exclude (a retry's
+ * nodes to keep away from, comma-separated), or NULL. */
 int submit_launch_staged(struct conn *c, struct record_store *st, const char *id,
-    const char *job_dir, const char *sbatch_path, const char *log_dir, char **slurm_id,
-    int *adopted, char **err);
+    const char *job_dir, const char *sbatch_path, const char *log_dir, const char *exclude,
+    char **slurm_id, int *adopted, char **err);
 
 /* A staged job's folder on the cluster, from its record: <root>/<id of the
  * chain's first job>/ (log_dir is its slurm-logs/). NULL for a record that

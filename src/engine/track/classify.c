@@ -1,5 +1,6 @@
 #include "engine/track/classify.h"
 
+#include <ctype.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,8 +9,19 @@
 #include "util/file.h"
 #include "util/xmalloc.h"
 
+/* A rule's kind, as the file writes it. The order is the judgement's:
+ * an ignored line is no evidence; a fault of the program's decides before
+ * any line of the infrastructure's; those before the program's generic
+ * signs (a traceback, an exit code). */
+enum rule_kind { RULE_IGNORE, RULE_FAULT, RULE_NODE, RULE_INFRA, RULE_PROGRAM };
+
+static const struct { const char *word; enum rule_kind kind; } kinds[] = {
+	{ "ignore", RULE_IGNORE }, { "fault", RULE_FAULT }, { "node", RULE_NODE },
+	{ "infra", RULE_INFRA }, { "program", RULE_PROGRAM },
+};
+
 struct pattern {
-	enum failure_kind kind;
+	enum rule_kind	 kind;
 	char		 name[64];
 	regex_t		 re;
 };
@@ -31,6 +43,18 @@ void patterns_free(struct patterns *ps)
 	free(ps);
 }
 
+static int kind_of(const char *word, enum rule_kind *k)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(word, kinds[i].word) == 0) {
+			*k = kinds[i].kind;
+			return 0;
+		}
+	return -1;
+}
+
 int patterns_parse(const char *file, const char *text, struct patterns **out, char **err)
 {
 	struct patterns *ps = xcalloc(1, sizeof(*ps));
@@ -39,6 +63,7 @@ int patterns_parse(const char *file, const char *text, struct patterns **out, ch
 
 	for (line = copy; line != NULL; line = next) {
 		char kind[16], name[64];
+		enum rule_kind k;
 		int used = 0, rc;
 		struct pattern *p;
 
@@ -51,14 +76,14 @@ int patterns_parse(const char *file, const char *text, struct patterns **out, ch
 		if (*line == '\0' || *line == '#')
 			continue;
 		if (sscanf(line, "%15s %63s %n", kind, name, &used) != 2 || used == 0 ||
-		    line[used] == '\0' || (strcmp(kind, "infra") != 0 && strcmp(kind, "program") != 0)) {
-			*err = xasprintf("%s:%d: write KIND NAME REGEX, KIND being infra or program",
-			    file, lineno);
+		    line[used] == '\0' || kind_of(kind, &k) != 0) {
+			*err = xasprintf("%s:%d: write KIND NAME REGEX, KIND being ignore, fault, node, "
+			    "infra or program", file, lineno);
 			goto bad;
 		}
 		ps->p = xreallocarray(ps->p, ps->n + 1, sizeof(*ps->p));
 		p = &ps->p[ps->n];
-		p->kind = strcmp(kind, "infra") == 0 ? FAILURE_INFRA : FAILURE_PROGRAM;
+		p->kind = k;
 		snprintf(p->name, sizeof(p->name), "%s", name);
 		rc = regcomp(&p->re, line + used, REG_EXTENDED | REG_NOSUB | REG_ICASE);
 		if (rc != 0) {
@@ -90,51 +115,159 @@ int patterns_load(const char *path, struct patterns **out, char **err)
 	return rc;
 }
 
-/* The first pattern of this kind (patterns are in the file's order, the
- * more specific first) that some line of text matches; 1 if one does. */
-static int match_kind(const struct patterns *ps, enum failure_kind kind, const char *text,
-    struct verdict *v)
+/* ---- the lines ------------------------------------------------------------------------------- */
+
+struct line {
+	const char	*text;
+	const char	*source;
+};
+
+struct lines {
+	char		*copy[2];
+	struct line	*v;
+	size_t		 n;
+};
+
+/* main.err's lines first (where tracebacks and NCCL's warnings go), then
+ * main.out's; lines an ignore rule matches are left out. */
+static void lines_split(const struct patterns *ps, const char *err_tail, const char *out_tail,
+    struct lines *ls)
 {
-	char *copy, *line, *save;
-	size_t i;
+	const char *texts[2] = { err_tail, out_tail }, *names[2] = { "main.err", "main.out" };
+	size_t f, i;
+
+	memset(ls, 0, sizeof(*ls));
+	for (f = 0; f < 2; f++) {
+		char *line, *save = NULL;
+		ls->copy[f] = xstrdup(texts[f] != NULL ? texts[f] : "");
+		for (line = strtok_r(ls->copy[f], "\n", &save); line != NULL;
+		    line = strtok_r(NULL, "\n", &save)) {
+			size_t len = strlen(line);
+			int ignored = 0;
+			if (len > 0 && line[len - 1] == '\r')
+				line[len - 1] = '\0';
+			for (i = 0; i < ps->n && !ignored; i++)
+				ignored = ps->p[i].kind == RULE_IGNORE &&
+				    regexec(&ps->p[i].re, line, 0, NULL, 0) == 0;
+			if (ignored)
+				continue;
+			ls->v = xreallocarray(ls->v, ls->n + 1, sizeof(*ls->v));
+			ls->v[ls->n++] = (struct line){ line, names[f] };
+		}
+	}
+}
+
+static void lines_free(struct lines *ls)
+{
+	free(ls->copy[0]), free(ls->copy[1]), free(ls->v);
+}
+
+/* The first rule of these kinds (in the file's order: the specific before
+ * the generic) that some line matches; 1 with v's rule and line filled. */
+static int match(const struct patterns *ps, const struct lines *ls, enum rule_kind a,
+    enum rule_kind b, struct verdict *v)
+{
+	size_t i, k;
 
 	for (i = 0; i < ps->n; i++) {
-		if (ps->p[i].kind != kind)
+		if (ps->p[i].kind != a && ps->p[i].kind != b)
 			continue;
-		copy = xstrdup(text != NULL ? text : "");
-		save = NULL;
-		for (line = strtok_r(copy, "\n", &save); line != NULL;
-		    line = strtok_r(NULL, "\n", &save)) {
-			if (regexec(&ps->p[i].re, line, 0, NULL, 0) != 0)
+		for (k = 0; k < ls->n; k++) {
+			if (regexec(&ps->p[i].re, ls->v[k].text, 0, NULL, 0) != 0)
 				continue;
-			v->kind = kind;
 			snprintf(v->reason, sizeof(v->reason), "%s", ps->p[i].name);
-			snprintf(v->evidence, sizeof(v->evidence), "%.255s", line);
-			free(copy);
+			snprintf(v->source, sizeof(v->source), "%s", ls->v[k].source);
+			snprintf(v->evidence, sizeof(v->evidence), "%.255s", ls->v[k].text);
+			v->node_tied = ps->p[i].kind == RULE_NODE;
 			return 1;
 		}
-		free(copy);
 	}
 	return 0;
+}
+
+static int is_word(const char *native, const char *word)
+{
+	return native != NULL && strcmp(native, word) == 0;
 }
 
 void classify_failure(const struct patterns *ps, const char *native, const char *exit_code,
     const char *out_tail, const char *err_tail, struct verdict *v)
 {
+	struct lines ls;
+	struct verdict line;
+
 	memset(v, 0, sizeof(*v));
-	/* The scheduler's own word for a node's failure needs no log. */
-	if (native != NULL && (strcmp(native, "NODE_FAIL") == 0 || strcmp(native, "BOOT_FAIL") == 0)) {
+	memset(&line, 0, sizeof(line));
+	lines_split(ps, err_tail, out_tail, &ls);
+	if (is_word(native, "NODE_FAIL") || is_word(native, "BOOT_FAIL")) {
+		/* The scheduler's own word for a node's failure needs no log;
+		 * a line of the node's, if any, is its evidence. */
 		v->kind = FAILURE_INFRA;
+		v->node_tied = 1;
+		if (match(ps, &ls, RULE_NODE, RULE_INFRA, &line))
+			*v = line;
+		v->node_tied = 1;
 		snprintf(v->reason, sizeof(v->reason), "%s", native);
-		return;
+		goto out;
 	}
-	if (match_kind(ps, FAILURE_INFRA, err_tail, v) || match_kind(ps, FAILURE_INFRA, out_tail, v))
-		return;
-	if (match_kind(ps, FAILURE_PROGRAM, err_tail, v) || match_kind(ps, FAILURE_PROGRAM, out_tail, v))
-		return;
+	if (is_word(native, "DEADLINE") || is_word(native, "OUT_OF_MEMORY") ||
+	    is_word(native, "TIMEOUT")) {
+		/* Never retried (tao-core): more memory or time is the fix. */
+		if (match(ps, &ls, RULE_FAULT, RULE_FAULT, &line))
+			*v = line;
+		v->kind = FAILURE_PROGRAM;
+		v->node_tied = 0;
+		snprintf(v->reason, sizeof(v->reason), "%s", native);
+		goto out;
+	}
+	if (match(ps, &ls, RULE_FAULT, RULE_FAULT, v)) {
+		v->kind = FAILURE_PROGRAM;
+		goto out;
+	}
+	if (match(ps, &ls, RULE_NODE, RULE_INFRA, v)) {
+		v->kind = FAILURE_INFRA;
+		goto out;
+	}
+	if (match(ps, &ls, RULE_PROGRAM, RULE_PROGRAM, v)) {
+		v->kind = FAILURE_PROGRAM;
+		goto out;
+	}
 	/* Nothing in the logs says infrastructure: the program's own failure,
 	 * so a broken spec never spends the retry budget. */
 	v->kind = FAILURE_PROGRAM;
 	snprintf(v->reason, sizeof(v->reason), "%s%s%s", native ? native : "failed",
 	    exit_code && exit_code[0] ? ", exit " : "", exit_code ? exit_code : "");
+out:
+	lines_free(&ls);
+}
+
+/* Whether `word` is in `line` as a whole word (a host name in "node02:4123"
+ * or "on node02," counts; in "node021" it does not). */
+static int names_word(const char *line, const char *word)
+{
+	size_t len = strlen(word);
+	const char *p;
+
+	if (len == 0)
+		return 0;
+	for (p = strstr(line, word); p != NULL; p = strstr(p + 1, word)) {
+		int before = p == line || !(isalnum((unsigned char)p[-1]) || p[-1] == '-' ||
+		    p[-1] == '_');
+		int after = !(isalnum((unsigned char)p[len]) || p[len] == '-' || p[len] == '_');
+		if (before && after)
+			return 1;
+	}
+	return 0;
+}
+
+const char *verdict_node(const struct verdict *v, const char *const *nodes, size_t n)
+{
+	size_t i;
+
+	if (v->kind != FAILURE_INFRA || !v->node_tied)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (names_word(v->evidence, nodes[i]))
+			return nodes[i];
+	return n == 1 ? nodes[0] : NULL;
 }

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "engine/track/classify.h"
+#include <ctype.h>
 #include "engine/config/config.h"
 #include "engine/logs/logtail.h"
 #include "engine/store/store.h"
@@ -19,7 +20,7 @@
 #include "util/share.h"
 #include "util/xmalloc.h"
 
-#define TAIL_LINES	60	/* of main.out and main.err, for the classifier */
+
 
 /* ---- history ----------------------------------------------------------------------------- */
 
@@ -100,13 +101,144 @@ static int restage_sidecar(struct conn *c, const struct job_record *r, const cha
 	return rc;
 }
 
+/* ---- node exclusions ------------------------------------------------------------------------- */
+
+#define NODES_TIMEOUT_MS	30000
+
+/* A node name as SLURM prints one (it reaches a command line quoted all
+ * the same). */
+static int node_name_ok(const char *s)
+{
+	size_t i;
+
+	if (s[0] == '\0' || s[0] == '-' || strlen(s) > 64)
+		return 0;
+	for (i = 0; s[i] != '\0'; i++)
+		if (!isalnum((unsigned char)s[i]) && strchr("-_.", s[i]) == NULL)
+			return 0;
+	return 1;
+}
+
+/* Run cmd; its stdout (caller frees), or NULL when it did not run. */
+static char *run_out(struct conn *c, const char *cmd)
+{
+	struct conn_exec x;
+	char *err = NULL, *out = NULL;
+
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = NODES_TIMEOUT_MS;
+	if (conn_exec(c, &x, &err) == CONN_OK)
+		out = xstrdup(x.out.data != NULL ? x.out.data : "");
+	else
+		log_msg(LOG_WARN, "retry: %s: %s", cmd, err ? err : "failed");
+	free(err);
+	conn_exec_free(&x);
+	return out;
+}
+
+/* The nodes SLURM job `slurm_id` ran on, from accounting's NodeList
+ * expanded by scontrol; *n of them (caller frees each and the vector). */
+static char **job_nodes(struct conn *c, const char *slurm_id, size_t *n)
+{
+	char *q = sh_quote(slurm_id), *cmd, *out, *line, *save = NULL, **v = NULL;
+
+	*n = 0;
+	cmd = xasprintf("nl=$(sacct -j %s -X -n -P -o NodeList 2>/dev/null | head -n 1); "
+	    "case $nl in ''|None*) ;; *) scontrol show hostnames \"$nl\" 2>/dev/null;; esac", q);
+	out = run_out(c, cmd);
+	free(q), free(cmd);
+	if (out == NULL)
+		return NULL;
+	for (line = strtok_r(out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		if (!node_name_ok(line))
+			continue;
+		v = xreallocarray(v, *n + 1, sizeof(*v));
+		v[(*n)++] = xstrdup(line);
+	}
+	free(out);
+	return v;
+}
+
+static void nodes_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Check each exclusion r carries against the cluster's live node list
+ * (scontrol show node): one that no longer exists, or exists only for the
+ * future (State=FUTURE: not in service), is dropped, and r's history says
+ * so; one that could not be checked is kept (excluding a node is safe,
+ * sbatch refusing a name it does not know is not). */
+static void check_exclusions(struct conn *c, struct job_record *r)
+{
+	struct buf cmd;
+	char *out, *line, *save = NULL, *msg;
+	size_t i, k;
+
+	if (r->nexclude == 0)
+		return;
+	buf_init(&cmd);
+	buf_adds(&cmd, "for n in");
+	for (i = 0; i < r->nexclude; i++) {
+		char *q = sh_quote(r->exclude[i].node);
+		buf_addf(&cmd, " %s", q);
+		free(q);
+	}
+	buf_adds(&cmd, "; do o=$(scontrol -o show node \"$n\" 2>&1); case $o in "
+	    "\"Node $n not found\"*) echo \"@@gone $n\";; NodeName=*) s=${o#*State=}; "
+	    "echo \"@@state $n ${s%% *}\";; *) echo \"@@unknown $n\";; esac; done");
+	out = run_out(c, cmd.data);
+	buf_free(&cmd);
+	if (out == NULL) {
+		record_event(r, "the excluded nodes could not be checked against the cluster's: "
+		    "all kept", "taotop", time(NULL));
+		return;
+	}
+	for (line = strtok_r(out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char node[72] = "", state[72] = "";
+		int gone = sscanf(line, "@@gone %71s", node) == 1;
+		int future = !gone && sscanf(line, "@@state %71s %71s", node, state) == 2 &&
+		    strstr(state, "FUTURE") != NULL;
+		if (!gone && !future)
+			continue;
+		for (i = 0; i < r->nexclude; i++) {
+			if (strcmp(r->exclude[i].node, node) != 0)
+				continue;
+			msg = gone
+			    ? xasprintf("node %s is no longer on the cluster (scontrol show node: not "
+				"found): dropped from the excluded nodes", node)
+			    : xasprintf("node %s is retired (scontrol show node: State=%s): dropped "
+				"from the excluded nodes", node, state);
+			record_event(r, msg, "taotop", time(NULL));
+			log_msg(LOG_INFO, "retry: %s: %s", r->id, msg);
+			free(msg);
+			free(r->exclude[i].node), free(r->exclude[i].evidence), free(r->exclude[i].from);
+			for (k = i + 1; k < r->nexclude; k++)
+				r->exclude[k - 1] = r->exclude[k];
+			r->nexclude--;
+			break;
+		}
+	}
+	free(out);
+}
+
 int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const char *id, const char *why, char **new_id, char **slurm_id, char **err)
 {
+	return retry_job_excluding(c, st, cl, id, why, NULL, NULL, new_id, slurm_id, err);
+}
+
+int retry_job_excluding(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const char *id, const char *why, const char *node, const char *evidence, char **new_id,
+    char **slurm_id, char **err)
+{
 	struct job_record *old = NULL, *r = NULL;
 	struct conn_stat cs;
-	char *job_dir = NULL, *first_id, *sbatch = NULL, *nid = NULL, *msg;
+	char *job_dir = NULL, *first_id, *sbatch = NULL, *nid = NULL, *msg, *exclude = NULL;
 	int adopted = 0, rc = -1;
+	size_t i;
 
 	*new_id = *slurm_id = NULL;
 	if (store_load(st, id, &old, err) != 0)
@@ -147,11 +279,29 @@ int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg 
 	msg = xasprintf("opened: a retry of %s (%s), running its staged %s", id, why, sbatch);
 	record_event(r, msg, "taotop", time(NULL));
 	free(msg);
+	/* The chain's exclusions, each checked against the live cluster, and
+	 * the node this failure names. */
+	for (i = 0; i < old->nexclude; i++)
+		record_exclude(r, old->exclude[i].node, old->exclude[i].evidence,
+		    old->exclude[i].from);
+	check_exclusions(c, r);
+	if (node != NULL && record_exclude(r, node, evidence, id)) {
+		msg = xasprintf("node %s excluded: %s failed there (%s)", node, id,
+		    evidence != NULL ? evidence : "no log line");
+		record_event(r, msg, "taotop", time(NULL));
+		free(msg);
+	}
+	exclude = record_exclude_list(r);
+	if (exclude != NULL) {
+		msg = xasprintf("submitted with --exclude=%s", exclude);
+		record_event(r, msg, "taotop", time(NULL));
+		free(msg);
+	}
 	if (store_create(st, r, err) != 0)
 		goto out;
 	if (restage_sidecar(c, old, job_dir, first_id, err) != 0 ||
-	    submit_launch_staged(c, st, nid, job_dir, sbatch, old->log_dir, slurm_id, &adopted,
-	    err) != 0) {
+	    submit_launch_staged(c, st, nid, job_dir, sbatch, old->log_dir, exclude, slurm_id,
+	    &adopted, err) != 0) {
 		char *e2 = NULL;
 		msg = xasprintf("not launched: %s", *err);
 		if (store_update(st, nid, not_launched, msg, &e2) != 0)
@@ -168,7 +318,7 @@ int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg 
 out:
 	record_free(old);
 	record_free(r);
-	free(job_dir), free(sbatch), free(nid);
+	free(job_dir), free(sbatch), free(nid), free(exclude);
 	return rc;
 }
 
@@ -206,7 +356,7 @@ static char *tail_of(struct conn *c, const struct job_record *r, const char *nam
 	buf_init(&b);
 	if (r->log_dir != NULL && r->backend_ref != NULL) {
 		path = xasprintf("%s/%s-%s/%s", r->log_dir, r->id, r->backend_ref, name);
-		if (log_tail(c, path, TAIL_LINES, 0, &b, &end, &missing, &err) != 0)
+		if (log_tail(c, path, CLASSIFY_TAIL_LINES, 0, &b, &end, &missing, &err) != 0)
 			free(err);
 		free(path);
 	}
@@ -222,7 +372,8 @@ int retry_after_failure(struct conn *c, struct record_store *st, const struct cl
 	struct patterns *pat = NULL;
 	struct verdict v;
 	char *dir = share_dir("templates"), *path = xasprintf("%s/failure-patterns.conf", dir);
-	char *out = NULL, *errt = NULL, *why = NULL, *slurm_id = NULL;
+	char *out = NULL, *errt = NULL, *why = NULL, *slurm_id = NULL, *line = NULL;
+	char *node = NULL, *evidence = NULL;
 	int rc = 0, before;
 
 	*new_id = NULL;
@@ -238,26 +389,42 @@ int retry_after_failure(struct conn *c, struct record_store *st, const struct cl
 	out = tail_of(c, r, "main.out");
 	errt = tail_of(c, r, "main.err");
 	classify_failure(pat, native, exit_code, out, errt, &v);
+	/* The line that decided it, and where: "main.err: <line>". */
+	line = v.evidence[0] ? xasprintf(": %s: %s", v.source, v.evidence) : xstrdup("");
 	if (v.kind == FAILURE_PROGRAM) {
-		note(st, id, "failure: the program's (%s)%s%s: not retried", v.reason,
-		    v.evidence[0] ? ": " : "", v.evidence);
+		note(st, id, "failure: the program's (%s)%s: not retried", v.reason, line);
 		goto done;
 	}
 	before = attempts_before(st, r);
 	if (before >= cl->retry_budget) {
-		note(st, id, "failure: the infrastructure's (%s)%s%s; the retry budget (%d) is used up: "
-		    "not retried", v.reason, v.evidence[0] ? ": " : "", v.evidence, cl->retry_budget);
+		note(st, id, "failure: the infrastructure's (%s)%s; the retry budget (%d) is used up: "
+		    "not retried", v.reason, line, cl->retry_budget);
 		goto done;
 	}
-	note(st, id, "failure: the infrastructure's (%s)%s%s: retry %d of %d", v.reason,
-	    v.evidence[0] ? ": " : "", v.evidence, before + 1, cl->retry_budget);
+	note(st, id, "failure: the infrastructure's (%s)%s: retry %d of %d", v.reason, line,
+	    before + 1, cl->retry_budget);
+	if (v.node_tied && r->backend_ref != NULL) {
+		size_t n = 0;
+		char **nodes = job_nodes(c, r->backend_ref, &n);
+		const char *bad = verdict_node(&v, (const char *const *)nodes, n);
+		if (bad != NULL) {
+			evidence = v.evidence[0] ? xasprintf("%s: %s", v.source, v.evidence)
+			    : xasprintf("SLURM state %s", v.reason);
+			node = xstrdup(bad);
+		} else {
+			note(st, id, "the failure names no one node of the job's (%zu): none excluded",
+			    n);
+		}
+		nodes_free(nodes, n);
+	}
 	why = xasprintf("infrastructure failure: %s", v.reason);
-	if (retry_job(c, st, cl, id, why, new_id, &slurm_id, err) != 0)
+	if (retry_job_excluding(c, st, cl, id, why, node, evidence, new_id, &slurm_id, err) != 0)
 		rc = -1;
 	else
 		rc = 1;
 done:
-	free(slurm_id), free(why), free(out), free(errt), free(dir), free(path);
+	free(slurm_id), free(why), free(out), free(errt), free(dir), free(path), free(line);
+	free(node), free(evidence);
 	record_free(r);
 	patterns_free(pat);
 	return rc;

@@ -5,9 +5,12 @@
  * retry_of names it, running the sbatch already staged for the first job of
  * the chain: nothing is staged again, no image converted again. Only the
  * secrets' sidecar, which the first run shredded, is written again (from
- * the environment). The cluster's retry budget (2 by default) bounds a
- * chain; a failure of the program itself is surfaced at once and never
- * uses the budget. Every verdict and retry is written in the records'
+ * the environment). Its logs go to a folder of its own (%x-%j: the new
+ * record's name); a failure of the node the job ran on excludes that node
+ * from the retry (and the chain's later retries). The cluster's retry
+ * budget (10 by default, as NVIDIA's references) bounds a chain; a
+ * failure of the program itself is surfaced at once and never uses the
+ * budget. Every verdict and retry is written in the records'
  * history, so the chain can be read from either end.
  */
 #ifndef TAOTOP_ENGINE_RETRY_H
@@ -23,6 +26,16 @@ struct cluster_cfg;
  * the environment, sbatch refused). `why` goes into both histories. */
 int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const char *id, const char *why, char **new_id, char **slurm_id, char **err);
+
+/* The same, keeping the retry away from `node` (sbatch --exclude, with
+ * `evidence`, the line that tied the failure to it, in the new record),
+ * besides the nodes the chain already excluded; those are each checked
+ * against the cluster's live node list first, and one that no longer
+ * exists (or is retired) is dropped with a note in the new record. node
+ * NULL: only the chain's. */
+int retry_job_excluding(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const char *id, const char *why, const char *node, const char *evidence, char **new_id,
+    char **slurm_id, char **err);
 
 /* After record `id` ended in Error with SLURM state `native` (FAILED,
  * NODE_FAIL, ...) and exit code: classify, note the verdict, and retry an

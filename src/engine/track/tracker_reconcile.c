@@ -219,7 +219,8 @@ static void keep_alloc(struct job_record *r, const struct slurm_job *j)
 		al->elapsed_s = al->limit_s = -1;
 		r->has_alloc = 1;
 	}
-	if (j->partition != NULL && j->partition[0] != '\0')
+	if (j->partition != NULL && j->partition[0] != '\0' &&
+	    !slurm_partition_keep(al->partition, j->partition))
 		snprintf(al->partition, sizeof(al->partition), "%s", j->partition);
 	if (j->nodes > 0)
 		al->nodes = j->nodes;

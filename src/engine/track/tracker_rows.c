@@ -32,7 +32,8 @@ void tracker_row_from_slurm(struct job_row *row, const struct slurm_job *j)
 {
 	set_text(row->slurm_id, sizeof(row->slurm_id), j->id);
 	set_text(row->shown_id, sizeof(row->shown_id), j->shown_id);
-	if (j->partition[0] != '\0' || row->partition == NULL)
+	if ((j->partition[0] != '\0' || row->partition == NULL) &&
+	    !slurm_partition_keep(row->partition, j->partition))
 		record_set(&row->partition, j->partition);
 	if (j->nodes > 0 || row->nodes == 0)
 		row->nodes = j->nodes;
