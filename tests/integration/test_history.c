@@ -274,3 +274,122 @@ Test(history, a_day_long_limit_is_shown_whole, .timeout = 120)
 	free(rig_ssh_ok(cmd));
 	free(cmd), free(id);
 }
+
+/* Accounting's final State word and Elapsed of SLURM job id, once it has
+ * them ("CANCELLED", "00:00:07"). */
+static void acct_final(const char *id, char *state, size_t ssz, char *elapsed, size_t esz)
+{
+	char *cmd = xasprintf("sacct -X -n -P -j %s -o State,Elapsed", id), *out = NULL;
+	time_t end = time(NULL) + 60;
+
+	state[0] = elapsed[0] = '\0';
+	while (time(NULL) < end) {
+		if (rig_ssh(cmd, &out) == 0 && out[0] != '\0' && strncmp(out, "RUNNING", 7) != 0 &&
+		    strncmp(out, "PENDING", 7) != 0 && strchr(out, '|') != NULL) {
+			snprintf(state, ssz, "%.*s", (int)strcspn(out, " |+\n"), out);
+			snprintf(elapsed, esz, "%.*s", (int)strcspn(strchr(out, '|') + 1, "\n"),
+			    strchr(out, '|') + 1);
+			break;
+		}
+		free(out);
+		out = NULL;
+		sleep(1);
+	}
+	free(out), free(cmd);
+	cr_assert(state[0] != '\0', "accounting never gave job %s a final state", id);
+}
+
+/*
+ * A job cancelled through taotop ends as accounting says, like any other
+ * job: not SLURM's RUNNING and the time it had at the cancel, for good.
+ * The monitor's next poll shows it (and a filter on Running no longer
+ * lists it); after the monitor is closed, `jobs`, `jobs --since`, `status`
+ * and the monitor opened again say the same.
+ */
+Test(history, a_job_cancelled_through_taotop_ends_as_accounting_says, .timeout = 300)
+{
+	struct user u;
+	struct screen s;
+	struct screen_opts so = { .cols = 160, .lines = 40 };
+	char *b, *id, *out = NULL, *line, *args, state[32], elapsed[32], re[96];
+	const char *slurm;
+	cJSON *arr, *o;
+
+	user_open(&u, "cancelrow", NULL);
+	b = user_bundle(&u, "cancelrow", "command: [sleep, '300']\n", NULL);
+	id = user_submit(&u, b, &out);
+	free(out);
+	so.env = u.env;
+	screen_open(&s, "cancelrow", &so);
+	screen_filter(&s, id);
+	screen_wait_line(&s, 120, id, "Running", "RUNNING", NULL);
+	arr = user_json_array(&u, "jobs --json", &out);
+	o = json_find(arr, "id", id);
+	cr_assert_not_null(o, "%s", out);
+	slurm = json_str(o, "slurm_id");
+	cr_assert(slurm[0] != '\0', "%s", out);
+	free(out);
+	sleep(5);	/* so that its time at the cancel is not its end's */
+	screen_keys(&s, "c");
+	screen_wait(&s, 5, "Cancel 1 job?", NULL);
+	screen_keys(&s, "y");
+	screen_wait_line(&s, 20, "cancelled", NULL);
+	screen_keys(&s, "Enter");
+	acct_final(slurm, state, sizeof(state), elapsed, sizeof(elapsed));
+	cr_assert_str_eq(state, "CANCELLED");
+
+	/* The monitor's next poll: accounting's word and time. */
+	screen_wait_line(&s, 30, id, "Canceled", "CANCELLED", elapsed, NULL);
+	line = screen_line_with(&s, id);
+	cr_expect_null(strstr(line, "RUNNING"), "%s", line);
+	free(line);
+	/* A filter on Running lists it no more. */
+	screen_filter(&s, "Running");
+	line = screen_line_with(&s, id);
+	cr_expect_null(line, "a cancelled job listed under /Running: %s", line);
+	free(line);
+	screen_keys(&s, "q");
+	cr_expect_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+
+	/* Every verb after the monitor is gone, each a new process. */
+	{
+		cJSON *now = user_json_array(&u, "jobs --json", &out), *r = json_find(now, "id", id);
+		cr_assert_not_null(r, "%s", out);
+		cr_expect_str_eq(json_str(r, "native_state"), "CANCELLED", "%s", out);
+		cr_expect_str_eq(json_str(r, "elapsed"), elapsed, "%s", out);
+		cr_expect_str_eq(json_str(r, "state"), "Canceled", "%s", out);
+		cJSON_Delete(now);
+		free(out);
+	}
+	snprintf(re, sizeof(re), " Canceled +CANCELLED +%s/00:30:00 ", elapsed);
+	cr_assert_eq(rig_taotop(u.env, "jobs", &out), 0, "%s", out);
+	line = text_line_with(out, id);
+	cr_assert_not_null(line, "%s", out);
+	cr_expect(rig_matches(line, re), "taotop jobs: %s (accounting: %s %s)", line, state, elapsed);
+	free(line), free(out);
+	cr_assert_eq(rig_taotop(u.env, "jobs --since 1d", &out), 0, "%s", out);
+	line = text_line_with(out, id);
+	cr_assert_not_null(line, "%s", out);
+	cr_expect(rig_matches(line, re), "taotop jobs --since 1d: %s", line);
+	free(line), free(out);
+	args = xasprintf("status %s", id);
+	cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	line = xasprintf("Canceled  (SLURM %s, CANCELLED)", slurm);
+	cr_expect_not_null(strstr(out, line), "taotop status: %s", out);
+	free(line);
+	line = xasprintf("time %s/00:30:00", elapsed);
+	cr_expect_not_null(strstr(out, line), "taotop status: %s", out);
+	free(line), free(out), free(args);
+
+	/* The monitor opened again. */
+	screen_open(&s, "cancelrow2", &so);
+	screen_filter(&s, id);
+	screen_wait_line(&s, 20, id, "Canceled", "CANCELLED", elapsed, NULL);
+	screen_keys(&s, "q");
+	cr_expect_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	cJSON_Delete(arr);
+	free(b), free(id);
+	user_close(&u);
+}
