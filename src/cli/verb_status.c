@@ -216,6 +216,10 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 		print_status_json(&st, s->cl->name);
 	} else {
 		print_head(st.row);
+		if (st.rec != NULL && st.rec->name != NULL)
+			printf("  name %s (%s %s)\n", show(st.rec->name),
+			    show(st.rec->network_arch ? st.rec->network_arch : "-"),
+			    show(st.rec->action ? st.rec->action : "-"));
 		print_progress(st.row);
 		print_use(&st);
 		print_history(st.rec);

@@ -393,3 +393,88 @@ Test(history, a_job_cancelled_through_taotop_ends_as_accounting_says, .timeout =
 	free(b), free(id);
 	user_close(&u);
 }
+
+/*
+ * Two runs of a sweep, named by the bundle's name: and by --name over it:
+ * told apart in `taotop jobs` (and --json, status) and in the monitor; SLURM
+ * gets the name as the job's comment, its job name stays taotop's id. A
+ * name that is none is refused naming the field, before anything is sent.
+ */
+Test(history, two_named_runs_of_a_sweep_are_told_apart_in_jobs_and_the_monitor, .timeout = 300)
+{
+	struct user u;
+	struct screen s;
+	struct screen_opts so = { .cols = 140, .lines = 40 };
+	char *b, *bad, *one, *two, *out = NULL, *args, *row, *cmd;
+	cJSON *arr, *o;
+
+	user_open(&u, "names", NULL);
+	b = user_bundle(&u, "sweep", "command: [sleep, '120']\n", "name: lr-0.01\n");
+	one = user_submit(&u, b, &out);
+	free(out);
+	args = xasprintf("%s --name lr-0.1", b);
+	two = user_submit(&u, args, &out);
+	free(out), free(args);
+
+	cr_assert_eq(rig_taotop(u.env, "jobs", &out), 0, "%s", out);
+	row = text_line_with(out, one);
+	cr_assert_not_null(row, "%s", out);
+	cr_expect(rig_matches(row, " lr-0\\.01 "), "the first run's row: %s", row);
+	free(row);
+	row = text_line_with(out, two);
+	cr_assert_not_null(row, "%s", out);
+	cr_expect(rig_matches(row, " lr-0\\.1 ") && strstr(row, "classification_pyt") == NULL,
+	    "the second run's row: %s", row);
+	free(row), free(out);
+
+	arr = user_json_array(&u, "jobs --json", &out);
+	o = json_find(arr, "id", two);
+	cr_assert_not_null(o, "%s", out);
+	cr_expect_str_eq(json_str(o, "name"), "lr-0.1");
+	/* SLURM's view: the comment is the name, the job name the id. */
+	cmd = xasprintf("squeue -h -j %s -o '%%j|%%k'", json_str(o, "slurm_id"));
+	free(out);
+	out = rig_ssh_ok(cmd);
+	row = xasprintf("%s|lr-0.1", two);
+	cr_expect_not_null(strstr(out, row), "squeue's name|comment: %s", out);
+	free(row), free(out), free(cmd);
+	cJSON_Delete(arr);
+
+	args = xasprintf("status %s", one);
+	cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect_not_null(strstr(out, "  name lr-0.01 (classification_pyt train)"), "%s", out);
+	free(out), free(args);
+
+	/* The monitor: both, each under its own name. */
+	so.env = u.env;
+	screen_open(&s, "names", &so);
+	screen_filter(&s, "lr-0.");
+	screen_wait_line(&s, 30, one, "lr-0.01", NULL);
+	screen_wait_line(&s, 30, two, "lr-0.1", NULL);
+	row = screen_line_with(&s, two);
+	cr_expect_null(strstr(row, "lr-0.01"), "%s", row);
+	free(row);
+	screen_keys(&s, "q");
+	cr_expect_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+
+	/* Names that are none: refused, naming the field and what to write. */
+	bad = user_bundle(&u, "badname", "command: [sleep, '120']\n", "name: 'lr 0.01'\n");
+	args = xasprintf("submit %s --dry-run", bad);
+	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "field 'name' has a space at character 3") != NULL, "%s", out);
+	free(out), free(args);
+	args = xasprintf("submit %s --dry-run --name 'a;b'", b);
+	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "--name has ';' at character 2: use letters, digits and") != NULL,
+	    "%s", out);
+	free(out), free(args);
+
+	for (int k = 0; k < 2; k++) {
+		args = xasprintf("cancel %s", k == 0 ? one : two);
+		rig_taotop(u.env, args, &out);
+		free(out), free(args);
+	}
+	free(b), free(bad), free(one), free(two);
+	user_close(&u);
+}

@@ -45,6 +45,8 @@ struct record_alloc {
 
 struct job_record {
 	char		*id;
+	char		*name;		/* the run's own (the bundle's name:, --name),
+					 * or NULL: none given */
 	char		*platform;	/* "slurm" */
 	char		*cluster;
 	char		*image;

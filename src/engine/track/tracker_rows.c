@@ -95,8 +95,12 @@ void tracker_row_of_meta(struct job_row *row, const struct rec_meta *m)
 	if (p != NULL)
 		row_progress(row, p->epoch, p->max_epoch, p->eta, p->metric, p->series, p->nseries);
 	row->record_id = xstrdup(m->id);
-	/* What it is ("classification_pyt train"): the id has its own column. */
-	if (m->network_arch != NULL && m->action != NULL)
+	/* The run's own name when it was given one (runs of a sweep differ
+	 * there), else what it is ("classification_pyt train"): the id has
+	 * its own column. */
+	if (m->name != NULL && m->name[0] != '\0')
+		row->name = xstrdup(m->name);
+	else if (m->network_arch != NULL && m->action != NULL)
 		row->name = xasprintf("%s %s", m->network_arch, m->action);
 	else
 		row->name = xstrdup(m->id);
