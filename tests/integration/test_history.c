@@ -150,6 +150,19 @@ Test(history, jobs_since_lists_a_job_that_ended_before_the_command_ran, .timeout
 	cr_expect(rig_matches(row, " Error +FAILED +" TIME_RE "/00:05:00 +exit code 3:0"), "%s", row);
 	free(row), free(out);
 
+	/* status finds what jobs --since lists, from accounting. */
+	{
+		char *args = xasprintf("status %s", done), *want;
+		cr_expect_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+		want = xasprintf("Done  (SLURM %s, COMPLETED)", done);
+		cr_expect_not_null(strstr(out, want), "taotop status %s: %s", done, out);
+		free(want), free(out), free(args);
+		args = xasprintf("status %s", failed);
+		cr_expect_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+		cr_expect(rig_matches(out, "Error  \\(SLURM [0-9]+, FAILED\\)"), "%s", out);
+		free(out), free(args);
+	}
+
 	arr = user_json_array(&u, "jobs --since 12h --json", &out);
 	o = json_find(arr, "slurm_id", failed);
 	cr_assert_not_null(o, "%s", out);
@@ -192,6 +205,11 @@ Test(history, a_job_that_ended_while_the_monitor_was_closed_appears_at_its_start
 	/* f hides the finished ones, and shows them again. */
 	screen_keys(&s, "f");
 	screen_wait(&s, 5, "finished hidden", NULL);
+	/* Said, with how many: not "no jobs yet". */
+	screen_wait(&s, 5, "no live job matches the filter: 2 finished hidden (f shows them)",
+	    NULL);
+	screen_wait(&s, 5, "2 finished hidden", NULL);
+	cr_expect_eq(screen_row_of(&s, "no jobs yet"), -1);
 	line = screen_line_with(&s, bad);
 	cr_expect_null(line, "a finished job shown with finished jobs hidden: %s", line);
 	free(line);

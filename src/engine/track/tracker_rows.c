@@ -105,6 +105,10 @@ void tracker_row_of_meta(struct job_row *row, const struct rec_meta *m)
 	else
 		row->name = xstrdup(m->id);
 	row->state = m->state;
+	/* A job that ended has no time left to estimate (a failed one kept
+	 * the ETA of its last epoch). */
+	if (tao_state_final(m->state))
+		row->eta[0] = '\0';
 	row->native = m->native != NULL ? xstrdup(m->native) : NULL;
 	row->created = m->created;
 	if (m->message != NULL)
