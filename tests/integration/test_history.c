@@ -472,6 +472,12 @@ Test(history, two_named_runs_of_a_sweep_are_told_apart_in_jobs_and_the_monitor, 
 	row = screen_line_with(&s, two);
 	cr_expect_null(strstr(row, "lr-0.01"), "%s", row);
 	free(row);
+	/* Its detail: the name and what it runs. */
+	screen_filter(&s, two);
+	screen_wait_line(&s, 10, two, "lr-0.1", NULL);
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 10, "name: lr-0.1   what: classification_pyt train", NULL);
+	screen_keys(&s, "Escape");
 	screen_keys(&s, "q");
 	cr_expect_eq(screen_wait_exit(&s, 10), 0);
 	screen_close(&s);
