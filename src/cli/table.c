@@ -19,6 +19,7 @@ static const struct cli_opt submit_opts[] = {
 	{ "time", 0, "HOURS", "the time limit in hours, above the bundle's" },
 	{ "partition", 0, "P", "the partition, above SLURM_PARTITION and the bundle's" },
 	{ "account", 0, "A", "the account, above SLURM_ACCOUNT and the bundle's" },
+	{ "name", 0, "NAME", "the run's name, above the bundle's name: (in the lists, the record and SLURM's comment)" },
 	{ "requeue", 0, NULL, "#SBATCH --requeue (the default)" },
 	{ "no-requeue", 0, NULL, "#SBATCH --no-requeue" },
 	{ "dry-run", 0, NULL, "print the sbatch, the commands and each value's origin; send nothing" },

@@ -57,7 +57,8 @@ static int sample_row(struct session *s, const struct job_row *row, struct job_u
 	struct use_round r;
 
 	*why = NULL;
-	if (row->state != TAO_RUNNING || (row->native != NULL && strcmp(row->native, "RUNNING") != 0) ||
+	if (row->state != TAO_RUNNING || row->ending ||
+	    (row->native != NULL && strcmp(row->native, "RUNNING") != 0) ||
 	    !use_id_ok(row->slurm_id) || s->cl->use_s <= 0)
 		return -1;
 	memset(&j, 0, sizeof(j));
@@ -201,7 +202,7 @@ static void print_history(const struct job_record *rec)
 }
 
 static int show_status(struct session *s, const char *job, int json, int *final,
-    struct poll_schedule *sched)
+    struct poll_schedule *sched, int *asked_history)
 {
 	struct poll_result res;
 	struct status st;
@@ -214,7 +215,25 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 	schedule_after_poll(sched, (unsigned)res.changes, res.waiting_for_accounting,
 	    !res.scheduler_ok);
 	memset(&st, 0, sizeof(st));
-	if ((st.row = find_row(&res, job)) == NULL) {
+	if ((st.row = find_row(&res, job)) == NULL && !*asked_history && s->cl->history_days > 0) {
+		/* A job that ended, not taotop's: accounting's history window
+		 * has it, as `taotop jobs --since` lists it (asked once). */
+		poll_result_free(&res);
+		*asked_history = 1;
+		tracker_set_history(s->tracker, s->cl->history_days * 86400L, 86400L,
+		    (unsigned)s->cl->history_max);
+		if (session_poll(s, &res) != 0)
+			return STATUS_POLL_FAILED;
+		st.row = find_row(&res, job);
+	}
+	if (st.row == NULL && *asked_history) {
+		fprintf(stderr, "taotop: no job %s on %s: not a taotop record, not a live job of "
+		    "yours, and not one of yours that accounting lists for the last %d days\n",
+		    show_err(job), s->cl->name, s->cl->history_days);
+		poll_result_free(&res);
+		return EXIT_FAILED;
+	}
+	if (st.row == NULL) {
 		fprintf(stderr, "taotop: no job %s on %s: not a taotop record, and not a live job "
 		    "of yours\n", show_err(job), s->cl->name);
 		poll_result_free(&res);
@@ -228,6 +247,10 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 		print_status_json(&st, s->cl->name);
 	} else {
 		print_head(st.row);
+		if (st.rec != NULL && st.rec->name != NULL)
+			printf("  name %s (%s %s)\n", show(st.rec->name),
+			    show(st.rec->network_arch ? st.rec->network_arch : "-"),
+			    show(st.rec->action ? st.rec->action : "-"));
 		print_progress(st.row);
 		print_use(&st);
 		print_exclude(st.rec);
@@ -245,7 +268,7 @@ int cli_status(const struct cli_args *a)
 	struct poll_schedule sched;
 	const char *job = a->pos[0];
 	int json = cli_val(a, "json") != NULL, watch = cli_val(a, "watch") != NULL;
-	int rc, final = 0;
+	int rc, final = 0, asked_history = 0;
 
 	if ((rc = session_open(&s, cli_val(a, "cluster"), job)) != EXIT_OK)
 		return rc;
@@ -253,7 +276,7 @@ int cli_status(const struct cli_args *a)
 	 * pending for days is normal on a shared cluster. */
 	schedule_init(&sched, s.cl->poll_s, 60);
 	do {
-		rc = show_status(&s, job, json, &final, &sched);
+		rc = show_status(&s, job, json, &final, &sched, &asked_history);
 		if (rc == STATUS_POLL_FAILED && watch) {
 			/* Monitoring never stops on a failure: say it and go on. */
 			char at[16];

@@ -64,6 +64,7 @@ static int read_opts(const struct cli_args *a, struct submit_opts *o)
 	}
 	o->partition = cli_val(a, "partition");
 	o->account = cli_val(a, "account");
+	o->name = cli_val(a, "name");
 	/* Of --requeue and --no-requeue, the later wins. */
 	if (cli_at(a, "requeue") > cli_at(a, "no-requeue"))
 		o->requeue = REQUEUE_YES;

@@ -205,7 +205,10 @@ static void add_row(struct lines *l, const struct job_record *r, const struct jo
 	    row->shown_id : row->slurm_id), cluster, row->slurm_id[0] ? row->slurm_id : "-"));
 	add(l, xasprintf("state: %s%s%s%s", tracker_row_label(row), row->native ? " (" : "",
 	    row->native ? row->native : "", row->native ? ")" : ""));
-	if (row->name != NULL)
+	if (r != NULL && r->name != NULL)
+		add(l, xasprintf("name: %s   what: %s %s", r->name, r->network_arch ?
+		    r->network_arch : "-", r->action ? r->action : "-"));
+	else if (row->name != NULL)
 		add(l, xasprintf("what: %s", row->name));
 	if (row->partition != NULL || row->nodes > 0) {
 		char gpus[32];

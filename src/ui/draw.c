@@ -301,7 +301,7 @@ static void draw_jobs_header(struct app *a, int ncols, const int *order, const i
 {
 	WINDOW *w = a->win_jobs;
 	const struct jobtable *t = &a->jt;
-	char info[320], older[64] = "";
+	char info[320], older[64] = "", hidden[48] = "";
 	int k, c, x, used = 0;
 	size_t i, njobs = 0, left = 0;
 
@@ -320,9 +320,10 @@ static void draw_jobs_header(struct app *a, int ncols, const int *order, const i
 		left += watch_cluster(a->watch, i)->last.finished_left;
 	if (left > 0)
 		snprintf(older, sizeof(older), " (%zu older on disk)", left);
+	if (t->hide_finished)
+		snprintf(hidden, sizeof(hidden), ", %zu finished hidden", t->nhidden);
 	snprintf(info, sizeof(info), " %zu job%s%s%s%s%s%s%s ", njobs, njobs == 1 ? "" : "s", older,
-	    t->filter[0] ? " matching /" : "", t->filter, t->hide_finished ? ", finished hidden" : "",
-	    ", by ", jt_sort_name(t->sort));
+	    t->filter[0] ? " matching /" : "", t->filter, hidden, ", by ", jt_sort_name(t->sort));
 	x = a->lay.jobs.w - (int)text_width(info, strlen(info));
 	if (x >= used) {
 		wmove(w, 0, x);
@@ -400,8 +401,14 @@ static void draw_jobs(struct app *a)
 			    ncols, order, width);
 	}
 	if (t->nlines == 0) {
-		const char *empty = t->filter[0] ? "no job matches the filter (Esc clears it)"
-		    : "no jobs yet";
+		char said[96];
+		const char *empty = said;
+		if (t->hide_finished && t->nhidden > 0)
+			snprintf(said, sizeof(said), "no live job%s: %zu finished hidden (f shows them)",
+			    t->filter[0] ? " matches the filter" : "", t->nhidden);
+		else
+			empty = t->filter[0] ? "no job matches the filter (Esc clears it)"
+			    : "no jobs yet";
 		wmove(w, 1, 1);
 		text_draw(w, empty, strlen(empty), 0, a->lay.jobs.w - 2, a->attr[ROLE_JOB_UNKNOWN], 0);
 	}

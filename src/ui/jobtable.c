@@ -182,9 +182,14 @@ void jt_rebuild(struct jobtable *t)
 		needle[i] = (char)tolower((unsigned char)t->filter[i]);
 	needle[i] = '\0';
 	jobs = xcalloc(t->n + 1, sizeof(*jobs));
-	for (i = 0; i < t->n; i++)
+	t->nhidden = 0;
+	for (i = 0; i < t->n; i++) {
 		if (shown(t, &t->entries[i], needle))
 			jobs[njobs++].entry = i;
+		else if (t->hide_finished && (needle[0] == '\0' ||
+		    strstr(t->entries[i].hay, needle) != NULL))
+			t->nhidden++;	/* hidden for being finished alone */
+	}
 	sort_table = t;
 	qsort(jobs, njobs, sizeof(*jobs), cmp_entries);
 	sort_table = NULL;

@@ -49,6 +49,7 @@ struct jobtable {
 	enum jt_sort	 sort;
 	int		 group;		/* by cluster, with headers */
 	int		 hide_finished;
+	size_t		 nhidden;	/* finished ones the filter would show, hidden */
 	size_t		 sel;		/* index in lines; a job line when any exists */
 	size_t		 top;		/* first line shown */
 	char		*sel_key;

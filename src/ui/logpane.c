@@ -163,17 +163,25 @@ static int holds(const char *s, size_t len, const char *needle)
 int logpane_find(struct logpane *p, const struct log_ring *r, int dir)
 {
 	size_t first = p->first_shown > r->dropped ? p->first_shown - r->dropped : 0;
-	long i;
+	long n = (long)r->n, start = (long)first, at, i, k;
 
 	if (p->search[0] == '\0' || r->n == 0)
 		return -1;
-	for (i = (long)first + dir; i >= 0 && i < (long)r->n; i += dir) {
+	if (p->follow && dir > 0) {
+		/* At the end there is nothing below: the nearest above. */
+		dir = -1;
+		start = n;
+	}
+	for (k = 1; k <= n; k++) {
 		size_t len;
-		const char *s = log_ring_get(r, (size_t)i, &len);
+		const char *s;
+		at = start + dir * k;
+		i = (at % n + n) % n;
+		s = log_ring_get(r, (size_t)i, &len);
 		if (holds(s, len, p->search)) {
 			p->follow = 0;
 			p->top = p->first_shown = r->dropped + (size_t)i;
-			return 0;
+			return at < 0 || at >= n ? LOGPANE_WRAPPED : LOGPANE_FOUND;
 		}
 	}
 	return -1;

@@ -46,7 +46,13 @@ void logpane_scroll(struct logpane *p, const struct log_ring *r, long lines);
 void logpane_top(struct logpane *p, const struct log_ring *r);
 void logpane_follow(struct logpane *p);
 /* Move to the next (dir 1) or previous (-1) line holding p->search (case
- * blind), from the line after/before the first shown; 0 if found. */
+ * blind), from the line after/before the first shown: LOGPANE_FOUND;
+ * past the end (or the start) it goes on from the other end:
+ * LOGPANE_WRAPPED; -1 when no line holds it. A pane that follows (its
+ * view at the end: nothing below) looks up from its last line, the
+ * nearest match above first. */
+#define LOGPANE_FOUND	0
+#define LOGPANE_WRAPPED	1
 int logpane_find(struct logpane *p, const struct log_ring *r, int dir);
 
 /* What a pane knows of its lines' freshness (monotonic ms; 0: none). */

@@ -389,8 +389,17 @@ static void find(struct app *a, int dir)
 
 	if (ring == NULL || p->search[0] == '\0')
 		return;
-	if (logpane_find(p, ring, dir) != 0)
-		ui_message(a, 1, "'%s' not found %s", p->search, dir > 0 ? "below" : "above");
+	switch (logpane_find(p, ring, dir)) {
+	case LOGPANE_FOUND:
+		break;
+	case LOGPANE_WRAPPED:
+		ui_message(a, 0, "'%s': none %s, went on from the %s", p->search,
+		    dir > 0 ? "below" : "above", dir > 0 ? "top" : "end");
+		break;
+	default:
+		ui_message(a, 1, "'%s' is in none of the pane's lines", p->search);
+		break;
+	}
 	a->dirty |= DIRTY_PANES;
 }
 

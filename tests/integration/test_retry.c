@@ -126,6 +126,13 @@ Test(retry, an_nccl_timeout_gets_exactly_one_retry_from_what_was_staged, .timeou
 	    "if [ -e %B/results/ran-once ]; then echo recovered; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
 	    "%B/results/status.json; exit 0; fi; touch %B/results/ran-once; echo epoch 1; "
 	    "echo \"" NCCL_TIMEOUT "\" >&2; exit 1");
+	{
+		/* A named run: its retry keeps the name. */
+		FILE *f = fopen(spec, "a");
+		cr_assert_not_null(f);
+		fputs("name: sweep-a\n", f);
+		fclose(f);
+	}
 	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
 	first = load(&e, res.record_id);
 	root = xstrndup(first->log_dir, strlen(first->log_dir) - strlen("/slurm-logs"));
@@ -149,6 +156,10 @@ Test(retry, an_nccl_timeout_gets_exactly_one_retry_from_what_was_staged, .timeou
 	cr_expect_eq(second->state, TAO_DONE, "the retry ran to Done: %s",
 	    tao_state_name(second->state));
 	cr_expect(history_says(second, "a retry of"), "linked both ways");
+	cr_expect_str_eq(second->name ? second->name : "(none)", "sweep-a");
+	/* Its shape is its job's (the same sbatch), never 1x?. */
+	cr_expect(second->has_alloc && second->alloc.nodes == 1 && second->alloc.gpus == 1,
+	    "the retry's shape: %d x %d", second->alloc.nodes, second->alloc.gpus);
 	cr_expect_neq(strcmp(first->backend_ref, second->backend_ref), 0, "a new SLURM job");
 	/* Nothing staged again: the same image, sbatch and spec files. */
 	cr_expect_eq(mtime_of(sqsh), t_sqsh, "the image was converted again");

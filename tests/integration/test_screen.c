@@ -1145,3 +1145,48 @@ Test(screen, past_the_last_line_the_older_finished_jobs_come, .timeout = 180)
 	rig_local("rm -rf %s", home);
 	free(env), free(jobs);
 }
+
+/* A pane that follows shows the end of its log: a search there finds the
+ * nearest line above (not "not found below"), and n past the last match
+ * goes on from the top, saying so. */
+Test(screen, a_search_in_a_following_pane_finds_the_line_above, .timeout = 180)
+{
+	char *dir = screen_shared_dir("findup");
+	char opts[512], name[64], *id, *line, *cmd;
+	struct screen s;
+	struct screen_opts so = { .cols = 120, .lines = 40 };
+	int row, out_row, err_row;
+
+	snprintf(name, sizeof(name), "findup%d", rig_uniq());
+	snprintf(opts, sizeof(opts), "-J %s -t 5 -o %s/f.out -e %s/f.err", name, dir, dir);
+	id = rig_sbatch(opts, "'for i in $(seq 1 60); do echo \"Epoch $i/60 loss 0.$i\"; done; "
+	    "echo tail-done; sleep 120'");
+	screen_open(&s, "findup", &so);
+	screen_filter(&s, name);
+	screen_wait_line(&s, 20, name, "Running", NULL);
+	screen_wait(&s, 30, "Epoch 60/60", "tail-done", NULL);
+	cr_assert_eq(screen_row_of(&s, "Epoch 7/60"), -1, "the pane shows the end, not epoch 7");
+	screen_keys(&s, "Tab");	/* the out pane, following */
+	screen_keys(&s, "/");
+	screen_type(&s, "Epoch 7/");
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 10, "Epoch 7/60 loss 0.7", NULL);
+	out_row = screen_row_of(&s, " main.out ");
+	err_row = screen_row_of(&s, " main.err ");
+	row = screen_row_of(&s, "Epoch 7/60 loss 0.7");
+	cr_expect(row > out_row && row < err_row, "epoch 7 on row %d, outside main.out's pane "
+	    "(%d..%d)", row, out_row, err_row);
+	line = screen_line_with(&s, "not found");
+	cr_expect_null(line, "%s", line);
+	free(line);
+	/* The only match: n goes on from the top, and says so. */
+	screen_keys(&s, "n");
+	screen_wait(&s, 10, "'Epoch 7/': none below, went on from the top", NULL);
+	screen_wait(&s, 5, "Epoch 7/60 loss 0.7", NULL);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	cmd = xasprintf("scancel %s", id);
+	free(rig_ssh_ok(cmd));
+	free(cmd), free(id), free(dir);
+}

@@ -536,6 +536,7 @@ Test(tao, the_examples_commented_forms_work_as_written, .timeout = 120)
 		{ "# command: [classification_pyt", "command: [classification_pyt" },
 		{ "gpus: 8 ", "# gpus: 8 " },
 		{ "# gpus_per_node: 4", "gpus_per_node: 4" },
+		{ "# name: lr-0.01-run1", "name: lr-0.01-run1" },
 	};
 	struct user u;
 	char *out = NULL, *bundle, *args, *want;
@@ -551,6 +552,11 @@ Test(tao, the_examples_commented_forms_work_as_written, .timeout = 120)
 	want = xasprintf("classification_pyt train -e %s/jobs/tao-DRYRUN/specs/spec.yaml "
 	    "'results_dir=%s/results/classification-run1' 'train.num_gpus=4'", u.remote, u.remote);
 	cr_expect(strstr(out, want) != NULL, "wanted '%s' in the sbatch:\n%s", want, out);
+	/* The run's name, and SLURM's comment (its job name stays the id). */
+	cr_expect(strstr(out, "name        lr-0.01-run1             (the bundle)") != NULL, "%s",
+	    out);
+	cr_expect(strstr(out, "#SBATCH --comment=lr-0.01-run1\n") != NULL, "%s", out);
+	cr_expect(strstr(out, "--job-name=tao-DRYRUN ") != NULL, "%s", out);
 	free(want), free(out), free(args), free(bundle);
 	user_close(&u);
 }

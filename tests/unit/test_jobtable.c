@@ -173,3 +173,22 @@ Test(jobtable, selection_scrolls_within_the_window)
 	cr_assert_eq(t.top, 0);
 	jt_free(&t);
 }
+
+/* With finished jobs hidden, how many the filter would show is counted:
+ * the list says "N finished hidden", not "no jobs yet". */
+Test(jobtable, finished_jobs_hidden_are_counted)
+{
+	struct jobtable t;
+
+	jt_init(&t);
+	fill(&t);
+	cr_expect_eq(t.nhidden, 0, "none hidden yet");
+	t.hide_finished = 1;
+	jt_rebuild(&t);
+	cr_expect_eq(t.nhidden, 2, "101 (Done) and 104 (Error)");
+	snprintf(t.filter, sizeof(t.filter), "train");
+	jt_rebuild(&t);
+	cr_expect_eq(t.nhidden, 1, "train-a only: the filter counts too");
+	cr_expect_eq(t.nlines, 1, "train-b alone is shown: %zu lines", t.nlines);
+	jt_free(&t);
+}

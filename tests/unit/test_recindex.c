@@ -357,7 +357,7 @@ Test(recindex, a_corrupt_record_is_reported_once_and_not_listed)
 
 /* The index file as format 1 wrote it: the same stamps, a checksum and a
  * count that match, and a state the record does not hold. Read as it is,
- * it would be believed; a taotop of format 3 rebuilds it from the records. */
+ * it would be believed; a taotop of format 4 rebuilds it from the records. */
 Test(recindex, an_index_file_of_the_old_format_is_rebuilt_not_misread)
 {
 	struct record_store *s = store_at(NULL);
@@ -391,7 +391,7 @@ Test(recindex, an_index_file_of_the_old_format_is_rebuilt_not_misread)
 	store_close(s);
 	text = file_read_all(file, NULL, &err);
 	cr_assert_not_null(text, "%s", err);
-	cr_expect(strncmp(text, "taotop-index 3\n", 15) == 0, "written again in format 3: %.40s", text);
+	cr_expect(strncmp(text, "taotop-index 4\n", 15) == 0, "written again in format 4: %.40s", text);
 	free(text), free(path), free(file), free(dir);
 }
 
@@ -434,6 +434,7 @@ Test(recindex, an_index_file_that_matches_is_used_without_reading_the_records)
 
 struct row_seen {
 	char	arch[64], native[64], message[128], partition[64], exit_code[16], eta[32];
+	char	name[64];
 	int	has_alloc, has_progress, gpus, epoch;
 	long	elapsed_s;
 	size_t	nseries;
@@ -446,6 +447,7 @@ static void take_row(const struct rec_meta *m, void *arg)
 
 	snprintf(v->arch, sizeof(v->arch), "%s", m->network_arch ? m->network_arch : "(null)");
 	snprintf(v->native, sizeof(v->native), "%s", m->native ? m->native : "(null)");
+	snprintf(v->name, sizeof(v->name), "%s", m->name ? m->name : "(null)");
 	snprintf(v->message, sizeof(v->message), "%s", m->message ? m->message : "(null)");
 	v->has_alloc = m->alloc != NULL;
 	if (m->alloc != NULL) {
@@ -481,6 +483,7 @@ Test(recindex, a_records_row_survives_the_index_file)
 	record_set(&r->backend_ref, "801");
 	record_set(&r->network_arch, "classification_pyt");
 	record_set(&r->action, "train");
+	record_set(&r->name, "lr-0.01");
 	record_transition(r, TAO_ERROR, "FAILED", hostile, "scheduler", 1000);
 	r->has_alloc = 1;
 	snprintf(r->alloc.partition, sizeof(r->alloc.partition), "gpu");
@@ -502,6 +505,7 @@ Test(recindex, a_records_row_survives_the_index_file)
 	memset(&v, 0, sizeof(v));
 	cr_assert_eq(recindex_get(recindex_of(s), "tao-20261201-qqqqqq", take_row, &v), 0);
 	cr_expect_str_eq(v.arch, "classification_pyt");
+	cr_expect_str_eq(v.name, "lr-0.01", "the run's name, for its row");
 	cr_expect_str_eq(v.native, "FAILED");
 	cr_expect_str_eq(v.message, hostile);
 	cr_expect(v.has_alloc);

@@ -167,3 +167,37 @@ Test(spec, resume_and_gpu_spec_key_are_read)
 	cr_expect(s.gpu_spec_none);
 	spec_free(&s);
 }
+
+Test(spec, a_runs_name_is_read_and_one_that_is_none_is_refused_naming_the_field)
+{
+	struct { const char *text, *want; } bad[] = {
+		{ "image: x\ncommand: y\nname: 'lr 0.01'\n", "job.yaml:3:7: field 'name' has a space at "
+		    "character 3: use letters, digits and - _ . + = @ , : only" },
+		{ "image: x\ncommand: y\nname: a/b\n", "job.yaml:3:7: field 'name' has '/' at character 2" },
+		{ "image: x\ncommand: y\nname: ''\n", "job.yaml:3:7: field 'name' is empty" },
+		{ "image: x\ncommand: y\nname: \"a\\x1b[2Jb\"\n", "field 'name' has a byte that is no "
+		    "letter at character 2" },
+		{ "image: x\ncommand: y\nname: caf\xc3\xa9\n", "field 'name' has a byte that is no "
+		    "letter at character 4" },
+		{ "image: x\ncommand: y\nname: [a, b]\n", "job.yaml:3:7: field 'name' must be a text" },
+		{ "image: x\ncommand: y\nname: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+		    "field 'name' is 41 characters long: at most 40" },
+	};
+	struct spec s;
+	char *err = NULL;
+
+	cr_assert_eq(parse("image: x\ncommand: y\nname: lr-0.01_bs=32@a100,run:2+\n", &s, &err), 0,
+	    "%s", err);
+	cr_expect_str_eq(s.name, "lr-0.01_bs=32@a100,run:2+");
+	spec_free(&s);
+	cr_assert_eq(parse("image: x\ncommand: y\n", &s, &err), 0, "%s", err);
+	cr_expect_null(s.name, "no name: none");
+	spec_free(&s);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err = NULL;
+		cr_expect_eq(parse(bad[i].text, &s, &err), -1, "%s", bad[i].text);
+		cr_expect(err != NULL && strstr(err, bad[i].want) != NULL, "'%s' said '%s', not '%s'",
+		    bad[i].text, err ? err : "(nothing)", bad[i].want);
+		free(err);
+	}
+}

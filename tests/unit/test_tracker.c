@@ -188,3 +188,75 @@ Test(tracker, the_page_is_kept_while_nothing_changes_and_follows_a_change)
 	free(cmd), free(path), free(json);
 	store_close(st);
 }
+
+static int cancel_it(struct job_record *r, void *arg, char **err)
+{
+	(void)arg, (void)err;
+	return record_transition(r, TAO_CANCELED, "RUNNING", "cancelled by the user", "user", 700);
+}
+
+static int settle_it(struct job_record *r, void *arg, char **err)
+{
+	(void)arg, (void)err;
+	record_set(&r->native, "CANCELLED");
+	return 1;
+}
+
+static int set_extra(struct job_record *r, void *arg, char **err)
+{
+	const struct record_progress p = { .epoch = 2, .max_epoch = 10, .eta = "0:00:09",
+		.metric = "loss" };
+
+	(void)err;
+	if (arg != NULL)
+		record_set(&r->name, arg);
+	record_set_progress(r, &p);
+	return 1;
+}
+
+/*
+ * A record taotop made Canceled while SLURM said RUNNING waits for
+ * accounting's word: it is one of the live ones (asked about at every
+ * poll), never left out with the older finished page; once SLURM's word
+ * is final it is a finished one again. A failed job's row has no ETA; a
+ * named run's row is called by its name.
+ */
+Test(tracker, a_cancelled_record_awaits_accounting_a_failed_one_has_no_eta_a_name_shows)
+{
+	struct cluster_cfg cl = { .name = (char *)"rig" };
+	struct record_store *st = fresh_store();
+	struct tracker *t = tracker_new(&cl);
+	struct poll_result res;
+	const struct job_row *r;
+	char *err = NULL;
+
+	put(st, "tao-20261201-canc01", "300", TAO_RUNNING, 500, NULL);
+	cr_assert_eq(store_update(st, "tao-20261201-canc01", cancel_it, NULL, &err), 0, "%s", err);
+	put(st, "tao-20261201-fail01", "301", TAO_ERROR, 1000, "FAILED");
+	cr_assert_eq(store_update(st, "tao-20261201-fail01", set_extra, (void *)"lr-0.01", &err), 0,
+	    "%s", err);
+	put(st, "tao-20261201-done01", "302", TAO_DONE, 1100, NULL);
+	tracker_set_page(t, 1);	/* only the newest finished one */
+	tracker_rows_from_disk(t, st, &res);
+	cr_expect_not_null(row_of(&res, "tao-20261201-canc01"),
+	    "a cancel that awaits accounting is shown (and asked about) as a live one");
+	cr_expect_null(row_of(&res, "tao-20261201-fail01"), "past the page");
+	poll_result_free(&res);
+	tracker_set_page(t, 0);
+	tracker_rows_from_disk(t, st, &res);
+	r = row_of(&res, "tao-20261201-fail01");
+	cr_assert_not_null(r);
+	cr_expect_str_eq(r->name, "lr-0.01");
+	cr_expect_eq(r->epoch, 2);
+	cr_expect_str_eq(r->eta, "", "a failed job has no time left: '%s'", r->eta);
+	poll_result_free(&res);
+
+	tick();
+	cr_assert_eq(store_update(st, "tao-20261201-canc01", settle_it, NULL, &err), 0, "%s", err);
+	tracker_set_page(t, 1);
+	tracker_rows_from_disk(t, st, &res);
+	cr_expect_null(row_of(&res, "tao-20261201-canc01"), "settled: finished, past the page");
+	poll_result_free(&res);
+	tracker_free(t);
+	store_close(st);
+}

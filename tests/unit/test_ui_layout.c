@@ -122,7 +122,38 @@ Test(logpane, wraps_by_columns_and_searches)
 	logpane_top(&p, &r);
 	cr_assert_eq(logpane_find(&p, &r, 1), 0);
 	cr_assert_eq(p.top, 1);
-	cr_assert_neq(logpane_find(&p, &r, 1), 0, "no second match");
+	cr_assert_eq(logpane_find(&p, &r, 1), LOGPANE_WRAPPED, "no second match: from the top "
+	    "again, the same one");
+	cr_assert_eq(p.top, 1);
+	snprintf(p.search, sizeof(p.search), "nowhere");
+	cr_assert_eq(logpane_find(&p, &r, 1), -1);
+	log_ring_free(&r);
+}
+
+/* A pane that follows shows the end: a search finds the nearest line
+ * above (the newest match), not "nothing below"; n then goes down from
+ * there and wraps to the top, saying so. */
+Test(logpane, a_search_in_a_following_pane_finds_the_nearest_match_above)
+{
+	struct log_ring r = ring_of("Epoch 7/10\nloss 1\nEpoch 8/10\nloss 2\nEpoch 9/10\nloss 3\n");
+	struct logpane p;
+	char o[512];
+
+	logpane_init(&p);
+	cr_assert(p.follow);
+	lay(&r, &p, 20, 2, o, sizeof(o));
+	cr_assert_str_eq(o, "Epoch 9/10|loss 3|");
+	snprintf(p.search, sizeof(p.search), "epoch 8/");
+	cr_assert_eq(logpane_find(&p, &r, 1), LOGPANE_FOUND);
+	cr_assert_eq(p.top, 2);
+	cr_assert_not(p.follow);
+	snprintf(p.search, sizeof(p.search), "Epoch");
+	cr_assert_eq(logpane_find(&p, &r, 1), LOGPANE_FOUND);
+	cr_assert_eq(p.top, 4, "Epoch 9 below Epoch 8");
+	cr_assert_eq(logpane_find(&p, &r, 1), LOGPANE_WRAPPED);
+	cr_assert_eq(p.top, 0, "from the top again: Epoch 7");
+	cr_assert_eq(logpane_find(&p, &r, -1), LOGPANE_WRAPPED);
+	cr_assert_eq(p.top, 4, "and above the first, from the end");
 	log_ring_free(&r);
 }
 

@@ -107,6 +107,16 @@ void native_state_map(const char *printed, struct native_state *ns)
 	}
 }
 
+int native_word_live(const char *native)
+{
+	struct native_state ns;
+
+	if (native == NULL || native[0] == '\0')
+		return 0;
+	native_state_map(native, &ns);
+	return ns.state != TAO_UNKNOWN && !ns.final;
+}
+
 enum tao_state native_state_next(const struct native_state *ns, enum tao_state prev)
 {
 	if (ns->ending && prev == TAO_PENDING)

@@ -24,6 +24,10 @@ int tao_state_parse(const char *name, enum tao_state *st);
 /* Done, Error and Canceled are final. */
 int tao_state_final(enum tao_state st);
 
+/* Whether SLURM's word native (NULL: none) is one of the table's for a job
+ * it has not ended yet: a record taotop made final (a cancel, TAO's final
+ * line) while SLURM said this still waits for accounting's final word. */
+int native_word_live(const char *native);
 /* What a native state means for a job. */
 struct native_state {
 	char		word[32];	/* the first word, '+' dropped: "CANCELLED" */

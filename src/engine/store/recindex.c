@@ -26,11 +26,12 @@
 #include "util/strmap.h"
 #include "util/xmalloc.h"
 
-/* Version 2 carries each record's row, version 3 its results folder too;
+/* Version 2 carries each record's row, version 3 its results folder too,
+ * version 4 the run's name;
  * an older file is not read as one: its magic differs, so it is rebuilt
  * from the records. */
-#define INDEX_MAGIC	"taotop-index 3\n"
-#define NSTRINGS	7	/* cluster .. results_dir: one block per entry */
+#define INDEX_MAGIC	"taotop-index 4\n"
+#define NSTRINGS	8	/* cluster .. name: one block per entry */
 #define SWEEP_DEFAULT	256	/* files stat'ed per refresh: ~2 ms here */
 #define SAVE_EVERY_S	300
 /* A folder mtime this close to the moment it was read may hide a change
@@ -48,7 +49,7 @@ struct entry {
 	time_t		 created;
 	unsigned long	 gen;
 	/* its row's (rec_meta's) */
-	const char	*arch, *action, *native, *message, *results_dir;
+	const char	*arch, *action, *native, *message, *results_dir, *name;
 	struct record_alloc *alloc;		/* NULL: none */
 	struct record_progress *progress;	/* NULL: none */
 	/* The file as last read: a different inode, mtime or size is a change. */
@@ -170,6 +171,7 @@ void recindex_meta_of(const struct job_record *r, struct rec_meta *m)
 	if (r->nhist > 0)
 		m->message = r->hist[r->nhist - 1].message;
 	m->results_dir = r->results_dir;
+	m->name = r->name;
 	m->alloc = r->has_alloc ? &r->alloc : NULL;
 	m->progress = r->progress;
 }
@@ -185,9 +187,9 @@ static void free_progress(struct record_progress *p)
 static void set_text(struct entry *e, const struct rec_meta *m)
 {
 	const char *from[NSTRINGS] = { m->cluster, m->backend_ref, m->network_arch, m->action,
-		m->native, m->message, m->results_dir };
+		m->native, m->message, m->results_dir, m->name };
 	const char **to[NSTRINGS] = { &e->cluster, &e->ref, &e->arch, &e->action, &e->native,
-		&e->message, &e->results_dir };
+		&e->message, &e->results_dir, &e->name };
 	size_t len[NSTRINGS], total = 1, k;
 	char *p;
 
@@ -244,6 +246,7 @@ static void meta_of_entry(const struct entry *e, struct rec_meta *m)
 	m->native = e->native;
 	m->message = e->message;
 	m->results_dir = e->results_dir;
+	m->name = e->name;
 	m->alloc = e->alloc;
 	m->progress = e->progress;
 }
@@ -572,6 +575,7 @@ static void put_entry(struct buf *b, const struct entry *e)
 	put_field(b, e->native);
 	put_field(b, e->message);
 	put_field(b, e->results_dir);
+	put_field(b, e->name);
 	buf_addf(b, "\t%d", al != NULL);
 	put_field(b, al != NULL ? al->partition : NULL);
 	buf_addf(b, "\t%d\t%d\t%ld\t%ld", al ? al->nodes : 0, al ? al->gpus : 0,
@@ -586,7 +590,7 @@ static void put_entry(struct buf *b, const struct entry *e)
 
 /* The fields of a line: f[k] each, in the order put_entry writes them. */
 enum { F_ID, F_INO, F_MTIME, F_SIZE, F_STATE, F_CREATED, F_CLUSTER, F_REF, F_ARCH, F_ACTION,
-	F_NATIVE, F_MESSAGE, F_RESULTS, F_HAS_ALLOC, F_PARTITION, F_NODES, F_GPUS, F_ELAPSED, F_LIMIT,
+	F_NATIVE, F_MESSAGE, F_RESULTS, F_NAME, F_HAS_ALLOC, F_PARTITION, F_NODES, F_GPUS, F_ELAPSED, F_LIMIT,
 	F_EXIT, F_HAS_PROGRESS, F_EPOCH, F_MAX_EPOCH, F_ETA, F_METRIC, F_SERIES, F_COUNT };
 
 /* The numbers of a line, n[k] for field k (others 0). */
@@ -628,7 +632,7 @@ static int meta_of_line(char **f, struct rec_meta *m, struct record_alloc *al,
 	stamp[0] = n[F_MTIME], stamp[1] = n[F_SIZE];
 	m->created = (time_t)n[F_CREATED];
 	m->cluster = s[0], m->backend_ref = s[1], m->network_arch = s[2], m->action = s[3];
-	m->native = s[4], m->message = s[5], m->results_dir = s[6];
+	m->native = s[4], m->message = s[5], m->results_dir = s[6], m->name = s[7];
 	if (n[F_HAS_ALLOC]) {
 		snprintf(al->partition, sizeof(al->partition), "%s", part ? part : "");
 		al->nodes = (int)n[F_NODES], al->gpus = (int)n[F_GPUS];

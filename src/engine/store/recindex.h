@@ -51,6 +51,7 @@ struct rec_meta {
 	unsigned long	 gen;		/* changes whenever the file is read again */
 	/* What its row shows (engine/track/tracker.h's job_row): */
 	const char	*network_arch, *action;	/* NULL: not said */
+	const char	*name;		/* the run's own, or NULL */
 	const char	*native;	/* SLURM's last word, or NULL */
 	const char	*message;	/* the last transition's message, or NULL */
 	const char	*results_dir;	/* where the run writes, or NULL */

@@ -104,7 +104,7 @@ void record_free(struct job_record *r)
 	free(r->retry_of), free(r->retried_as), free(r->secrets), free(r->native);
 	record_set_progress(r, NULL);
 	free(r->bundle), free(r->tao_results_dir), free(r->status_path);
-	free(r->tao_final_message);
+	free(r->tao_final_message), free(r->name);
 	free(r);
 }
 
@@ -115,7 +115,7 @@ void record_free(struct job_record *r)
 	X(id) X(platform) X(cluster) X(image) X(network_arch) X(action)	\
 	X(storage_tier) X(results_dir) X(log_dir) X(backend_ref)	\
 	X(retry_of) X(retried_as) X(secrets) X(bundle) X(tao_results_dir)	\
-	X(status_path)
+	X(status_path) X(name)
 
 static void add_time(cJSON *o, const char *name, time_t t)
 {

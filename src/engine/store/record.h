@@ -53,6 +53,8 @@ struct record_exclusion {
 
 struct job_record {
 	char		*id;
+	char		*name;		/* the run's own (the bundle's name:, --name),
+					 * or NULL: none given */
 	char		*platform;	/* "slurm" */
 	char		*cluster;
 	char		*image;

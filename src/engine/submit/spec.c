@@ -45,6 +45,46 @@ static int get_string(struct ctx *c, const char *field, const yaml_node_t *n, ch
 	return 0;
 }
 
+char *spec_name_problem(const char *name)
+{
+	size_t i, n = strlen(name);
+	unsigned char ch;
+
+	if (n == 0)
+		return xstrdup("is empty: give the run a name, e.g. lr-0.01");
+	if (n > SPEC_NAME_MAX)
+		return xasprintf("is %zu characters long: at most %d", n, SPEC_NAME_MAX);
+	for (i = 0; i < n; i++) {
+		ch = (unsigned char)name[i];
+		if (ch < 0x80 && (isalnum(ch) || strchr("-_.+=@,:", ch) != NULL))
+			continue;
+		if (ch > 0x20 && ch < 0x7f)
+			return xasprintf("has '%c' at character %zu: use letters, digits and "
+			    "- _ . + = @ , : only", ch, i + 1);
+		return xasprintf("has %s at character %zu: use letters, digits and "
+		    "- _ . + = @ , : only", ch == ' ' ? "a space" : "a byte that is no letter", i + 1);
+	}
+	return NULL;
+}
+
+static int get_name(struct ctx *c, const yaml_node_t *n, struct spec *s)
+{
+	const char *v = yamldoc_scalar(n);
+	char *why;
+	int rc;
+
+	if (v == NULL)
+		return fail_at(c, n, "field 'name' must be a text, the run's name (e.g. lr-0.01)");
+	if ((why = spec_name_problem(v)) != NULL) {
+		rc = fail_at(c, n, "field 'name' %s", why);
+		free(why);
+		return rc;
+	}
+	free(s->name);
+	s->name = xstrdup(v);
+	return 0;
+}
+
 static int get_int(struct ctx *c, const char *field, const yaml_node_t *n, int min, int max,
     int *out)
 {
@@ -289,6 +329,7 @@ static int get_tao_spec(struct ctx *c, const yaml_node_t *v, struct spec *s)
 /* The field k: v of the bundle into s; k is known and given once. */
 static int get_field(struct ctx *c, const char *key, const yaml_node_t *v, struct spec *s)
 {
+	if (strcmp(key, "name") == 0) return get_name(c, v, s);
 	if (strcmp(key, "image") == 0) return get_string(c, key, v, &s->image);
 	if (strcmp(key, "network_arch") == 0) return get_string(c, key, v, &s->network_arch);
 	if (strcmp(key, "action") == 0) return get_string(c, key, v, &s->action);
@@ -316,7 +357,7 @@ static int get_field(struct ctx *c, const char *key, const yaml_node_t *v, struc
 static int get_fields(struct ctx *c, const yaml_node_t *root, struct spec *s)
 {
 	static const char *const known =
-	    " image network_arch action command datasets results_dir gpus gpus_per_node nodes cpus_per_task"
+	    " name image network_arch action command datasets results_dir gpus gpus_per_node nodes cpus_per_task"
 	    " time_hours partition account requeue resume gpu_spec_key extra_env secrets"
 	    " supporting_files spec ";
 	yaml_node_pair_t *p, *q;
@@ -329,7 +370,7 @@ static int get_fields(struct ctx *c, const yaml_node_t *root, struct spec *s)
 
 		snprintf(pattern, sizeof(pattern), " %s ", key ? key : "");
 		if (key == NULL || strstr(known, pattern) == NULL)
-			return fail_at(c, k, "unknown field '%s' (fields: image, network_arch, action, "
+			return fail_at(c, k, "unknown field '%s' (fields: name, image, network_arch, action, "
 			    "command, datasets, results_dir, gpus, gpus_per_node, nodes, cpus_per_task, time_hours, "
 			    "partition, account, requeue, resume, gpu_spec_key, extra_env, secrets, "
 			    "supporting_files, spec)",
@@ -411,7 +452,7 @@ void spec_free(struct spec *s)
 {
 	size_t i;
 
-	free(s->image), free(s->network_arch), free(s->action), free(s->command);
+	free(s->name), free(s->image), free(s->network_arch), free(s->action), free(s->command);
 	free(s->results_dir), free(s->partition), free(s->account), free(s->tao_spec);
 	free(s->gpu_spec_key);
 	for (i = 0; i < s->argc; i++)

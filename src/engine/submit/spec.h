@@ -22,6 +22,9 @@ struct spec_file {
 };
 
 struct spec {
+	/* The run's own name (name:, or --name), told apart from its sweep's
+	 * other runs in the lists; NULL: none (spec_name_problem's rules). */
+	char		*name;
 	char		*image;		/* any of the four image forms */
 	char		*network_arch;
 	char		*action;
@@ -80,6 +83,13 @@ char *spec_tao_value(const struct spec *s, const char *dotted, int *list_len);
 
 /* argv joined by single spaces, for display (caller frees). */
 char *spec_join_words(char *const *argv, size_t argc);
+
+/* A run's name (the bundle's name:, --name): 1 to SPEC_NAME_MAX letters,
+ * digits and - _ . + = @ , : (no spaces, so `taotop jobs` stays one word a
+ * column; shown whole in the lists and kept in the record and SLURM's
+ * comment). NULL when it is one, else why not (caller frees). */
+#define SPEC_NAME_MAX	40
+char *spec_name_problem(const char *name);
 
 /* An environment variable's name as the bundle takes it: upper case,
  * digits and '_', not starting with a digit (extra_env, secrets). */

@@ -78,6 +78,7 @@ struct job {
 	char			**datasets;	/* paths on the cluster */
 	size_t			 ndatasets;
 	char			*id;
+	const char		*name;		/* the run's (--name, else name:), or NULL */
 	char			*job_dir, *results_dir, *log_dir, *sidecar, *sbatch_path;
 	char			*nccl_env;	/* the cluster's NCCL knobs, or NULL */
 	int			 sidecar_written;	/* removed again if the launch fails */
@@ -351,6 +352,12 @@ static int preflight(struct job *j, char **err)
 		j->spec = *j->o->spec;
 		j->spec_borrowed = 1;
 	} else if (spec_load(j->o->spec_path, &j->spec, err) != 0) {
+		return failed(j, STEP_PREFLIGHT, err);
+	}
+	j->name = j->o->name != NULL ? j->o->name : j->spec.name;
+	if (j->name != NULL && (note = spec_name_problem(j->name)) != NULL) {
+		*err = xasprintf("%s %s", j->o->name != NULL ? "--name" : "field 'name'", note);
+		free(note);
 		return failed(j, STEP_PREFLIGHT, err);
 	}
 	if (request_resolve(j->o, &j->spec, j->cl, &j->rq, err) != 0)
@@ -785,6 +792,7 @@ static int open_record(struct job *j, char **err)
 	r = record_new(j->id);
 	record_set(&r->cluster, j->cl->name);
 	record_set(&r->image, j->image.sqsh);
+	record_set(&r->name, j->name);
 	record_set(&r->network_arch, j->spec.network_arch);
 	record_set(&r->action, j->spec.action);
 	record_set(&r->results_dir, j->results_dir);
@@ -931,6 +939,8 @@ static int stage(struct job *j, struct stage *sg, char **err)
 		cJSON_AddStringToObject(env, j->spec.extra_env[i].key, j->spec.extra_env[i].value);
 	meta = cJSON_CreateObject();
 	cJSON_AddStringToObject(meta, "id", j->id);
+	if (j->name != NULL)
+		cJSON_AddStringToObject(meta, "name", j->name);
 	cJSON_AddStringToObject(meta, "image", j->image.sqsh);
 	cJSON_AddStringToObject(meta, "network_arch", j->spec.network_arch ? j->spec.network_arch : "");
 	cJSON_AddStringToObject(meta, "action", j->spec.action ? j->spec.action : "");
@@ -1095,6 +1105,13 @@ static void make_extra(const struct job *j, struct buf *extra)
 	buf_addf(extra, "#SBATCH --partition=%s\n", j->rq.partition);
 	if (j->rq.account != NULL)
 		buf_addf(extra, "#SBATCH --account=%s\n", j->rq.account);
+	/* The job's SLURM name stays taotop's id (its %x-%j log folder, and a
+	 * lost answer found again by that name); the run's name is its
+	 * comment (squeue -o %k, sacct -o Comment), kept by every retry,
+	 * which runs this script again. spec_name_problem allowed no byte
+	 * sbatch would read otherwise. */
+	if (j->name != NULL)
+		buf_addf(extra, "#SBATCH --comment=%s\n", j->name);
 	buf_addf(extra, "#SBATCH %s", j->res.requeue ? "--requeue" : "--no-requeue");
 	if (j->res.exclusive)
 		buf_adds(extra, "\n#SBATCH --exclusive");
@@ -1452,6 +1469,9 @@ static char *resolved_text(const struct job *j)
 	struct buf b;
 
 	buf_init(&b);
+	if (j->name != NULL)
+		buf_addf(&b, "  name        %-24s (%s)\n", j->name, j->o->name != NULL ? "--name"
+		    : "the bundle");
 	buf_addf(&b, "  partition   %-24s (%s)\n", j->rq.partition, j->rq.partition_from);
 	buf_addf(&b, "  account     %-24s (%s)\n", j->rq.account ? j->rq.account : "-", j->rq.account_from);
 	buf_addf(&b, "  gpus        %-24d (%s)\n", j->res.gpus_total, j->rq.gpus_from);

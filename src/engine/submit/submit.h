@@ -71,6 +71,8 @@ struct submit_opts {
 	double		 time_hours;	/* -1: likewise */
 	const char	*partition;	/* NULL: likewise */
 	const char	*account;	/* NULL: likewise */
+	const char	*name;		/* the run's name (--name), over the bundle's
+					 * name:; NULL: the bundle's, or none */
 	enum { REQUEUE_UNSAID, REQUEUE_YES, REQUEUE_NO } requeue;	/* --[no-]requeue */
 	int		 dry_run;
 	int		 force_reconvert;	/* reconvert a cached :latest image */

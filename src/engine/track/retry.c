@@ -276,6 +276,17 @@ int retry_job_excluding(struct conn *c, struct record_store *st, const struct cl
 	record_set(&r->secrets, old->secrets);
 	record_set(&r->bundle, old->bundle);
 	record_set(&r->retry_of, id);
+	record_set(&r->name, old->name);
+	if (old->has_alloc) {
+		/* The same staged sbatch: the same partition, shape and limit
+		 * (a retry that ends before a poll sees it in the queue would
+		 * otherwise show 1x?: accounting gives no GPUs); its own time
+		 * and exit code come from SLURM. */
+		r->alloc = old->alloc;
+		r->alloc.elapsed_s = -1;
+		r->alloc.exit_code[0] = '\0';
+		r->has_alloc = 1;
+	}
 	msg = xasprintf("opened: a retry of %s (%s), running its staged %s", id, why, sbatch);
 	record_event(r, msg, "taotop", time(NULL));
 	free(msg);

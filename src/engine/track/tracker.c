@@ -287,7 +287,8 @@ static char *poll_command(struct tracker *t, const char *nonce, size_t *nids,
 	*nids = 0;
 	for (i = 0; i < t->nsel; i++) {
 		const struct job_record *r = live_of(&t->sel[i]);
-		if (r != NULL && r->backend_ref != NULL && !tao_state_final(r->state) &&
+		if (r != NULL && r->backend_ref != NULL && (!tao_state_final(r->state) ||
+		    awaits_accounting(r->state, r->native, r->backend_ref)) &&
 		    (!t->primed || !was_live(t, r->backend_ref)))
 			ids[(*nids)++] = r->backend_ref;
 	}
@@ -426,6 +427,7 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 		struct job_record *r = live_of(pk);
 		const struct slurm_job *j;
 		const struct progress *p;
+		struct job_row *row;
 
 		if (pk->final) {
 			if (pk->at != SIZE_MAX)
@@ -449,9 +451,24 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 			    ? &p->ts : NULL, p != NULL ? p->found : NULL, res)) {
 				res->changes++;	/* tracker_update_one added its event */
 			}
+		} else if (awaits_accounting(r->state, r->native, r->backend_ref) &&
+		    (j == NULL || (j->from_sacct ? res->accounting_ok : res->scheduler_ok))) {
+			tracker_settle(st, r, j, res);
 		}
-		tracker_row_fill(tracker_row_add(res), r, j, r->state == TAO_RUNNING && r->results_dir != NULL
+		row = tracker_row_add(res);
+		tracker_row_fill(row, r, j, r->state == TAO_RUNNING && r->results_dir != NULL
 		    ? reported(t, r) : NULL);
+		if (j == NULL && r->state == TAO_RUNNING && r->backend_ref != NULL &&
+		    res->scheduler_ok && t->primed) {
+			/* Gone from the queue, not yet in accounting: the job is
+			 * ending. Its time at the last change is not its time now,
+			 * and its nodes are no longer its own to sample. */
+			row->ending = 1;
+			row->elapsed[0] = '\0';
+			row->elapsed_s = -1;
+			free(row->message);
+			row->message = xstrdup("SLURM has ended the job: its end awaits accounting");
+		}
 	}
 }
 

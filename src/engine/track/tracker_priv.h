@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "engine/logs/logtail.h"
+#include "engine/slurm/state.h"
 #include "engine/track/taostatus.h"
 #include "engine/track/tracker.h"
 
@@ -157,6 +158,26 @@ struct jobmap {
 	struct strmap	*queue, *acct;
 };
 
+/* A record taotop made final (a cancel, TAO's final line while SLURM
+ * still ran the job) whose last word from SLURM is not a final one: it is
+ * still asked about until accounting gives its final state, elapsed time
+ * and exit code, as every other job's record keeps them. */
+static inline int awaits_accounting(enum tao_state state, const char *native,
+    const char *backend_ref)
+{
+	return tao_state_final(state) && backend_ref != NULL && native_word_live(native);
+}
+/* Accounting's silence on such a job, this long after it was made final,
+ * ends the wait: its last word is dropped, not kept as if it still ran. */
+#define SETTLE_GIVE_UP_S	600
+/* The first minute of the wait polls soon (accounting lags the end). */
+#define SETTLE_SOON_S		60
+
+/* tracker_reconcile.c: accounting's last word on a record awaits_accounting
+ * names (j: what the answer said of it, or NULL). Returns 1 when the
+ * record changed. */
+int tracker_settle(struct record_store *st, struct job_record *r, const struct slurm_job *j,
+    struct poll_result *res);
 /* tracker_reconcile.c: ts is what the poll read of the job's status file,
  * up to its end (NULL: not followed, or not read to its end yet), found
  * where it was read from. */

@@ -528,6 +528,91 @@ static int final_while_running(struct conn *c, struct record_store *st,
 	return changed;
 }
 
+/* ---- accounting's last word on a job taotop ended ------------------------------------ */
+
+struct settle {
+	enum tao_state	 state;		/* the record as the poll read it */
+	const char	*was;
+	const char	*word;		/* SLURM's final word, or NULL: unknown */
+	const struct slurm_job *job;	/* what accounting said, or NULL */
+	const char	*event;		/* into the history, or NULL */
+	int		 applied;
+};
+
+static int apply_settle(struct job_record *r, void *arg, char **err)
+{
+	struct settle *s = arg;
+
+	(void)err;
+	if (r->state != s->state || !same(r->native, s->was))
+		return 0;
+	s->applied = 1;
+	if (s->job != NULL)
+		keep_alloc(r, s->job);
+	record_set(&r->native, s->word);
+	if (s->event != NULL)
+		record_event(r, s->event, "taotop", time(NULL));
+	return 1;
+}
+
+/* When r was made final: its last transition. */
+static time_t final_since(const struct job_record *r)
+{
+	return r->nhist > 0 ? r->hist[r->nhist - 1].at : r->updated;
+}
+
+/*
+ * A cancel marks the record Canceled at once, with the word SLURM said
+ * then (RUNNING); the job's end comes later, in accounting: its final
+ * state, how long it ran and its exit code are taken from there as for any
+ * other job, with no transition of its own (the state the user set and
+ * the note stay). A job still in the queue (COMPLETING) is shown as the
+ * queue says; one accounting does not know, SETTLE_GIVE_UP_S after, keeps
+ * no word rather than RUNNING for good.
+ */
+int tracker_settle(struct record_store *st, struct job_record *r, const struct slurm_job *j,
+    struct poll_result *res)
+{
+	struct settle s = { r->state, r->native, NULL, NULL, NULL, 0 };
+	struct native_state ns;
+	char *event = NULL, *err = NULL;
+	time_t since = final_since(r);
+
+	if (j != NULL) {
+		native_state_map(j->state, &ns);
+		if (!ns.final) {
+			/* Still in the queue, or accounting lags it. */
+			if (j->from_sacct && time(NULL) - since < SETTLE_SOON_S)
+				res->waiting_for_accounting = 1;
+			return 0;
+		}
+		s.word = ns.word;
+		s.job = j;
+	} else if (!res->scheduler_ok || !res->accounting_ok) {
+		return 0;
+	} else if (time(NULL) - since < SETTLE_GIVE_UP_S) {
+		if (time(NULL) - since < SETTLE_SOON_S)
+			res->waiting_for_accounting = 1;
+		return 0;
+	} else {
+		event = xasprintf("accounting (sacct) has no record of SLURM job %s: its final "
+		    "state and time are not known", r->backend_ref);
+		s.event = event;
+	}
+	if (store_update(st, r->id, apply_settle, &s, &err) != 0 || !s.applied) {
+		if (err != NULL)
+			log_msg(LOG_ERROR, "poll: %s", err);
+		free(err);
+		free(event);
+		return 0;
+	}
+	s.state = r->state;	/* the same in memory, for its row */
+	s.was = r->native;
+	apply_settle(r, &s, &err);
+	free(event);
+	return 1;
+}
+
 static int keep_path(struct job_record *r, void *arg, char **err)
 {
 	(void)err;

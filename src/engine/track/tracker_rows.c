@@ -96,12 +96,20 @@ void tracker_row_of_meta(struct job_row *row, const struct rec_meta *m)
 	if (p != NULL)
 		row_progress(row, p->epoch, p->max_epoch, p->eta, p->metric, p->series, p->nseries);
 	row->record_id = xstrdup(m->id);
-	/* What it is ("classification_pyt train"): the id has its own column. */
-	if (m->network_arch != NULL && m->action != NULL)
+	/* The run's own name when it was given one (runs of a sweep differ
+	 * there), else what it is ("classification_pyt train"): the id has
+	 * its own column. */
+	if (m->name != NULL && m->name[0] != '\0')
+		row->name = xstrdup(m->name);
+	else if (m->network_arch != NULL && m->action != NULL)
 		row->name = xasprintf("%s %s", m->network_arch, m->action);
 	else
 		row->name = xstrdup(m->id);
 	row->state = m->state;
+	/* A job that ended has no time left to estimate (a failed one kept
+	 * the ETA of its last epoch). */
+	if (tao_state_final(m->state))
+		row->eta[0] = '\0';
 	row->native = m->native != NULL ? xstrdup(m->native) : NULL;
 	row->created = m->created;
 	if (m->message != NULL)

@@ -69,7 +69,8 @@ static void gather_one(const struct rec_meta *m, void *arg)
 	p->id = xstrdup(m->id);
 	p->created = m->created;
 	p->gen = m->gen;
-	p->final = tao_state_final(m->state);
+	p->final = tao_state_final(m->state) &&
+	    !awaits_accounting(m->state, m->native, m->backend_ref);
 	p->c = NULL;
 	p->at = SIZE_MAX;
 }
