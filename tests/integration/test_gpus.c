@@ -50,10 +50,13 @@ static int run(struct user *u, char **out, const char *fmt, ...)
 	return rc;
 }
 
-/* The number of entries of u's remote jobs/ folder (the job folders). */
+/* The number of entries of u's remote jobs/ folder (the job folders). A
+ * folder that is not there fails the test (rig_ssh_ok): a count of 0 from
+ * a wrong path would pass every "nothing was written" check. */
 static int job_folders(struct user *u)
 {
-	char *cmd = xasprintf("ls -A %s/jobs 2>/dev/null | grep -cv '^images$' || true", u->remote);
+	char *cmd = xasprintf("cd %s/jobs && { ls -A | grep -cv '^images$'; [ $? -le 1 ]; }",
+	    u->remote);
 	char *n = rig_ssh_ok(cmd);
 	int count = atoi(n);
 

@@ -476,9 +476,11 @@ Test(submit, a_secret_may_come_from_a_dotenv_file_beside_the_bundle, .timeout = 
  * too: accounting may lag) or accounted: how many. */
 static int jobs_under(const struct sub_env *e)
 {
-	char *cmd = xasprintf("{ squeue --me -h -t all -o '%%i %%Z'; sacct -X -n -P -S now-1hour "
-	    "-o JobIDRaw,WorkDir; } | tr '|' ' ' | grep -F ' %s/' | cut -d' ' -f1 | sort -u | wc -l",
-	    e->base);
+	/* Each query must answer (rig_ssh_ok fails the test otherwise): a
+	 * count of 0 from a query that failed would pass "nothing submitted". */
+	char *cmd = xasprintf("q=$(squeue --me -h -t all -o '%%i %%Z') && a=$(sacct -X -n -P -S now-1hour "
+	    "-o JobIDRaw,WorkDir) && printf '%%s\n%%s\n' \"$q\" \"$a\" | tr '|' ' ' | grep -F ' %s/' | "
+	    "cut -d' ' -f1 | sort -u | wc -l", e->base);
 	char *n = rig_ssh_ok(cmd);
 	int count = atoi(n);
 	free(n), free(cmd);

@@ -136,8 +136,10 @@ Test(wizard, a_bundle_picked_submitted_with_its_steps_reaches_done, .timeout = 2
  * submit runs sbatch from its job's folder). */
 static int jobs_under(const char *dir)
 {
-	char *cmd = xasprintf("{ squeue -h -o %%Z; sacct -n -X -P -S now-1hour -o WorkDir; } | "
-	    "grep -c '^%s' || true", dir);
+	/* Each query must answer (rig_ssh_ok fails the test otherwise): a
+	 * count of 0 from a query that failed would pass "no job". */
+	char *cmd = xasprintf("q=$(squeue -h -o %%Z) && a=$(sacct -n -X -P -S now-1hour -o WorkDir) && "
+	    "{ printf '%%s\n%%s\n' \"$q\" \"$a\" | grep -c '^%s'; [ $? -le 1 ]; }", dir);
 	char *out = rig_ssh_ok(cmd);
 	int n = atoi(out);
 
