@@ -6,6 +6,7 @@
 #include "engine/config/config.h"
 #include "engine/store/store.h"
 #include "engine/track/retry.h"
+#include "engine/track/segments.h"
 #include "engine/submit/secrets.h"
 #include "engine/slurm/slurm.h"
 #include "ssh/conn.h"
@@ -278,6 +279,23 @@ static int decide(struct conn *c, const struct job_record *r, const struct slurm
 	*message = message_for(j, ns);
 	*progress = NULL;
 	*tao_failed = 0;
+	if (*to == TAO_PENDING && segments_requeued(r)) {
+		/* Its child timeout requeued it: the next segment waits. */
+		const struct record_segment *s = segments_last(r);
+		both = xasprintf("requeued after segment %d (its child timeout): segment %d waits "
+		    "in the queue%s%s%s", s->n, s->n + 1, *message ? " (" : "",
+		    *message ? *message : "", *message ? ")" : "");
+		free(*message);
+		*message = both;
+		return 0;
+	}
+	if (*to == TAO_ERROR && ns->final && segments_stopped(r) != NULL) {
+		/* The script stopped the run at its child timeout, and said why. */
+		both = xasprintf("%s (%s)", segments_stopped(r), *message ? *message : ns->word);
+		free(*message);
+		*message = both;
+		return 0;
+	}
 	if (ns->check_status_json) {
 		free(*message);
 		*message = NULL;
@@ -355,6 +373,12 @@ static void after_change(struct conn *c, struct record_store *st, const struct c
 	}
 	/* A failure that may be the cluster's: classify, and retry within
 	 * the budget (engine/track/retry.h). Once: on the poll that saw it end. */
+	if (to == TAO_ERROR && segments_stopped(r) != NULL) {
+		char *n = xasprintf("not retried: %s", segments_stopped(r));
+		note(st, r->id, n);
+		free(n);
+		return;
+	}
 	if (to == TAO_ERROR && tao_failed) {
 		/* TAO caught it and named it (a configuration, parameter or
 		 * file system error, an interruption): the program's. */
@@ -394,6 +418,12 @@ static int write_change(struct record_store *st, struct job_record *r, struct ch
 	ev->to = ch->to;
 	ev->native = xstrdup(ch->native);
 	ev->at = time(NULL);
+	ev->what = NULL;
+	if (r->nseg > 0 && ch->to == TAO_PENDING && segments_requeued(r))
+		ev->what = xasprintf("requeued after segment %d", segments_last(r)->n);
+	else if (r->nseg > 0 && ch->to == TAO_RUNNING && r->state == TAO_PENDING &&
+	    segments_requeued(r))
+		ev->what = xasprintf("resumed: segment %d", segments_last(r)->n + 1);
 	if (ch->progress != NULL)
 		record_set_progress(r, ch->progress);
 	keep_alloc(r, ch->job);
@@ -519,6 +549,46 @@ static int final_while_running(struct conn *c, struct record_store *st,
 	free(event);
 	free(message);
 	return changed;
+}
+
+struct seg_merge {
+	const char	*text;
+	size_t		 len;
+	int		 epoch;
+};
+
+static int merge_segments(struct job_record *r, void *arg, char **err)
+{
+	const struct seg_merge *m = arg;
+	char *told = NULL;
+	int changed;
+
+	(void)err;
+	changed = segments_merge(r, m->text, m->len, m->epoch, &told);
+	if (told != NULL)
+		record_event(r, told, "taotop", time(NULL));
+	free(told);
+	return changed;
+}
+
+void tracker_keep_segments(struct record_store *st, struct job_record *r, const char *text,
+    size_t len, int epoch)
+{
+	struct seg_merge m = { text, len, epoch };
+	struct job_record *probe;
+	char *err = NULL, *told = NULL;
+	int changed;
+
+	/* Only when something is new to r (the file is read every poll). */
+	probe = r;
+	changed = segments_merge(probe, text, len, epoch, &told);
+	free(told);
+	if (!changed)
+		return;
+	if (store_update(st, r->id, merge_segments, &m, &err) != 0) {
+		log_msg(LOG_ERROR, "poll: %s: segments: %s", r->id, err);
+		free(err);
+	}
 }
 
 static int keep_path(struct job_record *r, void *arg, char **err)

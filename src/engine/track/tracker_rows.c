@@ -101,6 +101,8 @@ void tracker_row_of_meta(struct job_row *row, const struct rec_meta *m)
 	else
 		row->name = xstrdup(m->id);
 	row->state = m->state;
+	row->segments = m->segments;
+	row->requeued = m->requeued;
 	row->native = m->native != NULL ? xstrdup(m->native) : NULL;
 	row->created = m->created;
 	if (m->message != NULL)
@@ -112,6 +114,8 @@ void tracker_row_of_meta(struct job_row *row, const struct rec_meta *m)
 
 const char *tracker_row_label(const struct job_row *row)
 {
+	if (row->requeued && row->state == TAO_PENDING)
+		return "Requeued";
 	return row->ending && !tao_state_final(row->state) ? "Ending"
 	    : tao_state_label(row->state, row->native);
 }
