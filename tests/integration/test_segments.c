@@ -1,0 +1,190 @@
+/*
+ * A training longer than its wall, from the user's side: a bundle with a
+ * short wall and a child timeout below it, submitted with `taotop submit`
+ * and followed with `taotop status --json`, runs through the TAO stand-in
+ * in several segments (the job requeues itself at its child timeout, TAO
+ * resumes from its newest checkpoint) to Done, shown as one run.
+ *
+ * SLURM holds a requeued job back about two minutes (BeginTime, seen on
+ * 22.05's rig); the test moves that start to now as the job's owner may
+ * (scontrol update StartTime=now), so a run of three segments takes one
+ * minute, not seven.
+ */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "integration/helper_rig.h"
+#include "integration/helper_user.h"
+#include "util/file.h"
+#include "util/xmalloc.h"
+
+struct seen {
+	int	 epoch[1024];
+	size_t	 n;
+	int	 requeued;	/* answers whose STATE said Requeued */
+	int	 max_segments;	/* the most the row said */
+};
+
+/* Each answer: the epochs TAO reported, the row's state and segments;
+ * a requeued job's held start moved to now. */
+static void each(const cJSON *o, void *arg)
+{
+	struct seen *s = arg;
+	const cJSON *prog = cJSON_GetObjectItem(o, "progress");
+	int segs = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "segments"));
+
+	if (segs > s->max_segments)
+		s->max_segments = segs;
+	if (prog != NULL && strcmp(json_str(o, "state"), "Running") == 0 && s->n < 1024)
+		s->epoch[s->n++] = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "epoch"));
+	if (strcmp(json_str(o, "shown_state"), "Requeued") == 0) {
+		char *cmd = xasprintf("scontrol update JobId=%s StartTime=now 2>&1; true",
+		    json_str(o, "slurm_id"));
+		s->requeued++;
+		free(rig_ssh_ok(cmd));
+		free(cmd);
+	}
+}
+
+/* A one-GPU TAO training of `epochs` epochs of 4 s, a wall of SLURM's
+ * shortest and a child timeout of 18 s; its command counts the secret's
+ * length into the job folder at each segment, then runs TAO as taotop
+ * would (the resume key, when passed, as its last word). */
+static char *bundle(struct user *u, int epochs, const char *extra)
+{
+	char *path = xasprintf("%s/segments.yaml", u->local);
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f, "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
+	    "action: train\ncommand: [sh, -c, 'printf %%s \"$HF_TOKEN\" | wc -c >> {job_dir}/seen-len; "
+	    "exec classification_pyt train -e {spec} results_dir={results_dir} \"$@\"', tao]\n"
+	    "datasets: [lustre://%s/datasets/imagenet/train]\ngpus: 1\ncpus_per_task: 1\n"
+	    "time_hours: 0.0166\nchild_timeout_hours: 0.005\nsecrets: [HF_TOKEN]\n%s"
+	    "spec:\n  train:\n    num_epochs: %d\n    seconds_per_epoch: 4\n", u->remote,
+	    extra ? extra : "", epochs);
+	fclose(f);
+	return path;
+}
+
+Test(segments, a_long_training_runs_through_three_segments_to_done_as_one_run, .timeout = 420)
+{
+	struct user u;
+	struct seen s;
+	char *path, *id, *out = NULL, *printed, *lens, *envs, *cmd, *line, *save = NULL;
+	char *listed = NULL;
+	cJSON *st, *rec, *segs, *e, *jobs;
+	int n = 0, k;
+
+	memset(&s, 0, sizeof(s));
+	user_open(&u, "segments", NULL);
+	path = bundle(&u, 9, NULL);
+	id = user_submit(&u, path, &out);
+	st = user_wait_final_each(&u, id, 360, each, &s);
+	printed = cJSON_Print(st);
+	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", printed);
+	rec = cJSON_GetObjectItem(st, "record");
+	segs = rec != NULL ? cJSON_GetObjectItem(rec, "segments") : NULL;
+	cr_assert(cJSON_GetArraySize(segs) >= 3, "fewer than three segments:\n%s", printed);
+	cr_expect_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItem(st, "segments")),
+	    cJSON_GetArraySize(segs), "the row's count is the record's");
+	cJSON_ArrayForEach(e, segs) {
+		int last = n == cJSON_GetArraySize(segs) - 1;
+		n++;
+		cr_expect_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "segment")), n);
+		cr_expect_str_eq(json_str(e, "outcome"), last ? "done" : "requeued", "segment %d:\n%s",
+		    n, printed);
+		cr_expect(n == 1 || strstr(json_str(e, "resumed_from"), "/model_epoch_") != NULL,
+		    "segment %d resumed from no checkpoint:\n%s", n, printed);
+	}
+	/* TAO's epochs never went back beyond the last checkpoint: what it
+	 * reported only grew, across the segments. */
+	for (k = 1; k < (int)s.n; k++)
+		cr_expect(s.epoch[k] >= s.epoch[k - 1], "epoch %d after %d", s.epoch[k], s.epoch[k - 1]);
+	cr_expect(s.requeued > 0, "the row never said Requeued between segments");
+	cr_expect(user_history_says(st, "requeued"), "the history names no requeue:\n%s", printed);
+	/* One run in the list, with its segments. */
+	jobs = user_json_array(&u, "jobs --json", &listed);
+	e = json_find(jobs, "id", id);
+	cr_assert_not_null(e, "the run is not in the list");
+	cr_expect_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "segments")), n);
+	cJSON_Delete(jobs);
+	free(listed);
+	/* Every segment's job saw the secret, and its sidecar is gone. */
+	lens = user_job_file(&u, id, "seen-len");
+	k = 0;
+	for (line = strtok_r(lens, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		cr_expect_eq(atoi(line), (int)strlen(USER_TOKEN), "a segment saw '%s'", line);
+		k++;
+	}
+	cr_expect_eq(k, n, "%d segments, %d saw the secret", n, k);
+	cmd = xasprintf("find %s/jobs -name '*.env' 2>/dev/null; true", u.remote);
+	envs = rig_ssh_ok(cmd);
+	cr_expect_str_eq(envs, "", "the sidecar is left: %s", envs);
+	free(cmd), free(envs), free(lens);
+	free(printed), free(out), free(id), free(path);
+	cJSON_Delete(st);
+	user_close(&u);
+}
+
+/* A resume that makes no progress (TAO stuck at its third epoch each time):
+ * the second segment ends with no new checkpoint, and the run stops there
+ * with that said, not retried. */
+Test(segments, a_resume_that_makes_no_progress_stops_at_the_second_segment, .timeout = 300)
+{
+	struct user u;
+	struct seen s;
+	char *path, *id, *out = NULL, *printed;
+	cJSON *st, *rec, *segs;
+
+	memset(&s, 0, sizeof(s));
+	user_open(&u, "noprogress", NULL);
+	path = bundle(&u, 9, NULL);
+	/* The stand-in's stuck_at_epoch: a data loader that never returns. */
+	{
+		char *err = NULL, *text = file_read_all(path, NULL, &err), *at;
+		cr_assert_not_null(text, "%s", err);
+		at = strstr(text, "    seconds_per_epoch");
+		FILE *f = fopen(path, "w");
+		fprintf(f, "%.*s    stuck_at_epoch: 3\n%s", (int)(at - text), text, at);
+		fclose(f);
+		free(text);
+	}
+	id = user_submit(&u, path, &out);
+	st = user_wait_final_each(&u, id, 240, each, &s);
+	printed = cJSON_Print(st);
+	cr_expect_str_eq(json_str(st, "state"), "Error", "%s", printed);
+	cr_expect(strstr(json_str(st, "message"), "segment 2 made no progress") != NULL, "%s", printed);
+	rec = cJSON_GetObjectItem(st, "record");
+	segs = rec != NULL ? cJSON_GetObjectItem(rec, "segments") : NULL;
+	cr_expect_eq(cJSON_GetArraySize(segs), 2, "%s", printed);
+	cr_expect(!user_history_says(st, "retried as"), "a stopped run was retried:\n%s", printed);
+	free(printed), free(out), free(id), free(path);
+	cJSON_Delete(st);
+	user_close(&u);
+}
+
+/* --no-requeue: at its child timeout the job ends Error, the timeout named. */
+Test(segments, a_no_requeue_run_at_its_child_timeout_ends_in_error_saying_so, .timeout = 300)
+{
+	struct user u;
+	struct seen s;
+	char *path, *id, *out = NULL, *printed;
+	cJSON *st;
+
+	memset(&s, 0, sizeof(s));
+	user_open(&u, "norequeue", NULL);
+	path = bundle(&u, 9, "requeue: false\n");
+	id = user_submit(&u, path, &out);
+	st = user_wait_final_each(&u, id, 240, each, &s);
+	printed = cJSON_Print(st);
+	cr_expect_str_eq(json_str(st, "state"), "Error", "%s", printed);
+	cr_expect(strstr(json_str(st, "message"), "child timeout (18s)") != NULL, "%s", printed);
+	cr_expect_eq(s.requeued, 0, "a --no-requeue job was requeued");
+	free(printed), free(out), free(id), free(path);
+	cJSON_Delete(st);
+	user_close(&u);
+}
