@@ -26,6 +26,9 @@ struct seen {
 	size_t	 n;
 	int	 requeued;	/* answers whose STATE said Requeued */
 	int	 max_segments;	/* the most the row said */
+	int	 refuse;	/* make the job's requeue refused once it runs */
+	int	 cancel_in;	/* cancel the run once this segment runs (0: never) */
+	int	 acted;
 };
 
 /* Each answer: the epochs TAO reported, the row's state and segments;
@@ -40,6 +43,20 @@ static void each(const cJSON *o, void *arg)
 		s->max_segments = segs;
 	if (prog != NULL && strcmp(json_str(o, "state"), "Running") == 0 && s->n < 1024)
 		s->epoch[s->n++] = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "epoch"));
+	if (s->refuse && !s->acted && strcmp(json_str(o, "state"), "Running") == 0) {
+		/* What a site that forbids requeues does: SLURM refuses it. */
+		char *cmd = xasprintf("scontrol update JobId=%s Requeue=0", json_str(o, "slurm_id"));
+		free(rig_ssh_ok(cmd));
+		free(cmd);
+		s->acted = 1;
+	}
+	if (s->cancel_in > 0 && !s->acted && strcmp(json_str(o, "state"), "Running") == 0 &&
+	    segs >= s->cancel_in) {
+		char *cmd = xasprintf("scancel %s", json_str(o, "slurm_id"));
+		free(rig_ssh_ok(cmd));
+		free(cmd);
+		s->acted = 1;
+	}
 	if (strcmp(json_str(o, "shown_state"), "Requeued") == 0) {
 		char *cmd = xasprintf("scontrol update JobId=%s StartTime=now 2>&1; true",
 		    json_str(o, "slurm_id"));
@@ -186,5 +203,79 @@ Test(segments, a_no_requeue_run_at_its_child_timeout_ends_in_error_saying_so, .t
 	cr_expect_eq(s.requeued, 0, "a --no-requeue job was requeued");
 	free(printed), free(out), free(id), free(path);
 	cJSON_Delete(st);
+	user_close(&u);
+}
+
+/* The same run cancelled in its second segment stays cancelled: its
+ * script does not requeue a job SLURM signalled. */
+Test(segments, a_run_cancelled_in_its_second_segment_stays_cancelled, .timeout = 300)
+{
+	struct user u;
+	struct seen s;
+	char *path, *id, *out = NULL, *printed, *cmd, *after;
+	cJSON *st;
+
+	memset(&s, 0, sizeof(s));
+	s.cancel_in = 2;
+	user_open(&u, "cancelled", NULL);
+	path = bundle(&u, 30, NULL);
+	id = user_submit(&u, path, &out);
+	st = user_wait_final_each(&u, id, 240, each, &s);
+	printed = cJSON_Print(st);
+	cr_expect_eq(s.acted, 1, "the second segment never ran:\n%s", printed);
+	cr_expect_str_eq(json_str(st, "state"), "Canceled", "%s", printed);
+	/* Still so a while later: nothing requeued it. */
+	cmd = xasprintf("sleep 25; squeue -h -j %s -o %%T 2>/dev/null; true", json_str(st, "slurm_id"));
+	after = rig_ssh_ok(cmd);
+	cr_expect_str_eq(after, "", "the cancelled job is back in the queue: %s", after);
+	free(cmd), free(after);
+	free(printed), free(out), free(id), free(path);
+	cJSON_Delete(st);
+	user_close(&u);
+}
+
+/* SLURM refuses the requeue (the job made non-requeueable, as a site that
+ * forbids requeues makes it): the run goes on as a linked record from what
+ * was staged, resuming from its checkpoint, to Done. */
+Test(segments, a_refused_requeue_continues_as_a_linked_record, .timeout = 420)
+{
+	struct user u;
+	struct seen s;
+	char *path, *id, *out = NULL, *printed, *next, *printed2;
+	cJSON *st, *st2, *rec, *segs, *first;
+
+	memset(&s, 0, sizeof(s));
+	s.refuse = 1;
+	user_open(&u, "refused", NULL);
+	path = bundle(&u, 9, NULL);
+	id = user_submit(&u, path, &out);
+	st = user_wait_final_each(&u, id, 240, each, &s);
+	printed = cJSON_Print(st);
+	cr_expect_str_eq(json_str(st, "state"), "Error", "%s", printed);
+	cr_expect(strstr(json_str(st, "message"), "SLURM refused the requeue") != NULL, "%s", printed);
+	rec = cJSON_GetObjectItem(st, "record");
+	/* The poll that saw it end continued it. */
+	if (strcmp(json_str(rec, "retried_as"), "") == 0) {
+		cJSON_Delete(st);
+		st = user_wait_final(&u, id, 30);
+		rec = cJSON_GetObjectItem(st, "record");
+	}
+	next = xstrdup(json_str(rec, "retried_as"));
+	cr_assert_neq(next[0], '\0', "not continued:\n%s", printed);
+	memset(&s, 0, sizeof(s));
+	st2 = user_wait_final_each(&u, next, 300, each, &s);
+	printed2 = cJSON_Print(st2);
+	cr_expect_str_eq(json_str(st2, "state"), "Done", "%s", printed2);
+	cr_expect_str_eq(json_str(cJSON_GetObjectItem(st2, "record"), "retry_of"), id);
+	segs = cJSON_GetObjectItem(cJSON_GetObjectItem(st2, "record"), "segments");
+	first = cJSON_GetArrayItem(segs, 0);
+	cr_assert_not_null(first, "%s", printed2);
+	cr_expect_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItem(first, "segment")), 2,
+	    "the continuation counts on:\n%s", printed2);
+	cr_expect(strstr(json_str(first, "resumed_from"), "/model_epoch_") != NULL,
+	    "the continuation did not resume:\n%s", printed2);
+	free(printed), free(printed2), free(next), free(out), free(id), free(path);
+	cJSON_Delete(st);
+	cJSON_Delete(st2);
 	user_close(&u);
 }

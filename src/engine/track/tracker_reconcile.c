@@ -8,6 +8,7 @@
 #include "engine/track/retry.h"
 #include "engine/track/segments.h"
 #include "engine/submit/secrets.h"
+#include "engine/submit/submit.h"
 #include "engine/slurm/slurm.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
@@ -357,6 +358,36 @@ static void note(struct record_store *st, const char *id, const char *message)
 	}
 }
 
+/* SLURM refused a segment's requeue (a site's MaxBatchRequeue, a job or
+ * partition that may not requeue): the run goes on as a linked record
+ * running what was staged, its segments counted on (segments-base beside
+ * the job, which the script reads) so its first one resumes; or the
+ * record says why it cannot. */
+static void continue_run(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const struct job_record *r, struct poll_result *res)
+{
+	char *dir = submit_job_dir(r), *path, *text, *nid = NULL, *sid = NULL, *err = NULL, *why;
+
+	if (dir == NULL) {
+		note(st, r->id, "SLURM refused the requeue, and the run has no staged job folder to "
+		    "continue from: submit the bundle again with resume: true");
+		return;
+	}
+	path = xasprintf("%s/segments-base", dir);
+	text = xasprintf("%zu\n", r->nseg);
+	why = xasprintf("continued after segment %zu: SLURM refused its requeue", r->nseg);
+	if (conn_write_file(c, path, text, strlen(text), 0644, CONN_WRITE_ATOMIC, &err) != CONN_OK ||
+	    retry_job(c, st, cl, r->id, why, &nid, &sid, &err) != 0) {
+		char *n = xasprintf("SLURM refused the requeue and the run could not go on as a new "
+		    "job: %s; submit the bundle again with resume: true", err ? err : "?");
+		note(st, r->id, n);
+		free(n);
+	} else {
+		res->waiting_for_accounting = 1;	/* poll again soon */
+	}
+	free(dir), free(path), free(text), free(nid), free(sid), free(err), free(why);
+}
+
 /* After a change was written: the sidecar's end and an automatic retry. */
 static void after_change(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const struct job_record *r, const struct slurm_job *j, const struct native_state *ns,
@@ -373,6 +404,11 @@ static void after_change(struct conn *c, struct record_store *st, const struct c
 	}
 	/* A failure that may be the cluster's: classify, and retry within
 	 * the budget (engine/track/retry.h). Once: on the poll that saw it end. */
+	if (to == TAO_ERROR && segments_last(r) != NULL &&
+	    strcmp(segments_last(r)->outcome, "refused") == 0 && r->retried_as == NULL) {
+		continue_run(c, st, cl, r, res);
+		return;
+	}
 	if (to == TAO_ERROR && segments_stopped(r) != NULL) {
 		char *n = xasprintf("not retried: %s", segments_stopped(r));
 		note(st, r->id, n);
