@@ -59,6 +59,10 @@ cJSON *jobrow_json(const struct job_row *r, const char *cluster)
 	/* A run that requeues itself: its segments so far (the record's
 	 * "segments" list says each). */
 	cJSON_AddNumberToObject(o, "segments", r->segments);
+	if (r->record_id != NULL && r->segments_more >= 0) {
+		cJSON_AddNumberToObject(o, "segments_more", r->segments_more);
+		cJSON_AddNumberToObject(o, "eta_total_s", (double)r->eta_total_s);
+	}
 	if (r->epoch >= 0) {
 		struct record_progress p = { .epoch = r->epoch, .max_epoch = r->max_epoch,
 		    .series = r->series, .nseries = r->nseries };

@@ -279,3 +279,24 @@ Test(segments, a_refused_requeue_continues_as_a_linked_record, .timeout = 420)
 	cJSON_Delete(st2);
 	user_close(&u);
 }
+
+/* --dry-run shows the plan: the wall, the child timeout, the epochs TAO
+ * must run and how the segments needed are estimated. */
+Test(segments, the_dry_run_shows_the_wall_and_its_segments, .timeout = 120)
+{
+	struct user u;
+	char *path, *args, *out = NULL;
+
+	user_open(&u, "segplan", NULL);
+	path = bundle(&u, 9, "max_segments: 7\n");
+	args = xasprintf("submit %s --dry-run", path);
+	cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "# the wall and its segments\n  wall 0:01:00; the training step runs "
+	    "under a child timeout of 18s") != NULL, "%s", out);
+	cr_expect(strstr(out, "train.resume_training_checkpoint_path), up to 7 segments") != NULL,
+	    "%s", out);
+	cr_expect(strstr(out, "epochs TAO must run: 9") != NULL, "%s", out);
+	cr_expect(strstr(out, "TAOTOP_CHILD_TIMEOUT_S=18\n") != NULL, "the script's setting:\n%s", out);
+	free(args), free(out), free(path);
+	user_close(&u);
+}

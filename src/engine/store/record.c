@@ -264,6 +264,8 @@ char *record_to_json(const struct job_record *r)
 		cJSON_AddNumberToObject(a, "time_limit_s", (double)al->limit_s);
 		cJSON_AddStringToObject(a, "exit_code", al->exit_code);
 	}
+	if (r->child_timeout_s > 0)
+		cJSON_AddNumberToObject(o, "child_timeout_s", (double)r->child_timeout_s);
 	if (r->nseg > 0)
 		record_segments_json(o, r->seg, r->nseg);
 	hist = cJSON_AddArrayToObject(o, "transitions");
@@ -504,6 +506,11 @@ struct job_record *record_from_json(const char *json, char **err)
 		goto bad;
 	get_alloc(cJSON_GetObjectItemCaseSensitive(o, "allocation"), r);
 	get_segments(cJSON_GetObjectItemCaseSensitive(o, "segments"), r);
+	{
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "child_timeout_s");
+		if (cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble < 1e8)
+			r->child_timeout_s = (long)v->valuedouble;
+	}
 	hist = cJSON_GetObjectItemCaseSensitive(o, "transitions");
 	if (hist != NULL && !cJSON_IsArray(hist)) {
 		free(*err);

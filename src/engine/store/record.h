@@ -89,6 +89,7 @@ struct job_record {
 	struct record_progress *progress;	/* NULL until the job ended */
 	struct record_alloc alloc;
 	int		 has_alloc;	/* alloc was written */
+	long		 child_timeout_s;	/* its step's child timeout, 0 unknown */
 	struct record_segment *seg;	/* the run's segments, in order */
 	size_t		 nseg;
 	time_t		 created, updated;

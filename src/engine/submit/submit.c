@@ -735,6 +735,7 @@ static int open_record(struct job *j, char **err)
 	record_set(&r->action, j->spec.action);
 	record_set(&r->results_dir, j->results_dir);
 	record_set(&r->log_dir, j->log_dir);
+	r->child_timeout_s = atol(j->res.child_timeout);
 	task_results_dir(j, r);
 	if (j->o->spec_path != NULL) {
 		/* Where a retry finds the bundle's .env again. */
@@ -1100,6 +1101,41 @@ static void make_segments(const struct job *j, struct buf *seg)
 	sh_quote_buf(seg, j->log_dir, strlen(j->log_dir));
 	buf_adds(seg, "/\"$SLURM_JOB_NAME-$SLURM_JOB_ID\"/segments.jsonl");
 	free(root);
+}
+
+/* The plan of the run's segments, for --dry-run and the wizard: the wall,
+ * the child timeout, the epochs TAO must run, and how the segments needed
+ * are estimated (from TAO's time_per_epoch, once its first epoch is done). */
+char *submit_segments_plan(const char *wall, long child_s, int requeue, int max_segments,
+    const char *epochs, const char *key)
+{
+	struct buf b;
+
+	buf_init(&b);
+	buf_addf(&b, "  wall %s; the training step runs under a child timeout of %lds (%.2f h)\n",
+	    wall, child_s, child_s / 3600.0);
+	if (!requeue)
+		buf_adds(&b, "  --no-requeue: a run that reaches its child timeout ends in Error\n");
+	else
+		buf_addf(&b, "  at it, the job requeues itself and resumes from its newest checkpoint "
+		    "(%s), up to %d segments\n", key ? key : "TAO's own *_latest.pth", max_segments);
+	buf_addf(&b, "  epochs TAO must run: %s\n", epochs ? epochs : "? (train.num_epochs not set)");
+	if (requeue && epochs != NULL)
+		buf_addf(&b, "  segments needed: %s x TAO's time_per_epoch / %lds, estimated once its "
+		    "first epoch is done (status, the monitor's detail)", epochs, child_s);
+	return buf_detach(&b);
+}
+
+static char *segments_plan(const struct job *j)
+{
+	char *epochs = j->spec.action != NULL
+	    ? spec_tao_value(&j->spec, "train.num_epochs", NULL) : NULL;
+	char *s = submit_segments_plan(j->res.time, atol(j->res.child_timeout), j->res.requeue,
+	    j->spec.max_segments > 0 ? j->spec.max_segments : j->cl->max_segments,
+	    epochs, resume_key(j));
+
+	free(epochs);
+	return s;
 }
 
 /* The template tmpl (read from tpath) with every placeholder filled. */
@@ -1621,10 +1657,13 @@ int submit_run(struct conn *c, struct record_store *st, const struct cluster_cfg
 	}
 	if (o->dry_run) {
 		char *asked = resolved_text(&j);
+		char *segs = segments_plan(&j);
 		res->dry_run = xasprintf("# what was asked, and where each value came from\n%s\n"
-		    "# remote commands and writes, in order\n%s\n# %s\n%s", asked,
+		    "# the wall and its segments\n%s\n"
+		    "# remote commands and writes, in order\n%s\n# %s\n%s", asked, segs,
 		    j.plan.data ? j.plan.data : "", j.sbatch_path, script.text);
 		free(asked);
+		free(segs);
 	}
 	rc = 0;
 out:

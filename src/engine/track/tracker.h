@@ -54,6 +54,9 @@ struct job_row {
 					 * page's (below), not its own */
 	int		 segments;	/* the run's segments so far (0: none told) */
 	int		 requeued;	/* its next segment waits in the queue */
+	int		 segments_more;	/* about this many more needed, -1 unknown */
+	long		 eta_total_s;	/* TAO's eta plus the queue's mean wait for
+					 * each segment still needed, -1 unknown */
 	int		 ending;	/* TAO's final line is written, SLURM
 					 * still runs it (cancelled after the
 					 * cluster's ending_grace_seconds) */
