@@ -344,3 +344,67 @@ Test(segments, tao_auto_resume_0_turns_the_resume_off)
 	cr_expect_str_eq(out, "[]");
 	free(out);
 }
+
+/* ---- the segments file as taotop reads it ------------------------------------------------- */
+
+#include "engine/store/record.h"
+#include "engine/track/segments.h"
+
+Test(segfile, lines_become_segments_and_a_requeue_is_told)
+{
+	struct job_record *r = record_new("tao-1");
+	const char *text =
+	    "{\"event\":\"start\",\"segment\":1,\"at\":100,\"outcome\":\"\",\"rc\":0,\"checkpoint\":\"\",\"message\":\"\"}\n"
+	    "{\"event\":\"end\",\"segment\":1,\"at\":200,\"outcome\":\"requeued\",\"rc\":124,"
+	    "\"checkpoint\":\"/r/train/model_epoch_004.pth\",\"message\":\"\"}\n"
+	    "{\"event\":\"start\",\"segment\":2,\"at\":330,\"outcome\":\"\",\"rc\":0,"
+	    "\"checkpoint\":\"/r/train/model_epoch_004.pth\",\"message\":\"\"}\n"
+	    "{\"event\":\"end\",\"segment\":2,\"at\":4"; /* being written */
+	char *told = NULL, *json;
+
+	cr_assert_eq(segments_merge(r, text, strlen(text), 4, &told), 1);
+	cr_assert_eq(r->nseg, 2);
+	cr_expect_str_eq(r->seg[0].outcome, "requeued");
+	cr_expect_eq(r->seg[0].epoch_end, 4);
+	cr_expect_eq(r->seg[1].epoch_start, 4);
+	cr_expect_str_eq(r->seg[1].resumed_from, "/r/train/model_epoch_004.pth");
+	cr_expect_str_eq(r->seg[1].outcome, "", "its end line is not whole yet");
+	cr_expect(strstr(told, "segment 1 reached its child timeout") != NULL &&
+	    strstr(told, "segment 2 started, resuming from /r/train/model_epoch_004.pth") != NULL,
+	    "%s", told);
+	free(told);
+	cr_expect_eq(segments_merge(r, text, strlen(text), 4, &told), 0, "read again: nothing new");
+	cr_expect_null(told);
+	cr_expect(segments_requeued(r) == 0, "segment 2 runs");
+	/* Kept in the record's JSON and read back. */
+	json = record_to_json(r);
+	record_free(r);
+	r = record_from_json(json, &told);
+	cr_assert_not_null(r, "%s", told);
+	cr_expect_eq(r->nseg, 2);
+	cr_expect_eq(r->seg[1].start, 330);
+	free(json);
+	record_free(r);
+}
+
+Test(segfile, what_the_job_wrote_is_sanitised_and_odd_lines_are_skipped)
+{
+	struct job_record *r = record_new("tao-1");
+	const char *text =
+	    "not json\n"
+	    "{\"event\":\"end\",\"segment\":-3,\"at\":1,\"outcome\":\"done\"}\n"
+	    "{\"event\":\"end\",\"segment\":1,\"at\":1,\"outcome\":\"rm -rf\"}\n"
+	    "{\"event\":\"end\",\"segment\":9,\"at\":1,\"outcome\":\"rm -rf\"}\n"
+	    "{\"event\":\"end\",\"segment\":1,\"at\":200,\"outcome\":\"no_progress\",\"rc\":124,"
+	    "\"checkpoint\":\"\",\"message\":\"segment 1 \\u001b]0;owned\\u0007made no progress\"}\n";
+	char *told = NULL;
+
+	cr_assert_eq(segments_merge(r, text, strlen(text), -1, &told), 1);
+	cr_assert_eq(r->nseg, 1);
+	cr_expect_str_eq(r->seg[0].outcome, "no_progress");
+	cr_expect(strchr(r->seg[0].message, '\x1b') == NULL && strchr(r->seg[0].message, '\a') == NULL,
+	    "a control byte kept: %s", r->seg[0].message);
+	cr_expect_str_eq(segments_stopped(r), r->seg[0].message);
+	free(told);
+	record_free(r);
+}

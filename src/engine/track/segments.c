@@ -69,6 +69,16 @@ static int merge_line(struct job_record *r, const char *line, size_t len, int ep
 		cJSON_Delete(o);
 		return 0;
 	}
+	oc = cJSON_GetObjectItemCaseSensitive(o, "outcome");
+	for (i = 0; cJSON_IsString(oc) && i < sizeof(outcomes) / sizeof(outcomes[0]); i++)
+		if (strcmp(oc->valuestring, outcomes[i]) == 0)
+			break;
+	if ((strcmp(ev->valuestring, "end") == 0 &&
+	    (!cJSON_IsString(oc) || i == sizeof(outcomes) / sizeof(outcomes[0]))) ||
+	    (strcmp(ev->valuestring, "end") != 0 && strcmp(ev->valuestring, "start") != 0)) {
+		cJSON_Delete(o);
+		return 0;	/* no segment made of a line that says nothing */
+	}
 	s = record_segment_at(r, n->valueint);
 	prev = s > r->seg ? s - 1 : NULL;
 	if (strcmp(ev->valuestring, "start") == 0) {
@@ -84,15 +94,7 @@ static int merge_line(struct job_record *r, const char *line, size_t len, int ep
 			buf_addf(told, "%ssegment %d started%s%s", told->len ? "; " : "", s->n,
 			    s->resumed_from ? ", resuming from " : "",
 			    s->resumed_from ? s->resumed_from : "");
-	} else if (strcmp(ev->valuestring, "end") == 0) {
-		oc = cJSON_GetObjectItemCaseSensitive(o, "outcome");
-		for (i = 0; cJSON_IsString(oc) && i < sizeof(outcomes) / sizeof(outcomes[0]); i++)
-			if (strcmp(oc->valuestring, outcomes[i]) == 0)
-				break;
-		if (!cJSON_IsString(oc) || i == sizeof(outcomes) / sizeof(outcomes[0])) {
-			cJSON_Delete(o);
-			return 0;
-		}
+	} else {
 		/* A later end line of one segment wins (a refused requeue
 		 * follows its "requeued"). */
 		if (strcmp(s->outcome, outcomes[i]) != 0 || s->end != (time_t)at->valuedouble) {
