@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "integration/helper_rig.h"
+#include "integration/helper_screen.h"
 #include "integration/helper_user.h"
 #include "util/file.h"
 #include "util/xmalloc.h"
@@ -125,11 +126,27 @@ Test(segments, a_long_training_runs_through_three_segments_to_done_as_one_run, .
 	cr_expect(user_history_says(st, "requeued"), "the history names no requeue:\n%s", printed);
 	/* One run in the list, with its segments. */
 	jobs = user_json_array(&u, "jobs --json", &listed);
+	k = 0;
+	cJSON_ArrayForEach(e, jobs)
+		k += strcmp(json_str(e, "id"), id) == 0;
+	cr_expect_eq(k, 1, "the run shows in %d rows", k);
 	e = json_find(jobs, "id", id);
 	cr_assert_not_null(e, "the run is not in the list");
 	cr_expect_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "segments")), n);
 	cJSON_Delete(jobs);
 	free(listed);
+	/* The monitor: one row for the run, Done, its segments counted. */
+	{
+		struct screen sc;
+		struct screen_opts so = { .cols = 200, .lines = 30, .env = u.env };
+		char *row, *seg = xasprintf("seg%d", n);
+		screen_open(&sc, "segments", &so);
+		screen_wait_line(&sc, 30, id, "Done", seg, NULL);
+		row = screen_line_with(&sc, id);
+		cr_expect(row != NULL && strstr(row, seg) != NULL, "the row: %s", row ? row : "none");
+		free(row), free(seg);
+		screen_close(&sc);
+	}
 	/* Every segment's job saw the secret, and its sidecar is gone. */
 	lens = user_job_file(&u, id, "seen-len");
 	k = 0;
