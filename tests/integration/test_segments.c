@@ -30,6 +30,7 @@ struct seen {
 	int	 refuse;	/* make the job's requeue refused once it runs */
 	int	 cancel_in;	/* cancel the run once this segment runs (0: never) */
 	int	 acted;
+	int	 more;		/* the most segments still needed an answer said */
 };
 
 /* Each answer: the epochs TAO reported, the row's state and segments;
@@ -42,6 +43,9 @@ static void each(const cJSON *o, void *arg)
 
 	if (segs > s->max_segments)
 		s->max_segments = segs;
+	if (cJSON_GetObjectItem(o, "segments_more") != NULL &&
+	    (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "segments_more")) > s->more)
+		s->more = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "segments_more"));
 	if (prog != NULL && strcmp(json_str(o, "state"), "Running") == 0 && s->n < 1024)
 		s->epoch[s->n++] = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(prog, "epoch"));
 	if (s->refuse && !s->acted && strcmp(json_str(o, "state"), "Running") == 0) {
@@ -123,6 +127,9 @@ Test(segments, a_long_training_runs_through_three_segments_to_done_as_one_run, .
 	for (k = 1; k < (int)s.n; k++)
 		cr_expect(s.epoch[k] >= s.epoch[k - 1], "epoch %d after %d", s.epoch[k], s.epoch[k - 1]);
 	cr_expect(s.requeued > 0, "the row never said Requeued between segments");
+	/* 9 epochs of 4 s under an 18 s child timeout: while the first
+	 * segment trained, more were said to be needed. */
+	cr_expect(s.more >= 1, "no estimate of the segments still needed");
 	cr_expect(user_history_says(st, "requeued"), "the history names no requeue:\n%s", printed);
 	/* One run in the list, with its segments. */
 	jobs = user_json_array(&u, "jobs --json", &listed);
