@@ -29,7 +29,7 @@
 /* Version 2 carries each record's row, version 3 its results folder too;
  * an older file is not read as one: its magic differs, so it is rebuilt
  * from the records. */
-#define INDEX_MAGIC	"taotop-index 4\n"
+#define INDEX_MAGIC	"taotop-index 5\n"
 #define NSTRINGS	7	/* cluster .. results_dir: one block per entry */
 #define SWEEP_DEFAULT	256	/* files stat'ed per refresh: ~2 ms here */
 #define SAVE_EVERY_S	300
