@@ -59,6 +59,13 @@ cJSON *jobrow_json(const struct job_row *r, const char *cluster)
 		cJSON_AddNullToObject(o, "time_limit_s");
 	cJSON_AddStringToObject(o, "exit_code", r->exit_code);
 	cJSON_AddStringToObject(o, "message", r->message ? r->message : "");
+	/* A run that requeues itself: its segments so far (the record's
+	 * "segments" list says each). */
+	cJSON_AddNumberToObject(o, "segments", r->segments);
+	if (r->record_id != NULL && r->segments_more >= 0) {
+		cJSON_AddNumberToObject(o, "segments_more", r->segments_more);
+		cJSON_AddNumberToObject(o, "eta_total_s", (double)r->eta_total_s);
+	}
 	if (r->epoch >= 0) {
 		struct record_progress p = { .epoch = r->epoch, .max_epoch = r->max_epoch,
 		    .series = r->series, .nseries = r->nseries };

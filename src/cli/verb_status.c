@@ -184,6 +184,29 @@ static void print_exclude(const struct job_record *rec)
 		    show(rec->exclude[i].evidence ? rec->exclude[i].evidence : ""));
 }
 
+/* A run's segments (one SLURM start each, requeued at its child timeout). */
+static void print_segments(const struct job_record *rec)
+{
+	size_t i;
+
+	for (i = 0; rec != NULL && rec->nseg > 1 && i < rec->nseg; i++) {
+		const struct record_segment *s = &rec->seg[i];
+		char from[32] = "-", to[32] = "-";
+		struct tm tm;
+		if (s->start != 0 && localtime_r(&s->start, &tm) != NULL)
+			strftime(from, sizeof(from), "%Y-%m-%d %H:%M:%S", &tm);
+		if (s->end != 0 && localtime_r(&s->end, &tm) != NULL)
+			strftime(to, sizeof(to), "%H:%M:%S", &tm);
+		printf("  segment %d  %s .. %s  %s", s->n, from, to, s->outcome[0] ? show(s->outcome)
+		    : "running");
+		if (s->epoch_end >= 0)
+			printf(", epoch %d", s->epoch_end);
+		if (s->resumed_from != NULL)
+			printf(", resumed from %s", show(s->resumed_from));
+		printf("\n");
+	}
+}
+
 /* The record's transitions, oldest first. */
 static void print_history(const struct job_record *rec)
 {
@@ -254,6 +277,7 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 		print_progress(st.row);
 		print_use(&st);
 		print_exclude(st.rec);
+		print_segments(st.rec);
 		print_history(st.rec);
 	}
 	free(st.use_why);

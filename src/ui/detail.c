@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/slurm/duration.h"
 #include "engine/store/record.h"
 #include "engine/slurm/state.h"
 #include "engine/submit/submit.h"
@@ -225,8 +226,18 @@ static void add_row(struct lines *l, const struct job_record *r, const struct jo
 	if (row->message != NULL)
 		add(l, xasprintf("latest: %s", row->message));
 	if (row->epoch >= 0 && row->max_epoch > 0) {
-		add(l, xasprintf("progress: epoch %d of %d%s%s", row->epoch, row->max_epoch,
+		char seg[32] = "";
+		if (row->segments > 0)
+			snprintf(seg, sizeof(seg), ", segment %d", row->segments);
+		add(l, xasprintf("progress: epoch %d of %d%s%s%s", row->epoch, row->max_epoch, seg,
 		    row->eta[0] ? ", ETA " : "", row->eta));
+		if (row->segments_more > 0) {
+			char eta[32];
+			duration_format(row->eta_total_s, eta, sizeof(eta));
+			add(l, xasprintf("segments: about %d more after this one; ETA over them %s "
+			    "(TAO's, plus the queue's mean wait between segments)", row->segments_more,
+			    eta));
+		}
 		if (row->nseries > 0) {
 			char *spark = detail_sparkline(row->series, row->nseries, 60, utf8);
 			add(l, xasprintf("%s per epoch: %s  (last %g)", row->metric[0] ? row->metric
@@ -250,6 +261,25 @@ static void add_record(struct lines *l, const struct job_record *r)
 	if (r->log_dir != NULL)
 		add(l, xasprintf("logs: %s/%s-%s/", r->log_dir, r->id, r->backend_ref ?
 		    r->backend_ref : "<id>"));
+	/* A run that requeued itself at its child timeout: each segment, and
+	 * its time in the queue after the one before. */
+	for (i = 0; r->nseg > 1 && i < r->nseg; i++) {
+		const struct record_segment *s = &r->seg[i];
+		char from[16] = "-", to[16] = "-", queued[32] = "", epochs[48] = "";
+		struct tm tm;
+		if (s->start != 0 && localtime_r(&s->start, &tm) != NULL)
+			strftime(from, sizeof(from), "%H:%M:%S", &tm);
+		if (s->end != 0 && localtime_r(&s->end, &tm) != NULL)
+			strftime(to, sizeof(to), "%H:%M:%S", &tm);
+		if (i > 0 && s->start != 0 && r->seg[i - 1].end != 0 && s->start >= r->seg[i - 1].end)
+			snprintf(queued, sizeof(queued), ", queued %lds",
+			    (long)(s->start - r->seg[i - 1].end));
+		if (s->epoch_end >= 0)
+			snprintf(epochs, sizeof(epochs), ", to epoch %d", s->epoch_end);
+		add(l, xasprintf("segment %d: %s..%s %s%s%s%s%s", s->n, from, to,
+		    s->outcome[0] ? s->outcome : "running", epochs, queued,
+		    s->resumed_from ? ", from " : "", s->resumed_from ? s->resumed_from : ""));
+	}
 	if (r->retry_of != NULL || r->retried_as != NULL)
 		add(l, xasprintf("retry chain: %s%s%s%s%s", r->retry_of ? r->retry_of : "",
 		    r->retry_of ? " -> " : "", r->id, r->retried_as ? " -> " : "",

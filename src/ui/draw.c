@@ -225,7 +225,9 @@ static void cell_text(const struct app *a, const struct jt_entry *e, int c, int 
 			/* "12/30 [#####.....] 4m": the bar takes what the
 			 * numbers leave. */
 			char b[64];
-			int n = snprintf(buf, len, "%d/%d ", r->epoch, r->max_epoch), bar, fill, i;
+			int n = r->segments > 1
+			    ? snprintf(buf, len, "%d/%d seg%d ", r->epoch, r->max_epoch, r->segments)
+			    : snprintf(buf, len, "%d/%d ", r->epoch, r->max_epoch), bar, fill, i;
 			bar = width - n - (r->eta[0] ? (int)strlen(r->eta) + 1 : 0);
 			if (bar < 3)
 				bar = 3;

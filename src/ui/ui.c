@@ -223,8 +223,12 @@ static void notify_changes(struct app *a)
 		for (k = 0; k < c->last.changes && a->cfg.notify != 0; k++) {
 			const struct state_change *ev = &c->last.events[k];
 			char text[200];
-			snprintf(text, sizeof(text), "%s %s is %s (%s)", c->cfg->name, ev->record_id,
-			    tao_state_name(ev->to), ev->native ? ev->native : "?");
+			if (ev->what != NULL)
+				snprintf(text, sizeof(text), "%s %s: %s", c->cfg->name, ev->record_id,
+				    ev->what);
+			else
+				snprintf(text, sizeof(text), "%s %s is %s (%s)", c->cfg->name,
+				    ev->record_id, tao_state_name(ev->to), ev->native ? ev->native : "?");
 			notify(a, text);
 		}
 	}

@@ -37,7 +37,8 @@ static const struct {
 	[WZ_GPUS] = { "GPUs", "GPUs in all; at 8 or more, whole nodes (the count is derived)", 0 },
 	[WZ_NODES] = { "Nodes", "nodes (more than one: the NCCL probe runs first, once)", 0 },
 	[WZ_TIME] = { "Time (h)", "hours of wall time, e.g. 4 or 3.5 (polar, polar3, polar4 and "
-	    "grizzly are 4-hour queues)", 0 },
+	    "grizzly are 4-hour queues); training stops at 0.95 of it and the job requeues "
+	    "itself to go on (Preview shows the segments)", 0 },
 	[WZ_PARTITION] = { "Partition", "the SLURM partition", 1 },
 	[WZ_ACCOUNT] = { "Account", "#SBATCH --account (empty: none)", 0 },
 	[WZ_ENV] = { "Extra env", "NAME=value pairs separated by spaces: cluster knobs, never "

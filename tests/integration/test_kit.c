@@ -130,6 +130,10 @@ static char *tao_job(const char *dir, const char *name, const char *spec, char *
 	    spec_path, dir);
 	/* As taotop's submit writes it: the template's HF_HOME is under it. */
 	char *jobenv = xasprintf("export TAOTOP_JOB_DIR=%s", dir);
+	/* One segment: the kit's jobs never reach their child timeout. */
+	char *segments = xasprintf("TAOTOP_REQUEUE=0\nTAOTOP_CHILD_TIMEOUT_S=300\n"
+	    "TAOTOP_MAX_SEGMENTS=1\nTAOTOP_CKPT_ROOT=%s/results\nTAOTOP_RESUME_KEY=''\n"
+	    "TAOTOP_RESUME_FIRST=0\nTAOTOP_SEGMENTS_FILE=%s/segments.jsonl", dir, dir);
 	const struct tmpl_value v[] = {
 		{ "JOB_NAME", name }, { "NUM_GPUS", "1" }, { "CPUS_PER_TASK", "1" },
 		{ "TIME", "00:05:00" }, { "LOG_DIR", dir },
@@ -139,6 +143,7 @@ static char *tao_job(const char *dir, const char *name, const char *spec, char *
 		{ "COMMAND", command }, { "JOB_ENV", jobenv },
 		/* What the template itself sets, as taotop's submit names them. */
 		{ "CONTAINER_ENV", "PYTHONNOUSERSITE,PYTHONDONTWRITEBYTECODE,HF_HOME" },
+		{ "SEGMENTS", segments },
 	};
 	char *sbatch, *id;
 
@@ -146,6 +151,7 @@ static char *tao_job(const char *dir, const char *name, const char *spec, char *
 	sbatch = render(dir, "singlenode.sbatch.tmpl", name, v, sizeof(v) / sizeof(v[0]));
 	id = run_batch(dir, name, sbatch, state);
 	free(sqsh), free(spec_path), free(mounts), free(command), free(sbatch), free(jobenv);
+	free(segments);
 	return id;
 }
 

@@ -131,3 +131,63 @@ Test(policy, gpus_per_node_says_the_shape)
 	cr_expect(err != NULL && strstr(err, "disagree") != NULL, "%s", err);
 	free(err);
 }
+
+/* Segments: the child timeout is 0.95 of whatever wall, the bundle's own
+ * when below the wall, refused at or above it (the step would never stop
+ * before SLURM's --time, and the job could not requeue itself). */
+Test(policy, the_child_timeout_follows_the_wall)
+{
+	struct spec s = blank();
+	struct resources r;
+	char *err = NULL;
+
+	s.time_hours = 1.0 / 60;	/* SLURM's shortest --time: a minute */
+	cr_assert_eq(policy_resources(&s, &seed_defaults, "polar", 4, &r, NULL, &err), 0, "%s", err);
+	cr_expect_str_eq(r.time, "0:01:00");
+	cr_expect_str_eq(r.child_timeout, "57s", "0.95 of a minute");
+}
+
+Test(policy, a_bundles_child_timeout_below_the_wall_is_used)
+{
+	struct spec s = blank();
+	struct resources r;
+	char *err = NULL;
+
+	s.time_hours = 4;
+	s.child_timeout_hours = 3.5;
+	cr_assert_eq(policy_resources(&s, &seed_defaults, "polar", 4, &r, NULL, &err), 0, "%s", err);
+	cr_expect_str_eq(r.child_timeout, "12600s");
+	cr_expect_str_eq(r.time, "4:00:00", "the wall stays");
+}
+
+Test(policy, a_child_timeout_at_or_above_the_wall_is_refused)
+{
+	const double asked[] = { 4, 4.5 };
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		struct spec s = blank();
+		struct resources r;
+		char *err = NULL;
+		s.time_hours = 4;
+		s.child_timeout_hours = asked[i];
+		cr_assert_eq(policy_resources(&s, &seed_defaults, "polar", 4, &r, NULL, &err), -1,
+		    "%g h under a 4 h wall was taken", asked[i]);
+		cr_expect(strstr(err, "child_timeout_hours") != NULL && strstr(err, "wall") != NULL &&
+		    strstr(err, "3.8") != NULL, "the field, the wall and the default named: %s", err);
+		free(err);
+	}
+}
+
+Test(policy, a_clusters_share_of_the_wall_is_used)
+{
+	struct spec s = blank();
+	struct defaults d = seed_defaults;
+	struct resources r;
+	char *err = NULL;
+
+	d.timeout_hours = d.time_hours * 0.9;	/* child_timeout_percent: 90 */
+	s.time_hours = 2;
+	cr_assert_eq(policy_resources(&s, &d, "polar", 4, &r, NULL, &err), 0, "%s", err);
+	cr_expect_str_eq(r.child_timeout, "6480s", "0.9 of 2 h");
+}

@@ -357,7 +357,7 @@ Test(recindex, a_corrupt_record_is_reported_once_and_not_listed)
 
 /* The index file as format 1 wrote it: the same stamps, a checksum and a
  * count that match, and a state the record does not hold. Read as it is,
- * it would be believed; a taotop of format 4 rebuilds it from the records. */
+ * it would be believed; a taotop of format 6 rebuilds it from the records. */
 Test(recindex, an_index_file_of_the_old_format_is_rebuilt_not_misread)
 {
 	struct record_store *s = store_at(NULL);
@@ -391,7 +391,7 @@ Test(recindex, an_index_file_of_the_old_format_is_rebuilt_not_misread)
 	store_close(s);
 	text = file_read_all(file, NULL, &err);
 	cr_assert_not_null(text, "%s", err);
-	cr_expect(strncmp(text, "taotop-index 4\n", 15) == 0, "written again in format 4: %.40s", text);
+	cr_expect(strncmp(text, "taotop-index 6\n", 15) == 0, "written again in format 6: %.40s", text);
 	free(text), free(path), free(file), free(dir);
 }
 

@@ -82,6 +82,8 @@ static const struct field {
 	{ "gpu_idle_seconds", F_INT, offsetof(struct cluster_cfg, idle_s), 1, 86400 },
 	{ "stall_seconds", F_INT, offsetof(struct cluster_cfg, stall_s), 1, 604800 },
 	{ "ending_grace_seconds", F_INT, offsetof(struct cluster_cfg, ending_grace_s), 1, 86400 },
+	{ "child_timeout_percent", F_INT, offsetof(struct cluster_cfg, child_timeout_pct), 10, 99 },
+	{ "max_segments", F_INT, offsetof(struct cluster_cfg, max_segments), 1, 1000 },
 };
 
 static char *field_names(void)
@@ -457,6 +459,10 @@ void config_cluster_defaults(struct cluster_cfg *cl)
 		cl->stall_s = 1800;
 	if (cl->ending_grace_s < 1)
 		cl->ending_grace_s = 120;
+	if (cl->child_timeout_pct < 1)
+		cl->child_timeout_pct = 95;
+	if (cl->max_segments < 1)
+		cl->max_segments = 20;
 }
 
 int config_load(struct config *cfg, char **err)

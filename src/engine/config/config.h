@@ -78,6 +78,11 @@ struct cluster_cfg {
 	/* TAO's final line written while SLURM still runs the job: Ending,
 	 * cancelled (GPUs freed, TAO's verdict kept) after this long (120). */
 	int	 ending_grace_s;
+	/* Segments (docs/segments.md): the training step's child timeout as a
+	 * share of the wall (95: the seed's 3.8 h of 4), and the most segments
+	 * a run may take before it stops (20). A bundle may say its own. */
+	int	 child_timeout_pct;
+	int	 max_segments;
 };
 
 /* One entry of the file's keys: or columns:, with its place in the file:

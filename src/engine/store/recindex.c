@@ -30,7 +30,7 @@
  * version 4 the run's name;
  * an older file is not read as one: its magic differs, so it is rebuilt
  * from the records. */
-#define INDEX_MAGIC	"taotop-index 4\n"
+#define INDEX_MAGIC	"taotop-index 6\n"
 #define NSTRINGS	8	/* cluster .. name: one block per entry */
 #define SWEEP_DEFAULT	256	/* files stat'ed per refresh: ~2 ms here */
 #define SAVE_EVERY_S	300
@@ -52,6 +52,7 @@ struct entry {
 	const char	*arch, *action, *native, *message, *results_dir, *name;
 	struct record_alloc *alloc;		/* NULL: none */
 	struct record_progress *progress;	/* NULL: none */
+	int		 segments, requeued;	/* rec_meta's */
 	/* The file as last read: a different inode, mtime or size is a change. */
 	uint64_t	 ino;
 	int64_t		 mtime_ns, size;
@@ -174,6 +175,9 @@ void recindex_meta_of(const struct job_record *r, struct rec_meta *m)
 	m->name = r->name;
 	m->alloc = r->has_alloc ? &r->alloc : NULL;
 	m->progress = r->progress;
+	m->segments = (int)r->nseg;
+	m->requeued = r->nseg > 0 && r->state == TAO_PENDING &&
+	    strcmp(r->seg[r->nseg - 1].outcome, "requeued") == 0;
 }
 
 static void free_progress(struct record_progress *p)
@@ -210,6 +214,8 @@ static void set_text(struct entry *e, const struct rec_meta *m)
 /* e's row (everything of m but its id, gen and strings). */
 static void set_row(struct entry *e, const struct rec_meta *m)
 {
+	e->segments = m->segments;
+	e->requeued = m->requeued;
 	free(e->alloc);
 	e->alloc = m->alloc != NULL ? (void *)xmemdup(m->alloc, sizeof(*m->alloc)) : NULL;
 	free_progress(e->progress);
@@ -249,6 +255,8 @@ static void meta_of_entry(const struct entry *e, struct rec_meta *m)
 	m->name = e->name;
 	m->alloc = e->alloc;
 	m->progress = e->progress;
+	m->segments = e->segments;
+	m->requeued = e->requeued;
 }
 
 static struct entry *entry_add(struct rec_index *x, const char *id)
@@ -585,19 +593,21 @@ static void put_entry(struct buf *b, const struct entry *e)
 	put_field(b, pr != NULL ? pr->eta : NULL);
 	put_field(b, pr != NULL ? pr->metric : NULL);
 	put_series(b, pr);
+	buf_addf(b, "\t%d\t%d", e->segments, e->requeued);
 	buf_addc(b, '\n');
 }
 
 /* The fields of a line: f[k] each, in the order put_entry writes them. */
 enum { F_ID, F_INO, F_MTIME, F_SIZE, F_STATE, F_CREATED, F_CLUSTER, F_REF, F_ARCH, F_ACTION,
 	F_NATIVE, F_MESSAGE, F_RESULTS, F_NAME, F_HAS_ALLOC, F_PARTITION, F_NODES, F_GPUS, F_ELAPSED, F_LIMIT,
-	F_EXIT, F_HAS_PROGRESS, F_EPOCH, F_MAX_EPOCH, F_ETA, F_METRIC, F_SERIES, F_COUNT };
+	F_EXIT, F_HAS_PROGRESS, F_EPOCH, F_MAX_EPOCH, F_ETA, F_METRIC, F_SERIES, F_SEGMENTS, F_REQUEUED,
+	F_COUNT };
 
 /* The numbers of a line, n[k] for field k (others 0). */
 static int get_numbers(char **f, long long *n)
 {
 	static const int which[] = { F_MTIME, F_SIZE, F_CREATED, F_HAS_ALLOC, F_NODES, F_GPUS,
-		F_ELAPSED, F_LIMIT, F_HAS_PROGRESS, F_EPOCH, F_MAX_EPOCH };
+		F_ELAPSED, F_LIMIT, F_HAS_PROGRESS, F_EPOCH, F_MAX_EPOCH, F_SEGMENTS, F_REQUEUED };
 	size_t k;
 
 	for (k = 0; k < sizeof(which) / sizeof(which[0]); k++)
@@ -633,6 +643,7 @@ static int meta_of_line(char **f, struct rec_meta *m, struct record_alloc *al,
 	m->created = (time_t)n[F_CREATED];
 	m->cluster = s[0], m->backend_ref = s[1], m->network_arch = s[2], m->action = s[3];
 	m->native = s[4], m->message = s[5], m->results_dir = s[6], m->name = s[7];
+	m->segments = (int)n[F_SEGMENTS], m->requeued = n[F_REQUEUED] != 0;
 	if (n[F_HAS_ALLOC]) {
 		snprintf(al->partition, sizeof(al->partition), "%s", part ? part : "");
 		al->nodes = (int)n[F_NODES], al->gpus = (int)n[F_GPUS];

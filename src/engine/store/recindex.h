@@ -57,6 +57,8 @@ struct rec_meta {
 	const char	*results_dir;	/* where the run writes, or NULL */
 	const struct record_alloc *alloc;	/* NULL: never written */
 	const struct record_progress *progress;	/* NULL: none kept */
+	int		 segments;	/* the run's segments (0: none told) */
+	int		 requeued;	/* waiting in the queue for its next segment */
 };
 
 /* r as the index would hold it (borrowing r's strings; gen 0). */

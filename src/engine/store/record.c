@@ -105,7 +105,28 @@ void record_free(struct job_record *r)
 	record_set_progress(r, NULL);
 	free(r->bundle), free(r->tao_results_dir), free(r->status_path);
 	free(r->tao_final_message), free(r->name);
+	for (i = 0; i < r->nseg; i++)
+		free(r->seg[i].resumed_from), free(r->seg[i].checkpoint), free(r->seg[i].message);
+	free(r->seg);
 	free(r);
+}
+
+struct record_segment *record_segment_at(struct job_record *r, int n)
+{
+	size_t i;
+
+	for (i = 0; i < r->nseg; i++)
+		if (r->seg[i].n == n)
+			return &r->seg[i];
+	r->seg = xreallocarray(r->seg, r->nseg + 1, sizeof(*r->seg));
+	/* In order of n: a line of a later segment may come first. */
+	for (i = r->nseg; i > 0 && r->seg[i - 1].n > n; i--)
+		r->seg[i] = r->seg[i - 1];
+	memset(&r->seg[i], 0, sizeof(r->seg[i]));
+	r->seg[i].n = n;
+	r->seg[i].epoch_start = r->seg[i].epoch_end = -1;
+	r->nseg++;
+	return &r->seg[i];
 }
 
 /* ---- JSON ------------------------------------------------------------------------ */
@@ -158,6 +179,67 @@ void record_progress_json(cJSON *o, const struct record_progress *pr)
 	}
 }
 
+void record_segments_json(cJSON *o, const struct record_segment *s, size_t n)
+{
+	cJSON *a = cJSON_AddArrayToObject(o, "segments");
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddNumberToObject(e, "segment", s[i].n);
+		if (s[i].start != 0)
+			add_time(e, "start", s[i].start);
+		else
+			cJSON_AddNullToObject(e, "start");
+		if (s[i].end != 0)
+			add_time(e, "end", s[i].end);
+		else
+			cJSON_AddNullToObject(e, "end");
+		cJSON_AddStringToObject(e, "outcome", s[i].outcome);
+		add_opt_string(e, "resumed_from", s[i].resumed_from);
+		add_opt_string(e, "checkpoint", s[i].checkpoint);
+		add_opt_string(e, "message", s[i].message);
+		cJSON_AddNumberToObject(e, "epoch_start", s[i].epoch_start);
+		cJSON_AddNumberToObject(e, "epoch_end", s[i].epoch_end);
+		cJSON_AddItemToArray(a, e);
+	}
+}
+
+/* The segments list, when there is one; a malformed entry is left out
+ * (a display, not what the record stands for). */
+static void get_segments(const cJSON *a, struct job_record *r)
+{
+	const cJSON *e, *v;
+
+	if (!cJSON_IsArray(a))
+		return;
+	cJSON_ArrayForEach(e, a) {
+		struct record_segment *s;
+		v = cJSON_GetObjectItemCaseSensitive(e, "segment");
+		if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 100000)
+			continue;
+		s = record_segment_at(r, v->valueint);
+		if (get_time(e, "start", &s->start) != 0)
+			s->start = 0;
+		if (get_time(e, "end", &s->end) != 0)
+			s->end = 0;
+		if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "outcome")))
+			snprintf(s->outcome, sizeof(s->outcome), "%s", v->valuestring);
+		if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "resumed_from")))
+			record_set(&s->resumed_from, v->valuestring);
+		if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "checkpoint")))
+			record_set(&s->checkpoint, v->valuestring);
+		if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "message")))
+			record_set(&s->message, v->valuestring);
+		if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "epoch_start")) &&
+		    v->valuedouble >= -1 && v->valuedouble < 1e7)
+			s->epoch_start = v->valueint;
+		if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "epoch_end")) &&
+		    v->valuedouble >= -1 && v->valuedouble < 1e7)
+			s->epoch_end = v->valueint;
+	}
+}
+
 char *record_to_json(const struct job_record *r)
 {
 	cJSON *o = cJSON_CreateObject(), *hist;
@@ -199,6 +281,10 @@ char *record_to_json(const struct job_record *r)
 			cJSON_AddItemToArray(ex, e);
 		}
 	}
+	if (r->child_timeout_s > 0)
+		cJSON_AddNumberToObject(o, "child_timeout_s", (double)r->child_timeout_s);
+	if (r->nseg > 0)
+		record_segments_json(o, r->seg, r->nseg);
 	hist = cJSON_AddArrayToObject(o, "transitions");
 	for (i = 0; i < r->nhist; i++) {
 		const struct transition *t = &r->hist[i];
@@ -514,6 +600,12 @@ struct job_record *record_from_json(const char *json, char **err)
 	get_alloc(cJSON_GetObjectItemCaseSensitive(o, "allocation"), r);
 	if (get_exclude(cJSON_GetObjectItemCaseSensitive(o, "exclude"), r, err) != 0)
 		goto bad;
+	get_segments(cJSON_GetObjectItemCaseSensitive(o, "segments"), r);
+	{
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "child_timeout_s");
+		if (cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble < 1e8)
+			r->child_timeout_s = (long)v->valuedouble;
+	}
 	hist = cJSON_GetObjectItemCaseSensitive(o, "transitions");
 	if (hist != NULL && !cJSON_IsArray(hist)) {
 		free(*err);

@@ -51,6 +51,20 @@ struct record_exclusion {
 	char	*from;		/* the record that failed there */
 };
 
+/* One segment of a run that requeues itself at its child timeout
+ * (docs/segments.md): one SLURM start of the same job, as its batch script
+ * told it (the segments file) and the poll saw it. */
+struct record_segment {
+	int	 n;		/* 1, 2, ... */
+	time_t	 start, end;	/* 0: not (yet) known */
+	char	 outcome[16];	/* "" running; requeued, done, failed, signalled,
+				 * timeout, no_progress, limit, refused */
+	char	*resumed_from;	/* the checkpoint it started from, or NULL */
+	char	*checkpoint;	/* the newest one at its end, or NULL */
+	char	*message;	/* why it stopped the run, or NULL */
+	int	 epoch_start, epoch_end;	/* TAO's epochs then; -1 unknown */
+};
+
 struct job_record {
 	char		*id;
 	char		*name;		/* the run's own (the bundle's name:, --name),
@@ -85,6 +99,9 @@ struct job_record {
 	struct record_progress *progress;	/* NULL until the job ended */
 	struct record_alloc alloc;
 	int		 has_alloc;	/* alloc was written */
+	long		 child_timeout_s;	/* its step's child timeout, 0 unknown */
+	struct record_segment *seg;	/* the run's segments, in order */
+	size_t		 nseg;
 	time_t		 created, updated;
 	struct transition *hist;
 	size_t		 nhist;
@@ -118,6 +135,12 @@ char *record_exclude_list(const struct job_record *r);
 /* Append an entry whatever the state (from == to): for moments of taotop's
  * own, such as "opened" and "submitted as SLURM job N". */
 void record_event(struct job_record *r, const char *message, const char *source, time_t at);
+
+/* Segment n of r, added (its fields unknown) when it is not there yet. */
+struct record_segment *record_segment_at(struct job_record *r, int n);
+/* The "segments" list added to o, as records and `--json` write it. */
+struct cJSON;
+void record_segments_json(struct cJSON *o, const struct record_segment *s, size_t n);
 
 /* JSON, as stored. record_from_json fills *err with what is wrong. */
 char *record_to_json(const struct job_record *r);

@@ -155,11 +155,29 @@ int policy_resources(const struct spec *s, const struct defaults *d, const char 
 	}
 	r->cpus_per_task = s->cpus_per_task > 0 ? s->cpus_per_task : d->cpus_per_task;
 	r->time_hours = hours;
-	/* The seed's 3.8 h for a 4 h wall, kept in proportion for others. */
+	/* The seed's 3.8 h for a 4 h wall, kept in proportion for others;
+	 * the bundle's own below the wall, never at or above it: the step
+	 * must stop in time for the job to requeue itself. */
 	r->child_timeout_hours = hours * (d->timeout_hours / d->time_hours);
+	if (s->child_timeout_hours > 0) {
+		if (s->child_timeout_hours >= hours) {
+			*err = xasprintf("child_timeout_hours %g is at or above the wall (time_hours "
+			    "%g): the training step must stop before SLURM's --time so the job can "
+			    "requeue itself; give less (the default is %g, 0.95 of the wall)",
+			    s->child_timeout_hours, hours, r->child_timeout_hours);
+			return -1;
+		}
+		r->child_timeout_hours = s->child_timeout_hours;
+	}
+	if (floor(r->child_timeout_hours * 3600) < 1) {
+		*err = xasprintf("a child timeout of %g hours is under a second: give "
+		    "child_timeout_hours of at least 0.0003 (or a longer time_hours)",
+		    r->child_timeout_hours);
+		return -1;
+	}
 	policy_format_time(hours, r->time, sizeof(r->time));
 	snprintf(r->child_timeout, sizeof(r->child_timeout), "%lds",
-	    (long)floor(r->child_timeout_hours * 3600));
+	    (long)floor(r->child_timeout_hours * 3600 + 1e-6));
 	r->requeue = s->requeue >= 0 ? s->requeue : d->use_requeue;
 	return 0;
 }

@@ -311,6 +311,34 @@ static int get_spec_key(struct ctx *c, const yaml_node_t *n, struct spec *s)
 	return 0;
 }
 
+/* resume_key: a dotted key of TAO's spec (the override the segments pass
+ * the checkpoint as), or null: no key, TAO resumes as it would. */
+static int get_resume_key(struct ctx *c, const yaml_node_t *n, struct spec *s)
+{
+	const char *v = yamldoc_scalar(n);
+	size_t i;
+	int start = 1;
+
+	if (v != NULL && (strcmp(v, "null") == 0 || strcmp(v, "~") == 0 || v[0] == '\0') &&
+	    n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+		s->resume_key_none = 1;
+		return 0;
+	}
+	for (i = 0; v != NULL && v[i] != '\0'; i++) {
+		int ok = v[i] == '.' ? !start : isalpha((unsigned char)v[i]) || v[i] == '_' ||
+		    (!start && isdigit((unsigned char)v[i]));
+		if (!ok)
+			break;
+		start = v[i] == '.';
+	}
+	if (v == NULL || v[0] == '\0' || v[i] != '\0' || start)
+		return fail_at(c, n, "field 'resume_key' must be a key of TAO's spec, its names "
+		    "joined by dots (e.g. train.resume_training_checkpoint_path), or null");
+	free(s->resume_key);
+	s->resume_key = xstrdup(v);
+	return 0;
+}
+
 /* TAO's own spec, kept as the text it was written in. */
 static int get_tao_spec(struct ctx *c, const yaml_node_t *v, struct spec *s)
 {
@@ -344,6 +372,11 @@ static int get_field(struct ctx *c, const char *key, const yaml_node_t *v, struc
 	if (strcmp(key, "time_hours") == 0) return get_hours(c, key, v, &s->time_hours);
 	if (strcmp(key, "requeue") == 0) return get_bool(c, key, v, &s->requeue);
 	if (strcmp(key, "resume") == 0) return get_bool(c, key, v, &s->resume);
+	if (strcmp(key, "auto_resume") == 0) return get_bool(c, key, v, &s->auto_resume);
+	if (strcmp(key, "resume_key") == 0) return get_resume_key(c, v, s);
+	if (strcmp(key, "child_timeout_hours") == 0)
+		return get_hours(c, key, v, &s->child_timeout_hours);
+	if (strcmp(key, "max_segments") == 0) return get_int(c, key, v, 1, 1000, &s->max_segments);
 	if (strcmp(key, "gpu_spec_key") == 0) return get_spec_key(c, v, s);
 	if (strcmp(key, "datasets") == 0) return get_list(c, key, v, 0, &s->datasets, &s->ndatasets);
 	if (strcmp(key, "secrets") == 0) return get_list(c, key, v, 1, &s->secrets, &s->nsecrets);
@@ -358,8 +391,8 @@ static int get_fields(struct ctx *c, const yaml_node_t *root, struct spec *s)
 {
 	static const char *const known =
 	    " name image network_arch action command datasets results_dir gpus gpus_per_node nodes cpus_per_task"
-	    " time_hours partition account requeue resume gpu_spec_key extra_env secrets"
-	    " supporting_files spec ";
+	    " time_hours child_timeout_hours partition account requeue resume auto_resume resume_key"
+	    " max_segments gpu_spec_key extra_env secrets supporting_files spec ";
 	yaml_node_pair_t *p, *q;
 	int rc = 0;
 
@@ -372,7 +405,8 @@ static int get_fields(struct ctx *c, const yaml_node_t *root, struct spec *s)
 		if (key == NULL || strstr(known, pattern) == NULL)
 			return fail_at(c, k, "unknown field '%s' (fields: name, image, network_arch, action, "
 			    "command, datasets, results_dir, gpus, gpus_per_node, nodes, cpus_per_task, time_hours, "
-			    "partition, account, requeue, resume, gpu_spec_key, extra_env, secrets, "
+			    "child_timeout_hours, partition, account, requeue, resume, auto_resume, "
+			    "resume_key, max_segments, gpu_spec_key, extra_env, secrets, "
 			    "supporting_files, spec)",
 			    key ? key : "?");
 		for (q = root->data.mapping.pairs.start; q < p; q++) {
@@ -416,7 +450,8 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 
 	memset(s, 0, sizeof(*s));
 	s->gpus = s->nodes = s->cpus_per_task = s->requeue = s->gpus_per_node = s->resume = -1;
-	s->time_hours = -1;
+	s->auto_resume = s->max_segments = -1;
+	s->time_hours = s->child_timeout_hours = -1;
 	if (yamldoc_load(file, text, len, &c.doc, err) != 0)
 		return -1;
 	root = yaml_document_get_root_node(&c.doc);
@@ -455,6 +490,7 @@ void spec_free(struct spec *s)
 	free(s->name), free(s->image), free(s->network_arch), free(s->action), free(s->command);
 	free(s->results_dir), free(s->partition), free(s->account), free(s->tao_spec);
 	free(s->gpu_spec_key);
+	free(s->resume_key);
 	for (i = 0; i < s->argc; i++)
 		free(s->argv[i]);
 	free(s->argv);
@@ -476,7 +512,8 @@ void spec_free(struct spec *s)
 	free(s->files);
 	memset(s, 0, sizeof(*s));
 	s->gpus = s->nodes = s->cpus_per_task = s->requeue = s->gpus_per_node = s->resume = -1;
-	s->time_hours = -1;
+	s->auto_resume = s->max_segments = -1;
+	s->time_hours = s->child_timeout_hours = -1;
 }
 
 static int write_to_buf(void *data, unsigned char *buffer, size_t size)

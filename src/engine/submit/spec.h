@@ -49,6 +49,15 @@ struct spec {
 	 * (engine/submit/gpuspec.h); gpu_spec_none: the bundle said null. */
 	char		*gpu_spec_key;
 	int		 gpu_spec_none;
+	/* Segments (docs/segments.md): at the child timeout the job requeues
+	 * itself and TAO resumes from the newest checkpoint, passed as
+	 * resume_key (NULL: the action's, train.resume_training_checkpoint_path;
+	 * resume_key_none: the bundle said null, none passed). */
+	int		 auto_resume;	/* -1: unset (on), 0 or 1 */
+	char		*resume_key;
+	int		 resume_key_none;
+	double		 child_timeout_hours;	/* -1: unset (0.95 of the wall) */
+	int		 max_segments;	/* -1: unset (the cluster's) */
 	int		 gpus, nodes, cpus_per_task;	/* -1: unset */
 	int		 gpus_per_node;	/* -1: unset; with nodes, says the shape outright */
 	double		 time_hours;			/* -1: unset */

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,7 @@ struct job {
 	struct spec		 spec;		/* a copy of o->spec's top level when */
 	int			 spec_borrowed;	/* borrowed: its pointers are the caller's */
 	struct resources	 res;
+	struct defaults		 defs;		/* the seed's, with the cluster's child timeout */
 	struct image_ref	 image;
 	struct request		 rq;		/* what was asked, and from where */
 	char			*root;		/* results root on the cluster */
@@ -293,6 +295,23 @@ static char *task_dir(const struct job *j)
 	return dir;
 }
 
+/* The seed's defaults with the cluster's share of the wall for the child
+ * timeout (child_timeout_percent). */
+static struct defaults defaults_of(const struct cluster_cfg *cl)
+{
+	struct defaults d = seed_defaults;
+
+	if (cl->child_timeout_pct > 0)
+		d.timeout_hours = d.time_hours * cl->child_timeout_pct / 100.0;
+	return d;
+}
+
+static const struct defaults *job_defaults(struct job *j)
+{
+	j->defs = defaults_of(j->cl);
+	return &j->defs;
+}
+
 /* One results folder per run: a bundle's own results_dir that a record of
  * this cluster was launched into is refused here, with that run named;
  * one that holds a run's files on the cluster, by the checks (the same
@@ -410,7 +429,7 @@ static int preflight(struct job *j, char **err)
 		return failed(j, STEP_PREFLIGHT, err);
 	/* Time above 4 h elsewhere needs the partition's MaxTime: checked
 	 * with the datasets; the packaged 4-hour queues need no question. */
-	if (policy_resources(&j->spec, &seed_defaults, j->rq.partition, 1e9, &j->res, &note, err) != 0 ||
+	if (policy_resources(&j->spec, job_defaults(j), j->rq.partition, 1e9, &j->res, &note, err) != 0 ||
 	    tao_gpus(j, err) != 0 || results_folder(j, err) != 0) {
 		free(note);
 		return failed(j, STEP_PREFLIGHT, err);
@@ -432,7 +451,7 @@ static int judge_partition(struct job *j, const char *name, double max_h, int pa
 		    name);
 		return -1;
 	}
-	if (policy_resources(&j->spec, &seed_defaults, name, max_h, &j->res, NULL, err) != 0)
+	if (policy_resources(&j->spec, job_defaults(j), name, max_h, &j->res, NULL, err) != 0)
 		return -1;
 	if (part_nodes > 0 && j->res.nodes > part_nodes) {
 		*err = xasprintf("%d GPUs as %d node%s x %d: partition %s has %d node%s; ask for at "
@@ -797,6 +816,7 @@ static int open_record(struct job *j, char **err)
 	record_set(&r->action, j->spec.action);
 	record_set(&r->results_dir, j->results_dir);
 	record_set(&r->log_dir, j->log_dir);
+	r->child_timeout_s = atol(j->res.child_timeout);
 	task_results_dir(j, r);
 	if (j->o->spec_path != NULL) {
 		/* Where a retry finds the bundle's .env again. */
@@ -1022,6 +1042,7 @@ struct script_parts {
 	struct buf	extra;		/* #SBATCH lines */
 	struct buf	env;		/* the spec's env and the NCCL knobs */
 	struct buf	names;		/* what --container-env keeps: NAME,NAME,... */
+	struct buf	segments;	/* the segments' settings (the template's TAOTOP_*) */
 };
 
 /* Identity mounts: the datasets, the job folder, the results. */
@@ -1036,27 +1057,6 @@ static void make_mounts(const struct job *j, struct buf *mounts)
 	if (strncmp(j->results_dir, j->job_dir, jl) != 0 ||
 	    (j->results_dir[jl] != '/' && j->results_dir[jl] != '\0'))
 		buf_addf(mounts, ",%s:%s", j->results_dir, j->results_dir);
-}
-
-/* resume: true for TAO's own train: the task folder's newest non-empty
- * checkpoint (*.pth, *.ckpt, *.tlt; those named best or latest only when
- * nothing else is there), picked when the job starts (a requeued run
- * takes the newest again), passed as train.resume_training_checkpoint_path;
- * none there: TAO starts as it would. */
-static void add_resume(const char *dir, struct script_parts *sp)
-{
-	char *q = sh_quote(dir);
-
-	buf_addf(&sp->jobenv, "\n# resume: true: the run continues from its newest checkpoint in %s\n"
-	    "taotop_ckpt() { find %s -maxdepth 1 -type f -size +0 \\( -name '*.pth' -o -name "
-	    "'*.ckpt' -o -name '*.tlt' \\) \"$@\" -printf '%%T@ %%p\\n' 2>/dev/null | sort -rn | "
-	    "head -n 1 | cut -d' ' -f2-; }\n"
-	    "TAOTOP_RESUME=$(taotop_ckpt ! -name '*best*' ! -name '*latest*' || true)\n"
-	    "[ -n \"$TAOTOP_RESUME\" ] || TAOTOP_RESUME=$(taotop_ckpt || true)\n"
-	    "echo \"taotop: resuming from ${TAOTOP_RESUME:-nothing (no checkpoint in %s)}\"",
-	    dir, q, dir);
-	buf_adds(&sp->command, " ${TAOTOP_RESUME:+\"train.resume_training_checkpoint_path=$TAOTOP_RESUME\"}");
-	free(q);
 }
 
 /* The command's words, placeholders filled, each word then quoted: a value
@@ -1090,8 +1090,6 @@ static int make_command(const struct job *j, struct script_parts *sp, char **err
 		sh_quote_buf(&sp->jobenv, exports[i][1], strlen(exports[i][1]));
 		buf_addf(&sp->names, ",%s", exports[i][0]);
 	}
-	if (j->resume_dir != NULL)
-		add_resume(j->resume_dir, sp);
 	free(spec_path);
 	return 0;
 }
@@ -1147,6 +1145,96 @@ static int make_env(const struct job *j, struct buf *env, struct buf *names, cha
 	return 0;
 }
 
+/* The resume key a requeued segment passes the checkpoint as, or NULL:
+ * none (auto_resume: false, resume_key: null, or an action with none). */
+static const char *resume_key(const struct job *j)
+{
+	if (j->spec.auto_resume == 0 || j->spec.resume_key_none)
+		return NULL;
+	if (j->spec.resume_key != NULL)
+		return j->spec.resume_key;
+	if (j->spec.action != NULL && strcmp(j->spec.action, "train") == 0)
+		return "train.resume_training_checkpoint_path";
+	return NULL;
+}
+
+/* Where the segments look for checkpoints: resume: true's task folder,
+ * else TAO's task folder when it is outside the results folder, else the
+ * results folder (ptm/ and inputs/ below it are never looked in). */
+static char *checkpoint_root(const struct job *j)
+{
+	char *task;
+	size_t rl = strlen(j->results_dir);
+
+	if (j->resume_dir != NULL)
+		return xstrdup(j->resume_dir);
+	task = task_dir(j);
+	if (task != NULL && (strncmp(task, j->results_dir, rl) != 0 ||
+	    (task[rl] != '/' && task[rl] != '\0')) && strpbrk(task, "\n\r") == NULL)
+		return task;
+	free(task);
+	return xstrdup(j->results_dir);
+}
+
+/* The segments' settings, as the template's shell variables. */
+static void make_segments(const struct job *j, struct buf *seg)
+{
+	const char *key = resume_key(j);
+	char *root = checkpoint_root(j);
+
+	buf_addf(seg, "TAOTOP_REQUEUE=%d\n", j->res.requeue ? 1 : 0);
+	buf_addf(seg, "TAOTOP_CHILD_TIMEOUT_S=%ld\n", atol(j->res.child_timeout));
+	buf_addf(seg, "TAOTOP_MAX_SEGMENTS=%d\n", j->spec.max_segments > 0 ? j->spec.max_segments
+	    : j->cl->max_segments > 0 ? j->cl->max_segments : 20);
+	buf_adds(seg, "TAOTOP_CKPT_ROOT=");
+	sh_quote_buf(seg, root, strlen(root));
+	buf_adds(seg, "\nTAOTOP_RESUME_KEY=");
+	if (key != NULL)
+		sh_quote_buf(seg, key, strlen(key));
+	else
+		buf_adds(seg, "''");
+	buf_addf(seg, "\nTAOTOP_RESUME_FIRST=%d\n", j->resume_dir != NULL ? 1 : 0);
+	buf_adds(seg, "TAOTOP_SEGMENTS_FILE=");
+	sh_quote_buf(seg, j->log_dir, strlen(j->log_dir));
+	buf_adds(seg, "/\"$SLURM_JOB_NAME-$SLURM_JOB_ID\"/segments.jsonl");
+	free(root);
+}
+
+/* The plan of the run's segments, for --dry-run and the wizard: the wall,
+ * the child timeout, the epochs TAO must run, and how the segments needed
+ * are estimated (from TAO's time_per_epoch, once its first epoch is done). */
+char *submit_segments_plan(const char *wall, long child_s, int requeue, int max_segments,
+    const char *epochs, const char *key)
+{
+	struct buf b;
+
+	buf_init(&b);
+	buf_addf(&b, "  wall %s; the training step runs under a child timeout of %lds (%.2f h)\n",
+	    wall, child_s, child_s / 3600.0);
+	if (!requeue)
+		buf_adds(&b, "  --no-requeue: a run that reaches its child timeout ends in Error\n");
+	else
+		buf_addf(&b, "  at it, the job requeues itself and resumes from its newest checkpoint "
+		    "(%s), up to %d segments\n", key ? key : "TAO's own *_latest.pth", max_segments);
+	buf_addf(&b, "  epochs TAO must run: %s\n", epochs ? epochs : "? (train.num_epochs not set)");
+	if (requeue && epochs != NULL)
+		buf_addf(&b, "  segments needed: %s x TAO's time_per_epoch / %lds, estimated once its "
+		    "first epoch is done (status, the monitor's detail)", epochs, child_s);
+	return buf_detach(&b);
+}
+
+static char *segments_plan(const struct job *j)
+{
+	char *epochs = j->spec.action != NULL
+	    ? spec_tao_value(&j->spec, "train.num_epochs", NULL) : NULL;
+	char *s = submit_segments_plan(j->res.time, atol(j->res.child_timeout), j->res.requeue,
+	    j->spec.max_segments > 0 ? j->spec.max_segments : j->cl->max_segments,
+	    epochs, resume_key(j));
+
+	free(epochs);
+	return s;
+}
+
 /* The template tmpl (read from tpath) with every placeholder filled. */
 static int fill_template(const struct job *j, const char *tpath, const char *tmpl,
     const struct script_parts *sp, char **text, char **err)
@@ -1167,6 +1255,7 @@ static int fill_template(const struct job *j, const char *tpath, const char *tmp
 		{ "SBATCH_EXTRA", sp->extra.data }, { "ENV_FILE", qenv }, { "EXTRA_ENV", sp->env.data },
 		{ "CHILD_TIMEOUT", j->res.child_timeout }, { "NUM_NODES", nnodes },
 		{ "JOB_ENV", sp->jobenv.data }, { "CONTAINER_ENV", qnames },
+		{ "SEGMENTS", sp->segments.data },
 	};
 	rc = template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), text, err);
 	free(qimage), free(qmounts), free(qenv), free(qnames);
@@ -1189,11 +1278,12 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 		return failed(j, STEP_LINT, err);
 	}
 	buf_init(&sp.mounts), buf_init(&sp.command), buf_init(&sp.jobenv);
-	buf_init(&sp.extra), buf_init(&sp.env), buf_init(&sp.names);
+	buf_init(&sp.extra), buf_init(&sp.env), buf_init(&sp.names), buf_init(&sp.segments);
 	/* The variables the template itself exports. */
 	buf_adds(&sp.names, "PYTHONNOUSERSITE,PYTHONDONTWRITEBYTECODE,HF_HOME");
 	make_mounts(j, &sp.mounts);
 	make_extra(j, &sp.extra);
+	make_segments(j, &sp.segments);
 	if (make_command(j, &sp, err) == 0 && make_env(j, &sp.env, &sp.names, err) == 0 &&
 	    fill_template(j, tpath, tmpl, &sp, &text, err) == 0 &&
 	    lint_gate(j->sbatch_path, text, err) == 0) {
@@ -1203,7 +1293,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	}
 	free(text), free(tmpl), free(tpath);
 	buf_free(&sp.mounts), buf_free(&sp.command), buf_free(&sp.jobenv);
-	buf_free(&sp.extra), buf_free(&sp.env), buf_free(&sp.names);
+	buf_free(&sp.extra), buf_free(&sp.env), buf_free(&sp.names), buf_free(&sp.segments);
 	if (rc != 0)
 		return failed(j, STEP_LINT, err);
 	step(j, STEP_LINT, 1, NULL);
@@ -1522,6 +1612,7 @@ static void job_free(struct job *j)
 static int can_fold(const struct job *j)
 {
 	struct resources r;
+	struct defaults d;
 	char *e = NULL;
 	int ok;
 
@@ -1529,7 +1620,8 @@ static int can_fold(const struct job *j)
 		return 0;
 	if (!no_probe_needed(j))
 		return 0;
-	ok = policy_resources(&j->spec, &seed_defaults, j->rq.partition, 1e-9, &r, NULL, &e) == 0;
+	d = defaults_of(j->cl);
+	ok = policy_resources(&j->spec, &d, j->rq.partition, 1e-9, &r, NULL, &e) == 0;
 	free(e);
 	return ok;
 }
@@ -1668,10 +1760,13 @@ int submit_run(struct conn *c, struct record_store *st, const struct cluster_cfg
 	}
 	if (o->dry_run) {
 		char *asked = resolved_text(&j);
+		char *segs = segments_plan(&j);
 		res->dry_run = xasprintf("# what was asked, and where each value came from\n%s\n"
-		    "# remote commands and writes, in order\n%s\n# %s\n%s", asked,
+		    "# the wall and its segments\n%s\n"
+		    "# remote commands and writes, in order\n%s\n# %s\n%s", asked, segs,
 		    j.plan.data ? j.plan.data : "", j.sbatch_path, script.text);
 		free(asked);
+		free(segs);
 	}
 	rc = 0;
 out:

@@ -7,6 +7,7 @@
 #include "engine/store/recindex.h"
 #include "engine/store/store.h"
 #include "engine/slurm/slurm.h"
+#include "engine/track/segments.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
 #include "util/log.h"
@@ -23,7 +24,22 @@ struct tracker *tracker_new(const struct cluster_cfg *cl)
 	t->prog_ix = strmap_new();
 	t->live = strmap_new();
 	t->cache_ix = strmap_new();
+	t->seg_ix = strmap_new();
 	return t;
+}
+
+static void segs_clear(struct tracker *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nsegs; i++) {
+		free(t->segs[i].id);
+		buf_free(&t->segs[i].text);
+	}
+	free(t->segs);
+	t->segs = NULL;
+	t->nsegs = 0;
+	strmap_clear(t->seg_ix);
 }
 
 void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigned max)
@@ -76,6 +92,8 @@ void tracker_free(struct tracker *t)
 		tracker_cached_free(t->cache[i]);
 	free(t->cache);
 	strmap_free(t->cache_ix);
+	segs_clear(t);
+	strmap_free(t->seg_ix);
 	tracker_page_unref(t->pg);
 	free(t->spare);
 	free(t);
@@ -265,6 +283,67 @@ static int was_live(const struct tracker *t, const char *id)
 
 /* ---- one poll, step by step -------------------------------------------------------------- */
 
+/* The live records' segments files (engine/track/segments.h), after
+ * the status files' sections: a test each, a small tail when there. */
+static void segment_sections(struct tracker *t, struct buf *cmd, const char *nonce)
+{
+	size_t i;
+
+	segs_clear(t);
+	t->segs = xcalloc(t->nsel + 1, sizeof(*t->segs));
+	for (i = 0; i < t->nsel; i++) {
+		const struct job_record *r = !t->sel[i].final && t->sel[i].c != NULL
+		    ? t->sel[i].c->r : NULL;
+		struct seg_feed *f;
+		char *path;
+
+		if (r == NULL || tao_state_final(r->state) || (path = segments_path(r)) == NULL)
+			continue;
+		f = &t->segs[t->nsegs];
+		f->id = xstrdup(r->id);
+		buf_init(&f->text);
+		strmap_put(t->seg_ix, r->id, f);
+		buf_adds(cmd, "; f=");
+		sh_quote_buf(cmd, path, strlen(path));
+		buf_addf(cmd, "; if [ -f \"$f\" ]; then printf '\\n@@%s:seg %zu\\n'; "
+		    "tail -c %u \"$f\"; printf '\\n@@%s:send %zu\\n'; fi", nonce, t->nsegs,
+		    SEGMENTS_TAIL, nonce, t->nsegs);
+		t->nsegs++;
+		free(path);
+	}
+}
+
+/* The segments sections of the answer (from `at` on) to their feeds. */
+static void segment_take(struct tracker *t, const char *out, size_t len, const char *nonce)
+{
+	size_t k;
+
+	for (k = 0; k < t->nsegs; k++) {
+		char *head = xasprintf("\n@@%s:seg %zu\n", nonce, k);
+		char *end = xasprintf("\n@@%s:send %zu\n", nonce, k);
+		const char *a = find_bytes(out, len, head), *b;
+
+		if (a != NULL) {
+			a += strlen(head);
+			b = find_bytes(a, len - (size_t)(a - out), end);
+			if (b != NULL) {
+				/* Cut by tail -c: the first line may be partial. */
+				const char *s = a;
+				if ((size_t)(b - a) >= SEGMENTS_TAIL &&
+				    (s = memchr(a, '\n', (size_t)(b - a))) != NULL)
+					s++;
+				else
+					s = a;
+				buf_add(&t->segs[k].text, s, (size_t)(b - s));
+				buf_addc(&t->segs[k].text, '\n');
+				t->segs[k].got = 1;
+			}
+		}
+		free(head);
+		free(end);
+	}
+}
+
 /* The live record of pick p, or NULL (finished, or not read). */
 static struct job_record *live_of(const struct pick *p)
 {
@@ -311,12 +390,13 @@ static char *poll_command(struct tracker *t, const char *nonce, size_t *nids,
 	buf_adds(&full, cmd);
 	free(cmd);
 	status_sections(&full, *which, *nwhich, nonce, time(NULL));
+	segment_sections(t, &full, nonce);
 	return buf_detach(&full);
 }
 
 /* Run the command; its answer parsed into p, the progress sections fed
  * to their followers. -1 when it could not run. */
-static int poll_run(struct conn *c, const char *cmd, const char *nonce,
+static int poll_run(struct tracker *t, struct conn *c, const char *cmd, const char *nonce,
     struct progress *const *which, size_t nwhich, struct slurm_poll *p, long *remote_us,
     char **err)
 {
@@ -334,6 +414,15 @@ static int poll_run(struct conn *c, const char *cmd, const char *nonce,
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	*remote_us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
+	/* The segments files' sections come last. */
+	mark = xasprintf("\n@@%s:seg ", nonce);
+	at = x.out.data ? find_bytes(x.out.data, x.out.len, mark) : NULL;
+	if (at != NULL) {
+		segment_take(t, at, x.out.len - (size_t)(at - x.out.data), nonce);
+		x.out.len = (size_t)(at - x.out.data);
+		x.out.data[x.out.len] = '\0';
+	}
+	free(mark);
 	/* The scheduler's part ends where the first status.json starts. */
 	mark = xasprintf("\n@@%s:json ", nonce);
 	at = x.out.data ? find_bytes(x.out.data, x.out.len, mark) : NULL;
@@ -441,6 +530,10 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 		if (p != NULL && p->found != NULL && !same(p->found, r->status_path))
 			tracker_keep_status_path(st, r, p->found);
 		if (!tao_state_final(r->state) && r->backend_ref != NULL) {
+			const struct seg_feed *sf = strmap_get(t->seg_ix, r->id);
+			if (sf != NULL && sf->got)
+				tracker_keep_segments(st, r, sf->text.data, sf->text.len,
+				    p != NULL ? p->ts.epoch : -1);
 			if (j == NULL) {
 				/* Left the queue, not yet in accounting (it
 				 * lags a few seconds after submit and end). */
@@ -542,7 +635,7 @@ int tracker_poll(struct tracker *t, struct conn *c, struct record_store *st,
 	tracker_cache_records(t, st);
 	slurm_nonce(nonce);
 	cmd = poll_command(t, nonce, &nids, &which, &nwhich);
-	rc = poll_run(c, cmd, nonce, which, nwhich, &p, &remote_us, err);
+	rc = poll_run(t, c, cmd, nonce, which, nwhich, &p, &remote_us, err);
 	free(cmd);
 	free(which);
 	if (rc != 0)
@@ -593,6 +686,7 @@ void poll_result_free(struct poll_result *p)
 	for (i = 0; i < p->changes; i++) {
 		free(p->events[i].record_id);
 		free(p->events[i].native);
+		free(p->events[i].what);
 	}
 	free(p->events);
 	free(p->problem);

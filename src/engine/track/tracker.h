@@ -52,6 +52,11 @@ struct job_row {
 	size_t		 nseries;
 	int		 shared;	/* its strings and series are its poll's
 					 * page's (below), not its own */
+	int		 segments;	/* the run's segments so far (0: none told) */
+	int		 requeued;	/* its next segment waits in the queue */
+	int		 segments_more;	/* about this many more needed, -1 unknown */
+	long		 eta_total_s;	/* TAO's eta plus the queue's mean wait for
+					 * each segment still needed, -1 unknown */
 	int		 ending;	/* TAO's final line is written, SLURM
 					 * still runs it (cancelled after the
 					 * cluster's ending_grace_seconds) */
@@ -68,6 +73,7 @@ struct state_change {
 	enum tao_state	 from, to;
 	char		*native;
 	time_t		 at;
+	char		*what;		/* a segment's news ("requeued after segment 2"), or NULL */
 };
 
 /* The rows of taotop's finished records, made once and shared by every

@@ -19,6 +19,7 @@
 
 #include "engine/logs/logtail.h"
 #include "engine/slurm/state.h"
+#include "util/buf.h"
 #include "engine/track/taostatus.h"
 #include "engine/track/tracker.h"
 
@@ -120,8 +121,20 @@ struct pick {
 	size_t		 at;		/* a finished one's row in the page; SIZE_MAX: none */
 };
 
+/* A live record's segments file (engine/track/segments.h), as this poll's
+ * command read it. */
+struct seg_feed {
+	char		*id;
+	struct buf	 text;
+	int		 got;	/* the file was there */
+};
+#define SEGMENTS_TAIL	(64u << 10)
+
 struct tracker {
 	const struct cluster_cfg *cl;
+	struct seg_feed	 *segs;		/* this poll's, one per live record launched */
+	size_t		  nsegs;
+	struct strmap	 *seg_ix;	/* record id -> its seg_feed */
 	struct seen_job	 *seen;
 	size_t		  nseen;
 	struct strmap	 *seen_ix;	/* SLURM id -> index in seen, plus one */
@@ -184,6 +197,10 @@ int tracker_settle(struct record_store *st, struct job_record *r, const struct s
 int tracker_update_one(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     struct job_record *r, const struct slurm_job *j, const struct tao_status *ts,
     const char *found, struct poll_result *res);
+/* The job's segments file (text, len) merged into its record, on disk and
+ * in r; epoch: TAO's newest so far (-1: unknown). */
+void tracker_keep_segments(struct record_store *st, struct job_record *r, const char *text,
+    size_t len, int epoch);
 /* Where the job's status file was found, kept in its record. */
 void tracker_keep_status_path(struct record_store *st, struct job_record *r, const char *path);
 

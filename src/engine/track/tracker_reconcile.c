@@ -6,7 +6,9 @@
 #include "engine/config/config.h"
 #include "engine/store/store.h"
 #include "engine/track/retry.h"
+#include "engine/track/segments.h"
 #include "engine/submit/secrets.h"
+#include "engine/submit/submit.h"
 #include "engine/slurm/slurm.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
@@ -285,6 +287,23 @@ static int decide(struct conn *c, const struct job_record *r, const struct slurm
 	*message = message_for(j, ns);
 	*progress = NULL;
 	*tao_failed = 0;
+	if (*to == TAO_PENDING && segments_requeued(r)) {
+		/* Its child timeout requeued it: the next segment waits. */
+		const struct record_segment *s = segments_last(r);
+		both = xasprintf("requeued after segment %d (its child timeout): segment %d waits "
+		    "in the queue%s%s%s", s->n, s->n + 1, *message ? " (" : "",
+		    *message ? *message : "", *message ? ")" : "");
+		free(*message);
+		*message = both;
+		return 0;
+	}
+	if (*to == TAO_ERROR && ns->final && segments_stopped(r) != NULL) {
+		/* The script stopped the run at its child timeout, and said why. */
+		both = xasprintf("%s (%s)", segments_stopped(r), *message ? *message : ns->word);
+		free(*message);
+		*message = both;
+		return 0;
+	}
 	if (ns->check_status_json) {
 		free(*message);
 		*message = NULL;
@@ -346,6 +365,36 @@ static void note(struct record_store *st, const char *id, const char *message)
 	}
 }
 
+/* SLURM refused a segment's requeue (a site's MaxBatchRequeue, a job or
+ * partition that may not requeue): the run goes on as a linked record
+ * running what was staged, its segments counted on (segments-base beside
+ * the job, which the script reads) so its first one resumes; or the
+ * record says why it cannot. */
+static void continue_run(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const struct job_record *r, struct poll_result *res)
+{
+	char *dir = submit_job_dir(r), *path, *text, *nid = NULL, *sid = NULL, *err = NULL, *why;
+
+	if (dir == NULL) {
+		note(st, r->id, "SLURM refused the requeue, and the run has no staged job folder to "
+		    "continue from: submit the bundle again with resume: true");
+		return;
+	}
+	path = xasprintf("%s/segments-base", dir);
+	text = xasprintf("%zu\n", r->nseg);
+	why = xasprintf("continued after segment %zu: SLURM refused its requeue", r->nseg);
+	if (conn_write_file(c, path, text, strlen(text), 0644, CONN_WRITE_ATOMIC, &err) != CONN_OK ||
+	    retry_job(c, st, cl, r->id, why, &nid, &sid, &err) != 0) {
+		char *n = xasprintf("SLURM refused the requeue and the run could not go on as a new "
+		    "job: %s; submit the bundle again with resume: true", err ? err : "?");
+		note(st, r->id, n);
+		free(n);
+	} else {
+		res->waiting_for_accounting = 1;	/* poll again soon */
+	}
+	free(dir), free(path), free(text), free(nid), free(sid), free(err), free(why);
+}
+
 /* After a change was written: the sidecar's end and an automatic retry. */
 static void after_change(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const struct job_record *r, const struct slurm_job *j, const struct native_state *ns,
@@ -362,6 +411,17 @@ static void after_change(struct conn *c, struct record_store *st, const struct c
 	}
 	/* A failure that may be the cluster's: classify, and retry within
 	 * the budget (engine/track/retry.h). Once: on the poll that saw it end. */
+	if (to == TAO_ERROR && segments_last(r) != NULL &&
+	    strcmp(segments_last(r)->outcome, "refused") == 0 && r->retried_as == NULL) {
+		continue_run(c, st, cl, r, res);
+		return;
+	}
+	if (to == TAO_ERROR && segments_stopped(r) != NULL) {
+		char *n = xasprintf("not retried: %s", segments_stopped(r));
+		note(st, r->id, n);
+		free(n);
+		return;
+	}
 	if (to == TAO_ERROR && tao_failed) {
 		/* TAO caught it and named it (a configuration, parameter or
 		 * file system error, an interruption): the program's. */
@@ -401,6 +461,12 @@ static int write_change(struct record_store *st, struct job_record *r, struct ch
 	ev->to = ch->to;
 	ev->native = xstrdup(ch->native);
 	ev->at = time(NULL);
+	ev->what = NULL;
+	if (r->nseg > 0 && ch->to == TAO_PENDING && segments_requeued(r))
+		ev->what = xasprintf("requeued after segment %d", segments_last(r)->n);
+	else if (r->nseg > 0 && ch->to == TAO_RUNNING && r->state == TAO_PENDING &&
+	    segments_requeued(r))
+		ev->what = xasprintf("resumed: segment %d", segments_last(r)->n + 1);
 	if (ch->progress != NULL)
 		record_set_progress(r, ch->progress);
 	keep_alloc(r, ch->job);
@@ -611,6 +677,46 @@ int tracker_settle(struct record_store *st, struct job_record *r, const struct s
 	apply_settle(r, &s, &err);
 	free(event);
 	return 1;
+}
+
+struct seg_merge {
+	const char	*text;
+	size_t		 len;
+	int		 epoch;
+};
+
+static int merge_segments(struct job_record *r, void *arg, char **err)
+{
+	const struct seg_merge *m = arg;
+	char *told = NULL;
+	int changed;
+
+	(void)err;
+	changed = segments_merge(r, m->text, m->len, m->epoch, &told);
+	if (told != NULL)
+		record_event(r, told, "taotop", time(NULL));
+	free(told);
+	return changed;
+}
+
+void tracker_keep_segments(struct record_store *st, struct job_record *r, const char *text,
+    size_t len, int epoch)
+{
+	struct seg_merge m = { text, len, epoch };
+	struct job_record *probe;
+	char *err = NULL, *told = NULL;
+	int changed;
+
+	/* Only when something is new to r (the file is read every poll). */
+	probe = r;
+	changed = segments_merge(probe, text, len, epoch, &told);
+	free(told);
+	if (!changed)
+		return;
+	if (store_update(st, r->id, merge_segments, &m, &err) != 0) {
+		log_msg(LOG_ERROR, "poll: %s: segments: %s", r->id, err);
+		free(err);
+	}
 }
 
 static int keep_path(struct job_record *r, void *arg, char **err)

@@ -110,6 +110,10 @@ void tracker_row_of_meta(struct job_row *row, const struct rec_meta *m)
 	 * the ETA of its last epoch). */
 	if (tao_state_final(m->state))
 		row->eta[0] = '\0';
+	row->segments = m->segments;
+	row->requeued = m->requeued;
+	row->segments_more = -1;
+	row->eta_total_s = -1;
 	row->native = m->native != NULL ? xstrdup(m->native) : NULL;
 	row->created = m->created;
 	if (m->message != NULL)
@@ -121,8 +125,36 @@ void tracker_row_of_meta(struct job_row *row, const struct rec_meta *m)
 
 const char *tracker_row_label(const struct job_row *row)
 {
+	if (row->requeued && row->state == TAO_PENDING)
+		return "Requeued";
 	return row->ending && !tao_state_final(row->state) ? "Ending"
 	    : tao_state_label(row->state, row->native);
+}
+
+/* A running segment's run: how many more segments TAO's eta needs past
+ * this one's child timeout, and the eta over them with the queue's mean
+ * wait between the segments so far (none seen: not counted). */
+static void segments_ahead(struct job_row *row, const struct job_record *r,
+    const struct tao_status *ts)
+{
+	const struct record_segment *s;
+	long child = r->child_timeout_s, left, wait = 0;
+	size_t i, nwait = 0;
+
+	if (ts->eta_s < 0 || child <= 0 || r->nseg == 0)
+		return;
+	s = &r->seg[r->nseg - 1];
+	left = s->start != 0 ? child - (long)(time(NULL) - s->start) : child;
+	if (left < 0)
+		left = 0;
+	row->segments_more = ts->eta_s > left ? (int)((ts->eta_s - left + child - 1) / child) : 0;
+	for (i = 1; i < r->nseg; i++)
+		if (r->seg[i].start != 0 && r->seg[i - 1].end != 0 &&
+		    r->seg[i].start >= r->seg[i - 1].end) {
+			wait += (long)(r->seg[i].start - r->seg[i - 1].end);
+			nwait++;
+		}
+	row->eta_total_s = ts->eta_s + (nwait > 0 ? row->segments_more * (wait / (long)nwait) : 0);
 }
 
 /* A parsed record's row, with TAO's progress so far (ts, or NULL) and
@@ -141,6 +173,8 @@ void tracker_row_fill(struct job_row *row, const struct job_record *r,
 		    ts->nseries);
 	if (j != NULL)
 		tracker_row_from_slurm(row, j);
+	if (ts != NULL)
+		segments_ahead(row, r, ts);
 	if (r->tao_final != TAO_UNKNOWN && !tao_state_final(r->state)) {
 		row->ending = 1;
 		free(row->message);
