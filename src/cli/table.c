@@ -30,7 +30,8 @@ static const struct cli_opt submit_opts[] = {
 static const struct cli_opt status_opts[] = {
 	CLUSTER("the cluster of a SLURM id (a taotop id goes to its record's)"),
 	{ "json", 0, NULL, "print the job and its record as JSON" },
-	{ "watch", 0, NULL, "poll until the job is final" },
+	{ "watch", 0, NULL, "poll until the job is final, a block each poll; exit 0 Done, "
+	  "4 Error, 5 Canceled" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -39,6 +40,8 @@ static const struct cli_opt logs_opts[] = {
 	{ "err", 0, NULL, "main.err instead of main.out" },
 	{ "lines", 'n', "N", "the last N lines (default 200)" },
 	{ "follow", 'f', NULL, "follow the file as it grows" },
+	{ "until-end", 0, NULL, "follow until the job ends, then exit as status --watch does "
+	  "(implies --follow)" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -271,7 +274,9 @@ void cli_help(FILE *f)
 	    "\n"
 	    "'taotop VERB --help' tells a verb's options.\n"
 	    "Exit codes: 0 ok, 1 operation failed, 2 usage error,\n"
-	    "            3 connection, authentication or host key failure.\n"
+	    "            3 connection, authentication or host key failure;\n"
+	    "            status --watch and logs --until-end: 0 the job ended Done,\n"
+	    "            4 it ended in Error, 5 it was cancelled.\n"
 	    "See taotop(1) for files, environment variables and keys.\n");
 }
 
