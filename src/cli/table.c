@@ -52,6 +52,7 @@ static const struct cli_opt cancel_opts[] = {
 
 static const struct cli_opt retry_opts[] = {
 	CLUSTER("the cluster of a SLURM id (a taotop id goes to its record's)"),
+	{ "force", 0, NULL, "retry a job that succeeded (Done) too" },
 	{ NULL, 0, NULL, NULL },
 };
 
