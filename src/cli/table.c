@@ -344,8 +344,16 @@ int cli_parse(const struct cli_verb *v, int argc, char **argv, struct cli_args *
 	a->pos = argv + optind;
 	a->npos = argc - optind;
 	arity(v->args, &min, &max);
-	if (a->npos < min || (max >= 0 && a->npos > max))
+	if (a->npos < min) {
+		fprintf(stderr, "taotop %s: no %.*s given\n", v->name, (int)strcspn(v->args, ". "),
+		    v->args);
 		return cli_usage_error(v);
+	}
+	if (max >= 0 && a->npos > max) {
+		fprintf(stderr, "taotop %s: one argument too many: '%s'%s\n", v->name,
+		    a->pos[max], max == 0 ? " (it takes none)" : "");
+		return cli_usage_error(v);
+	}
 	return EXIT_OK;
 }
 

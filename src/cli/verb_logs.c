@@ -154,8 +154,11 @@ int cli_logs(const struct cli_args *a)
 
 	if (n != NULL) {
 		lines = strtol(n, &nend, 10);
-		if (*n == '\0' || *nend != '\0' || lines < 0)
+		if (*n == '\0' || *nend != '\0' || lines < 0) {
+			fprintf(stderr, "taotop logs: -n takes a whole number of lines, not '%s'\n",
+			    show_err(n));
 			return cli_usage_error(a->verb);
+		}
 	}
 	if ((rc = session_open(&s, cli_val(a, "cluster"), job)) != EXIT_OK)
 		return rc;

@@ -355,8 +355,9 @@ static int preflight(struct job *j, char **err)
 	if (request_resolve(j->o, &j->spec, j->cl, &j->rq, err) != 0)
 		return failed(j, STEP_PREFLIGHT, err);
 	if (j->cl->results_root == NULL) {
-		*err = xstrdup("SLURM_BASE_RESULTS_DIR is not set: export the shared-storage folder "
-		    "for job folders (lustre:///path)");
+		*err = xasprintf("cluster %s has no results root: give taotop init --results-root "
+		    "lustre:///path (results_root: in config.yaml), or export "
+		    "SLURM_BASE_RESULTS_DIR, the shared-storage folder for job folders", j->cl->name);
 		return failed(j, STEP_PREFLIGHT, err);
 	}
 	j->root = strncmp(j->cl->results_root, "lustre://", 9) == 0 ||
@@ -892,7 +893,7 @@ static int stage(struct job *j, struct stage *sg, char **err)
  * nowhere else. */
 static int sidecar(struct job *j, struct stage *sg, char **err)
 {
-	struct buf text, names;
+	struct buf text, names, from;
 	char *about;
 	size_t i;
 	int rc;
@@ -904,12 +905,19 @@ static int sidecar(struct job *j, struct stage *sg, char **err)
 	for (i = 0; i < j->spec.nsecrets; i++)
 		buf_addf(&names, "%s%s", i ? "," : "", j->spec.secrets[i]);
 	buf_init(&text);
-	rc = secrets_sidecar_text(names.data, j->o->secrets, j->o->nsecrets, j->o->spec_path,
-	    &text, err);
+	buf_init(&from);
+	rc = secrets_sidecar_text_from(names.data, j->o->secrets, j->o->nsecrets, j->o->spec_path,
+	    &text, &from, err);
 	buf_free(&names);
-	if (rc != 0)
+	if (rc != 0) {
+		buf_free(&from);
 		return failed(j, STEP_SIDECAR, err);
-	about = xasprintf("%zu secret(s) from your environment", j->spec.nsecrets);
+	}
+	/* Where each came from, as the plan says it: the environment, or the
+	 * .env file that held it. */
+	about = xasprintf("%zu secret%s: %s", j->spec.nsecrets, j->spec.nsecrets == 1 ? "" : "s",
+	    from.data ? from.data : "");
+	buf_free(&from);
 	stage_write_secret(sg, j->sidecar, text.data, text.len, about);
 	free(about);
 	/* No copy of the values left in memory but the batch's (wiped). */
