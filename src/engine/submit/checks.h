@@ -48,6 +48,10 @@ struct check_facts {
 	/* A run's file found in results_dir (a status.json, a checkpoint),
 	 * or "": none. */
 	char	results_run[512];
+	/* The cluster's partitions, as sinfo -o %R lists them, one space
+	 * after each ("" when not asked or none): named when the partition
+	 * asked for is not one of them. */
+	char	partitions[512];
 };
 
 /* One shell line asking everything, its answers on standard output. */

@@ -53,7 +53,7 @@
 
 const char *submit_step_name(enum submit_step step)
 {
-	static const char *const names[] = { "preflight", "dataset", "image", "probe", "record",
+	static const char *const names[] = { "preflight", "checks", "image", "probe", "record",
 	    "spec", "sidecar", "lint", "submit" };
 	return (unsigned)step < sizeof(names) / sizeof(names[0]) ? names[step] : "?";
 }
@@ -415,6 +415,31 @@ static int preflight(struct job *j, char **err)
 
 /* ---- one remote command checks datasets, image and partition ----------------------------- */
 
+/* "its partitions are a, b" from sinfo's "a b " (or that it listed none). */
+static char *partitions_list(const char *words)
+{
+	struct buf b;
+	const char *p = words;
+	size_t n;
+	int k = 0;
+
+	buf_init(&b);
+	while (*(p += strspn(p, " ")) != '\0') {
+		n = strcspn(p, " ");
+		buf_addf(&b, "%s%.*s", k++ ? ", " : "", (int)n, p);
+		p += n;
+	}
+	if (k == 0) {
+		buf_free(&b);
+		return xstrdup("sinfo lists no partition there");
+	}
+	{
+		char *text = xasprintf("its partition%s %s", k == 1 ? " is" : "s are", b.data);
+		buf_free(&b);
+		return text;
+	}
+}
+
 /* The facts against the job: the first thing that stops it, in *err. */
 static int judge_facts(struct job *j, const struct check_facts *f, char **err)
 {
@@ -425,8 +450,10 @@ static int judge_facts(struct job *j, const struct check_facts *f, char **err)
 		return -1;
 	}
 	if (f->max_h <= 0) {
-		*err = xasprintf("partition %s does not exist on the cluster (sinfo -o %%P lists them)",
-		    j->rq.partition);
+		char *list = partitions_list(f->partitions);
+		*err = xasprintf("partition %s (from %s) does not exist on the cluster; %s", j->rq.partition,
+		    j->rq.partition_from, list);
+		free(list);
 		return -1;
 	}
 	if (policy_resources(&j->spec, &seed_defaults, j->rq.partition, f->max_h, &j->res,
@@ -760,7 +787,11 @@ static char *sha256_of(const char *path)
 		return NULL;
 	pid = fork();
 	if (pid == 0) {
+		/* Its own complaints go nowhere: taotop says what is wrong. */
+		int null = open("/dev/null", O_WRONLY);
 		dup2(out[1], 1);
+		if (null >= 0)
+			dup2(null, 2);
 		close(out[0]), close(out[1]);
 		execlp("sha256sum", "sha256sum", "--", path, (char *)NULL);
 		_exit(127);
@@ -797,7 +828,10 @@ static int verify_supporting(const struct job *j, char **err)
 		int ok = sum != NULL && strcasecmp(sum, f->sha256) == 0;
 
 		if (!ok)
-			*err = sum == NULL ? xasprintf("supporting file %s cannot be read", local)
+			*err = sum == NULL && access(local, F_OK) != 0
+			    ? xasprintf("supporting file %s does not exist: fix its path under "
+				"supporting_files (relative to the bundle's folder)", local)
+			    : sum == NULL ? xasprintf("supporting file %s cannot be read", local)
 			    : xasprintf("supporting file %s has sha256 %s, not the %s the bundle "
 				"states: nothing was staged", local, sum, f->sha256);
 		free(sum);
@@ -1370,11 +1404,41 @@ static int launch(struct job *j, struct stage *sg, const struct linted_script *s
 
 /* ---- the pipeline ------------------------------------------------------------------------------------ */
 
+/* Where the shape came from, in words: the GPUs' origin and the nodes',
+ * and when a total above a node's worth changed the nodes asked for, that
+ * it did and why. */
+static char *shape_origin(const struct job *j)
+{
+	int asked = j->spec.nodes > 0 ? j->spec.nodes : seed_defaults.num_nodes;
+	char *nodes;
+
+	if (j->spec.gpus_per_node > 0)
+		return xasprintf("gpus_per_node: %d in the bundle, nodes from %s", j->spec.gpus_per_node,
+		    j->rq.nodes_from);
+	nodes = strcmp(j->rq.nodes_from, "--nodes") == 0 ? xasprintf("--nodes %d", asked)
+	    : strcmp(j->rq.nodes_from, "the bundle") == 0 ? xasprintf("the bundle's nodes: %d", asked)
+	    : xasprintf("the default of %d node%s", asked, asked == 1 ? "" : "s");
+	if (j->res.nodes != asked) {
+		char *t = xasprintf("%d GPUs from %s are more than a node's %d, so %s became %d "
+		    "whole nodes of %d", j->res.gpus_total, j->rq.gpus_from,
+		    seed_defaults.max_num_gpus_per_node, nodes, j->res.nodes, j->res.gpus_per_node);
+		free(nodes);
+		return t;
+	}
+	{
+		char *t = xasprintf("%d GPU%s from %s, on %s", j->res.gpus_total,
+		    j->res.gpus_total == 1 ? "" : "s", j->rq.gpus_from, nodes);
+		free(nodes);
+		return t;
+	}
+}
+
 /* The resolved request, one value a line with its origin (--dry-run and
  * the wizard's preview). */
 static char *resolved_text(const struct job *j)
 {
 	struct buf b;
+	char *shape = shape_origin(j);
 
 	buf_init(&b);
 	buf_addf(&b, "  partition   %-24s (%s)\n", j->rq.partition, j->rq.partition_from);
@@ -1382,7 +1446,8 @@ static char *resolved_text(const struct job *j)
 	buf_addf(&b, "  gpus        %-24d (%s)\n", j->res.gpus_total, j->rq.gpus_from);
 	buf_addf(&b, "  shape       %d node%s x %d GPUs%s (%s)\n", j->res.nodes,
 	    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, j->res.exclusive ? ", exclusive" : "",
-	    j->rq.nodes_from);
+	    shape);
+	free(shape);
 	buf_addf(&b, "  time        %-24s (%s)\n", j->res.time, j->rq.time_from);
 	buf_addf(&b, "  requeue     %-24s (%s)\n", j->res.requeue ? "yes" : "no", j->rq.requeue_from);
 	buf_addf(&b, "  image       %s (%s)\n", j->image.sqsh, j->image_how ? j->image_how : "-");
