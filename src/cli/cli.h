@@ -20,7 +20,16 @@ enum {
 	EXIT_FAILED = 1,	/* the operation ran and failed */
 	EXIT_USAGE = 2,		/* bad arguments */
 	EXIT_CONNECT = 3,	/* connection, authentication or host key */
+	/* `status --watch` and `logs --until-end`: how the job ended (Done is
+	 * EXIT_OK), so a script can tell without parsing. */
+	EXIT_JOB_ERROR = 4,	/* the job ended in Error */
+	EXIT_JOB_CANCELED = 5,	/* the job was cancelled */
 };
+
+enum tao_state;
+/* The exit code that tells a final state: 0 Done, EXIT_JOB_ERROR,
+ * EXIT_JOB_CANCELED. */
+int cli_exit_for_end(enum tao_state st);
 
 /* One option of a verb (or of taotop itself). */
 struct cli_opt {

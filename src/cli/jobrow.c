@@ -3,11 +3,31 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
+
 #include "engine/store/record.h"
 #include "engine/slurm/state.h"
 #include "engine/track/tracker.h"
 #include "util/buf.h"
 #include "util/sanitize.h"
+
+const struct job_row *jobrow_find(const struct poll_result *res, const char *job)
+{
+	size_t i;
+
+	for (i = 0; i < res->n; i++) {
+		const struct job_row *r = &res->rows[i];
+		if ((r->record_id && strcmp(r->record_id, job) == 0) ||
+		    strcmp(r->slurm_id, job) == 0 || strcmp(r->shown_id, job) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+int cli_exit_for_end(enum tao_state st)
+{
+	return st == TAO_ERROR ? EXIT_JOB_ERROR : st == TAO_CANCELED ? EXIT_JOB_CANCELED : EXIT_OK;
+}
 
 void jobrow_time(const struct job_row *r, char *out, size_t len)
 {

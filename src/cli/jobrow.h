@@ -9,6 +9,11 @@
 #include <stddef.h>
 
 struct job_row;
+struct poll_result;
+
+/* The row of job (a record id or a SLURM id, as SLURM shows it) in a
+ * poll's answer, or NULL. */
+const struct job_row *jobrow_find(const struct poll_result *res, const char *job);
 
 /* TIME/LIMIT's cell: the one format, "-" for what is not known. */
 void jobrow_time(const struct job_row *r, char *out, size_t len);

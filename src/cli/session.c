@@ -90,6 +90,26 @@ int session_cluster_of(struct session *s, const char *job, const char *flag,
 	return rc;
 }
 
+int session_unknown_cluster(const struct session *s, const char *name, const char *source)
+{
+	const char *env = getenv("TAOTOP_CLUSTER");
+	size_t i;
+
+	if (source == NULL)
+		source = env != NULL && env[0] != '\0' ? "TAOTOP_CLUSTER" : "default_cluster";
+	if (s->cfg.n == 0) {
+		fprintf(stderr, "taotop: no cluster called '%s' (%s): no cluster is configured; "
+		    "taotop init sets one up\n", show_err(name), source);
+		return EXIT_USAGE;
+	}
+	fprintf(stderr, "taotop: no cluster called '%s' (%s); the configured cluster%s: ",
+	    show_err(name), source, s->cfg.n == 1 ? " is" : "s are");
+	for (i = 0; i < s->cfg.n; i++)
+		fprintf(stderr, "%s%s", i == 0 ? "" : ", ", show_err(s->cfg.clusters[i].name));
+	fputc('\n', stderr);
+	return EXIT_USAGE;
+}
+
 static void hang_up(struct session *s)
 {
 	tracker_free(s->tracker);
@@ -105,6 +125,10 @@ int session_connect(struct session *s, const char *cluster, const char *job)
 	char *err = NULL, *owned = NULL;
 	int rc;
 
+	/* A --cluster that names no cluster is a usage error, whatever the
+	 * job (before a record's cluster is compared with it). */
+	if (cluster != NULL && config_cluster(&s->cfg, cluster) == NULL)
+		return session_unknown_cluster(s, cluster, "--cluster");
 	/* A name that is no job's still goes to the cluster: status finds
 	 * a job by the id squeue shows ("4242_[1-3]") as well. */
 	if (job != NULL && session_cluster_of(s, job, cluster, &cluster, &owned, &err) < 0)
@@ -113,11 +137,12 @@ int session_connect(struct session *s, const char *cluster, const char *job)
 	err = NULL;
 	cl = config_cluster(&s->cfg, cluster);
 	if (cl == NULL) {
-		if (cluster == NULL && (cluster = getenv("TAOTOP_CLUSTER")) == NULL)
-			cluster = "";
-		fprintf(stderr, "taotop: no cluster called '%s' (TAOTOP_CLUSTER)\n", show_err(cluster));
+		const char *env = getenv("TAOTOP_CLUSTER");
+		rc = session_unknown_cluster(s, owned != NULL ? owned : cluster != NULL ? cluster
+		    : env != NULL && env[0] != '\0' ? env : s->cfg.default_name ? s->cfg.default_name
+		    : "", owned != NULL ? "its record's cluster" : NULL);
 		free(owned);
-		return EXIT_USAGE;
+		return rc;
 	}
 	free(owned);
 	if (s->conn != NULL && s->cl == cl)

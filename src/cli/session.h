@@ -46,6 +46,11 @@ struct conn *session_dial(const struct cluster_cfg *cl, int *rc, char **err);
  * failed, said. */
 int session_poll(struct session *s, struct poll_result *res);
 
+/* "no cluster called 'name' (source)" and the configured clusters, on
+ * stderr; source NULL: TAOTOP_CLUSTER when it is set, else the config's
+ * default_cluster. EXIT_USAGE. */
+int session_unknown_cluster(const struct session *s, const char *name, const char *source);
+
 /* "taotop: err" on stderr, err freed: rc. */
 int session_say(int rc, char *err);
 

@@ -31,7 +31,8 @@ static const struct cli_opt submit_opts[] = {
 static const struct cli_opt status_opts[] = {
 	CLUSTER("the cluster of a SLURM id (a taotop id goes to its record's)"),
 	{ "json", 0, NULL, "print the job and its record as JSON" },
-	{ "watch", 0, NULL, "poll until the job is final" },
+	{ "watch", 0, NULL, "poll until the job is final, a block each poll; exit 0 Done, "
+	  "4 Error, 5 Canceled" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -40,6 +41,8 @@ static const struct cli_opt logs_opts[] = {
 	{ "err", 0, NULL, "main.err instead of main.out" },
 	{ "lines", 'n', "N", "the last N lines (default 200)" },
 	{ "follow", 'f', NULL, "follow the file as it grows" },
+	{ "until-end", 0, NULL, "follow until the job ends, then exit as status --watch does "
+	  "(implies --follow)" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -50,6 +53,7 @@ static const struct cli_opt cancel_opts[] = {
 
 static const struct cli_opt retry_opts[] = {
 	CLUSTER("the cluster of a SLURM id (a taotop id goes to its record's)"),
+	{ "force", 0, NULL, "retry a job that succeeded (Done) too" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -274,7 +278,9 @@ void cli_help(FILE *f)
 	    "\n"
 	    "'taotop VERB --help' tells a verb's options.\n"
 	    "Exit codes: 0 ok, 1 operation failed, 2 usage error,\n"
-	    "            3 connection, authentication or host key failure.\n"
+	    "            3 connection, authentication or host key failure;\n"
+	    "            status --watch and logs --until-end: 0 the job ended Done,\n"
+	    "            4 it ended in Error, 5 it was cancelled.\n"
 	    "See taotop(1) for files, environment variables and keys.\n");
 }
 
@@ -341,8 +347,16 @@ int cli_parse(const struct cli_verb *v, int argc, char **argv, struct cli_args *
 	a->pos = argv + optind;
 	a->npos = argc - optind;
 	arity(v->args, &min, &max);
-	if (a->npos < min || (max >= 0 && a->npos > max))
+	if (a->npos < min) {
+		fprintf(stderr, "taotop %s: no %.*s given\n", v->name, (int)strcspn(v->args, ". "),
+		    v->args);
 		return cli_usage_error(v);
+	}
+	if (max >= 0 && a->npos > max) {
+		fprintf(stderr, "taotop %s: one argument too many: '%s'%s\n", v->name,
+		    a->pos[max], max == 0 ? " (it takes none)" : "");
+		return cli_usage_error(v);
+	}
 	return EXIT_OK;
 }
 

@@ -19,6 +19,9 @@ static int cancel_one(struct session *s, const char *job, const char *flag)
 	char *owned = NULL, *err = NULL, *msg = NULL;
 	int rc;
 
+	if (flag != NULL && config_cluster(&s->cfg, flag) == NULL)
+		return session_unknown_cluster(s, flag, "--cluster");
+
 	if (session_cluster_of(s, job, flag, &want, &owned, &err) != 0) {
 		fprintf(stderr, "taotop: %s: nothing was cancelled\n", show_err(err));
 		free(err);

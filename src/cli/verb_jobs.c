@@ -172,9 +172,9 @@ int cli_jobs(const struct cli_args *a)
 	if ((rc = session_begin(&s)) != EXIT_OK)
 		return rc;
 	if (only != NULL && config_cluster(&s.cfg, only) == NULL) {
-		fprintf(stderr, "taotop: no cluster called '%s'\n", show_err(only));
+		rc = session_unknown_cluster(&s, only, "--cluster");
 		session_close(&s);
-		return EXIT_USAGE;
+		return rc;
 	}
 	n = only != NULL ? 1 : s.cfg.n;
 	polls = xcalloc(n > 0 ? n : 1, sizeof(*polls));

@@ -19,8 +19,9 @@ int cli_retry(const struct cli_args *a)
 
 	if ((rc = session_open(&s, cli_val(a, "cluster"), job)) != EXIT_OK)
 		return rc;
-	if (retry_job(s.conn, s.store, s.cl, job, "asked by the operator", &new_id,
-	    &slurm_id, &err) == 0)
+	/* A job that succeeded runs again only with --force: said, not done. */
+	if (retry_job(s.conn, s.store, s.cl, job, "asked by the operator",
+	    cli_val(a, "force") != NULL, &new_id, &slurm_id, &err) == 0)
 		printf("retried %s as %s, SLURM job %s (the staged sbatch, nothing staged again)\n",
 		    job, new_id, slurm_id);
 	else

@@ -34,20 +34,6 @@ struct status {
 	char			*use_why;	/* why not, or NULL */
 };
 
-/* The row of job (a record id or a SLURM id, as SLURM shows it), or NULL. */
-static const struct job_row *find_row(const struct poll_result *res, const char *job)
-{
-	size_t i;
-
-	for (i = 0; i < res->n; i++) {
-		const struct job_row *r = &res->rows[i];
-		if ((r->record_id && strcmp(r->record_id, job) == 0) ||
-		    strcmp(r->slurm_id, job) == 0 || strcmp(r->shown_id, job) == 0)
-			return r;
-	}
-	return NULL;
-}
-
 /* A running job's GPUs, sampled once on its nodes (engine/track/usage.h): 0 and
  * u filled, or -1 when it is not running, sampling is off for the cluster,
  * or it could not be read (*why, caller frees). */
@@ -224,8 +210,10 @@ static void print_history(const struct job_record *rec)
 	}
 }
 
+/* One poll and the job's status printed; *final and *state say where it
+ * is. */
 static int show_status(struct session *s, const char *job, int json, int *final,
-    struct poll_schedule *sched, int *asked_history)
+    enum tao_state *state, struct poll_schedule *sched, int *asked_history)
 {
 	struct poll_result res;
 	struct status st;
@@ -238,7 +226,7 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 	schedule_after_poll(sched, (unsigned)res.changes, res.waiting_for_accounting,
 	    !res.scheduler_ok);
 	memset(&st, 0, sizeof(st));
-	if ((st.row = find_row(&res, job)) == NULL && !*asked_history && s->cl->history_days > 0) {
+	if ((st.row = jobrow_find(&res, job)) == NULL && !*asked_history && s->cl->history_days > 0) {
 		/* A job that ended, not taotop's: accounting's history window
 		 * has it, as `taotop jobs --since` lists it (asked once). */
 		poll_result_free(&res);
@@ -247,7 +235,7 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 		    (unsigned)s->cl->history_max);
 		if (session_poll(s, &res) != 0)
 			return STATUS_POLL_FAILED;
-		st.row = find_row(&res, job);
+		st.row = jobrow_find(&res, job);
 	}
 	if (st.row == NULL && *asked_history) {
 		fprintf(stderr, "taotop: no job %s on %s: not a taotop record, not a live job of "
@@ -263,6 +251,7 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 		return EXIT_FAILED;
 	}
 	*final = tao_state_final(st.row->state);
+	*state = st.row->state;
 	if (st.row->record_id != NULL && store_load(s->store, st.row->record_id, &st.rec, &err) != 0)
 		session_say(0, err);
 	st.have_use = sample_row(s, st.row, &st.use, &st.use_why) == 0;
@@ -293,14 +282,20 @@ int cli_status(const struct cli_args *a)
 	const char *job = a->pos[0];
 	int json = cli_val(a, "json") != NULL, watch = cli_val(a, "watch") != NULL;
 	int rc, final = 0, asked_history = 0;
+	enum tao_state state = TAO_UNKNOWN;
 
+	/* A script or a log file reading through a pipe sees each update as
+	 * it is printed, as a terminal does. */
+	if (watch)
+		setvbuf(stdout, NULL, _IOLBF, 0);
 	if ((rc = session_open(&s, cli_val(a, "cluster"), job)) != EXIT_OK)
 		return rc;
 	/* --watch polls until the job ends, however long it waits: a job
 	 * pending for days is normal on a shared cluster. */
 	schedule_init(&sched, s.cl->poll_s, 60);
 	do {
-		rc = show_status(&s, job, json, &final, &sched, &asked_history);
+		rc = show_status(&s, job, json, &final, &state, &sched, &asked_history);
+		fflush(stdout);
 		if (rc == STATUS_POLL_FAILED && watch) {
 			/* Monitoring never stops on a failure: say it and go on. */
 			char at[16];
@@ -314,5 +309,8 @@ int cli_status(const struct cli_args *a)
 			sleep((unsigned)sched.next_s);
 	} while (watch && !final && rc == EXIT_OK);
 	session_close(&s);
-	return rc == STATUS_POLL_FAILED ? EXIT_FAILED : rc;
+	if (rc == STATUS_POLL_FAILED)
+		return EXIT_FAILED;
+	/* How the watched job ended, for a script: 0 Done, 4 Error, 5 Canceled. */
+	return watch && rc == EXIT_OK && final ? cli_exit_for_end(state) : rc;
 }

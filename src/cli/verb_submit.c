@@ -14,10 +14,18 @@
 #include "cli/show.h"
 #include "engine/submit/submit.h"
 
+/* How the steps are printed, and whether a failure was said under its
+ * step (then it is not said again). */
+struct steps {
+	int	utf8;
+	int	failure_said;
+};
+
 /* Each step as it runs: "✓ dataset", "✗ image: why". */
 static void print_step(enum submit_step step, int state, const char *detail, void *data)
 {
-	const int *utf8 = data;
+	struct steps *st = data;
+	const int *utf8 = &st->utf8;
 
 	if (state == 0 && detail == NULL)
 		return;
@@ -27,6 +35,8 @@ static void print_step(enum submit_step step, int state, const char *detail, voi
 		fflush(stdout);
 		return;
 	}
+	if (state < 0)
+		st->failure_said = 1;
 	fprintf(state > 0 ? stdout : stderr, "%s %s%s%s\n",
 	    state > 0 ? (*utf8 ? "\xe2\x9c\x93" : "ok") : (*utf8 ? "\xe2\x9c\x97" : "FAILED"),
 	    submit_step_name(step), detail ? ": " : "", detail ? show_on(state > 0 ? stdout : stderr, detail) : "");
@@ -49,18 +59,29 @@ static int int_option(const struct cli_args *a, const char *name, int min, int *
 	return 0;
 }
 
-/* The options into o: -1 when one does not read. */
+/* The options into o: -1 when one does not read, said on stderr. */
 static int read_opts(const struct cli_args *a, struct submit_opts *o)
 {
 	const char *v;
 	char *end;
 
-	if (int_option(a, "nodes", 1, &o->nodes) != 0 || int_option(a, "gpus", 0, &o->gpus) != 0)
+	if (int_option(a, "nodes", 1, &o->nodes) != 0) {
+		fprintf(stderr, "taotop submit: --nodes takes a whole number of nodes (1, 2, ...), "
+		    "not '%s'\n", show_err(cli_val(a, "nodes")));
 		return -1;
+	}
+	if (int_option(a, "gpus", 0, &o->gpus) != 0) {
+		fprintf(stderr, "taotop submit: --gpus takes a whole number of GPUs in all (1, 8, "
+		    "16, ...), not '%s'\n", show_err(cli_val(a, "gpus")));
+		return -1;
+	}
 	if ((v = cli_val(a, "time")) != NULL) {
 		o->time_hours = strtod(v, &end);
-		if (*v == '\0' || *end != '\0' || !(o->time_hours > 0))
+		if (*v == '\0' || *end != '\0' || !(o->time_hours > 0)) {
+			fprintf(stderr, "taotop submit: --time takes the limit in hours as a number "
+			    "(0.5, 4, 12), not '%s'\n", show_err(v));
 			return -1;
+		}
 	}
 	o->partition = cli_val(a, "partition");
 	o->account = cli_val(a, "account");
@@ -116,16 +137,17 @@ int cli_submit(const struct cli_args *a)
 	struct submit_result res;
 	struct session s;
 	char *err = NULL;
-	int rc, json = cli_val(a, "json") != NULL, utf8 = utf8_locale();
+	struct steps steps = { utf8_locale(), 0 };
+	int rc, json = cli_val(a, "json") != NULL;
 
 	if (read_opts(a, &o) != 0)
 		return cli_usage_error(a->verb);
 	if ((rc = session_open(&s, cli_val(a, "cluster"), NULL)) != EXIT_OK)
 		return rc;
-	if (submit_run(s.conn, s.store, s.cl, &o, json ? NULL : print_step, &utf8, &res, &err) != 0) {
+	if (submit_run(s.conn, s.store, s.cl, &o, json ? NULL : print_step, &steps, &res, &err) != 0) {
 		if (json)
 			print_result_json(&res, 0, err);
-		else
+		else if (!steps.failure_said)	/* said once, under its step */
 			fprintf(stderr, "taotop: %s\n", show_err(err));
 		free(err);
 		rc = EXIT_FAILED;

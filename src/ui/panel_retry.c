@@ -11,6 +11,7 @@
 struct retry {
 	char	*job;		/* the job the dialog asks about */
 	size_t	 cluster;
+	int	 succeeded;	/* it ended Done: the dialog says so */
 };
 
 static struct retry *state(struct app *a)
@@ -47,6 +48,7 @@ static void retry_open(struct app *a)
 	free(s->job);
 	s->job = xstrdup(e->row->record_id);
 	s->cluster = e->cluster;
+	s->succeeded = e->row->state == TAO_DONE;
 	a->mode = MODE_CONFIRM_RETRY;
 	a->dirty |= DIRTY_DIALOG;
 }
@@ -74,7 +76,10 @@ static void retry_draw(struct app *a)
 {
 	char *v[2];
 
-	v[0] = xasprintf("%s runs again as a new record linked to it,", state(a)->job);
+	v[0] = state(a)->succeeded
+	    ? xasprintf("%s succeeded (Done): it trains again from the start, as a new record,",
+	    state(a)->job)
+	    : xasprintf("%s runs again as a new record linked to it,", state(a)->job);
 	v[1] = xstrdup("from the sbatch it staged: nothing is staged or converted again.");
 	dialog_draw(a, "Retry?", v, 2, 0, "y/Enter: retry    n/Esc: keep it", ROLE_DIALOG);
 	free(v[0]), free(v[1]);

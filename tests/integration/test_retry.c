@@ -237,7 +237,7 @@ Test(retry, a_job_failing_every_time_stops_at_the_budget_and_the_operator_can_re
 	cr_expect_eq(hops, 2);
 
 	/* The operator may still retry it, on demand. */
-	cr_assert_eq(retry_job(e.conn, e.store, &e.cl, last, "asked by the operator", &nid, &sid,
+	cr_assert_eq(retry_job(e.conn, e.store, &e.cl, last, "asked by the operator", 0, &nid, &sid,
 	    &err), 0, "%s", err);
 	r = load(&e, nid);
 	cr_expect_str_eq(r->retry_of, last);
@@ -246,7 +246,7 @@ Test(retry, a_job_failing_every_time_stops_at_the_budget_and_the_operator_can_re
 	/* And not twice from the same record. */
 	free(nid), free(sid);
 	nid = sid = NULL;
-	cr_expect_neq(retry_job(e.conn, e.store, &e.cl, last, "again", &nid, &sid, &err), 0);
+	cr_expect_neq(retry_job(e.conn, e.store, &e.cl, last, "again", 0, &nid, &sid, &err), 0);
 	cr_expect_not_null(strstr(err ? err : "", "already retried"), "%s", err);
 	free(err);
 	settle(&e, 120);
@@ -417,7 +417,7 @@ Test(retry, an_excluded_node_that_is_gone_is_dropped_with_a_note, .timeout = 300
 	/* As a chain's earlier failures would have left it: node09 (since
 	 * removed from the cluster) and node01. */
 	cr_assert_eq(store_update(e.store, res.record_id, carry_exclusions, NULL, &err), 0, "%s", err);
-	cr_assert_eq(retry_job(e.conn, e.store, &e.cl, res.record_id, "asked by the operator", &nid,
+	cr_assert_eq(retry_job(e.conn, e.store, &e.cl, res.record_id, "asked by the operator", 0, &nid,
 	    &sid, &err), 0, "%s", err);
 	r = load(&e, nid);
 	cr_assert_eq(r->nexclude, 1, "node09 dropped, node01 kept");

@@ -531,7 +531,7 @@ Test(submit, a_check_failing_inside_the_launch_script_stops_it_before_any_write,
 		{ "dataset", "datasets: [lustre://%B/data/train, lustre://%B/data/nope]\n",
 		  "/data/nope does not exist on " },
 		{ "partition", "partition: nosuchpart\n",
-		  "partition nosuchpart does not exist on the cluster" },
+		  "partition nosuchpart (from the bundle) does not exist on the cluster; its partitions are " },
 		{ "nodes", "gpus: 3\nnodes: 3\n", "3 GPUs as 3 nodes x 1: partition polar has 2 nodes" },
 		{ "pernode", "gpus_per_node: 16\n", "16 GPUs on a node: the nodes of partition polar have 8" },
 	};

@@ -93,7 +93,7 @@ Test(wizard, a_bundle_picked_submitted_with_its_steps_reaches_done, .timeout = 2
 	screen_wait_line(&s, 5, ">  [ Submit ]", NULL);
 	screen_keys(&s, "Enter");
 	screen_wait(&s, 60, "Submit on rig", "submitted tao-", NULL);
-	screen_wait(&s, 5, "\xe2\x9c\x93 preflight", "\xe2\x9c\x93 dataset", "\xe2\x9c\x93 image",
+	screen_wait(&s, 5, "\xe2\x9c\x93 preflight", "\xe2\x9c\x93 checks", "\xe2\x9c\x93 image",
 	    "\xe2\x9c\x93 record", "\xe2\x9c\x93 spec", "\xe2\x9c\x93 sidecar", "\xe2\x9c\x93 lint",
 	    "\xe2\x9c\x93 submit", NULL);
 	line = screen_line_with(&s, "submitted tao-");
@@ -228,7 +228,7 @@ Test(wizard, bad_fields_are_refused_in_the_form_and_nothing_is_sent, .timeout = 
 	keys_n(&s, "Up", 7);
 	screen_wait_line(&s, 5, ">  [ Submit ]", NULL);
 	screen_keys(&s, "Enter");
-	screen_wait(&s, 30, "\xe2\x9c\x97 dataset", "does not exist on", "stage it on the shared",
+	screen_wait(&s, 30, "\xe2\x9c\x97 checks", "does not exist on", "stage it on the shared",
 	    "Esc: back to the form", NULL);
 	screen_keys(&s, "Escape");
 	screen_wait(&s, 5, "Submit a job", NULL);

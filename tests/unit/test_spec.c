@@ -61,6 +61,12 @@ Test(spec, mistakes_are_reported_with_file_line_column_and_field)
 		{ "image: x\ncommand: y\ngpu_spec_key: train..num_gpus\n", "job.yaml:3:15: field 'gpu_spec_key' must be a key of TAO's spec" },
 		{ "image: x\ncommand: y\ngpu_spec_key: 'train.gpus[0]'\n", "job.yaml:3:15: field 'gpu_spec_key'" },
 		{ "image: x\ncommand: y\nsupporting_files:\n  - path: a\n    sha256: abc\n", "job.yaml:4:5: field 'supporting_files'" },
+		/* A secret's name as an extra_env key, whatever its value, before
+		 * or after secrets: names it. */
+		{ "image: x\ncommand: y\nsecrets: [HF_TOKEN]\nextra_env:\n  HF_TOKEN: hf_abc\n",
+		  "job.yaml:5:3: field 'extra_env': HF_TOKEN is listed in 'secrets'" },
+		{ "image: x\ncommand: y\nextra_env:\n  A: b\n  NGC_KEY: ''\nsecrets: [NGC_KEY]\n",
+		  "job.yaml:5:3: field 'extra_env': NGC_KEY is listed in 'secrets'" },
 		{ "- just\n- a list\n", "job.yaml:1:1: a spec bundle is a mapping" },
 		{ "", "job.yaml:1:1: a spec bundle is a mapping" },
 	};

@@ -145,8 +145,9 @@ static void add_results(struct preflight *p, struct conn *c, const struct cluste
 	add(p, "enroot", f->enroot, 0, xstrdup("enroot is not on the login host's PATH: images are "
 	    "converted with enroot import; ask the cluster's admins"));
 	if (root == NULL)
-		add(p, "results root", 0, 0, xstrdup("SLURM_BASE_RESULTS_DIR is not set: export a "
-		    "shared-storage folder you can write (lustre:///path)"));
+		add(p, "results root", 0, 0, xstrdup("no results root is set: give taotop init "
+		    "--results-root lustre:///path (a shared-storage folder you can write; "
+		    "results_root: in config.yaml), or export SLURM_BASE_RESULTS_DIR"));
 	else
 		add(p, "results root", f->root_ok, 0, xasprintf("%s is not writable by you: choose a "
 		    "folder on shared storage you can write (SLURM_BASE_RESULTS_DIR)", root));

@@ -22,7 +22,14 @@ char *storage_path(const char *field, const char *uri, char **err)
 		p = uri + 9;
 	else if (strncmp(uri, "slurm://", 8) == 0)
 		p = uri + 8;
-	else if (strncmp(uri, "file://", 7) == 0 || uri[0] == '/' || uri[0] == '.' || uri[0] == '~') {
+	else if (uri[0] == '/') {
+		/* Where the data is, taotop cannot tell from the text: say what
+		 * to write for a folder on the cluster's shared storage. */
+		*err = xasprintf("%s: %s is a plain path: a folder on the cluster's shared storage "
+		    "is written lustre://%s (a folder only on this machine must be copied there "
+		    "first)", field, uri, uri);
+		return NULL;
+	} else if (strncmp(uri, "file://", 7) == 0 || uri[0] == '.' || uri[0] == '~') {
 		*err = xasprintf("%s: %s is a path on this machine, which the cluster cannot read: "
 		    "stage it on the cluster's shared storage and write lustre:///path", field, uri);
 		return NULL;

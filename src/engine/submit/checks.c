@@ -80,6 +80,9 @@ void checks_command(const struct check_ask *a, struct buf *cmd)
 		buf_addf(cmd, "echo \"@@nodes $(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1)\"",
 		    q);
 	}
+	/* Every partition, for the message when the one asked for is none
+	 * of them. */
+	buf_adds(cmd, "; echo \"@@parts $(sinfo -h -o %R 2>/dev/null | sort -u | tr '\\n' ' ')\"");
 	free(q);
 	if (a->results_dir != NULL) {
 		buf_adds(cmd, "; echo \"@@results $(");
@@ -148,6 +151,8 @@ void checks_gate(const struct check_ask *a, struct buf *cmd)
 	buf_addf(cmd, "mt=$(sinfo -h -p %s -o %%l 2>/dev/null | head -n 1); echo \"@@maxtime $mt\"\n"
 	    "printf '%%s\\n' \"$mt\" | grep -Eq '^(UNLIMITED|infinite)|^([0-9]+-)?[0-9]+:[0-9]+:[0-9]+$' "
 	    "&& case $mt in UNLIMITED*|infinite*|*[1-9]*) ;; *) false;; esac || ok=\n", q);
+	buf_adds(cmd, "[ -n \"$mt\" ] || echo \"@@parts $(sinfo -h -o %R 2>/dev/null | sort -u | "
+	    "tr '\\n' ' ')\"\n");
 	buf_addf(cmd, "nd=$(sinfo -h -p %s -o '%%D %%G' 2>/dev/null | head -n 1); "
 	    "echo \"@@nodes $nd\"\n", q);
 	free(q);
@@ -235,6 +240,8 @@ void checks_read(const char *out, size_t ndatasets, struct check_facts *f)
 			f->max_h = checks_slurm_hours(line + 10);
 		} else if (strncmp(line, "@@nodes ", 8) == 0) {
 			read_nodes(line + 8, f);
+		} else if (strncmp(line, "@@parts ", 8) == 0) {
+			snprintf(f->partitions, sizeof(f->partitions), "%s", line + 8);
 		} else if (strncmp(line, "@@part ", 7) == 0) {
 			read_part(line + 7, f);
 		} else if (strncmp(line, "@@results ", 10) == 0) {

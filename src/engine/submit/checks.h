@@ -64,6 +64,10 @@ struct check_facts {
 	 * then unused. */
 	struct part_facts parts[CHECK_MAX_PARTS];
 	size_t	nparts;
+	/* The cluster's partitions, as sinfo -o %R lists them, one space
+	 * after each ("" when not asked or none): named when the partition
+	 * asked for is not one of them. */
+	char	partitions[512];
 };
 
 /* One shell line asking everything, its answers on standard output. A

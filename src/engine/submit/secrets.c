@@ -105,26 +105,39 @@ static char *dotenv_value(const char *path, const char *name)
 	return found;
 }
 
-char *secrets_value(const char *name, const struct spec_kv *typed, size_t ntyped,
-    const char *bundle_path)
+char *secrets_value_from(const char *name, const struct spec_kv *typed, size_t ntyped,
+    const char *bundle_path, char **from)
 {
 	const char *v = getenv(name), *slash;
 	char *path, *found;
 	size_t i;
 
+	if (from != NULL)
+		*from = NULL;
 	secrets_hold();
 	for (i = 0; i < ntyped; i++)
-		if (strcmp(typed[i].key, name) == 0 && typed[i].value[0] != '\0')
+		if (strcmp(typed[i].key, name) == 0 && typed[i].value[0] != '\0') {
+			if (from != NULL)
+				*from = xstrdup("typed in");
 			return xstrdup(typed[i].value);
-	if (v != NULL && v[0] != '\0')
+		}
+	if (v != NULL && v[0] != '\0') {
+		if (from != NULL)
+			*from = xstrdup("your environment");
 		return xstrdup(v);
+	}
 	slash = bundle_path ? strrchr(bundle_path, '/') : NULL;
 	path = slash ? xasprintf("%.*s/.env", (int)(slash - bundle_path), bundle_path)
 	    : xstrdup(".env");
 	found = dotenv_value(path, name);
+	if (found == NULL && slash != NULL) {
+		free(path);
+		path = xstrdup(".env");
+		found = dotenv_value(path, name);
+	}
+	if (found != NULL && from != NULL)
+		*from = path, path = NULL;
 	free(path);
-	if (found == NULL && slash != NULL)
-		found = dotenv_value(".env", name);
 	return found;
 }
 
@@ -141,6 +154,12 @@ char *secrets_dotenv_problem(const char *bundle_path)
 	return why;
 }
 
+char *secrets_value(const char *name, const struct spec_kv *typed, size_t ntyped,
+    const char *bundle_path)
+{
+	return secrets_value_from(name, typed, ntyped, bundle_path, NULL);
+}
+
 void secrets_wipe(struct buf *text)
 {
 	buf_mem_wipe(text->data, text->cap);
@@ -149,6 +168,12 @@ void secrets_wipe(struct buf *text)
 
 int secrets_sidecar_text(const char *names, const struct spec_kv *typed, size_t ntyped,
     const char *bundle_path, struct buf *out, char **err)
+{
+	return secrets_sidecar_text_from(names, typed, ntyped, bundle_path, out, NULL, err);
+}
+
+int secrets_sidecar_text_from(const char *names, const struct spec_kv *typed, size_t ntyped,
+    const char *bundle_path, struct buf *out, struct buf *from, char **err)
 {
 	char *copy = xstrdup(names), *name, *save = NULL;
 	int rc = 0;
@@ -165,7 +190,11 @@ int secrets_sidecar_text(const char *names, const struct spec_kv *typed, size_t 
 			rc = -1;
 			break;
 		}
-		v = secrets_value(name, typed, ntyped, bundle_path);
+		char *where = NULL;
+		v = secrets_value_from(name, typed, ntyped, bundle_path, &where);
+		if (v != NULL && from != NULL)
+			buf_addf(from, "%s%s from %s", from->len > 0 ? ", " : "", name, where);
+		free(where);
 		if (v == NULL && (*err = secrets_dotenv_problem(bundle_path)) != NULL) {
 			secrets_wipe(out);
 			rc = -1;

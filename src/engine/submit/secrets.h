@@ -37,12 +37,21 @@ char *secrets_dotenv_problem(const char *bundle_path);
 /* name's value (caller wipes and frees), or NULL when no source has it. */
 char *secrets_value(const char *name, const struct spec_kv *typed, size_t ntyped,
     const char *bundle_path);
+/* The same, and where it came from in *from (caller frees; NULL when none):
+ * "typed in", "your environment", or the .env file's path. */
+char *secrets_value_from(const char *name, const struct spec_kv *typed, size_t ntyped,
+    const char *bundle_path, char **from);
 
 /* The sidecar's text for names (comma-separated): "export NAME='value'"
  * lines, appended to out. -1 with *err naming the first missing secret
  * (and where it was looked for); out is wiped then. */
 int secrets_sidecar_text(const char *names, const struct spec_kv *typed, size_t ntyped,
     const char *bundle_path, struct buf *out, char **err);
+
+/* The same, with "NAME from SOURCE" for each, comma-separated, appended
+ * to from (the sources as secrets_value_from says them; no value). */
+int secrets_sidecar_text_from(const char *names, const struct spec_kv *typed, size_t ntyped,
+    const char *bundle_path, struct buf *out, struct buf *from, char **err);
 
 /* Wipe and free a sidecar's text. */
 void secrets_wipe(struct buf *text);

@@ -420,6 +420,33 @@ static int get_fields(struct ctx *c, const yaml_node_t *root, struct spec *s)
 	return rc;
 }
 
+/* No extra_env key is a name of secrets:, whatever its value: the job
+ * exports extra_env after loading the secrets' sidecar, so a literal in the
+ * bundle would silently replace the user's real secret. */
+static int secret_not_in_env(struct ctx *c, const yaml_node_t *root, const struct spec *s)
+{
+	yaml_node_pair_t *p, *q;
+	size_t i;
+
+	for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+		const yaml_node_t *k = yaml_document_get_node(&c->doc, p->key);
+		const yaml_node_t *v = yaml_document_get_node(&c->doc, p->value);
+		if (yamldoc_scalar(k) == NULL || strcmp(yamldoc_scalar(k), "extra_env") != 0 ||
+		    v->type != YAML_MAPPING_NODE)
+			continue;
+		for (q = v->data.mapping.pairs.start; q < v->data.mapping.pairs.top; q++) {
+			const yaml_node_t *e = yaml_document_get_node(&c->doc, q->key);
+			for (i = 0; i < s->nsecrets; i++)
+				if (yamldoc_scalar(e) != NULL && strcmp(yamldoc_scalar(e), s->secrets[i]) == 0)
+					return fail_at(c, e, "field 'extra_env': %s is listed in 'secrets', "
+					    "so its value comes from your environment or the .env beside the "
+					    "bundle, never from the bundle: remove %s from extra_env",
+					    s->secrets[i], s->secrets[i]);
+		}
+	}
+	return 0;
+}
+
 /* The bundle's required image, and its command (TAO's own entry point from
  * network_arch and action when none is given). */
 static int complete(struct ctx *c, const yaml_node_t *root, struct spec *s)
@@ -462,6 +489,8 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 		return -1;
 	}
 	rc = get_fields(&c, root, s);
+	if (rc == 0)
+		rc = secret_not_in_env(&c, root, s);
 	if (rc == 0)
 		rc = complete(&c, root, s);
 	yaml_document_delete(&c.doc);

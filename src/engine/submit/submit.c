@@ -54,7 +54,7 @@
 
 const char *submit_step_name(enum submit_step step)
 {
-	static const char *const names[] = { "preflight", "dataset", "image", "probe", "record",
+	static const char *const names[] = { "preflight", "checks", "image", "probe", "record",
 	    "spec", "sidecar", "lint", "submit" };
 	return (unsigned)step < sizeof(names) / sizeof(names[0]) ? names[step] : "?";
 }
@@ -382,8 +382,9 @@ static int preflight(struct job *j, char **err)
 	if (request_resolve(j->o, &j->spec, j->cl, &j->rq, err) != 0)
 		return failed(j, STEP_PREFLIGHT, err);
 	if (j->cl->results_root == NULL) {
-		*err = xstrdup("SLURM_BASE_RESULTS_DIR is not set: export the shared-storage folder "
-		    "for job folders (lustre:///path)");
+		*err = xasprintf("cluster %s has no results root: give taotop init --results-root "
+		    "lustre:///path (results_root: in config.yaml), or export "
+		    "SLURM_BASE_RESULTS_DIR, the shared-storage folder for job folders", j->cl->name);
 		return failed(j, STEP_PREFLIGHT, err);
 	}
 	j->root = strncmp(j->cl->results_root, "lustre://", 9) == 0 ||
@@ -441,14 +442,41 @@ static int preflight(struct job *j, char **err)
 
 /* ---- one remote command checks datasets, image and partition ----------------------------- */
 
+/* "its partitions are a, b" from sinfo's "a b " (or that it listed none). */
+static char *partitions_list(const char *words)
+{
+	struct buf b;
+	const char *p = words;
+	size_t n;
+	int k = 0;
+
+	buf_init(&b);
+	while (*(p += strspn(p, " ")) != '\0') {
+		n = strcspn(p, " ");
+		buf_addf(&b, "%s%.*s", k++ ? ", " : "", (int)n, p);
+		p += n;
+	}
+	if (k == 0) {
+		buf_free(&b);
+		return xstrdup("sinfo lists no partition there");
+	}
+	{
+		char *text = xasprintf("its partition%s %s", k == 1 ? " is" : "s are", b.data);
+		buf_free(&b);
+		return text;
+	}
+}
+
 /* One partition against the job: its time limit, then the shape of its
  * nodes (unknown: let sbatch say). */
-static int judge_partition(struct job *j, const char *name, double max_h, int part_nodes,
-    int part_gpus, char **err)
+static int judge_partition(struct job *j, const struct check_facts *f, const char *name,
+    double max_h, int part_nodes, int part_gpus, char **err)
 {
 	if (max_h <= 0) {
-		*err = xasprintf("partition %s does not exist on the cluster (sinfo -o %%P lists them)",
-		    name);
+		char *list = partitions_list(f->partitions);
+		*err = xasprintf("partition %s (from %s) does not exist on the cluster; %s", name,
+		    j->rq.partition_from, list);
+		free(list);
 		return -1;
 	}
 	if (policy_resources(&j->spec, job_defaults(j), name, max_h, &j->res, NULL, err) != 0)
@@ -493,7 +521,7 @@ static int judge_list(struct job *j, const struct check_facts *f, char **err)
 		for (i = 0; i < f->nparts && pf == NULL; i++)
 			if (strcmp(f->parts[i].name, name) == 0)
 				pf = &f->parts[i];
-		if (judge_partition(j, name, pf ? pf->max_h : 0, pf ? pf->nodes : -1,
+		if (judge_partition(j, f, name, pf ? pf->max_h : 0, pf ? pf->nodes : -1,
 		    pf ? pf->gpus : -1, &e) == 0)
 			buf_addf(&kept, "%s%s", kept.len ? "," : "", name);
 		else
@@ -518,7 +546,7 @@ static int judge_list(struct job *j, const struct check_facts *f, char **err)
 		snprintf(first, sizeof(first), "%.*s", (int)strcspn(kept.data, ","), kept.data);
 		for (i = 0; i < f->nparts; i++)
 			if (strcmp(f->parts[i].name, first) == 0)
-				rc = judge_partition(j, first, f->parts[i].max_h, f->parts[i].nodes,
+				rc = judge_partition(j, f, first, f->parts[i].max_h, f->parts[i].nodes,
 				    f->parts[i].gpus, err);
 	}
 	buf_free(&kept);
@@ -538,7 +566,7 @@ static int judge_facts(struct job *j, const struct check_facts *f, char **err)
 	if (strchr(j->rq.partition, ',') != NULL) {
 		if (judge_list(j, f, err) != 0)
 			return -1;
-	} else if (judge_partition(j, j->rq.partition, f->max_h, f->part_nodes, f->part_gpus,
+	} else if (judge_partition(j, f, j->rq.partition, f->max_h, f->part_nodes, f->part_gpus,
 	    err) != 0) {
 		return -1;
 	}
@@ -867,7 +895,11 @@ static char *sha256_of(const char *path)
 		return NULL;
 	pid = fork();
 	if (pid == 0) {
+		/* Its own complaints go nowhere: taotop says what is wrong. */
+		int null = open("/dev/null", O_WRONLY);
 		dup2(out[1], 1);
+		if (null >= 0)
+			dup2(null, 2);
 		close(out[0]), close(out[1]);
 		execlp("sha256sum", "sha256sum", "--", path, (char *)NULL);
 		_exit(127);
@@ -904,7 +936,10 @@ static int verify_supporting(const struct job *j, char **err)
 		int ok = sum != NULL && strcasecmp(sum, f->sha256) == 0;
 
 		if (!ok)
-			*err = sum == NULL ? xasprintf("supporting file %s cannot be read", local)
+			*err = sum == NULL && access(local, F_OK) != 0
+			    ? xasprintf("supporting file %s does not exist: fix its path under "
+				"supporting_files (relative to the bundle's folder)", local)
+			    : sum == NULL ? xasprintf("supporting file %s cannot be read", local)
 			    : xasprintf("supporting file %s has sha256 %s, not the %s the bundle "
 				"states: nothing was staged", local, sum, f->sha256);
 		free(sum);
@@ -1002,7 +1037,7 @@ static int stage(struct job *j, struct stage *sg, char **err)
  * nowhere else. */
 static int sidecar(struct job *j, struct stage *sg, char **err)
 {
-	struct buf text, names;
+	struct buf text, names, from;
 	char *about;
 	size_t i;
 	int rc;
@@ -1014,12 +1049,19 @@ static int sidecar(struct job *j, struct stage *sg, char **err)
 	for (i = 0; i < j->spec.nsecrets; i++)
 		buf_addf(&names, "%s%s", i ? "," : "", j->spec.secrets[i]);
 	buf_init(&text);
-	rc = secrets_sidecar_text(names.data, j->o->secrets, j->o->nsecrets, j->o->spec_path,
-	    &text, err);
+	buf_init(&from);
+	rc = secrets_sidecar_text_from(names.data, j->o->secrets, j->o->nsecrets, j->o->spec_path,
+	    &text, &from, err);
 	buf_free(&names);
-	if (rc != 0)
+	if (rc != 0) {
+		buf_free(&from);
 		return failed(j, STEP_SIDECAR, err);
-	about = xasprintf("%zu secret(s) from your environment", j->spec.nsecrets);
+	}
+	/* Where each came from, as the plan says it: the environment, or the
+	 * .env file that held it. */
+	about = xasprintf("%zu secret%s: %s", j->spec.nsecrets, j->spec.nsecrets == 1 ? "" : "s",
+	    from.data ? from.data : "");
+	buf_free(&from);
 	stage_write_secret(sg, j->sidecar, text.data, text.len, about);
 	free(about);
 	/* No copy of the values left in memory but the batch's (wiped). */
@@ -1552,11 +1594,41 @@ static int launch(struct job *j, struct stage *sg, const struct linted_script *s
 
 /* ---- the pipeline ------------------------------------------------------------------------------------ */
 
+/* Where the shape came from, in words: the GPUs' origin and the nodes',
+ * and when a total above a node's worth changed the nodes asked for, that
+ * it did and why. */
+static char *shape_origin(const struct job *j)
+{
+	int asked = j->spec.nodes > 0 ? j->spec.nodes : seed_defaults.num_nodes;
+	char *nodes;
+
+	if (j->spec.gpus_per_node > 0)
+		return xasprintf("gpus_per_node: %d in the bundle, nodes from %s", j->spec.gpus_per_node,
+		    j->rq.nodes_from);
+	nodes = strcmp(j->rq.nodes_from, "--nodes") == 0 ? xasprintf("--nodes %d", asked)
+	    : strcmp(j->rq.nodes_from, "the bundle") == 0 ? xasprintf("the bundle's nodes: %d", asked)
+	    : xasprintf("the default of %d node%s", asked, asked == 1 ? "" : "s");
+	if (j->res.nodes != asked) {
+		char *t = xasprintf("%d GPUs from %s are more than a node's %d, so %s became %d "
+		    "whole nodes of %d", j->res.gpus_total, j->rq.gpus_from,
+		    seed_defaults.max_num_gpus_per_node, nodes, j->res.nodes, j->res.gpus_per_node);
+		free(nodes);
+		return t;
+	}
+	{
+		char *t = xasprintf("%d GPU%s from %s, on %s", j->res.gpus_total,
+		    j->res.gpus_total == 1 ? "" : "s", j->rq.gpus_from, nodes);
+		free(nodes);
+		return t;
+	}
+}
+
 /* The resolved request, one value a line with its origin (--dry-run and
  * the wizard's preview). */
 static char *resolved_text(const struct job *j)
 {
 	struct buf b;
+	char *shape = shape_origin(j);
 
 	buf_init(&b);
 	if (j->name != NULL)
@@ -1567,7 +1639,8 @@ static char *resolved_text(const struct job *j)
 	buf_addf(&b, "  gpus        %-24d (%s)\n", j->res.gpus_total, j->rq.gpus_from);
 	buf_addf(&b, "  shape       %d node%s x %d GPUs%s (%s)\n", j->res.nodes,
 	    j->res.nodes == 1 ? "" : "s", j->res.gpus_per_node, j->res.exclusive ? ", exclusive" : "",
-	    j->rq.nodes_from);
+	    shape);
+	free(shape);
 	buf_addf(&b, "  time        %-24s (%s)\n", j->res.time, j->rq.time_from);
 	buf_addf(&b, "  requeue     %-24s (%s)\n", j->res.requeue ? "yes" : "no", j->rq.requeue_from);
 	buf_addf(&b, "  image       %s (%s)\n", j->image.sqsh, j->image_how ? j->image_how : "-");

@@ -47,7 +47,7 @@ enum submit_step {
 	STEP_SIDECAR, STEP_LINT, STEP_SUBMIT,
 };
 
-/* "preflight", "dataset", ... */
+/* "preflight", "checks" (datasets, image, partition, results folder), ... */
 const char *submit_step_name(enum submit_step step);
 
 /* state: 0 started (again with a detail: progress, like the probe's), 1

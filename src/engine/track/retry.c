@@ -49,10 +49,17 @@ static void note(struct record_store *st, const char *id, const char *fmt, ...)
 	free(msg);
 }
 
+struct claim {
+	const char	*new_id;
+	int		 done_too;	/* a job that succeeded may run again */
+};
+
 /* Claim the retry of a record: set retried_as unless another taotop (or
  * an earlier poll) already did, under the store's lock. */
 static int claim(struct job_record *r, void *arg, char **err)
 {
+	const struct claim *cl = arg;
+
 	if (r->retried_as != NULL) {
 		*err = xasprintf("%s was already retried as %s: retry that one", r->id, r->retried_as);
 		return -1;
@@ -62,7 +69,12 @@ static int claim(struct job_record *r, void *arg, char **err)
 		    tao_state_name(r->state));
 		return -1;
 	}
-	record_set(&r->retried_as, arg);
+	if (r->state == TAO_DONE && !cl->done_too) {
+		*err = xasprintf("%s succeeded (Done): a retry would train it again from the start; "
+		    "taotop retry --force %s does that", r->id, r->id);
+		return -1;
+	}
+	record_set(&r->retried_as, cl->new_id);
 	return 1;
 }
 
@@ -225,15 +237,16 @@ static void check_exclusions(struct conn *c, struct job_record *r)
 }
 
 int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
-    const char *id, const char *why, char **new_id, char **slurm_id, char **err)
+    const char *id, const char *why, int done_too, char **new_id, char **slurm_id, char **err)
 {
-	return retry_job_excluding(c, st, cl, id, why, NULL, NULL, new_id, slurm_id, err);
+	return retry_job_excluding(c, st, cl, id, why, done_too, NULL, NULL, new_id, slurm_id, err);
 }
 
 int retry_job_excluding(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
-    const char *id, const char *why, const char *node, const char *evidence, char **new_id,
-    char **slurm_id, char **err)
+    const char *id, const char *why, int done_too, const char *node, const char *evidence,
+    char **new_id, char **slurm_id, char **err)
 {
+	struct claim how;
 	struct job_record *old = NULL, *r = NULL;
 	struct conn_stat cs;
 	char *job_dir = NULL, *first_id, *sbatch = NULL, *nid = NULL, *msg, *exclude = NULL;
@@ -261,7 +274,9 @@ int retry_job_excluding(struct conn *c, struct record_store *st, const struct cl
 		goto out;
 	}
 	nid = store_mint_id(st);
-	if (store_update(st, id, claim, nid, err) != 0)
+	how.new_id = nid;
+	how.done_too = done_too;
+	if (store_update(st, id, claim, &how, err) != 0)
 		goto out;
 	/* The new record: the same workload, its own name and history. */
 	r = record_new(nid);
@@ -321,7 +336,14 @@ int retry_job_excluding(struct conn *c, struct record_store *st, const struct cl
 		note(st, id, "retry %s failed: %s", nid, *err);
 		goto out;
 	}
-	note(st, id, "retried as %s, SLURM job %s (%s)", nid, *slurm_id, why);
+	/* A job that succeeded keeps its verdict first in its note (the last
+	 * event is what its row says): the retry comes after it. */
+	if (old->state == TAO_DONE)
+		note(st, id, "%s; retried as %s, SLURM job %s (%s)", old->nhist > 0 &&
+		    old->hist[old->nhist - 1].message != NULL ? old->hist[old->nhist - 1].message
+		    : "Done", nid, *slurm_id, why);
+	else
+		note(st, id, "retried as %s, SLURM job %s (%s)", nid, *slurm_id, why);
 	log_msg(LOG_INFO, "retry: %s retried as %s (SLURM job %s): %s", id, nid, *slurm_id, why);
 	*new_id = nid;
 	nid = NULL;
@@ -429,7 +451,7 @@ int retry_after_failure(struct conn *c, struct record_store *st, const struct cl
 		nodes_free(nodes, n);
 	}
 	why = xasprintf("infrastructure failure: %s", v.reason);
-	if (retry_job_excluding(c, st, cl, id, why, node, evidence, new_id, &slurm_id, err) != 0)
+	if (retry_job_excluding(c, st, cl, id, why, 0, node, evidence, new_id, &slurm_id, err) != 0)
 		rc = -1;
 	else
 		rc = 1;

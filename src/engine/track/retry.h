@@ -22,10 +22,12 @@ struct cluster_cfg;
 
 /* Retry record `id` now (an operator's `taotop retry`, or the automatic
  * retry below): 0 with *new_id and *slurm_id (caller frees); -1 with *err
- * (still running, already retried, its staged sbatch gone, a secret not in
- * the environment, sbatch refused). `why` goes into both histories. */
+ * (still running, already retried, succeeded and not done_too, its staged
+ * sbatch gone, a secret not in the environment, sbatch refused). `why`
+ * goes into both histories; a job that succeeded keeps its verdict first
+ * in its note. */
 int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
-    const char *id, const char *why, char **new_id, char **slurm_id, char **err);
+    const char *id, const char *why, int done_too, char **new_id, char **slurm_id, char **err);
 
 /* The same, keeping the retry away from `node` (sbatch --exclude, with
  * `evidence`, the line that tied the failure to it, in the new record),
@@ -34,8 +36,8 @@ int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg 
  * exists (or is retired) is dropped with a note in the new record. node
  * NULL: only the chain's. */
 int retry_job_excluding(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
-    const char *id, const char *why, const char *node, const char *evidence, char **new_id,
-    char **slurm_id, char **err);
+    const char *id, const char *why, int done_too, const char *node, const char *evidence,
+    char **new_id, char **slurm_id, char **err);
 
 /* After record `id` ended in Error with SLURM state `native` (FAILED,
  * NODE_FAIL, ...) and exit code: classify, note the verdict, and retry an

@@ -13,7 +13,7 @@ void watch_run_retry(struct conn *c, struct worker_task *wt)
 	struct cluster *cl = &t->w->cl[t->ci];
 	char *slurm_id = NULL, *err = NULL;
 
-	if (retry_job(c, t->w->store, cl->pub.cfg, r->job, "asked from the monitor",
+	if (retry_job(c, t->w->store, cl->pub.cfg, r->job, "asked from the monitor", 1,
 	    &r->new_id, &slurm_id, &err) == 0)
 		r->message = xasprintf("%s retried as %s, SLURM job %s", r->job, r->new_id,
 		    slurm_id);
