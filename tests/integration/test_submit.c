@@ -577,3 +577,180 @@ Test(submit, a_cut_after_the_one_command_submit_adopts_the_one_job, .timeout = 2
 	submit_result_free(&res);
 	sub_close(&e);
 }
+
+/* ---- an unclear submit, settled by the decision table (engine/submit/settle.h) ---- */
+
+/* All of a record's history messages, one a line (caller frees). */
+static char *history_of(struct sub_env *e, const char *id, struct job_record **out)
+{
+	struct job_record *r;
+	struct buf b;
+	char *err = NULL;
+
+	cr_assert_eq(store_load(e->store, id, &r, &err), 0, "%s", err);
+	buf_init(&b);
+	for (size_t i = 0; i < r->nhist; i++)
+		buf_addf(&b, "%s\n", r->hist[i].message ? r->hist[i].message : "");
+	*out = r;
+	return buf_detach(&b);
+}
+
+static const char *settle_bundle =
+	"image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	"command: [sh, -c, 'sleep 5']\n"
+	"time_hours: 0.2\n";
+
+/* The connection cut after sbatch ran, and the first lookups lost with it
+ * too: the later lookup finds the job and adopts it; never "nothing was
+ * submitted", never a second job. */
+Test(submit, an_unclear_submit_whose_first_lookups_fail_adopts_the_job_later, .timeout = 240)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *r;
+	char *err = NULL;
+
+	sub_open(&e, "settle-late", NULL);
+	char *spec = sub_bundle(&e, "late", settle_bundle);
+	conn_test_cut_after(e.conn, "sbatch --hold");
+	conn_test_lose_next(e.conn, "@@squeue", 3);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_expect(res.adopted, "the job was not adopted by name");
+	cr_expect_null(res.resubmit_of, "submitted again although the job existed");
+	cr_assert_not_null(res.settled);
+	cr_expect(strstr(res.settled, "3 failed") != NULL, "the failed lookups: %s", res.settled);
+	char *cmd = xasprintf("squeue -h -t all --name=%s | wc -l", res.record_id);
+	char *n = rig_ssh_ok(cmd);
+	cr_expect_str_eq(n, "1", "exactly one job, never a second submit");
+	cr_expect_eq(jobs_under(&e), 1, "a second job was submitted");
+	char *hist = history_of(&e, res.record_id, &r);
+	cr_expect_str_eq(r->backend_ref, res.slurm_id);
+	cr_expect(strstr(hist, "adopted by its name") != NULL, "%s", hist);
+	cr_expect(strstr(hist, "the submit's answer was unclear") != NULL, "no evidence: %s", hist);
+	cr_expect(strstr(hist, "nothing was submitted") == NULL, "%s", hist);
+	record_free(r);
+	free(hist), free(n), free(cmd), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+struct dup_arg {
+	struct sub_env	*e;
+	char		*dup_id;	/* the second job of the name, sbatched here */
+};
+
+/* While the submit's lookups fail: the record's name, then a second job
+ * under it, as a double-clicked submit elsewhere would leave. */
+static void *make_duplicate(void *p)
+{
+	struct dup_arg *a = p;
+
+	for (int i = 0; i < 200 && a->dup_id == NULL; i++) {
+		struct job_record **list;
+		size_t n;
+		if (store_list(a->e->store, &list, &n, NULL) == 0) {
+			for (size_t k = 0; k < n && a->dup_id == NULL; k++) {
+				if (list[k]->backend_ref != NULL)
+					continue;
+				char *opts = xasprintf("--job-name=%s -t 5 -o /dev/null", list[k]->id);
+				char *check = xasprintf("squeue -h --name=%s | wc -l", list[k]->id);
+				char *cnt = rig_ssh_ok(check);
+				if (atoi(cnt) == 1)
+					a->dup_id = rig_sbatch(opts, "'sleep 600'");
+				free(cnt), free(check), free(opts);
+			}
+			store_list_free(list, n);
+		}
+		usleep(100 * 1000);
+	}
+	return NULL;
+}
+
+/* Two jobs of the name found after an unclear submit: the first kept, the
+ * duplicate cancelled, and the record says so. */
+Test(submit, two_jobs_of_the_name_after_an_unclear_submit_cancel_the_duplicate, .timeout = 240)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *r;
+	struct dup_arg a = { 0 };
+	pthread_t th;
+	char *err = NULL;
+
+	sub_open(&e, "settle-dup", NULL);
+	char *spec = sub_bundle(&e, "dup", settle_bundle);
+	/* The image converted first: the name is known only once the record
+	 * opens, and the lookups must fail long enough for the second job. */
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	submit_result_free(&res);
+	conn_test_cut_after(e.conn, "sbatch --hold");
+	conn_test_lose_next(e.conn, "@@squeue", 8);
+	a.e = &e;
+	pthread_create(&th, NULL, make_duplicate, &a);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	pthread_join(th, NULL);
+	cr_assert_not_null(a.dup_id, "the test made no second job of the name");
+	cr_expect(res.adopted);
+	cr_expect_neq(strcmp(res.slurm_id, a.dup_id), 0, "the duplicate was kept");
+	char *state = rig_wait_state(a.dup_id, "CANCELLED", 60);
+	free(state);
+	char *cmd = xasprintf("squeue -h --name=%s -t PD,R -o %%A", res.record_id);
+	char *live = rig_ssh_ok(cmd);
+	cr_expect(strstr(live, a.dup_id) == NULL, "the duplicate still queued: %s", live);
+	char *hist = history_of(&e, res.record_id, &r);
+	cr_expect_str_eq(r->backend_ref, res.slurm_id);
+	char *want = xasprintf("cancelled the duplicate %s", a.dup_id);
+	cr_expect(strstr(hist, want) != NULL, "the record does not say so: %s", hist);
+	cr_expect(strstr(res.settled, want) != NULL, "%s", res.settled);
+	record_free(r);
+	free(want), free(hist), free(live), free(cmd), free(spec), free(a.dup_id);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+/* The submit lost before sbatch ran: the lookups work and find nothing
+ * for the whole window; an infrastructure failure, submitted once more
+ * under a new record linked to it, and no more. */
+Test(submit, no_job_within_the_window_is_submitted_once_more_under_a_linked_record, .timeout = 300)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *old, *nw;
+	char *err = NULL;
+
+	sub_open(&e, "settle-none", NULL);
+	char *spec = sub_bundle(&e, "none", settle_bundle);
+	conn_test_lose_next(e.conn, "sbatch --hold", 1);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_assert_not_null(res.resubmit_of, "not submitted once more");
+	cr_expect_str_neq(res.resubmit_of, res.record_id);
+	cr_expect(!res.adopted);
+	char *h_old = history_of(&e, res.resubmit_of, &old);
+	char *h_new = history_of(&e, res.record_id, &nw);
+	cr_expect_eq(old->state, TAO_ERROR);
+	cr_expect_str_eq(old->retried_as, res.record_id);
+	cr_expect_null(old->backend_ref);
+	cr_expect(strstr(h_old, "infrastructure failure") != NULL, "%s", h_old);
+	cr_expect(strstr(h_old, "none found by the lookups that worked") != NULL, "%s", h_old);
+	cr_expect(strstr(h_old, "nothing was submitted") == NULL, "%s", h_old);
+	cr_expect_str_eq(nw->retry_of, res.resubmit_of);
+	cr_expect_str_eq(nw->backend_ref, res.slurm_id);
+	char *cmd = xasprintf("sacct -n -X -P -S now-1hour --name=%s -o JobIDRaw | wc -l; "
+	    "sacct -n -X -P -S now-1hour --name=%s -o JobIDRaw | wc -l; squeue -h -t all --name=%s "
+	    "| wc -l", res.resubmit_of, res.record_id, res.record_id);
+	char *counts = rig_ssh_ok(cmd);
+	int lost, again, queued;
+	cr_assert_eq(sscanf(counts, "%d %d %d", &lost, &again, &queued), 3, "%s", counts);
+	cr_expect_eq(lost, 0, "a job of the lost submit's name exists");
+	cr_expect(again == 1 || queued == 1, "the resubmit's job: %s", counts);
+	cr_expect_eq(jobs_under(&e), 1, "more than one job was submitted");
+	struct job_record **list;
+	size_t n;
+	cr_assert_eq(store_list(e.store, &list, &n, NULL), 0);
+	cr_expect_eq(n, 2, "records: %zu, not the lost one and its one resubmit", n);
+	store_list_free(list, n);
+	record_free(old), record_free(nw);
+	free(h_old), free(h_new), free(counts), free(cmd), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}
