@@ -754,3 +754,29 @@ Test(submit, no_job_within_the_window_is_submitted_once_more_under_a_linked_reco
 	submit_result_free(&res);
 	sub_close(&e);
 }
+
+/* The answer lost and every lookup with it, the whole window: the job may
+ * exist (it does), so the submit fails without a second job and without
+ * the words "nothing was submitted". */
+Test(submit, no_lookup_working_never_says_nothing_was_submitted, .timeout = 240)
+{
+	struct sub_env e;
+	struct submit_result res;
+	char *err = NULL;
+
+	sub_open(&e, "settle-blind", NULL);
+	char *spec = sub_bundle(&e, "blind", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "command: [sh, -c, 'sleep 5']\ntime_hours: 0.2\nsecrets: [HF_TOKEN]\n");
+	conn_test_cut_after(e.conn, "sbatch --hold");
+	conn_test_lose_next(e.conn, "@@squeue", 1000);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), -1, "the submit said it worked");
+	cr_assert_not_null(err);
+	cr_expect(strstr(err, "nothing was submitted") == NULL, "%s", err);
+	cr_expect(strstr(err, "may exist") != NULL, "%s", err);
+	cr_expect(strstr(err, "no lookup worked") != NULL, "%s", err);
+	conn_test_lose_next(e.conn, NULL, 0);
+	cr_expect_eq(jobs_under(&e), 1, "the job that was submitted, and no second one");
+	free(err), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}

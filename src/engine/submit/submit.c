@@ -1289,6 +1289,8 @@ static const char *settle_words(enum settle_verdict v)
  * found no job for the whole window (*evidence says so): the caller may
  * submit once more under a new linked record. */
 #define LAUNCH_NONE 2
+/* No lookup worked: failed, but the job may exist (its sidecar stays). */
+#define LAUNCH_UNKNOWN 3
 static int launch_answer(struct conn *c, struct record_store *st, const char *id,
     const char *log_dir, struct conn_exec *x, enum conn_status cst, char **slurm_id_out,
     int *adopted, char **evidence, char **err)
@@ -1353,6 +1355,7 @@ static int launch_answer(struct conn *c, struct record_store *st, const char *id
 			*err = xasprintf("%s. The job may exist: taotop did not submit it again. Look with "
 			    "`squeue --me --name=%s` once the cluster answers; `taotop jobs` shows it "
 			    "when it does", what.data, id);
+			rc = LAUNCH_UNKNOWN;
 			goto out;
 		}
 	}
@@ -1475,6 +1478,8 @@ int submit_launch_staged(struct conn *c, struct record_store *st, const char *id
 	free(cmd);
 	rc = launch_answer(c, st, id, log_dir, &x, cst, slurm_id_out, adopted, &evidence, err);
 	conn_exec_free(&x);
+	if (rc == LAUNCH_UNKNOWN)
+		rc = -1;
 	if (rc == LAUNCH_NONE) {
 		/* A retry's own submit: its caller owns the chain of records,
 		 * so it is told, not submitted a third time here. */
@@ -1582,6 +1587,11 @@ static int launch(struct job *j, struct stage *sg, const struct linted_script *s
 		/* This is the one resubmit already (the long way's). */
 		*err = xasprintf("%s; taotop submits no more: check `squeue --me` and submit again",
 		    res->settled);
+		rc = -1;
+	}
+	if (rc == LAUNCH_UNKNOWN) {
+		/* The job may exist and read its sidecar: it stays. */
+		j->sidecar_written = 0;
 		rc = -1;
 	}
 	if (j->holding) {
