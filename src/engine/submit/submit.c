@@ -25,6 +25,7 @@
 
 #include "engine/submit/checks.h"
 #include "engine/submit/command.h"
+#include "engine/submit/convert.h"
 #include "engine/config/config.h"
 #include "engine/submit/gpuspec.h"
 #include "engine/submit/lint.h"
@@ -607,11 +608,19 @@ static int nccl_knobs(struct job *j, char **err)
 	return 0;
 }
 
+static void convert_said(const char *what, void *data)
+{
+	step(data, STEP_IMAGE, 0, what);
+}
+
 static int convert_image(struct job *j, struct submit_result *res, char **err)
 {
-	char *inner, *qinner, *qsqsh, *qdocker, *qcache, *qcpu, *cmd;
-	struct conn_exec x;
-	int rc = -1;
+	struct convert_opts co = {
+		.sqsh = j->image.sqsh, .docker_uri = j->image.docker_uri, .cache = j->cache,
+		.partition = j->cl->cpu_partition, .account = j->rq.account, .cancel = j->o->cancel,
+		.said = convert_said, .data = j,
+	};
+	int retried = 0;
 
 	if (j->image.is_sqsh) {
 		/* A .sqsh given as such (reused: never converted), or the
@@ -620,64 +629,34 @@ static int convert_image(struct job *j, struct submit_result *res, char **err)
 		step(j, STEP_IMAGE, 1, j->image_how);
 		return 0;
 	}
-	qsqsh = sh_quote(j->image.sqsh), qdocker = sh_quote(j->image.docker_uri);
-	qcache = sh_quote(j->cache), qcpu = sh_quote(j->cl->cpu_partition);
-	if (!j->o->dry_run)
-		step(j, STEP_IMAGE, 0, "converting on the CPU partition (once per image)");
-	/* The seed's conversion, to a temp name renamed only when whole. */
-	inner = xasprintf("set -Eeuo pipefail; export TMPDIR=/tmp; "
-	    "export ENROOT_TEMP_PATH=/tmp/enroot-tao-${SLURM_JOB_ID}; "
-	    "export SLURM_ENROOT_TEMP_PATH=${ENROOT_TEMP_PATH}; mkdir -p \"${ENROOT_TEMP_PATH}\"; "
-	    "cd /tmp; part=%s.part.${SLURM_JOB_ID}; rm -f \"$part\"; "
-	    "enroot import -o \"$part\" %s && mv -f \"$part\" %s", qsqsh, qdocker, qsqsh);
-	qinner = sh_quote(inner);
-	cmd = xasprintf("mkdir -p %s && srun --chdir=/tmp -n1 -c4 --mem=7200M -p %s -t 120 "
-	    "bash -c %s && [ \"$(head -c 4 %s)\" = hsqs ]", qcache, qcpu, qinner, qsqsh);
-	free(inner);
-	free(qinner);
 	if (j->o->dry_run) {
-		plan(j, "convert: %s", cmd);
+		char *line = convert_srun_line(&co, "taotop-convert-XXXXXX");
+		plan(j, "convert: %s (detached; its queue state looked at every %d s, its hsqs "
+		    "magic checked)", line, CONVERT_POLL_MS / 1000);
+		free(line);
 		j->image_how = "to be converted";
 		step(j, STEP_IMAGE, 1, "would convert");
-		free(cmd);
-		rc = 0;
-		goto out;
+		return 0;
 	}
-	if (run(j, &x, cmd, CONVERT_TIMEOUT_MS, err) != 0) {
-		free(cmd);
-		failed(j, STEP_IMAGE, err);
-		goto out;
-	}
-	free(cmd);
-	if (x.exit_status != 0) {
-		const char *e = x.err.data ? x.err.data : "";
-		size_t len = strlen(e);
-		while (len > 0 && e[len - 1] == '\n')
-			len--;
-		/* The last lines say why; never fall back to the registry. */
-		const char *tail = e + len;
-		for (int lines = 0; tail > e && lines < 3; tail--)
-			lines += tail[-1] == '\n';
+	step(j, STEP_IMAGE, 0, "converting on the CPU partition (once per image)");
+	if (convert_run(j->c, &co, &retried, err) != 0) {
+		char *e = *err;
 		/* A registry that wants credentials: say the one-time fix. */
 		const char *hint = strstr(e, "401 Unauthorized") != NULL
 		    ? " -- the registry wants credentials: install them once on this cluster with "
 		      "NGC_KEY=... taotop preflight --install-ngc-credentials" : "";
-		*err = xasprintf("converting %s failed on %s: %.*s%s -- taotop does not fall back to "
+		*err = xasprintf("converting %s failed on %s: %s%s -- taotop does not fall back to "
 		    "the registry image (it would be pulled on the GPUs); fix the conversion and "
-		    "submit again", j->image.docker_uri, j->cl->cpu_partition,
-		    (int)(e + len - tail), tail, hint);
-		conn_exec_free(&x);
-		failed(j, STEP_IMAGE, err);
-		goto out;
+		    "submit again", j->image.docker_uri, j->cl->cpu_partition, e, hint);
+		free(e);
+		return failed(j, STEP_IMAGE, err);
 	}
-	conn_exec_free(&x);
 	res->converted = 1;
-	j->image_how = "converted";
-	step(j, STEP_IMAGE, 1, "converted");
-	rc = 0;
-out:
-	free(qsqsh), free(qdocker), free(qcache), free(qcpu);
-	return rc;
+	j->image_how = retried ? "converted (once more, with the explicit profile, after "
+	    "QOSGrpMemLimit)" : "converted";
+	step(j, STEP_IMAGE, 1, retried ? "converted, the second time with the explicit profile "
+	    "(the first waited on QOSGrpMemLimit)" : "converted");
+	return 0;
 }
 
 /* ---- record, staging, sidecar ------------------------------------------------------------------ */
