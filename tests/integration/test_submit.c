@@ -780,3 +780,112 @@ Test(submit, no_lookup_working_never_says_nothing_was_submitted, .timeout = 240)
 	submit_result_free(&res);
 	sub_close(&e);
 }
+
+/* ---- a conversion that never strands (engine/submit/convert.h) ---- */
+
+static void said_image(enum submit_step step, int state, const char *detail, void *data)
+{
+	if (step == STEP_IMAGE && detail != NULL)
+		buf_addf(data, "%d %s\n", state, detail);
+}
+
+struct unblock_arg {
+	const char	*blocker;
+	int		 done;
+};
+
+/* Once the first conversion was cancelled, the account's other job ends:
+ * the memory its QOS caps is free for the second. */
+static void *unblock(void *p)
+{
+	struct unblock_arg *a = p;
+
+	for (int i = 0; i < 900 && !a->done; i++) {
+		char *out = NULL;
+		/* Its own conversion: one submitted after the blocker. */
+		char *q = xasprintf("sacct -X -n -P -S now-1hour -A taotopconv -o JobIDRaw,JobName,State "
+		    "| awk -F'|' '$1 > %s && $2 ~ /^taotop-convert-/ && $3 ~ /^CANCELLED/ { print $2; "
+		    "exit }'", a->blocker);
+		int found = rig_ssh(q, &out) == 0 && strncmp(out, "taotop-convert-", 15) == 0;
+		free(q);
+		if (found) {
+			char *cmd = xasprintf("scancel %s", a->blocker);
+			free(rig_ssh_ok(cmd));
+			free(cmd);
+			a->done = 1;
+		}
+		free(out);
+		usleep(200 * 1000);
+	}
+	return NULL;
+}
+
+/* A conversion behind another job of its account, whose QOS caps the
+ * group's memory: it waits with QOSGrpMemLimit, which the submit shows;
+ * it is cancelled and run once more with the explicit profile, and that
+ * one converts. Both carry the job's account (sacct). */
+Test(submit, a_conversion_on_qos_grp_mem_limit_is_cancelled_and_run_with_the_profile,
+    .timeout = 300)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct buf said;
+	struct unblock_arg a = { 0 };
+	pthread_t th;
+	char *err = NULL;
+
+	rig_get();
+	/* The account and its capped QOS (tests/cluster/README.md). */
+	rig_local("sacctmgr -i add qos taotop-convlim >/dev/null 2>&1; "
+	    "sacctmgr -i modify qos taotop-convlim set GrpTRES=mem=8000 >/dev/null 2>&1; "
+	    "sacctmgr -i add account taotopconv Description=taotop-conv Organization=taotop "
+	    ">/dev/null 2>&1; sacctmgr -i add user %s account=taotopconv qos=taotop-convlim "
+	    "defaultqos=taotop-convlim >/dev/null 2>&1; true", rig_get()->user);
+	char *check = rig_ssh_ok("sacctmgr -n -P show assoc user=$(id -un) account=taotopconv "
+	    "format=defaultqos");
+	cr_assert_str_eq(check, "taotop-convlim", "the rig's capped account is not set up");
+	free(check);
+	sub_open(&e, "qosmem", NULL);
+	/* 2000M of the 8000M held: the conversion's 7200M must wait. */
+	char *blocker = rig_sbatch("-A taotopconv -p cpu_long --mem=2000 -c1 -t 30 -o /dev/null",
+	    "'sleep 900'");
+	char *state = rig_wait_state(blocker, "RUNNING", 60);
+	free(state);
+	a.blocker = blocker;
+	pthread_create(&th, NULL, unblock, &a);
+	char *spec = sub_bundle(&e, "qos", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "command: [true]\ntime_hours: 0.2\naccount: taotopconv\n");
+	struct submit_opts o = { .spec_path = spec, .gpus = -1, .nodes = -1, .time_hours = -1 };
+	buf_init(&said);
+	int rc = submit_run(e.conn, e.store, &e.cl, &o, said_image, &said, &res, &err);
+	a.done = 1;
+	pthread_join(th, NULL);
+	cr_assert_eq(rc, 0, "%s\n%s", err, said.data);
+	cr_expect(res.converted);
+	cr_expect(strstr(said.data, "waiting in the queue: QOSGrpMemLimit") != NULL,
+	    "the pending reason was not shown: %s", said.data);
+	cr_expect(strstr(said.data, "pending on QOSGrpMemLimit (ReqCPUS=4 ReqMem=7200M): cancelled; "
+	    "converting once more with the explicit profile") != NULL, "%s", said.data);
+	cr_expect(strstr(said.data, "1 converted, the second time with the explicit profile") != NULL,
+	    "%s", said.data);
+	/* sacct: two conversions, both with the account and the profile; the
+	 * first cancelled, the second completed. */
+	char *q = xasprintf("sacct -X -n -P -S now-1hour -A taotopconv -o JobIDRaw,JobName,Account,"
+	    "State,ReqCPUS,ReqMem | awk -F'|' '$1 > %s && $2 ~ /^taotop-convert-/' | sort -n",
+	    blocker);
+	char *rows = rig_ssh_ok(q);
+	free(q);
+	char *second = strchr(rows, '\n');
+	cr_assert_not_null(second, "not two conversions: %s", rows);
+	cr_expect_null(strchr(second + 1, '\n'), "more than two conversions: %s", rows);
+	cr_expect(rig_matches(rows, "^[0-9]+\\|taotop-convert-[0-9a-f]+\\|taotopconv\\|CANCELLED[^|]*"
+	    "\\|4\\|7200M"), "the first conversion: %s", rows);
+	cr_expect(rig_matches(second + 1, "^[0-9]+\\|taotop-convert-[0-9a-f]+\\|taotopconv\\|COMPLETED"
+	    "\\|4\\|7200M"), "the second conversion: %s", rows);
+	char *cmd = xasprintf("scancel %s; squeue -h -A taotopconv -t PD,R -o %%A | wc -l", blocker);
+	free(rig_ssh_ok(cmd));
+	free(cmd), free(rows), free(blocker), free(spec);
+	buf_free(&said);
+	submit_result_free(&res);
+	sub_close(&e);
+}

@@ -91,7 +91,9 @@ static int start(struct conn *c, const struct convert_opts *o, const char *name,
 	body = xasprintf("%s; s=$?; echo $s > %s.tmp && mv -f %s.tmp %s", srun, rc, rc, rc);
 	qbody = sh_quote(body);
 	qcache = sh_quote(o->cache), qlog = sh_quote(log);
-	cmd = xasprintf("mkdir -p %s && setsid sh -c %s </dev/null >%s 2>&1 & echo @@started",
+	/* Only the srun in the background, its output in the log: the exec
+	 * ends at once (a list put there whole would hold the channel). */
+	cmd = xasprintf("mkdir -p %s && { setsid sh -c %s </dev/null >%s 2>&1 & } && echo @@started",
 	    qcache, qbody, qlog);
 	conn_exec_init(&x, cmd);
 	x.timeout_ms = LOOK_TIMEOUT_MS;
