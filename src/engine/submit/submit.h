@@ -11,7 +11,9 @@
  *              when one fails: then the record opened for it is withdrawn
  *              and the same words say why (a whole submit is one command)
  *   image      a registry image is converted once on the CPU partition
- *              (enroot import to a temp name, then its hsqs magic checked);
+ *              (enroot import to a temp name, then its hsqs magic checked;
+ *              its pending reason told while it waits, QOSGrpMemLimit
+ *              retried once with the explicit profile: engine/submit/convert.h);
  *              a failed or truncated conversion is fatal, never replaced by
  *              the registry URI
  *   probe      a job with more than one node, or more than one GPU on a
