@@ -889,3 +889,50 @@ Test(submit, a_conversion_on_qos_grp_mem_limit_is_cancelled_and_run_with_the_pro
 	submit_result_free(&res);
 	sub_close(&e);
 }
+
+/* The gate before sbatch, in the launch's own command: a job of the same
+ * name already there refuses it, and so does SLURM's answer to
+ * `sbatch --test-only`; neither submits anything. */
+Test(submit, the_launch_refuses_a_taken_name_and_what_test_only_refuses, .timeout = 120)
+{
+	struct sub_env e;
+	char *err = NULL, *slurm_id = NULL;
+	int adopted = 0;
+
+	sub_open(&e, "gate", NULL);
+	char *name = xasprintf("tao-20991231-%06x", rig_uniq() & 0xffffff);
+	char *cmd = xasprintf("mkdir -p %s/gate/sbatch %s/gate/slurm-logs && printf '#!/bin/bash\\n"
+	    "#SBATCH -o /dev/null\\n#SBATCH -t 5\\nsleep 60\\n' > %s/gate/sbatch/ok.sbatch && "
+	    "printf '#!/bin/bash\\n#SBATCH -o /dev/null\\n#SBATCH -t 5\\n#SBATCH --gres=gpu:99\\n"
+	    "true\\n' > %s/gate/sbatch/big.sbatch", e.base, e.base, e.base, e.base);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	char *dir = xasprintf("%s/gate", e.base), *logs = xasprintf("%s/gate/slurm-logs", e.base);
+	char *ok = xasprintf("%s/sbatch/ok.sbatch", dir), *big = xasprintf("%s/sbatch/big.sbatch", dir);
+	char *opts = xasprintf("--job-name=%s -t 5 -o /dev/null", name);
+	char *first = rig_sbatch(opts, "'sleep 60'");
+
+	cr_expect_eq(submit_launch_staged(e.conn, e.store, name, dir, ok, logs, &slurm_id, &adopted,
+	    &err), -1, "a second job of the name was submitted");
+	cr_expect(err && strstr(err, "exists already") != NULL && strstr(err, first) != NULL, "%s",
+	    err);
+	free(err), err = NULL;
+	cmd = xasprintf("squeue -h -t all --name=%s -o %%A", name);
+	char *ids = rig_ssh_ok(cmd);
+	cr_expect_str_eq(ids, first, "only the first job carries the name");
+	free(ids), free(cmd);
+
+	char *other = xasprintf("tao-20991231-%06x", (rig_uniq() + 1) & 0xffffff);
+	cr_expect_eq(submit_launch_staged(e.conn, e.store, other, dir, big, logs, &slurm_id,
+	    &adopted, &err), -1, "a job SLURM can never run was submitted");
+	/* 22.05's words; newer SLURM says "Batch job submission failed". */
+	cr_expect(err && strstr(err, "sbatch --test-only") != NULL &&
+	    (strstr(err, "Requested node configuration is not available") != NULL), "%s", err);
+	cmd = xasprintf("squeue -h -t all --name=%s | wc -l; sacct -n -X -P -S now-1hour --name=%s "
+	    "-o JobIDRaw | wc -l", other, other);
+	char *n = rig_ssh_ok(cmd);
+	cr_expect_str_eq(n, "0\n0", "the refused job reached the scheduler: %s", n);
+	free(n), free(cmd), free(err), free(other), free(first), free(opts), free(ok), free(big);
+	free(dir), free(logs), free(name);
+	sub_close(&e);
+}

@@ -1225,9 +1225,12 @@ char *submit_staged_sbatch(const struct job_record *r)
  * the command line too: a retry runs the sbatch staged for the job it
  * retries, under its own name. First, in the same command (no round trip
  * more): a job of that exact name already there refuses the submit, and
- * `sbatch --test-only` asks the controller whether it would take the job
- * (where the site refuses the option itself, the submit goes on: only
- * SLURM's own "Batch job submission failed" refuses). */
+ * `sbatch --test-only` asks the controller whether it would take the job:
+ * a held job is accepted even when no node could ever run it (22.05 keeps
+ * it pending, BadConstraints), which --test-only refuses ("allocation
+ * failure: Requested node configuration is not available"; newer SLURM
+ * says "Batch job submission failed"). Any other failure of it (a site
+ * that does not allow the option) lets the submit go on. */
 static char *launch_cmds(const char *id, const char *job_dir, const char *sbatch_path,
     const char *log_dir)
 {
@@ -1238,8 +1241,9 @@ static char *launch_cmds(const char *id, const char *job_dir, const char *sbatch
 	    "tr '\\n' ' '); if [ -n \"$there\" ]; then echo \"" REFUSED_MARK "a job named %s exists "
 	    "already (SLURM job $there)\"; exit 3; fi; "
 	    "t=$(sbatch --test-only --job-name=%s %s 2>&1) || case $t in *'Batch job submission "
-	    "failed'*) printf '" REFUSED_MARK "sbatch --test-only: %%s\\n' \"$(printf '%%s\\n' "
-	    "\"$t\" | grep 'Batch job submission failed' | head -n 1)\"; exit 4;; esac; } && "
+	    "failed'*|*'allocation failure'*) printf '" REFUSED_MARK "sbatch --test-only: %%s\\n' "
+	    "\"$(printf '%%s\\n' \"$t\" | grep -E 'Batch job submission failed|allocation failure' "
+	    "| head -n 1)\"; exit 4;; esac; } && "
 	    "out=$(sbatch --hold --parsable --job-name=%s %s) && "
 	    "id=${out%%%%;*} && mkdir -p %s/%s-\"$id\" && scontrol release \"$id\" && "
 	    "echo \"@@taotop-id $id\"", qdir, qname, id, qname, qsb, qname, qsb, qlog, id);
