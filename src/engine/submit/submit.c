@@ -50,7 +50,6 @@
 #include "util/xmalloc.h"
 
 #define CHECK_TIMEOUT_MS	60000
-#define CONVERT_TIMEOUT_MS	(3 * 3600 * 1000)
 #define SUBMIT_TIMEOUT_MS	60000
 /* The gate before sbatch refused (stdout, then why). */
 #define REFUSED_MARK		"@@taotop-refused "
