@@ -125,6 +125,10 @@ static void print_result_json(const struct submit_result *res, int submitted, co
 	if (res->slurm_id)
 		cJSON_AddStringToObject(obj, "slurm_id", res->slurm_id);
 	cJSON_AddBoolToObject(obj, "adopted", res->adopted);
+	if (res->settled)
+		cJSON_AddStringToObject(obj, "settled", res->settled);
+	if (res->resubmit_of)
+		cJSON_AddStringToObject(obj, "resubmit_of", res->resubmit_of);
 	cJSON_AddBoolToObject(obj, "image_converted", res->converted);
 	if (res->dry_run)
 		cJSON_AddStringToObject(obj, "dry_run", res->dry_run);
@@ -157,7 +161,13 @@ int cli_submit(const struct cli_args *a)
 		fputs(res.dry_run, stdout);
 	} else {
 		printf("submitted %s as SLURM job %s%s\n", res.record_id, res.slurm_id,
-		    res.adopted ? " (found by name after the connection was cut)" : "");
+		    res.adopted ? " (found by name after the answer was lost)" : "");
+		if (res.resubmit_of != NULL)
+			printf("  %s: the submit's answer was lost and no job of its name appeared "
+			    "(an infrastructure failure); submitted once more as %s\n",
+			    res.resubmit_of, res.record_id);
+		if (res.settled != NULL)
+			printf("  %s\n", show(res.settled));
 	}
 	submit_result_free(&res);
 	session_close(&s);

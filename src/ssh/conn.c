@@ -246,6 +246,7 @@ void conn_free(struct conn *c)
 	free(c->refused_host);
 	free(c->refused_fp);
 	free(c->cut_needle);
+	free(c->lose_needle);
 	pthread_mutex_destroy(&c->live_lock);
 	free(c);
 }
@@ -285,6 +286,35 @@ void conn_test_cut_after(struct conn *c, const char *needle)
 {
 	free(c->cut_needle);
 	c->cut_needle = conn_dup(needle);
+}
+
+void conn_test_lose_next(struct conn *c, const char *needle, int n)
+{
+	free(c->lose_needle);
+	c->lose_needle = conn_dup(needle);
+	c->lose_left = needle != NULL ? n : 0;
+}
+
+size_t conn_nhosts(const struct conn *c)
+{
+	return c->nhosts;
+}
+
+const char *conn_host_at(const struct conn *c, size_t i)
+{
+	return i < c->nhosts ? c->hosts[i].display : NULL;
+}
+
+struct conn *conn_new_one(const struct conn *c, size_t i)
+{
+	struct conn_target t = {
+		.hosts = conn_host_at(c, i), .user = c->user, .key_path = c->key_path,
+		.known_hosts = c->known_hosts, .ssh_config = c->ssh_config,
+		.connect_timeout_s = c->connect_timeout_s, .jump = c->jump_spec,
+		.password_auth = 0,
+	};
+
+	return conn_new(&t);
 }
 
 

@@ -121,6 +121,13 @@ const char *conn_host(const struct conn *c);
  * 22, as OpenSSH writes it. The caller frees it. */
 char *conn_known_hosts_name(const char *spec);
 const char *conn_banner(const struct conn *c);
+/* The login hosts of c's list, as written, and a new conn to the i-th of
+ * them alone with c's user, key, known_hosts, ssh config and jump hosts
+ * (not its ask function: a challenge there is refused). For asking every
+ * login host the same question (an unclear submit's lookups). */
+size_t conn_nhosts(const struct conn *c);
+const char *conn_host_at(const struct conn *c, size_t i);
+struct conn *conn_new_one(const struct conn *c, size_t i);
 
 /* After CONN_HOSTKEY_UNKNOWN or _CHANGED: the refused host and its key's
  * SHA256 fingerprint ("SHA256:..."), or NULL. */
@@ -211,5 +218,9 @@ const struct conn_counters *conn_counters(const struct conn *c);
  * checks stop it, did not run it) but before its answer is read, or
  * halfway through an SFTP write to a path containing it. NULL clears it. */
 void conn_test_cut_after(struct conn *c, const char *needle);
+/* Test hook: the next n commands containing needle (in their line or the
+ * script on their standard input) never run: the connection drops as they
+ * are sent (CONN_DISCONNECTED), as on a link cut at that moment. */
+void conn_test_lose_next(struct conn *c, const char *needle, int n);
 
 #endif

@@ -394,6 +394,14 @@ enum conn_status conn_exec(struct conn *c, struct conn_exec *x, char **err)
 	st = open_channel(c, deadline, &ch, err);
 	if (st != CONN_OK)
 		return st;
+	if (c->lose_left > 0 && (strstr(x->cmd, c->lose_needle) != NULL ||
+	    bytes_hold(x->in, x->in_len, c->lose_needle))) {
+		c->lose_left--;
+		ssh_channel_free(ch);
+		conn_drop_session(c);
+		return conn_fail(err, CONN_DISCONNECTED, "connection cut as the command was sent "
+		    "(test hook)");
+	}
 	memset(&cb, 0, sizeof(cb));
 	cb.userdata = &es;
 	cb.channel_exit_status_function = on_exit_status;

@@ -72,6 +72,8 @@ struct conn {
 
 	struct conn_counters counters;
 	char		*cut_needle;
+	char		*lose_needle;	/* conn_test_lose_next */
+	int		 lose_left;
 
 	/* libssh's SFTP waits for an answer without end: on a link that died
 	 * silently (no FIN, no RST) a request would wait forever. The time

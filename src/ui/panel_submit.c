@@ -403,8 +403,11 @@ void submit_panel_ended(struct app *a, const struct watch_event *ev)
 	else if (v->dry)
 		v->outcome = xstrdup("rendered: nothing was written or submitted");
 	else
-		v->outcome = xasprintf("submitted %s as SLURM job %s%s", res->record_id,
-		    res->slurm_id, res->adopted ? " (found by name after a cut connection)" : "");
+		v->outcome = xasprintf("submitted %s as SLURM job %s%s%s%s%s", res->record_id,
+		    res->slurm_id, res->adopted ? " (found by name after the answer was lost)" : "",
+		    res->resubmit_of ? " (the submit of " : "",
+		    res->resubmit_of ? res->resubmit_of : "",
+		    res->resubmit_of ? " was lost: submitted once more)" : "");
 	if (ok && v->dry && res->dry_run != NULL) {
 		take_preview(a, v, res->dry_run);
 		if (a->mode == MODE_STEPS)

@@ -593,3 +593,362 @@ Test(submit, a_cut_after_the_one_command_submit_adopts_the_one_job, .timeout = 2
 	submit_result_free(&res);
 	sub_close(&e);
 }
+
+/* ---- an unclear submit, settled by the decision table (engine/submit/settle.h) ---- */
+
+/* All of a record's history messages, one a line (caller frees). */
+static char *history_of(struct sub_env *e, const char *id, struct job_record **out)
+{
+	struct job_record *r;
+	struct buf b;
+	char *err = NULL;
+
+	cr_assert_eq(store_load(e->store, id, &r, &err), 0, "%s", err);
+	buf_init(&b);
+	for (size_t i = 0; i < r->nhist; i++)
+		buf_addf(&b, "%s\n", r->hist[i].message ? r->hist[i].message : "");
+	*out = r;
+	return buf_detach(&b);
+}
+
+static const char *settle_bundle =
+	"image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	"command: [sh, -c, 'sleep 5']\n"
+	"time_hours: 0.2\n";
+
+/* The connection cut after sbatch ran, and the first lookups lost with it
+ * too: the later lookup finds the job and adopts it; never "nothing was
+ * submitted", never a second job. */
+Test(submit, an_unclear_submit_whose_first_lookups_fail_adopts_the_job_later, .timeout = 240)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *r;
+	char *err = NULL;
+
+	sub_open(&e, "settle-late", NULL);
+	char *spec = sub_bundle(&e, "late", settle_bundle);
+	conn_test_cut_after(e.conn, "sbatch --hold");
+	conn_test_lose_next(e.conn, "@@squeue", 3);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_expect(res.adopted, "the job was not adopted by name");
+	cr_expect_null(res.resubmit_of, "submitted again although the job existed");
+	cr_assert_not_null(res.settled);
+	cr_expect(strstr(res.settled, "3 failed") != NULL, "the failed lookups: %s", res.settled);
+	char *cmd = xasprintf("squeue -h -t all --name=%s | wc -l", res.record_id);
+	char *n = rig_ssh_ok(cmd);
+	cr_expect_str_eq(n, "1", "exactly one job, never a second submit");
+	cr_expect_eq(jobs_under(&e), 1, "a second job was submitted");
+	char *hist = history_of(&e, res.record_id, &r);
+	cr_expect_str_eq(r->backend_ref, res.slurm_id);
+	cr_expect(strstr(hist, "adopted by its name") != NULL, "%s", hist);
+	cr_expect(strstr(hist, "the submit's answer was unclear") != NULL, "no evidence: %s", hist);
+	cr_expect(strstr(hist, "nothing was submitted") == NULL, "%s", hist);
+	record_free(r);
+	free(hist), free(n), free(cmd), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+struct dup_arg {
+	struct sub_env	*e;
+	char		*dup_id;	/* the second job of the name, sbatched here */
+};
+
+/* While the submit's lookups fail: the record's name, then a second job
+ * under it, as a double-clicked submit elsewhere would leave. */
+static void *make_duplicate(void *p)
+{
+	struct dup_arg *a = p;
+
+	for (int i = 0; i < 200 && a->dup_id == NULL; i++) {
+		struct job_record **list;
+		size_t n;
+		if (store_list(a->e->store, &list, &n, NULL) == 0) {
+			for (size_t k = 0; k < n && a->dup_id == NULL; k++) {
+				if (list[k]->backend_ref != NULL)
+					continue;
+				char *opts = xasprintf("--job-name=%s -t 5 -o /dev/null", list[k]->id);
+				char *check = xasprintf("squeue -h --name=%s | wc -l", list[k]->id);
+				char *cnt = rig_ssh_ok(check);
+				if (atoi(cnt) == 1)
+					a->dup_id = rig_sbatch(opts, "'sleep 600'");
+				free(cnt), free(check), free(opts);
+			}
+			store_list_free(list, n);
+		}
+		usleep(100 * 1000);
+	}
+	return NULL;
+}
+
+/* Two jobs of the name found after an unclear submit: the first kept, the
+ * duplicate cancelled, and the record says so. */
+Test(submit, two_jobs_of_the_name_after_an_unclear_submit_cancel_the_duplicate, .timeout = 240)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *r;
+	struct dup_arg a = { 0 };
+	pthread_t th;
+	char *err = NULL;
+
+	sub_open(&e, "settle-dup", NULL);
+	char *spec = sub_bundle(&e, "dup", settle_bundle);
+	/* The image converted first: the name is known only once the record
+	 * opens, and the lookups must fail long enough for the second job. */
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	submit_result_free(&res);
+	conn_test_cut_after(e.conn, "sbatch --hold");
+	conn_test_lose_next(e.conn, "@@squeue", 8);
+	a.e = &e;
+	pthread_create(&th, NULL, make_duplicate, &a);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	pthread_join(th, NULL);
+	cr_assert_not_null(a.dup_id, "the test made no second job of the name");
+	cr_expect(res.adopted);
+	cr_expect_neq(strcmp(res.slurm_id, a.dup_id), 0, "the duplicate was kept");
+	char *state = rig_wait_state(a.dup_id, "CANCELLED", 60);
+	free(state);
+	char *cmd = xasprintf("squeue -h --name=%s -t PD,R -o %%A", res.record_id);
+	char *live = rig_ssh_ok(cmd);
+	cr_expect(strstr(live, a.dup_id) == NULL, "the duplicate still queued: %s", live);
+	char *hist = history_of(&e, res.record_id, &r);
+	cr_expect_str_eq(r->backend_ref, res.slurm_id);
+	char *want = xasprintf("cancelled the duplicate %s", a.dup_id);
+	cr_expect(strstr(hist, want) != NULL, "the record does not say so: %s", hist);
+	cr_expect(strstr(res.settled, want) != NULL, "%s", res.settled);
+	record_free(r);
+	free(want), free(hist), free(live), free(cmd), free(spec), free(a.dup_id);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+/* The submit lost before sbatch ran: the lookups work and find nothing
+ * for the whole window; an infrastructure failure, submitted once more
+ * under a new record linked to it, and no more. */
+Test(submit, no_job_within_the_window_is_submitted_once_more_under_a_linked_record, .timeout = 300)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *old, *nw;
+	char *err = NULL;
+
+	sub_open(&e, "settle-none", NULL);
+	char *spec = sub_bundle(&e, "none", settle_bundle);
+	conn_test_lose_next(e.conn, "sbatch --hold", 1);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_assert_not_null(res.resubmit_of, "not submitted once more");
+	cr_expect_str_neq(res.resubmit_of, res.record_id);
+	cr_expect(!res.adopted);
+	char *h_old = history_of(&e, res.resubmit_of, &old);
+	char *h_new = history_of(&e, res.record_id, &nw);
+	cr_expect_eq(old->state, TAO_ERROR);
+	cr_expect_str_eq(old->retried_as, res.record_id);
+	cr_expect_null(old->backend_ref);
+	cr_expect(strstr(h_old, "infrastructure failure") != NULL, "%s", h_old);
+	cr_expect(strstr(h_old, "none found by the lookups that worked") != NULL, "%s", h_old);
+	cr_expect(strstr(h_old, "nothing was submitted") == NULL, "%s", h_old);
+	cr_expect_str_eq(nw->retry_of, res.resubmit_of);
+	cr_expect_str_eq(nw->backend_ref, res.slurm_id);
+	char *cmd = xasprintf("sacct -n -X -P -S now-1hour --name=%s -o JobIDRaw | wc -l; "
+	    "sacct -n -X -P -S now-1hour --name=%s -o JobIDRaw | wc -l; squeue -h -t all --name=%s "
+	    "| wc -l", res.resubmit_of, res.record_id, res.record_id);
+	char *counts = rig_ssh_ok(cmd);
+	int lost, again, queued;
+	cr_assert_eq(sscanf(counts, "%d %d %d", &lost, &again, &queued), 3, "%s", counts);
+	cr_expect_eq(lost, 0, "a job of the lost submit's name exists");
+	cr_expect(again == 1 || queued == 1, "the resubmit's job: %s", counts);
+	cr_expect_eq(jobs_under(&e), 1, "more than one job was submitted");
+	struct job_record **list;
+	size_t n;
+	cr_assert_eq(store_list(e.store, &list, &n, NULL), 0);
+	cr_expect_eq(n, 2, "records: %zu, not the lost one and its one resubmit", n);
+	store_list_free(list, n);
+	record_free(old), record_free(nw);
+	free(h_old), free(h_new), free(counts), free(cmd), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+/* The answer lost and every lookup with it, the whole window: the job may
+ * exist (it does), so the submit fails without a second job and without
+ * the words "nothing was submitted". */
+Test(submit, no_lookup_working_never_says_nothing_was_submitted, .timeout = 240)
+{
+	struct sub_env e;
+	struct submit_result res;
+	char *err = NULL;
+
+	sub_open(&e, "settle-blind", NULL);
+	char *spec = sub_bundle(&e, "blind", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "command: [sh, -c, 'sleep 5']\ntime_hours: 0.2\nsecrets: [HF_TOKEN]\n");
+	conn_test_cut_after(e.conn, "sbatch --hold");
+	conn_test_lose_next(e.conn, "@@squeue", 1000);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), -1, "the submit said it worked");
+	cr_assert_not_null(err);
+	cr_expect(strstr(err, "nothing was submitted") == NULL, "%s", err);
+	cr_expect(strstr(err, "may exist") != NULL, "%s", err);
+	cr_expect(strstr(err, "no lookup worked") != NULL, "%s", err);
+	conn_test_lose_next(e.conn, NULL, 0);
+	cr_expect_eq(jobs_under(&e), 1, "the job that was submitted, and no second one");
+	free(err), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+/* ---- a conversion that never strands (engine/submit/convert.h) ---- */
+
+static void said_image(enum submit_step step, int state, const char *detail, void *data)
+{
+	if (step == STEP_IMAGE && detail != NULL)
+		buf_addf(data, "%d %s\n", state, detail);
+}
+
+struct unblock_arg {
+	const char	*blocker;
+	int		 done;
+};
+
+/* Once the first conversion was cancelled, the account's other job ends:
+ * the memory its QOS caps is free for the second. */
+static void *unblock(void *p)
+{
+	struct unblock_arg *a = p;
+
+	for (int i = 0; i < 900 && !a->done; i++) {
+		char *out = NULL;
+		/* Its own conversion: one submitted after the blocker. */
+		char *q = xasprintf("sacct -X -n -P -S now-1hour -A taotopconv -o JobIDRaw,JobName,State "
+		    "| awk -F'|' '$1 > %s && $2 ~ /^taotop-convert-/ && $3 ~ /^CANCELLED/ { print $2; "
+		    "exit }'", a->blocker);
+		int found = rig_ssh(q, &out) == 0 && strncmp(out, "taotop-convert-", 15) == 0;
+		free(q);
+		if (found) {
+			char *cmd = xasprintf("scancel %s", a->blocker);
+			free(rig_ssh_ok(cmd));
+			free(cmd);
+			a->done = 1;
+		}
+		free(out);
+		usleep(200 * 1000);
+	}
+	return NULL;
+}
+
+/* A conversion behind another job of its account, whose QOS caps the
+ * group's memory: it waits with QOSGrpMemLimit, which the submit shows;
+ * it is cancelled and run once more with the explicit profile, and that
+ * one converts. Both carry the job's account (sacct). */
+Test(submit, a_conversion_on_qos_grp_mem_limit_is_cancelled_and_run_with_the_profile,
+    .timeout = 300)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct buf said;
+	struct unblock_arg a = { 0 };
+	pthread_t th;
+	char *err = NULL;
+
+	rig_get();
+	/* The account and its capped QOS (tests/cluster/README.md). */
+	rig_local("sacctmgr -i add qos taotop-convlim >/dev/null 2>&1; "
+	    "sacctmgr -i modify qos taotop-convlim set GrpTRES=mem=8000 >/dev/null 2>&1; "
+	    "sacctmgr -i add account taotopconv Description=taotop-conv Organization=taotop "
+	    ">/dev/null 2>&1; sacctmgr -i add user %s account=taotopconv qos=taotop-convlim "
+	    "defaultqos=taotop-convlim >/dev/null 2>&1; true", rig_get()->user);
+	char *check = rig_ssh_ok("sacctmgr -n -P show assoc user=$(id -un) account=taotopconv "
+	    "format=defaultqos");
+	cr_assert_str_eq(check, "taotop-convlim", "the rig's capped account is not set up");
+	free(check);
+	sub_open(&e, "qosmem", NULL);
+	/* 2000M of the 8000M held: the conversion's 7200M must wait. */
+	char *blocker = rig_sbatch("-A taotopconv -p cpu_long --mem=2000 -c1 -t 30 -o /dev/null",
+	    "'sleep 900'");
+	char *state = rig_wait_state(blocker, "RUNNING", 60);
+	free(state);
+	a.blocker = blocker;
+	pthread_create(&th, NULL, unblock, &a);
+	char *spec = sub_bundle(&e, "qos", "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "command: [true]\ntime_hours: 0.2\naccount: taotopconv\n");
+	struct submit_opts o = { .spec_path = spec, .gpus = -1, .nodes = -1, .time_hours = -1 };
+	buf_init(&said);
+	int rc = submit_run(e.conn, e.store, &e.cl, &o, said_image, &said, &res, &err);
+	a.done = 1;
+	pthread_join(th, NULL);
+	cr_assert_eq(rc, 0, "%s\n%s", err, said.data);
+	cr_expect(res.converted);
+	cr_expect(strstr(said.data, "waiting in the queue: QOSGrpMemLimit") != NULL,
+	    "the pending reason was not shown: %s", said.data);
+	cr_expect(strstr(said.data, "pending on QOSGrpMemLimit (ReqCPUS=4 ReqMem=7200M): cancelled; "
+	    "converting once more with the explicit profile") != NULL, "%s", said.data);
+	cr_expect(strstr(said.data, "1 converted, the second time with the explicit profile") != NULL,
+	    "%s", said.data);
+	/* sacct: two conversions, both with the account and the profile; the
+	 * first cancelled, the second completed. */
+	char *q = xasprintf("sacct -X -n -P -S now-1hour -A taotopconv -o JobIDRaw,JobName,Account,"
+	    "State,ReqCPUS,ReqMem | awk -F'|' '$1 > %s && $2 ~ /^taotop-convert-/' | sort -n",
+	    blocker);
+	char *rows = rig_ssh_ok(q);
+	free(q);
+	char *second = strchr(rows, '\n');
+	cr_assert_not_null(second, "not two conversions: %s", rows);
+	cr_expect_null(strchr(second + 1, '\n'), "more than two conversions: %s", rows);
+	cr_expect(rig_matches(rows, "^[0-9]+\\|taotop-convert-[0-9a-f]+\\|taotopconv\\|CANCELLED[^|]*"
+	    "\\|4\\|7200M"), "the first conversion: %s", rows);
+	cr_expect(rig_matches(second + 1, "^[0-9]+\\|taotop-convert-[0-9a-f]+\\|taotopconv\\|COMPLETED"
+	    "\\|4\\|7200M"), "the second conversion: %s", rows);
+	char *cmd = xasprintf("scancel %s; squeue -h -A taotopconv -t PD,R -o %%A | wc -l", blocker);
+	free(rig_ssh_ok(cmd));
+	free(cmd), free(rows), free(blocker), free(spec);
+	buf_free(&said);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+/* The gate before sbatch, in the launch's own command: a job of the same
+ * name already there refuses it, and so does SLURM's answer to
+ * `sbatch --test-only`; neither submits anything. */
+Test(submit, the_launch_refuses_a_taken_name_and_what_test_only_refuses, .timeout = 120)
+{
+	struct sub_env e;
+	char *err = NULL, *slurm_id = NULL;
+	int adopted = 0;
+
+	sub_open(&e, "gate", NULL);
+	char *name = xasprintf("tao-20991231-%06x", rig_uniq() & 0xffffff);
+	char *cmd = xasprintf("mkdir -p %s/gate/sbatch %s/gate/slurm-logs && printf '#!/bin/bash\\n"
+	    "#SBATCH -o /dev/null\\n#SBATCH -t 5\\nsleep 60\\n' > %s/gate/sbatch/ok.sbatch && "
+	    "printf '#!/bin/bash\\n#SBATCH -o /dev/null\\n#SBATCH -t 5\\n#SBATCH --gres=gpu:99\\n"
+	    "true\\n' > %s/gate/sbatch/big.sbatch", e.base, e.base, e.base, e.base);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	char *dir = xasprintf("%s/gate", e.base), *logs = xasprintf("%s/gate/slurm-logs", e.base);
+	char *ok = xasprintf("%s/sbatch/ok.sbatch", dir), *big = xasprintf("%s/sbatch/big.sbatch", dir);
+	char *opts = xasprintf("--job-name=%s -t 5 -o /dev/null", name);
+	char *first = rig_sbatch(opts, "'sleep 60'");
+
+	cr_expect_eq(submit_launch_staged(e.conn, e.store, name, dir, ok, logs, NULL, &slurm_id, &adopted,
+	    &err), -1, "a second job of the name was submitted");
+	cr_expect(err && strstr(err, "exists already") != NULL && strstr(err, first) != NULL, "%s",
+	    err);
+	free(err), err = NULL;
+	cmd = xasprintf("squeue -h -t all --name=%s -o %%A", name);
+	char *ids = rig_ssh_ok(cmd);
+	cr_expect_str_eq(ids, first, "only the first job carries the name");
+	free(ids), free(cmd);
+
+	char *other = xasprintf("tao-20991231-%06x", (rig_uniq() + 1) & 0xffffff);
+	cr_expect_eq(submit_launch_staged(e.conn, e.store, other, dir, big, logs, NULL, &slurm_id,
+	    &adopted, &err), -1, "a job SLURM can never run was submitted");
+	/* 22.05's words; newer SLURM says "Batch job submission failed". */
+	cr_expect(err && strstr(err, "sbatch --test-only") != NULL &&
+	    (strstr(err, "Requested node configuration is not available") != NULL), "%s", err);
+	cmd = xasprintf("squeue -h -t all --name=%s | wc -l; sacct -n -X -P -S now-1hour --name=%s "
+	    "-o JobIDRaw | wc -l", other, other);
+	char *n = rig_ssh_ok(cmd);
+	cr_expect_str_eq(n, "0\n0", "the refused job reached the scheduler: %s", n);
+	free(n), free(cmd), free(err), free(other), free(first), free(opts), free(ok), free(big);
+	free(dir), free(logs), free(name);
+	sub_close(&e);
+}

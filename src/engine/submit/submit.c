@@ -26,6 +26,7 @@
 
 #include "engine/submit/checks.h"
 #include "engine/submit/command.h"
+#include "engine/submit/convert.h"
 #include "engine/config/config.h"
 #include "engine/submit/gpuspec.h"
 #include "engine/submit/lint.h"
@@ -35,6 +36,7 @@
 #include "engine/store/store.h"
 #include "engine/submit/request.h"
 #include "engine/submit/secrets.h"
+#include "engine/submit/settle.h"
 #include "engine/slurm/slurm.h"
 #include "engine/submit/spec.h"
 #include "engine/submit/stage.h"
@@ -49,8 +51,9 @@
 #include "util/xmalloc.h"
 
 #define CHECK_TIMEOUT_MS	60000
-#define CONVERT_TIMEOUT_MS	(3 * 3600 * 1000)
 #define SUBMIT_TIMEOUT_MS	60000
+/* The gate before sbatch refused (stdout, then why). */
+#define REFUSED_MARK		"@@taotop-refused "
 
 const char *submit_step_name(enum submit_step step)
 {
@@ -104,6 +107,9 @@ struct job {
 	 * are held until its answer says they passed (a submit they stop
 	 * never showed a record), then told in order; as many as come. */
 	int			 folding, holding;
+	char			*lost_id;	/* a record whose submit was lost (no job
+						 * found): the record opened next submits
+						 * it once more, linked to it */
 	struct held_step {
 		enum submit_step	 s;
 		int			 state;
@@ -728,11 +734,19 @@ static int nccl_knobs(struct job *j, char **err)
 	return 0;
 }
 
+static void convert_said(const char *what, void *data)
+{
+	step(data, STEP_IMAGE, 0, what);
+}
+
 static int convert_image(struct job *j, struct submit_result *res, char **err)
 {
-	char *inner, *qinner, *qsqsh, *qdocker, *qcache, *qcpu, *cmd;
-	struct conn_exec x;
-	int rc = -1;
+	struct convert_opts co = {
+		.sqsh = j->image.sqsh, .docker_uri = j->image.docker_uri, .cache = j->cache,
+		.partition = j->cl->cpu_partition, .account = j->rq.account, .cancel = j->o->cancel,
+		.said = convert_said, .data = j,
+	};
+	int retried = 0;
 
 	if (j->image.is_sqsh) {
 		/* A .sqsh given as such (reused: never converted), or the
@@ -741,64 +755,34 @@ static int convert_image(struct job *j, struct submit_result *res, char **err)
 		step(j, STEP_IMAGE, 1, j->image_how);
 		return 0;
 	}
-	qsqsh = sh_quote(j->image.sqsh), qdocker = sh_quote(j->image.docker_uri);
-	qcache = sh_quote(j->cache), qcpu = sh_quote(j->cl->cpu_partition);
-	if (!j->o->dry_run)
-		step(j, STEP_IMAGE, 0, "converting on the CPU partition (once per image)");
-	/* The seed's conversion, to a temp name renamed only when whole. */
-	inner = xasprintf("set -Eeuo pipefail; export TMPDIR=/tmp; "
-	    "export ENROOT_TEMP_PATH=/tmp/enroot-tao-${SLURM_JOB_ID}; "
-	    "export SLURM_ENROOT_TEMP_PATH=${ENROOT_TEMP_PATH}; mkdir -p \"${ENROOT_TEMP_PATH}\"; "
-	    "cd /tmp; part=%s.part.${SLURM_JOB_ID}; rm -f \"$part\"; "
-	    "enroot import -o \"$part\" %s && mv -f \"$part\" %s", qsqsh, qdocker, qsqsh);
-	qinner = sh_quote(inner);
-	cmd = xasprintf("mkdir -p %s && srun --chdir=/tmp -n1 -c4 --mem=7200M -p %s -t 120 "
-	    "bash -c %s && [ \"$(head -c 4 %s)\" = hsqs ]", qcache, qcpu, qinner, qsqsh);
-	free(inner);
-	free(qinner);
 	if (j->o->dry_run) {
-		plan(j, "convert: %s", cmd);
+		char *line = convert_srun_line(&co, "taotop-convert-XXXXXX");
+		plan(j, "convert: %s (detached; its queue state looked at every %d s, its hsqs "
+		    "magic checked)", line, CONVERT_POLL_MS / 1000);
+		free(line);
 		j->image_how = "to be converted";
 		step(j, STEP_IMAGE, 1, "would convert");
-		free(cmd);
-		rc = 0;
-		goto out;
+		return 0;
 	}
-	if (run(j, &x, cmd, CONVERT_TIMEOUT_MS, err) != 0) {
-		free(cmd);
-		failed(j, STEP_IMAGE, err);
-		goto out;
-	}
-	free(cmd);
-	if (x.exit_status != 0) {
-		const char *e = x.err.data ? x.err.data : "";
-		size_t len = strlen(e);
-		while (len > 0 && e[len - 1] == '\n')
-			len--;
-		/* The last lines say why; never fall back to the registry. */
-		const char *tail = e + len;
-		for (int lines = 0; tail > e && lines < 3; tail--)
-			lines += tail[-1] == '\n';
+	step(j, STEP_IMAGE, 0, "converting on the CPU partition (once per image)");
+	if (convert_run(j->c, &co, &retried, err) != 0) {
+		char *e = *err;
 		/* A registry that wants credentials: say the one-time fix. */
 		const char *hint = strstr(e, "401 Unauthorized") != NULL
 		    ? " -- the registry wants credentials: install them once on this cluster with "
 		      "taotop preflight --install-ngc-credentials (it asks for the key)" : "";
-		*err = xasprintf("converting %s failed on %s: %.*s%s -- taotop does not fall back to "
+		*err = xasprintf("converting %s failed on %s: %s%s -- taotop does not fall back to "
 		    "the registry image (it would be pulled on the GPUs); fix the conversion and "
-		    "submit again", j->image.docker_uri, j->cl->cpu_partition,
-		    (int)(e + len - tail), tail, hint);
-		conn_exec_free(&x);
-		failed(j, STEP_IMAGE, err);
-		goto out;
+		    "submit again", j->image.docker_uri, j->cl->cpu_partition, e, hint);
+		free(e);
+		return failed(j, STEP_IMAGE, err);
 	}
-	conn_exec_free(&x);
 	res->converted = 1;
-	j->image_how = "converted";
-	step(j, STEP_IMAGE, 1, "converted");
-	rc = 0;
-out:
-	free(qsqsh), free(qdocker), free(qcache), free(qcpu);
-	return rc;
+	j->image_how = retried ? "converted (once more, with the explicit profile, after "
+	    "QOSGrpMemLimit)" : "converted";
+	step(j, STEP_IMAGE, 1, retried ? "converted, the second time with the explicit profile "
+	    "(the first waited on QOSGrpMemLimit)" : "converted");
+	return 0;
 }
 
 /* ---- record, staging, sidecar ------------------------------------------------------------------ */
@@ -814,6 +798,17 @@ static void task_results_dir(const struct job *j, struct job_record *r)
 	if (dir != NULL)
 		record_set(&r->tao_results_dir, dir);
 	free(dir);
+}
+
+/* The lost record: its resubmit is arg (NULL: none after all). */
+static int link_retry(struct job_record *r, void *arg, char **err)
+{
+	(void)err;
+	record_set(&r->retried_as, arg);
+	if (arg == NULL)
+		record_event(r, "its resubmit's checks stopped it before any write: the submit goes "
+		    "on the long way, as a new record", "taotop", time(NULL));
+	return 1;
 }
 
 static int open_record(struct job *j, char **err)
@@ -862,6 +857,13 @@ static int open_record(struct job *j, char **err)
 		record_set(&r->secrets, names.data);
 		buf_free(&names);
 	}
+	if (j->lost_id != NULL) {
+		char *m = xasprintf("opened: %s's submit was lost (no job found by its name): "
+		    "submitted once more", j->lost_id);
+		record_set(&r->retry_of, j->lost_id);
+		record_event(r, m, "taotop", time(NULL));
+		free(m);
+	}
 	record_event(r, "opened: staging", "taotop", time(NULL));
 	if (strchr(j->rq.partition, ',') != NULL) {
 		char *parts = xasprintf("partitions %s: SLURM starts the job on the first that can "
@@ -877,6 +879,8 @@ static int open_record(struct job *j, char **err)
 	}
 	rc = store_create(j->st, r, err);
 	record_free(r);
+	if (rc == 0 && j->lost_id != NULL)
+		rc = store_update(j->st, j->lost_id, link_retry, j->id, err);
 	if (rc != 0)
 		return failed(j, STEP_RECORD, err);
 	step(j, STEP_RECORD, 1, j->id);
@@ -1364,65 +1368,63 @@ static int mark_not_launched(struct job_record *r, void *arg, char **err)
 	return record_transition(r, TAO_ERROR, NULL, arg, "taotop", time(NULL));
 }
 
-/* After a cut connection or an empty answer: find the job by its exact
- * name (the record id) and adopt it, finishing a held one. Never submits. */
-static int reconcile(struct conn *c, const char *name, const char *log_dir, char **id_out,
-    char **err)
+static int note_event(struct job_record *r, void *arg, char **err)
 {
-	struct conn_exec x;
-	char *qname = sh_quote(name), *cmd, *line, *save = NULL, *held = NULL;
-	int rc = -1;
+	(void)err;
+	record_event(r, arg, "taotop", time(NULL));
+	return 1;
+}
 
-	/* --me: another user's job of the same name is not ours to adopt. */
-	cmd = xasprintf("squeue --me -h --name=%s -o '%%A %%r'; echo @@; "
-	    "sacct -n -X -P -u \"$(id -un)\" --name=%s -S now-7days -o JobIDRaw", qname, qname);
-	for (int attempt = 0; attempt < 3 && run_on(c, &x, cmd, SUBMIT_TIMEOUT_MS, NULL, err) != 0;
-	    attempt++) {
-		conn_exec_free(&x);
-		free(*err);
-		*err = NULL;
-		sleep(1);
-	}
-	free(cmd);
-	*id_out = NULL;
-	for (line = strtok_r(x.out.data ? x.out.data : (char *)"", "\n", &save); line != NULL;
-	    line = strtok_r(NULL, "\n", &save)) {
-		char id[32], reason[64] = "";
-		if (strcmp(line, "@@") == 0 || sscanf(line, "%31s %63s", id, reason) < 1 ||
-		    !slurm_id_ok(id))
-			continue;
-		if (*id_out == NULL) {
-			*id_out = xstrdup(id);
-			if (strcmp(reason, "JobHeldUser") == 0)
-				held = xstrdup(id);
-		}
-	}
-	conn_exec_free(&x);
-	if (*id_out == NULL) {
-		*err = xasprintf("the submit's answer was lost and no job named %s exists: nothing was "
-		    "submitted; run the submit again", name);
-		goto out;
-	}
-	if (held != NULL) {
-		char *qlog = sh_quote(log_dir);
-		cmd = xasprintf("mkdir -p %s/%s-%s && scontrol release %s", qlog, name, held, held);
-		free(qlog);
+/* The job found after an unclear submit: a held one gets its log folder
+ * and is released, the duplicates are cancelled. What was done is added
+ * to *what. */
+static int finish_found(struct conn *c, const char *name, const char *log_dir,
+    const struct settle_result *sr, struct buf *what, char **err)
+{
+	const struct settle_found *keep = &sr->st.found[0];
+	struct conn_exec x;
+	char *cmd, *qlog;
+	size_t i;
+
+	if (sr->st.nfound > 1) {
+		/* Several: the lowest id (the first submitted) is kept. */
+		struct buf ids;
+		buf_init(&ids);
+		for (i = 1; i < sr->st.nfound; i++)
+			buf_addf(&ids, " %s", sr->st.found[i].id);
+		cmd = xasprintf("scancel%s", ids.data);
 		if (run_on(c, &x, cmd, SUBMIT_TIMEOUT_MS, NULL, err) != 0 || x.exit_status != 0) {
-			if (*err == NULL)
-				*err = xasprintf("job %s was found held, but releasing it failed: %s", held,
-				    x.err.data ? x.err.data : "");
-			conn_exec_free(&x);
-			free(cmd);
-			goto out;
+			buf_addf(what, "; several jobs carry the name: kept SLURM job %s; cancelling the "
+			    "duplicate%s%s FAILED (%s): cancel them by hand", keep->id,
+			    sr->st.nfound > 2 ? "s" : "", ids.data, *err ? *err : (x.err.data ?
+			    x.err.data : "scancel failed"));
+			free(*err);
+			*err = NULL;
+		} else {
+			buf_addf(what, "; several jobs carry the name: kept SLURM job %s, cancelled the "
+			    "duplicate%s%s", keep->id, sr->st.nfound > 2 ? "s" : "", ids.data);
 		}
 		conn_exec_free(&x);
 		free(cmd);
+		buf_free(&ids);
 	}
-	rc = 0;
-out:
-	free(held);
-	free(qname);
-	return rc;
+	if (!keep->held)
+		return 0;
+	qlog = sh_quote(log_dir);
+	cmd = xasprintf("mkdir -p %s/%s-%s && scontrol release %s", qlog, name, keep->id, keep->id);
+	free(qlog);
+	if (run_on(c, &x, cmd, SUBMIT_TIMEOUT_MS, NULL, err) != 0 || x.exit_status != 0) {
+		if (*err == NULL)
+			*err = xasprintf("job %s was found held, but releasing it failed: %s", keep->id,
+			    x.err.data ? x.err.data : "");
+		conn_exec_free(&x);
+		free(cmd);
+		return -1;
+	}
+	buf_adds(what, "; it was held: released");
+	conn_exec_free(&x);
+	free(cmd);
+	return 0;
 }
 
 char *submit_job_dir(const struct job_record *r)
@@ -1449,7 +1451,14 @@ char *submit_staged_sbatch(const struct job_record *r)
 /* The launch's commands: SLURM does not create %x-%j/, so the job is
  * submitted held, its log folder made, then released. The name is given on
  * the command line too: a retry runs the sbatch staged for the job it
- * retries, under its own name. */
+ * retries, under its own name. First, in the same command (no round trip
+ * more): a job of that exact name already there refuses the submit, and
+ * `sbatch --test-only` asks the controller whether it would take the job:
+ * a held job is accepted even when no node could ever run it (22.05 keeps
+ * it pending, BadConstraints), which --test-only refuses ("allocation
+ * failure: Requested node configuration is not available"; newer SLURM
+ * says "Batch job submission failed"). Any other failure of it (a site
+ * that does not allow the option) lets the submit go on. */
 static char *launch_cmds(const char *id, const char *job_dir, const char *sbatch_path,
     const char *log_dir, const char *exclude)
 {
@@ -1458,35 +1467,71 @@ static char *launch_cmds(const char *id, const char *job_dir, const char *sbatch
 
 	/* A retry keeps away from the nodes its chain failed on: --exclude
 	 * on the command line wins over the staged script's directives. */
-	cmd = xasprintf("cd %s && out=$(sbatch --hold --parsable --job-name=%s%s%s %s) && "
+	cmd = xasprintf("cd %s && { there=$(squeue --me -h -t all --name=%s -o %%A 2>/dev/null | "
+	    "tr '\\n' ' '); if [ -n \"$there\" ]; then echo \"" REFUSED_MARK "a job named %s exists "
+	    "already (SLURM job $there)\"; exit 3; fi; "
+	    "t=$(sbatch --test-only --job-name=%s%s%s %s 2>&1) || case $t in *'Batch job submission "
+	    "failed'*|*'allocation failure'*) printf '" REFUSED_MARK "sbatch --test-only: %%s\\n' "
+	    "\"$(printf '%%s\\n' \"$t\" | grep -E 'Batch job submission failed|allocation failure' "
+	    "| head -n 1)\"; exit 4;; esac; } && "
+	    "out=$(sbatch --hold --parsable --job-name=%s%s%s %s) && "
 	    "id=${out%%%%;*} && mkdir -p %s/%s-\"$id\" && scontrol release \"$id\" && "
-	    "echo \"@@taotop-id $id\"", qdir, qname, qex ? " --exclude=" : "", qex ? qex : "", qsb,
-	    qlog, id);
+	    "echo \"@@taotop-id $id\"", qdir, qname, id, qname, qex ? " --exclude=" : "",
+	    qex ? qex : "", qsb, qname, qex ? " --exclude=" : "", qex ? qex : "", qsb, qlog, id);
 	free(qdir), free(qsb), free(qlog), free(qname), free(qex);
 	return cmd;
 }
 
+/* What the settling decided, in the words of the record and the user. */
+static const char *settle_words(enum settle_verdict v)
+{
+	switch (v) {
+	case SETTLE_ADOPT:
+		return "submitted; the answer was lost and the job adopted by its name";
+	case SETTLE_DUPLICATES:
+		return "submitted; the answer was lost and several jobs carry its name";
+	default:
+		return "submitted";
+	}
+}
+
 /* What the launch's exec said: the SLURM id, a write or sbatch that
  * failed (nothing submitted), or (an answer lost with the connection, or
- * none) the job looked up by its name and adopted, never submitted again;
- * then the record says so. */
+ * none) settled by the decision table (engine/submit/settle.h): the job
+ * found adopted, duplicates cancelled; the record says which and why.
+ * Returns 0 launched, -1 failed, LAUNCH_NONE: the lookups that worked
+ * found no job for the whole window (*evidence says so): the caller may
+ * submit once more under a new linked record. */
+#define LAUNCH_NONE 2
+/* No lookup worked: failed, but the job may exist (its sidecar stays). */
+#define LAUNCH_UNKNOWN 3
 static int launch_answer(struct conn *c, struct record_store *st, const char *id,
     const char *log_dir, struct conn_exec *x, enum conn_status cst, char **slurm_id_out,
-    int *adopted, char **err)
+    int *adopted, char **evidence, char **err)
 {
 	char *mark = cst == CONN_OK && x->out.data ? strstr(x->out.data, "@@taotop-id ") : NULL;
+	char *refused = cst == CONN_OK && x->out.data ? strstr(x->out.data, REFUSED_MARK) : NULL;
 	char *slurm_id = NULL, *staged = cst == CONN_OK ? stage_failure(x->out.data) : NULL;
 	const char *e = x->err.data ? x->err.data : "";
+	struct settle_result sr;
+	struct buf what;
 	const char *v[2];
 	int rc = -1;
 
 	*adopted = 0;
+	buf_init(&what);
+	memset(&sr, 0, sizeof(sr));
 	if (mark != NULL) {
 		slurm_id = xstrndup(mark + 12, strcspn(mark + 12, "\n"));
 		if (!slurm_id_ok(slurm_id)) {
 			*err = xasprintf("sbatch answered '%s', not a SLURM job id", slurm_id);
 			goto out;
 		}
+	} else if (refused != NULL) {
+		refused += sizeof(REFUSED_MARK) - 1;
+		*err = xasprintf("the submit's gate refused it before sbatch: %.*s",
+		    (int)strcspn(refused, "\n"), refused);
+		goto out;
 	} else if (staged != NULL) {
 		*err = xasprintf("%s on %s: %.*s", staged, conn_host(c), (int)strcspn(e, "\n"), e);
 		goto out;
@@ -1495,26 +1540,140 @@ static int launch_answer(struct conn *c, struct record_store *st, const char *id
 		*err = xasprintf("sbatch refused the job: %.*s", (int)strcspn(e, "\n"), e);
 		goto out;
 	} else {
-		/* Ambiguous: the job may exist. Look for it, never resubmit. */
-		log_msg(LOG_WARN, "submit: %s: ambiguous answer (%s); reconciling by name", id,
-		    *err ? *err : "no job id");
+		/* Unclear: the job may exist. Look for it, never resubmit blindly. */
+		char *why = cst != CONN_OK ? xstrdup(*err ? *err : conn_status_name(cst))
+		    : xasprintf("sbatch printed no job id (exit %d%s%.*s)", x->exit_status,
+		    e[0] ? ": " : "", (int)strcspn(e, "\n"), e);
+		log_msg(LOG_WARN, "submit: %s: unclear answer (%s); looking for it by name", id, why);
 		free(*err);
 		*err = NULL;
-		if (reconcile(c, id, log_dir, &slurm_id, err) != 0)
+		settle_run(c, id, 0, &sr);
+		char *ev = settle_evidence(&sr, id);
+		buf_addf(&what, "the submit's answer was unclear (%s); %s", why, ev);
+		free(why), free(ev);
+		log_msg(LOG_INFO, "submit: %s: %s: %s", id, settle_verdict_name(sr.verdict), what.data);
+		switch (sr.verdict) {
+		case SETTLE_ADOPT:
+		case SETTLE_DUPLICATES:
+			if (finish_found(c, id, log_dir, &sr, &what, err) != 0)
+				goto out;
+			slurm_id = xstrdup(sr.st.found[0].id);
+			*adopted = 1;
+			break;
+		case SETTLE_NONE:
+			free(*evidence);
+			*evidence = buf_detach(&what);
+			rc = LAUNCH_NONE;
 			goto out;
-		*adopted = 1;
+		default:
+			*err = xasprintf("%s. The job may exist: taotop did not submit it again. Look with "
+			    "`squeue --me --name=%s` once the cluster answers; `taotop jobs` shows it "
+			    "when it does", what.data, id);
+			rc = LAUNCH_UNKNOWN;
+			goto out;
+		}
 	}
 	v[0] = slurm_id;
-	v[1] = *adopted ? "submitted; the answer was lost and the job adopted by its name"
-	    : "submitted";
+	v[1] = settle_words(sr.verdict);
 	if (store_update(st, id, mark_launched, (void *)v, err) != 0)
 		goto out;
+	if (what.len > 0) {
+		if (store_update(st, id, note_event, what.data, err) != 0)
+			goto out;
+		free(*evidence);
+		*evidence = buf_detach(&what);
+	}
 	*slurm_id_out = slurm_id;
 	slurm_id = NULL;
 	rc = 0;
 out:
+	settle_result_free(&sr);
+	buf_free(&what);
 	free(slurm_id);
 	free(staged);
+	return rc;
+}
+
+/* The record of a submit whose answer was lost and whose job no working
+ * lookup found: an infrastructure failure, linked to the new record nid
+ * that submits it once more. */
+static int mark_lost(struct job_record *r, void *arg, char **err)
+{
+	const char *const *v = arg;	/* nid, evidence */
+	(void)err;
+	char *msg = xasprintf("infrastructure failure: %s; submitted once more as %s", v[1], v[0]);
+	int rc;
+
+	record_set(&r->retried_as, v[0]);
+	rc = record_transition(r, TAO_ERROR, NULL, msg, "taotop", time(NULL));
+	free(msg);
+	return rc < 0 ? rc : 1;
+}
+
+/* The new record for the one resubmit of id: the same workload and staged
+ * folders, retry_of id; id's record closed as an infrastructure failure.
+ * The new id (caller frees), or NULL with *err. */
+static char *open_resubmit(struct record_store *st, const char *id, const char *evidence,
+    char **err)
+{
+	struct job_record *old = NULL, *r;
+	char *nid, *msg;
+	const char *v[2];
+
+	if (store_load(st, id, &old, err) != 0)
+		return NULL;
+	nid = store_mint_id(st);
+	r = record_new(nid);
+	record_set(&r->platform, old->platform);
+	record_set(&r->cluster, old->cluster);
+	record_set(&r->image, old->image);
+	record_set(&r->network_arch, old->network_arch);
+	record_set(&r->action, old->action);
+	record_set(&r->storage_tier, old->storage_tier);
+	record_set(&r->results_dir, old->results_dir);
+	record_set(&r->tao_results_dir, old->tao_results_dir);
+	record_set(&r->log_dir, old->log_dir);
+	record_set(&r->secrets, old->secrets);
+	record_set(&r->bundle, old->bundle);
+	record_set(&r->retry_of, id);
+	msg = xasprintf("opened: %s's submit was lost (no job found by its name): submitted once "
+	    "more, its staged files as they are", id);
+	record_event(r, msg, "taotop", time(NULL));
+	free(msg);
+	record_free(old);
+	if (store_create(st, r, err) != 0) {
+		record_free(r);
+		free(nid);
+		return NULL;
+	}
+	record_free(r);
+	v[0] = nid, v[1] = evidence;
+	if (store_update(st, id, mark_lost, (void *)v, err) != 0) {
+		free(nid);
+		return NULL;
+	}
+	log_msg(LOG_WARN, "submit: %s: lost (%s); submitted once more as %s", id, evidence, nid);
+	return nid;
+}
+
+/* The one resubmit's own answer: settled as any, but never a third
+ * submit. */
+static int resubmit_answer(struct conn *c, struct record_store *st, const char *nid,
+    const char *log_dir, struct conn_exec *x, enum conn_status cst, char **slurm_id,
+    int *adopted, char **evidence, char **err)
+{
+	char *ev2 = NULL;
+	int rc = launch_answer(c, st, nid, log_dir, x, cst, slurm_id, adopted, &ev2, err);
+
+	if (rc == LAUNCH_NONE) {
+		*err = xasprintf("%s; taotop submits no more: check `squeue --me` and submit again",
+		    ev2);
+		rc = -1;
+	}
+	if (ev2 != NULL) {
+		free(*evidence);
+		*evidence = ev2;
+	}
 	return rc;
 }
 
@@ -1523,7 +1682,7 @@ int submit_launch_staged(struct conn *c, struct record_store *st, const char *id
     char **slurm_id_out, int *adopted, char **err)
 {
 	struct conn_exec x;
-	char *cmd = launch_cmds(id, job_dir, sbatch_path, log_dir, exclude);
+	char *cmd = launch_cmds(id, job_dir, sbatch_path, log_dir, exclude), *evidence = NULL;
 	enum conn_status cst;
 	int rc;
 
@@ -1531,7 +1690,61 @@ int submit_launch_staged(struct conn *c, struct record_store *st, const char *id
 	x.timeout_ms = SUBMIT_TIMEOUT_MS;
 	cst = conn_exec(c, &x, err);
 	free(cmd);
-	rc = launch_answer(c, st, id, log_dir, &x, cst, slurm_id_out, adopted, err);
+	rc = launch_answer(c, st, id, log_dir, &x, cst, slurm_id_out, adopted, &evidence, err);
+	conn_exec_free(&x);
+	if (rc == LAUNCH_UNKNOWN)
+		rc = -1;
+	if (rc == LAUNCH_NONE) {
+		/* A retry's own submit: its caller owns the chain of records,
+		 * so it is told, not submitted a third time here. */
+		*err = xasprintf("%s: the job did not reach SLURM; run it again", evidence);
+		rc = -1;
+	}
+	free(evidence);
+	return rc;
+}
+
+/* No working lookup found the job whose answer was lost: an
+ * infrastructure failure, submitted once more under a new record linked to
+ * it (the same script, its last line naming the new record), then the
+ * result and j name the new record. */
+static int resubmit(struct job *j, struct stage *sg, size_t before_launch,
+    struct submit_result *res, char **err)
+{
+	struct conn_exec x;
+	enum conn_status cst;
+	char *nid = open_resubmit(j->st, j->id, res->settled, err), *cmd;
+	int rc;
+
+	if (nid == NULL)
+		return -1;
+	res->resubmit_of = j->id;
+	j->id = nid;
+	free(res->record_id);
+	res->record_id = xstrdup(nid);
+	sg->script.len = before_launch;
+	sg->script.data[before_launch] = '\0';
+	cmd = launch_cmds(j->id, j->job_dir, j->sbatch_path, j->log_dir, NULL);
+	stage_run(sg, cmd, "submit once more");
+	free(cmd);
+	cst = stage_send(j->c, sg, &x, SUBMIT_TIMEOUT_MS, err) == 0 ? CONN_OK : CONN_DISCONNECTED;
+	if (cst == CONN_OK && stage_gate_closed(x.out.data)) {
+		/* The checks folded into it stopped it before its first write
+		 * (a registry image not cached yet): the long way follows, and
+		 * its record is the one linked to the lost one. */
+		char *e2 = NULL;
+		checks_read(x.out.data, j->ndatasets, &j->facts);
+		j->have_facts = 1;
+		conn_exec_free(&x);
+		if (store_update(j->st, res->resubmit_of, link_retry, NULL, &e2) != 0) {
+			log_msg(LOG_WARN, "submit: %s: %s", res->resubmit_of, e2);
+			free(e2);
+		}
+		j->lost_id = xstrdup(res->resubmit_of);
+		return 1;
+	}
+	rc = resubmit_answer(j->c, j->st, j->id, j->log_dir, &x, cst, &res->slurm_id, &res->adopted,
+	    &res->settled, err);
 	conn_exec_free(&x);
 	return rc;
 }
@@ -1544,10 +1757,12 @@ static int launch(struct job *j, struct stage *sg, const struct linted_script *s
 	struct conn_exec x;
 	char *cmd = launch_cmds(j->id, j->job_dir, j->sbatch_path, j->log_dir, NULL), *stopped, *line;
 	enum conn_status cst;
+	size_t before_launch;
 	int rc;
 
 	step(j, STEP_SUBMIT, 0, NULL);
 	stage_write(sg, j->sbatch_path, script->text, strlen(script->text), "the sbatch below");
+	before_launch = sg->script.len;
 	line = xasprintf("submit: %s", cmd);
 	stage_run(sg, cmd, line);
 	free(line);
@@ -1576,8 +1791,23 @@ static int launch(struct job *j, struct stage *sg, const struct linted_script *s
 	j->sidecar_written = j->sidecar != NULL && stopped == NULL;
 	free(stopped);
 	rc = launch_answer(j->c, j->st, j->id, j->log_dir, &x, cst, &res->slurm_id, &res->adopted,
-	    err);
+	    &res->settled, err);
 	conn_exec_free(&x);
+	if (rc == LAUNCH_NONE && j->lost_id == NULL) {
+		rc = resubmit(j, sg, before_launch, res, err);
+		if (rc == 1)
+			return 1;
+	} else if (rc == LAUNCH_NONE) {
+		/* This is the one resubmit already (the long way's). */
+		*err = xasprintf("%s; taotop submits no more: check `squeue --me` and submit again",
+		    res->settled);
+		rc = -1;
+	}
+	if (rc == LAUNCH_UNKNOWN) {
+		/* The job may exist and read its sidecar: it stays. */
+		j->sidecar_written = 0;
+		rc = -1;
+	}
 	if (j->holding) {
 		/* The answer was lost: a job adopted by its name passed them. */
 		if (rc == 0)
@@ -1667,6 +1897,7 @@ static void job_free(struct job *j)
 	free(j->root), free(j->cache), free(j->id), free(j->job_dir), free(j->results_dir);
 	free(j->log_dir), free(j->sidecar), free(j->sbatch_path), free(j->nccl_env);
 	free(j->resume_dir), free(j->partition_note);
+	free(j->lost_id);
 	for (i = 0; i < j->default_argc; i++)
 		free(j->default_argv[i]);
 	free(j->default_argv);
@@ -1854,5 +2085,7 @@ void submit_result_free(struct submit_result *r)
 	free(r->record_id);
 	free(r->slurm_id);
 	free(r->dry_run);
+	free(r->settled);
+	free(r->resubmit_of);
 	memset(r, 0, sizeof(*r));
 }

@@ -11,7 +11,9 @@
  *              when one fails: then the record opened for it is withdrawn
  *              and the same words say why (a whole submit is one command)
  *   image      a registry image is converted once on the CPU partition
- *              (enroot import to a temp name, then its hsqs magic checked);
+ *              (enroot import to a temp name, then its hsqs magic checked;
+ *              its pending reason told while it waits, QOSGrpMemLimit
+ *              retried once with the explicit profile: engine/submit/convert.h);
  *              a failed or truncated conversion is fatal, never replaced by
  *              the registry URI
  *   probe      a job with more than one node, or more than one GPU on a
@@ -23,9 +25,13 @@
  *              0600 from their first byte, never on a command line
  *   lint       the sbatch rendered (no placeholder left), linted for
  *              secrets and waste, and checked with bash -n
- *   submit     sbatch --hold, the %x-%j log folder made, scontrol release:
- *              one remote command; a cut connection is reconciled by the
- *              job's exact name and never submitted twice
+ *   submit     a job of the same name refuses it, sbatch --test-only asks
+ *              the controller, then sbatch --hold, the %x-%j log folder
+ *              made, scontrol release: one remote command; an unclear
+ *              answer is settled by the decision table
+ *              (engine/submit/settle.h): a job found is adopted,
+ *              duplicates cancelled, none found submitted once more under
+ *              a new linked record, never blindly
  *
  * Nothing is written on the cluster before the checks pass; a dry run stops
  * after rendering and lists the commands it would have run. The steps after
@@ -84,7 +90,11 @@ struct submit_opts {
 struct submit_result {
 	char	*record_id;
 	char	*slurm_id;
-	int	 adopted;	/* found by name after an ambiguous submit */
+	int	 adopted;	/* found by name after an unclear submit */
+	char	*settled;	/* an unclear submit: what the lookups found and
+				 * what was done (engine/submit/settle.h), or NULL */
+	char	*resubmit_of;	/* no job was found: record_id submits once more
+				 * for this record, now an infrastructure failure */
 	int	 converted;	/* the image was converted this time */
 	char	*dry_run;	/* the rendered sbatch and the commands, for --dry-run */
 };
