@@ -283,9 +283,11 @@ static int get_files(struct ctx *c, const yaml_node_t *n, struct spec *s)
 	return 0;
 }
 
-/* A key of TAO's spec as the bank's bundle writes one: names joined by
- * dots ("train.num_gpus"); null (or ~) says there is none. */
-static int get_spec_key(struct ctx *c, const yaml_node_t *n, struct spec *s)
+/* A key of TAO's spec as the bank's bundle writes one (field gpu_spec_key,
+ * resume_key): names joined by dots ("train.num_gpus") into *out; null (or
+ * ~) says there is none (*none). */
+static int get_dotted_key(struct ctx *c, const yaml_node_t *n, const char *field,
+    const char *example, char **out, int *none)
 {
 	const char *v = yamldoc_scalar(n);
 	size_t i;
@@ -293,7 +295,7 @@ static int get_spec_key(struct ctx *c, const yaml_node_t *n, struct spec *s)
 
 	if (v != NULL && (strcmp(v, "null") == 0 || strcmp(v, "~") == 0 || v[0] == '\0') &&
 	    n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
-		s->gpu_spec_none = 1;
+		*none = 1;
 		return 0;
 	}
 	for (i = 0; v != NULL && v[i] != '\0'; i++) {
@@ -304,39 +306,26 @@ static int get_spec_key(struct ctx *c, const yaml_node_t *n, struct spec *s)
 		start = v[i] == '.';
 	}
 	if (v == NULL || v[0] == '\0' || v[i] != '\0' || start)
-		return fail_at(c, n, "field 'gpu_spec_key' must be a key of TAO's spec, its names "
-		    "joined by dots (e.g. train.num_gpus), or null");
-	free(s->gpu_spec_key);
-	s->gpu_spec_key = xstrdup(v);
+		return fail_at(c, n, "field '%s' must be a key of TAO's spec, its names joined by "
+		    "dots (e.g. %s), or null", field, example);
+	free(*out);
+	*out = xstrdup(v);
 	return 0;
 }
 
-/* resume_key: a dotted key of TAO's spec (the override the segments pass
- * the checkpoint as), or null: no key, TAO resumes as it would. */
+/* gpu_spec_key: where the GPU count goes. */
+static int get_spec_key(struct ctx *c, const yaml_node_t *n, struct spec *s)
+{
+	return get_dotted_key(c, n, "gpu_spec_key", "train.num_gpus", &s->gpu_spec_key,
+	    &s->gpu_spec_none);
+}
+
+/* resume_key: the override the segments pass the checkpoint as; null: no
+ * key, TAO resumes as it would. */
 static int get_resume_key(struct ctx *c, const yaml_node_t *n, struct spec *s)
 {
-	const char *v = yamldoc_scalar(n);
-	size_t i;
-	int start = 1;
-
-	if (v != NULL && (strcmp(v, "null") == 0 || strcmp(v, "~") == 0 || v[0] == '\0') &&
-	    n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
-		s->resume_key_none = 1;
-		return 0;
-	}
-	for (i = 0; v != NULL && v[i] != '\0'; i++) {
-		int ok = v[i] == '.' ? !start : isalpha((unsigned char)v[i]) || v[i] == '_' ||
-		    (!start && isdigit((unsigned char)v[i]));
-		if (!ok)
-			break;
-		start = v[i] == '.';
-	}
-	if (v == NULL || v[0] == '\0' || v[i] != '\0' || start)
-		return fail_at(c, n, "field 'resume_key' must be a key of TAO's spec, its names "
-		    "joined by dots (e.g. train.resume_training_checkpoint_path), or null");
-	free(s->resume_key);
-	s->resume_key = xstrdup(v);
-	return 0;
+	return get_dotted_key(c, n, "resume_key", "train.resume_training_checkpoint_path",
+	    &s->resume_key, &s->resume_key_none);
 }
 
 /* TAO's own spec, kept as the text it was written in. */
