@@ -270,6 +270,36 @@ Test(segments, no_new_checkpoint_stops_the_run)
 	free(line), free(out);
 }
 
+/* A resume that did not take (TAO started over from epoch 0) writes its
+ * checkpoints again under names that were there: newer files, no progress.
+ * Before, the newest file's time made it progress, and the run looped to
+ * its segment limit. Under both shells. */
+Test(segments, a_resume_that_started_over_is_no_progress)
+{
+	size_t i;
+	for (i = 0; i < 2; i++) {
+		char *out, *line, *body;
+		int rc;
+		if (!have(shells[i]))
+			continue;
+		sh("rm -rf r bin seg.jsonl scontrol.log refuse");
+		fake_scontrol();
+		sh("for e in 000 001 002 003 004; do echo x > r/train/model_epoch_$e.pth; "
+		    "touch -d \"2026-01-01 10:0${e#00}\" r/train/model_epoch_$e.pth; done");
+		body = xasprintf(VARS "SLURM_RESTART_COUNT=1\ntaotop_segment_start >/dev/null\n"
+		    "sleep 1; echo y > r/train/model_epoch_000.pth; echo y > r/train/model_epoch_001.pth\n"
+		    "taotop_segment_end 124 >/dev/null; r=$?\nprintf '%%s again=%%s' $r \"$taotop_again\"",
+		    1, 20, "");
+		out = run(shells[i], body, &rc);
+		free(body);
+		cr_expect_str_eq(out, "124 again=", "%s: not requeued", shells[i]);
+		line = last_line("seg.jsonl");
+		cr_expect(strstr(line, "\"outcome\":\"no_progress\"") != NULL, "%s: %s", shells[i], line);
+		cr_expect_eq(access("scontrol.log", F_OK), -1, "%s: no requeue was asked", shells[i]);
+		free(line), free(out);
+	}
+}
+
 Test(segments, the_segment_limit_stops_the_run)
 {
 	char *out, *line;
