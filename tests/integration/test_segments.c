@@ -97,7 +97,7 @@ Test(segments, a_long_training_runs_through_three_segments_to_done_as_one_run, .
 	struct user u;
 	struct seen s;
 	char *path, *id, *out = NULL, *printed, *lens, *envs, *cmd, *line, *save = NULL;
-	char *listed = NULL;
+	char *listed = NULL, *tao_out = NULL;
 	cJSON *st, *rec, *segs, *e, *jobs;
 	int n = 0, k;
 
@@ -113,6 +113,7 @@ Test(segments, a_long_training_runs_through_three_segments_to_done_as_one_run, .
 	cr_assert(cJSON_GetArraySize(segs) >= 3, "fewer than three segments:\n%s", printed);
 	cr_expect_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItem(st, "segments")),
 	    cJSON_GetArraySize(segs), "the row's count is the record's");
+	tao_out = user_job_file(&u, id, "slurm-logs/*/main.out");
 	cJSON_ArrayForEach(e, segs) {
 		int last = n == cJSON_GetArraySize(segs) - 1;
 		n++;
@@ -121,6 +122,15 @@ Test(segments, a_long_training_runs_through_three_segments_to_done_as_one_run, .
 		    n, printed);
 		cr_expect(n == 1 || strstr(json_str(e, "resumed_from"), "/model_epoch_") != NULL,
 		    "segment %d resumed from no checkpoint:\n%s", n, printed);
+		/* And TAO took it: its own line names the checkpoint the
+		 * script chose (without the key TAO would resume from its
+		 * *_latest.pth on its own, and the run would look the same). */
+		if (n > 1) {
+			char *want = xasprintf("Setting resume checkpoint to %s", json_str(e, "resumed_from"));
+			cr_expect(strstr(tao_out, want) != NULL, "segment %d: TAO did not say '%s':\n%s",
+			    n, want, tao_out);
+			free(want);
+		}
 	}
 	/* TAO's epochs never went back beyond the last checkpoint: what it
 	 * reported only grew, across the segments. */
@@ -166,7 +176,7 @@ Test(segments, a_long_training_runs_through_three_segments_to_done_as_one_run, .
 	envs = rig_ssh_ok(cmd);
 	cr_expect_str_eq(envs, "", "the sidecar is left: %s", envs);
 	free(cmd), free(envs), free(lens);
-	free(printed), free(out), free(id), free(path);
+	free(printed), free(out), free(id), free(path), free(tao_out);
 	cJSON_Delete(st);
 	user_close(&u);
 }
