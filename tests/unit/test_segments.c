@@ -129,8 +129,8 @@ Test(segments, the_newest_epoch_wins_over_the_latest_link)
 	expect_pick("r", "r/train/model_epoch_002.pth");
 }
 
-/* dino's and segformer's names carry the step; .ckpt and .tlt count,
- * other weights (.pt, .onnx) do not. */
+/* dino's and segformer's names carry the step; .ckpt (for a bundle's
+ * own key) and .tlt count, other weights (.pt, .onnx) do not. */
 Test(segments, two_networks_names_and_the_three_kinds)
 {
 	sh("mkdir -p r/train && cd r/train && echo x > model_epoch_003_step_00400.pth && "
@@ -143,6 +143,19 @@ Test(segments, two_networks_names_and_the_three_kinds)
 	expect_pick("r", "r/train/tf.tlt");
 	sh("echo x > r/train/l.ckpt && touch -d '2026-01-01 10:06' r/train/l.ckpt");
 	expect_pick("r", "r/train/l.ckpt");
+	/* For TAO's own key a .ckpt is never picked: TAO refuses it there
+	 * ("Resume checkpoint has an invalid file format; it must be either
+	 * a .tlt or a .pth"). */
+	for (size_t i = 0; i < 2; i++) {
+		char *got;
+		int rc;
+		if (!have(shells[i]))
+			continue;
+		got = run(shells[i], "TAOTOP_RESUME_KEY=train.resume_training_checkpoint_path; "
+		    "p=$(taotop_ckpt_newest r); printf '%s' \"${p#* }\"", &rc);
+		cr_expect_str_eq(got, "r/train/tf.tlt", "%s, TAO's key", shells[i]);
+		free(got);
+	}
 }
 
 /* An empty file (a write cut short) is no checkpoint; nor is a link to
