@@ -90,12 +90,13 @@ Test(asked, an_account_the_cluster_refuses_says_so_and_leaves_no_secret, .timeou
 	user_close(&u);
 }
 
-/* A partition or account that is not one SLURM name, from the bundle or a
- * flag: refused, naming field, value and origin, before anything is
- * written on the cluster. */
+/* A partition (or an entry of a partition list: test_partitions) or an
+ * account that is not one SLURM name, from the bundle or a flag: refused,
+ * naming field, value and origin, before anything is written on the
+ * cluster. */
 Test(asked, a_value_that_is_not_one_slurm_name_is_refused_before_anything_is_written, .timeout = 120)
 {
-	static const char *const bad[] = { "polar,cpu_long", "polar\\n#SBATCH --x", "polar#x" };
+	static const char *const bad[] = { "polar;cpu_long", "polar,\\n#SBATCH --x", "polar#x" };
 	struct user u;
 	char *out = NULL, *b, *args, *cmd, *text;
 
@@ -110,7 +111,7 @@ Test(asked, a_value_that_is_not_one_slurm_name_is_refused_before_anything_is_wri
 		free(out), free(args), free(extra), free(b);
 	}
 	b = user_bundle(&u, "words", NULL, NULL);
-	args = xasprintf("submit %s --partition 'polar,cpu_long'", b);
+	args = xasprintf("submit %s --partition 'polar,cpu long'", b);
 	out = refused(&u, args);
 	cr_expect(strstr(out, "from --partition") != NULL, "%s", out);
 	free(out), free(args);

@@ -176,7 +176,9 @@ Test(drills, slurmdbd_stopped_finished_jobs_wait_for_accounting, .timeout = 300)
 	 * no key pressed while the job ran, may be the idle backoff's (up to
 	 * POLL_MAX_S, 60 s) away. */
 	screen_wait(&s, 70, "rig: accounting not answering", NULL);
-	screen_wait_line(&s, 5, tid, "Running", NULL);
+	/* The row says what is known (SLURM ended it, its end awaits
+	 * accounting: Ending), the record keeps Running. */
+	screen_wait_line(&s, 5, tid, "Ending", NULL);
 	jobs = xasprintf("%s/state/taotop/jobs", s.dir);
 	state = record_state(jobs, tid);
 	cr_expect_str_eq(state, "Running", "a final state was guessed without accounting");
