@@ -793,7 +793,7 @@ Test(screen, retry_of_a_done_job_says_it_succeeded_and_asks, .timeout = 240)
 	char name[64];
 	struct screen s;
 	int rows;
-	struct screen_opts so = { .cols = 130, .lines = 40 };
+	struct screen_opts so = { .cols = 160, .lines = 40 };
 
 	screen_open(&s, "redone", &so);
 	snprintf(name, sizeof(name), "redone%d", rig_uniq());
@@ -842,7 +842,7 @@ Test(screen, retry_of_a_done_job_says_it_succeeded_and_asks, .timeout = 240)
 	 * note of the retry; the new run is in the list beside it. */
 	line = screen_line_with(&s, id);
 	cr_expect(line != NULL && strstr(line, "Done") != NULL &&
-	    strstr(line, "Train fin") != NULL && strstr(line, "retried") == NULL,
+	    strstr(line, "status.json: Train") != NULL && strstr(line, "retried") == NULL,
 	    "the retried job's row: %s", line);
 	free(line);
 	screen_wait_line(&s, 30, new_id, name, NULL);
