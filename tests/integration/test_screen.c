@@ -769,6 +769,90 @@ Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
 	free(dump), free(id), free(dir);
 }
 
+/* How many lines of text hold what. */
+static int count_lines_with(const char *text, const char *what)
+{
+	int n = 0;
+
+	for (const char *l = text; *l; ) {
+		size_t len = strcspn(l, "\n");
+		char *line = xstrndup(l, len);
+		n += strstr(line, what) != NULL;
+		free(line);
+		l += len + (l[len] == '\n');
+	}
+	return n;
+}
+
+/* Retry of a job that succeeded: the dialog says it succeeded and that a
+ * retry trains it again from the start, and still asks; n keeps it as it
+ * was (no new run), y makes the retry, a new record linked to it. */
+Test(screen, retry_of_a_done_job_says_it_succeeded_and_asks, .timeout = 240)
+{
+	char *dir = screen_shared_dir("redone"), *id, *line, *text, *want, *new_id, *extra;
+	char name[64];
+	struct screen s;
+	int rows;
+	struct screen_opts so = { .cols = 160, .lines = 40 };
+
+	screen_open(&s, "redone", &so);
+	snprintf(name, sizeof(name), "redone%d", rig_uniq());
+	extra = xasprintf("name: %s\nspec:\n  train:\n    num_epochs: 1\n", name);
+	id = cli_submit_with(&s, dir, "classification_pyt",
+	    "[classification_pyt, train, -e, '{spec}', 'results_dir={results_dir}']", NULL, extra);
+	free(extra);
+	screen_filter(&s, name);
+	screen_wait_line(&s, 60, id, "Done", NULL);
+	text = screen_text(&s);
+	rows = count_lines_with(text, "tao-");
+	free(text);
+
+	/* r: the dialog, in words that say what the retry means here. */
+	screen_keys(&s, "r");
+	want = xasprintf("%s succeeded (Done): it trains again from the start", id);
+	screen_wait(&s, 5, "Retry?", want, "y/Enter: retry", "n/Esc: keep it", NULL);
+	free(want);
+	/* n: the dialog goes, nothing is retried, and the row is as it was
+	 * (a poll later too: no new run, no note of one). */
+	screen_keys(&s, "n");
+	screen_wait_gone(&s, 5, "Retry?");
+	screen_wait(&s, 15, "polled", NULL);
+	sleep(4);
+	text = screen_text(&s);
+	cr_expect(strstr(text, "retrying") == NULL && strstr(text, "retried as") == NULL,
+	    "n retried the job:\n%s", text);
+	cr_expect_eq(count_lines_with(text, "tao-"), rows,
+	    "another run appeared after n:\n%s", text);
+	free(text);
+	line = screen_line_with(&s, id);
+	cr_expect(line != NULL && strstr(line, "Done") != NULL, "the row after n: %s", line);
+	free(line);
+
+	/* r, y: retried, as a new record linked to it (the message names both). */
+	screen_keys(&s, "r");
+	screen_wait(&s, 5, "Retry?", NULL);
+	screen_keys(&s, "y");
+	want = xasprintf("%s retried as tao-", id);
+	screen_wait(&s, 30, want, NULL);
+	line = screen_line_with(&s, want);
+	free(want);
+	new_id = xstrndup(strstr(line, " as ") + 4, strcspn(strstr(line, " as ") + 4, " ,"));
+	free(line);
+	/* The job keeps its state and its verdict (TAO's own words), not a
+	 * note of the retry; the new run is in the list beside it. */
+	line = screen_line_with(&s, id);
+	cr_expect(line != NULL && strstr(line, "Done") != NULL &&
+	    strstr(line, "status.json: Train") != NULL && strstr(line, "retried") == NULL,
+	    "the retried job's row: %s", line);
+	free(line);
+	screen_wait_line(&s, 30, new_id, name, NULL);
+	cr_assert_null(screen_line_with(&s, "Retry?"), "the dialog stays on screen after y");
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	free(new_id), free(id), free(dir);
+}
+
 Test(screen, actions_signal_time_limit_hold_with_the_schedulers_answer, .timeout = 180)
 {
 	char *dir = screen_shared_dir("actions"), *id, name[64], opts[512];

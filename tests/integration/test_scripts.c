@@ -277,3 +277,127 @@ Test(scripts, logs_until_end_exits_when_the_job_ends, .timeout = 300)
 	free(args), free(id), free(b);
 	user_close(&u);
 }
+
+/* The SLURM job id of record id ("" before it has one; caller frees). */
+static char *slurm_id_of(struct user *u, const char *id)
+{
+	char *args = xasprintf("status %s --json", id), *out = NULL, *sid;
+	cJSON *o;
+
+	rig_taotop(u->env, args, &out);
+	o = strchr(out, '{') ? cJSON_Parse(strchr(out, '{')) : NULL;
+	sid = xstrdup(o ? json_str(o, "slurm_id") : "");
+	cJSON_Delete(o);
+	free(out), free(args);
+	return sid;
+}
+
+/* Whether SLURM job sid is in the user's queue, as taotop's poll asks it
+ * (`squeue --me`). */
+static int in_queue(const char *sid)
+{
+	char *out = NULL;
+	int in = 1;
+
+	if (rig_ssh("squeue --me -h -o '%i'", &out) == 0) {
+		in = 0;
+		for (char *l = out; *l; l += strcspn(l, "\n"), l += *l == '\n')
+			if (strncmp(l, sid, strlen(sid)) == 0 &&
+			    (l[strlen(sid)] == '\n' || l[strlen(sid)] == '\0'))
+				in = 1;
+	}
+	free(out);
+	return in;
+}
+
+/* The rig's fault injection (tests/cluster/README.md): accounting held
+ * back for the jobs listed in $RIG_STATE/fault/sacct-lag. */
+static char *lag_file(void)
+{
+	return xasprintf("%s/fault/sacct-lag", rig_get()->state);
+}
+
+/* The fault turned off, whatever the test's end (an id held back is a
+ * dead job's, but the file is the test's to remove). */
+static void lag_off(void)
+{
+	char *lag = lag_file();
+
+	rig_local("rm -f %s", lag);
+	free(lag);
+}
+
+/* A job that has left the queue while accounting does not list it yet
+ * (slurmdbd behind slurmctld, held so by the rig's sacct-lag fault): `status`
+ * and `status --watch` through a pipe show it Ending, "SLURM has ended the
+ * job: its end awaits accounting", with no time of its own (`-/limit`, not
+ * the time it had when last seen) and no attempt to sample its GPUs (srun
+ * on an expired job); once accounting has it, the watch ends with the
+ * job's real end, Done, and exits 0. */
+Test(scripts, a_job_ended_before_accounting_knows_it_shows_ending_then_its_end,
+    .timeout = 300, .fini = lag_off)
+{
+	struct user u;
+	struct bg w;
+	char *out = NULL, *b, *id, *sid, *args, *text, *lag = lag_file(), *line;
+	int gone = 0;
+
+	user_open(&u, "acctlag", NULL);
+	b = user_bundle(&u, "lag", NULL, NULL);
+	cr_assert_eq(rig_local("sed -i 's/num_epochs: 1/num_epochs: 12/' %s", b), 0);
+	id = user_submit(&u, b, &out);
+	free(out);
+	wait_running(&u, id);
+	sid = slurm_id_of(&u, id);
+	cr_assert(sid[0] != '\0', "%s has no SLURM job id", id);
+	/* From here accounting says nothing of the job, until the file goes. */
+	cr_assert_eq(rig_local("printf '%%s\\n' %s > %s && chmod 644 %s", sid, lag, lag), 0);
+	args = xasprintf("status %s --watch", id);
+	bg_start(&w, &u, "watch", args);
+	free(args);
+	cr_expect(bg_wait_text(&w, "Running", 30), "the watch never showed it Running");
+	for (int i = 0; i < 120 && !gone; i++) {
+		gone = !in_queue(sid);
+		if (!gone)
+			sleep(1);
+	}
+	cr_expect(gone, "SLURM job %s never left the queue", sid);
+	/* Accounting still does not list it (the fault holds). */
+	args = xasprintf("sacct -j %s -X -n -P -o JobIDRaw,State", sid);
+	out = NULL;
+	rig_ssh(args, &out);
+	cr_expect_str_eq(out != NULL ? out : "", "", "sacct lists the held job: %s", out);
+	free(out), free(args);
+
+	/* The watch, still on, says the job is ending. */
+	cr_expect(bg_wait_text(&w, "its end awaits accounting", 3 * POLL_S + 15),
+	    "the watch never said the end awaits accounting");
+	cr_expect_eq(bg_rc(&w), -1, "the watch ended before accounting had the job");
+	/* status, once: the same, in its own words. */
+	args = xasprintf("status %s", id);
+	out = NULL;
+	rig_taotop(u.env, args, &out);
+	free(args);
+	line = text_line_with(out, id);
+	cr_expect(line != NULL && strstr(line, "Ending") != NULL &&
+	    strstr(line, "SLURM has ended the job: its end awaits accounting") != NULL,
+	    "status of a job out of the queue and not in accounting:\n%s", out);
+	cr_expect(strstr(out, "time -/0") != NULL, "a time shown for it (not -/limit):\n%s", out);
+	cr_expect(strstr(out, "GPU use not read") == NULL && strstr(out, "srun") == NULL,
+	    "status sampled the ended job's GPUs:\n%s", out);
+	free(line), free(out);
+
+	/* Accounting catches up: the watch shows the real end and exits 0. */
+	rig_local("rm -f %s", lag);
+	cr_expect_eq(bg_wait_rc(&w, 120), 0, "status --watch of a job ending Done");
+	text = bg_text(&w);
+	cr_expect(strstr(text, "Done  (SLURM") != NULL, "the end was not shown:\n%s", text);
+	cr_expect(strstr(text, "GPU use not read") == NULL && strstr(text, "expired") == NULL,
+	    "the watch sampled the ended job's GPUs:\n%s", text);
+	line = text_line_with(text, "awaits accounting");
+	cr_expect(line != NULL && strstr(line, "Ending") != NULL, "the watch's line: %s", line);
+	free(line), free(text);
+	bg_free(&w);
+	free(sid), free(id), free(b), free(lag);
+	user_close(&u);
+}
