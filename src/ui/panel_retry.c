@@ -77,7 +77,7 @@ static void retry_draw(struct app *a)
 	char *v[2];
 
 	v[0] = state(a)->succeeded
-	    ? xasprintf("%s succeeded (Done): it trains again from the start, as a new record,",
+	    ? xasprintf("%s succeeded (Done): it runs again in the same results folder, as a new record,",
 	    state(a)->job)
 	    : xasprintf("%s runs again as a new record linked to it,", state(a)->job);
 	v[1] = xstrdup("from the sbatch it staged: nothing is staged or converted again.");

@@ -82,8 +82,8 @@ Test(newuser, a_job_that_succeeded_is_retried_only_with_force_and_keeps_its_verd
 
 	args = xasprintf("retry %s", id);
 	cr_expect_eq(run(&u, NULL, args, &out), 1, "%s", out);
-	want = xasprintf("taotop: %s succeeded (Done): a retry would train it again from the "
-	    "start; taotop retry --force %s does that\n", id, id);
+	want = xasprintf("taotop: %s succeeded (Done): a retry would run it again in the same "
+	    "results folder; taotop retry --force %s does that\n", id, id);
 	cr_expect_str_eq(out, want);
 	free(out), free(want), free(args);
 	args = xasprintf("status %s --json", id);

@@ -70,8 +70,10 @@ static int claim(struct job_record *r, void *arg, char **err)
 		return -1;
 	}
 	if (r->state == TAO_DONE && !cl->done_too) {
-		*err = xasprintf("%s succeeded (Done): a retry would train it again from the start; "
-		    "taotop retry --force %s does that", r->id, r->id);
+		/* Not "from the start": the retry runs in the same results
+		 * folder, where TAO resumes from its own *_latest.pth. */
+		*err = xasprintf("%s succeeded (Done): a retry would run it again in the same results "
+		    "folder; taotop retry --force %s does that", r->id, r->id);
 		return -1;
 	}
 	record_set(&r->retried_as, cl->new_id);
