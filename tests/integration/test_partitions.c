@@ -75,7 +75,8 @@ Test(partitions, a_list_goes_whole_and_the_job_starts_on_the_second_when_the_fir
 	line = xasprintf("#SBATCH --partition=%s,%s\n", full, free_p);
 	cr_expect(strstr(out, line) != NULL, "the list whole but for the missing one:\n%s", out);
 	free(line);
-	line = xasprintf("partition %s does not exist on the cluster", gone);
+	line = xasprintf("partition %s (from SLURM_PARTITION) does not exist on the cluster; its "
+	    "partitions are ", gone);
 	cr_expect(strstr(out, line) != NULL, "why it was left out:\n%s", out);
 	free(line);
 	cr_expect(strstr(out, "SLURM starts the job on the first of them that can run it") != NULL,
@@ -96,7 +97,7 @@ Test(partitions, a_list_goes_whole_and_the_job_starts_on_the_second_when_the_fir
 	    full, free_p);
 	cr_expect(user_history_says(st, line), "the record says the list");
 	free(line);
-	line = xasprintf("partition %s does not exist", gone);
+	line = xasprintf("partition %s (from SLURM_PARTITION) does not exist", gone);
 	cr_expect(user_history_says(st, line), "and what was left out");
 	free(line);
 	cJSON_Delete(st);
