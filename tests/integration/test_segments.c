@@ -63,8 +63,13 @@ static void each(const cJSON *o, void *arg)
 		s->acted = 1;
 	}
 	if (strcmp(json_str(o, "shown_state"), "Requeued") == 0) {
-		char *cmd = xasprintf("scontrol update JobId=%s StartTime=now 2>&1; true",
-		    json_str(o, "slurm_id"));
+		/* SLURM holds a requeued job ~2 min (BeginTime); the test
+		 * brings its start to 5 s away, once (while it is further):
+		 * started the very second the last run ended, SLURM 24.11
+		 * failed the new batch step at once (exit 1, nothing run). */
+		char *cmd = xasprintf("t=$(squeue -h -j %s -o %%S); s=$(date -d \"$t\" +%%s 2>/dev/null) && "
+		    "[ $((s - $(date +%%s))) -gt 10 ] && scontrol update JobId=%s StartTime=now+5 2>&1; true",
+		    json_str(o, "slurm_id"), json_str(o, "slurm_id"));
 		s->requeued++;
 		free(rig_ssh_ok(cmd));
 		free(cmd);

@@ -545,8 +545,10 @@ Test(tao, the_examples_commented_forms_work_as_written, .timeout = 120)
 	bundle = user_example_bundle(&u, edits, sizeof(edits) / sizeof(edits[0]));
 	args = xasprintf("submit %s --dry-run", bundle);
 	cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
-	cr_expect(strstr(out, "shape       1 node x 4 GPUs (the bundle)") != NULL, "%s", out);
-	cr_expect(strstr(out, "(the bundle)\n") != NULL && strstr(out, "TAO's own") == NULL,
+	cr_expect(strstr(out, "shape       1 node x 4 GPUs (gpus_per_node: 4 in the bundle, nodes "
+	    "from the bundle)") != NULL, "%s", out);
+	cr_expect(strstr(out, "  command     classification_pyt train -e {spec} results_dir={results_dir} "
+	    "train.num_gpus={num_gpus} (the bundle)\n") != NULL,
 	    "the bundle's command was not taken:\n%s", out);
 	/* Each word quoted in the sbatch, its placeholders filled. */
 	want = xasprintf("classification_pyt train -e %s/jobs/tao-DRYRUN/specs/spec.yaml "

@@ -202,7 +202,7 @@ Test(wizard, bad_fields_are_refused_in_the_form_and_nothing_is_sent, .timeout = 
 	    NULL);
 	/* The resolved values and the plan come first: page down to the
 	 * script's head, a page at a time, as a user would. */
-	for (int page = 0; page < 6; page++) {
+	for (int page = 0; page < 24; page++) {
 		char *shown;
 		screen_keys(&s, page == 0 ? "NPage" : "Down Down Down Down Down");
 		usleep(300 * 1000);
