@@ -79,7 +79,7 @@ static const struct cli_opt init_opts[] = {
 	{ "user", 0, "USER", "your user there (default: as ssh takes it)" },
 	{ "key", 0, "FILE", "the private key (default: the agent and ssh's own)" },
 	{ "results-root", 0, "PATH", "shared storage for job folders (lustre:///path)" },
-	{ "partitions", 0, "LIST", "GPU partitions, the first the default" },
+	{ "partitions", 0, "LIST", "GPU partitions, comma-separated: a job is given them all" },
 	{ "account", 0, "A", "#SBATCH --account, if your site charges one" },
 	{ "yes", 'y', NULL, "write without asking (and trust no new host key)" },
 	{ NULL, 0, NULL, NULL },
