@@ -646,12 +646,24 @@ int tracker_settle(struct record_store *st, struct job_record *r, const struct s
 
 	if (j != NULL) {
 		native_state_map(j->state, &ns);
-		if (!ns.final) {
-			/* Still in the queue, or accounting lags it. */
+		if (!ns.final && (!j->from_sacct || time(NULL) - since < SETTLE_GIVE_UP_S)) {
+			/* Still in the queue, or accounting lags it (asked again
+			 * for SETTLE_GIVE_UP_S at most: accounting that keeps a
+			 * job RUNNING, a runaway in slurmdbd, is not asked
+			 * about on every poll for good). */
 			if (j->from_sacct && time(NULL) - since < SETTLE_SOON_S)
 				res->waiting_for_accounting = 1;
 			return 0;
 		}
+		if (!ns.final) {
+			event = xasprintf("accounting (sacct) still says %s of SLURM job %s, which "
+			    "taotop ended: its final state and time are not known", j->state,
+			    r->backend_ref);
+			s.event = event;
+		} else {
+			s.word = ns.word;
+		}
+		s.job = j;
 		s.word = ns.word;
 		s.job = j;
 	} else if (!res->scheduler_ok || !res->accounting_ok) {
