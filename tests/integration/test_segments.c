@@ -177,7 +177,9 @@ Test(segments, a_long_training_runs_through_three_segments_to_done_as_one_run, .
 		k++;
 	}
 	cr_expect_eq(k, n, "%d segments, %d saw the secret", n, k);
-	cmd = xasprintf("find %s/jobs -name '*.env' 2>/dev/null; true", u.remote);
+	/* The job's folder must be there (rig_ssh_ok fails otherwise): an
+	 * empty answer from a wrong path would pass. */
+	cmd = xasprintf("cd %s/jobs/%s && find . -name '*.env'", u.remote, id);
 	envs = rig_ssh_ok(cmd);
 	cr_expect_str_eq(envs, "", "the sidecar is left: %s", envs);
 	free(cmd), free(envs), free(lens);
@@ -263,10 +265,13 @@ Test(segments, a_run_cancelled_in_its_second_segment_stays_cancelled, .timeout =
 	printed = cJSON_Print(st);
 	cr_expect_eq(s.acted, 1, "the second segment never ran:\n%s", printed);
 	cr_expect_str_eq(json_str(st, "state"), "Canceled", "%s", printed);
-	/* Still so a while later: nothing requeued it. */
-	cmd = xasprintf("sleep 25; squeue -h -j %s -o %%T 2>/dev/null; true", json_str(st, "slurm_id"));
+	/* Still so a while later: nothing requeued it. The queue query must
+	 * answer (rig_ssh_ok), and the id be one. */
+	cr_assert(json_str(st, "slurm_id")[0] != '\0', "%s", printed);
+	cmd = xasprintf("sleep 25; squeue -h --me -t PD,R,CG,S,CF -o %%i | grep -cx %s; [ $? -le 1 ]",
+	    json_str(st, "slurm_id"));
 	after = rig_ssh_ok(cmd);
-	cr_expect_str_eq(after, "", "the cancelled job is back in the queue: %s", after);
+	cr_expect_str_eq(after, "0", "the cancelled job is back in the queue: %s", after);
 	free(cmd), free(after);
 	free(printed), free(out), free(id), free(path);
 	cJSON_Delete(st);
