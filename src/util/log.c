@@ -12,6 +12,7 @@
 
 #include "util/buf.h"
 #include "util/sanitize.h"
+#include "util/xmalloc.h"
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *log_file;
@@ -53,11 +54,9 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	static const char *names[] = { "error", "warn", "info", "debug" };
 	struct timeval tv;
 	struct tm tm;
-	char stamp[32], small[1024], *big = NULL;
-	const char *text;
+	char stamp[32], *text;
 	struct buf clean;
 	va_list ap;
-	int n;
 
 	pthread_mutex_lock(&log_lock);
 	if (log_file == NULL || level > log_level) {
@@ -72,21 +71,13 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	 * the cluster (a server's banner, a job's name, a command's error),
 	 * and a user reads the log with cat or less -R in a terminal. */
 	va_start(ap, fmt);
-	n = vsnprintf(small, sizeof(small), fmt, ap);
+	text = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		small[0] = '\0';
-	if (n >= (int)sizeof(small) && (big = malloc((size_t)n + 1)) != NULL) {
-		va_start(ap, fmt);
-		vsnprintf(big, (size_t)n + 1, fmt, ap);
-		va_end(ap);
-	}
-	text = big != NULL ? big : small;
 	buf_init(&clean);
 	sanitize_append_line(&clean, text, strlen(text));
 	fputs(clean.data != NULL ? clean.data : "", log_file);
 	buf_free(&clean);
-	free(big);
+	free(text);
 	fputc('\n', log_file);
 	pthread_mutex_unlock(&log_lock);
 }
