@@ -1724,6 +1724,19 @@ static int resubmit(struct job *j, struct stage *sg, size_t before_launch,
 	res->record_id = xstrdup(nid);
 	sg->script.len = before_launch;
 	sg->script.data[before_launch] = '\0';
+	if (j->sidecar != NULL) {
+		/* The lost script may have run to its sbatch: its sidecar is
+		 * there, and the write of it refuses an existing file (set
+		 * -C). No job reads it: a lookup that worked found none. */
+		struct buf again;
+		buf_init_secret(&again);
+		buf_adds(&again, "rm -f -- ");
+		sh_quote_buf(&again, j->sidecar, strlen(j->sidecar));
+		buf_addc(&again, '\n');
+		buf_add(&again, sg->script.data, sg->script.len);
+		buf_free(&sg->script);
+		sg->script = again;
+	}
 	cmd = launch_cmds(j->id, j->job_dir, j->sbatch_path, j->log_dir, NULL);
 	stage_run(sg, cmd, "submit once more");
 	free(cmd);
