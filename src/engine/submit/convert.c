@@ -159,13 +159,6 @@ static void cancel_it(struct conn *c, const char *name)
 	free(cmd), free(qname);
 }
 
-static void nap(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 static char *new_name(void)
 {
 	unsigned char r[3] = { 0, 0, 0 };
@@ -198,7 +191,7 @@ int convert_run(struct conn *c, const struct convert_opts *o, int *retried, char
 		qos_before = cancelling = 0;
 		shown[0] = '\0';
 		for (;;) {
-			nap(CONVERT_POLL_MS);
+			compat_sleep_ms(CONVERT_POLL_MS);
 			waited += CONVERT_POLL_MS;
 			if (o->cancel != NULL && atomic_load(o->cancel) && !cancelling) {
 				cancel_it(c, name);

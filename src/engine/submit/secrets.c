@@ -141,7 +141,10 @@ char *secrets_value_from(const char *name, const struct spec_kv *typed, size_t n
 	return found;
 }
 
-char *secrets_dotenv_problem(const char *bundle_path)
+/* Why a .env that secrets_value_from would read (beside the bundle, then
+ * in the working folder) is not read: not a regular file, not the user's,
+ * or open to others; NULL when none is refused. Caller frees. */
+static char *secrets_dotenv_problem(const char *bundle_path)
 {
 	const char *slash = bundle_path ? strrchr(bundle_path, '/') : NULL;
 	char *path = slash ? xasprintf("%.*s/.env", (int)(slash - bundle_path), bundle_path)
@@ -152,12 +155,6 @@ char *secrets_dotenv_problem(const char *bundle_path)
 	if (why == NULL && slash != NULL)
 		why = dotenv_refused(".env");
 	return why;
-}
-
-char *secrets_value(const char *name, const struct spec_kv *typed, size_t ntyped,
-    const char *bundle_path)
-{
-	return secrets_value_from(name, typed, ntyped, bundle_path, NULL);
 }
 
 void secrets_wipe(struct buf *text)

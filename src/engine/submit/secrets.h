@@ -30,14 +30,8 @@ void secrets_hold(void);
 /* A secret's name: a shell variable name. */
 int secrets_name_ok(const char *name);
 
-/* Why a .env that secrets_value would read (beside the bundle, then in
- * the working folder) is not read: not a regular file, not the user's, or
- * open to others; NULL when none is refused. Caller frees. */
-char *secrets_dotenv_problem(const char *bundle_path);
-/* name's value (caller wipes and frees), or NULL when no source has it. */
-char *secrets_value(const char *name, const struct spec_kv *typed, size_t ntyped,
-    const char *bundle_path);
-/* The same, and where it came from in *from (caller frees; NULL when none):
+/* name's value (caller wipes and frees), or NULL when no source has it;
+ * where it came from in *from when from is not NULL (caller frees):
  * "typed in", "your environment", or the .env file's path. */
 char *secrets_value_from(const char *name, const struct spec_kv *typed, size_t ntyped,
     const char *bundle_path, char **from);

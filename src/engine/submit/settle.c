@@ -5,8 +5,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/slurm/slurm.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
+#include "util/compat.h"
 #include "util/log.h"
 #include "util/xmalloc.h"
 
@@ -40,15 +42,6 @@ char *settle_command(const char *name)
 	    "echo \"" SACCT_MARK "$?\"", q, q);
 	free(q);
 	return cmd;
-}
-
-/* Whether id is a plain job id (digits, maybe _digits of an array). */
-static int id_ok(const char *id)
-{
-	size_t n = strspn(id, "0123456789");
-
-	return n > 0 && n < 20 && (id[n] == '\0' || (id[n] == '_' && id[n + 1] != '\0' &&
-	    id[n + 1 + strspn(id + n + 1, "0123456789")] == '\0'));
 }
 
 static int id_cmp(const char *a, const char *b)
@@ -115,7 +108,7 @@ int settle_read(struct settle_state *st, const char *host, int ran, const char *
 			part = 2;
 			continue;
 		}
-		if (part == 2 || sscanf(line, "%31s %63s", id, reason) < 1 || !id_ok(id))
+		if (part == 2 || sscanf(line, "%31s %63s", id, reason) < 1 || !slurm_id_ok(id))
 			continue;
 		snprintf(by, sizeof(by), "%s on %s", part == 0 ? "squeue" : "sacct", host);
 		add_found(st, id, part == 0 && strcmp(reason, "JobHeldUser") == 0, by);
@@ -203,7 +196,6 @@ void settle_run(struct conn *c, const char *name, long window_ms, struct settle_
 	for (;;) {
 		round_at = now_ms();
 		long left = window_ms - (round_at - start);
-		out->st.rounds++;
 		out->worked |= look(c, cmd, conn_host(c) ? conn_host(c) : conn_host_at(c, 0),
 		    left, &out->st);
 		for (i = 1; i < n; i++)
@@ -213,10 +205,8 @@ void settle_run(struct conn *c, const char *name, long window_ms, struct settle_
 		if (out->verdict != SETTLE_WAIT)
 			break;
 		long wait = SETTLE_EVERY_MS - (now_ms() - round_at);
-		if (wait > 0) {
-			struct timespec ts = { wait / 1000, (wait % 1000) * 1000000 };
-			nanosleep(&ts, NULL);
-		}
+		if (wait > 0)
+			compat_sleep_ms((unsigned)wait);
 	}
 	out->waited_ms = now_ms() - start;
 	for (i = 1; i < n; i++)

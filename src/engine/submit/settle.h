@@ -50,7 +50,6 @@ struct settle_found {
 struct settle_state {
 	struct settle_found *found;	/* ascending by id, each once */
 	size_t		 nfound;
-	unsigned	 rounds;
 	unsigned	 looks, failed;	/* lookups asked, and those that did not work */
 	char		*first_error;	/* the first failed lookup's why */
 };

@@ -1249,7 +1249,7 @@ static void make_segments(const struct job *j, struct buf *seg)
 /* The plan of the run's segments, for --dry-run and the wizard: the wall,
  * the child timeout, the epochs TAO must run, and how the segments needed
  * are estimated (from TAO's time_per_epoch, once its first epoch is done). */
-char *submit_segments_plan(const char *wall, long child_s, int requeue, int max_segments,
+static char *submit_segments_plan(const char *wall, long child_s, int requeue, int max_segments,
     const char *epochs, const char *key)
 {
 	struct buf b;

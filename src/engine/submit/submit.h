@@ -121,12 +121,6 @@ char *submit_job_dir(const struct job_record *r);
 /* The sbatch staged there, which the chain's every retry runs again. */
 char *submit_staged_sbatch(const struct job_record *r);
 
-/* The plan of a run's segments as --dry-run and the wizard show it (caller
- * frees): the wall, the child timeout in seconds, whether the job may
- * requeue and up to how many segments, TAO's epochs (NULL: not said), the
- * resume key (NULL: TAO's own resume). */
-char *submit_segments_plan(const char *wall, long child_s, int requeue, int max_segments,
-    const char *epochs, const char *key);
 
 /* Where templates are: $TAOTOP_SHARE/templates, else next to the binary
  * (../share/taotop/templates, or ../../templates in the source tree), else
