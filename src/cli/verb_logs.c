@@ -108,6 +108,9 @@ static int follow(struct session *s, const char *path, uint64_t end, struct buf 
 		 * row, and the file has no more. */
 		if (ended) {
 			if (out->len == 0 && ++last >= 2) {
+				/* Its last words, ended by no newline. */
+				log_follow_flush(&f, out);
+				emit(out, tty);
 				log_follow_free(&f);
 				return rc;
 			}

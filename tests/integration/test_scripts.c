@@ -248,8 +248,10 @@ Test(scripts, logs_until_end_exits_when_the_job_ends, .timeout = 300)
 	time_t t0;
 
 	user_open(&u, "logsend", NULL);
+	/* Its last words have no newline (as a crash's or a progress bar's). */
 	b = user_bundle(&u, "logs", "command:\n  - sh\n  - -c\n"
-	    "  - 'for i in 1 2 3 4 5 6; do echo line $i; sleep 1; done; exec \"$@\"'\n"
+	    "  - 'for i in 1 2 3 4 5 6; do echo line $i; sleep 1; done; \"$@\"; r=$?; "
+	    "printf \"the last words\"; exit $r'\n"
 	    "  - taotop-test\n  - classification_pyt\n  - train\n  - -e\n  - '{spec}'\n"
 	    "  - 'results_dir={results_dir}'\n", NULL);
 	id = user_submit(&u, b, &out);
@@ -263,6 +265,7 @@ Test(scripts, logs_until_end_exits_when_the_job_ends, .timeout = 300)
 	text = bg_text(&l);
 	file = user_job_file(&u, id, "slurm-logs/*/main.out");
 	cr_assert(strstr(file, "line 6\n") != NULL, "main.out:\n%s", file);
+	cr_assert(strstr(file, "the last words") != NULL, "main.out:\n%s", file);
 	cr_expect(strstr(text, file) != NULL, "main.out is not whole in what logs printed:\n%s\n"
 	    "main.out:\n%s", text, file);
 	free(text);

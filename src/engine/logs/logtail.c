@@ -202,6 +202,14 @@ void log_follow_free(struct log_follow *f)
 	buf_free(&f->partial);
 }
 
+void log_follow_flush(struct log_follow *f, struct buf *lines)
+{
+	if (f->partial.len > 0) {
+		add_line(lines, f->partial.data, f->partial.len);
+		buf_reset(&f->partial);
+	}
+}
+
 void log_follow_feed(struct log_follow *f, uint64_t from, const char *data, size_t len,
     struct buf *lines)
 {

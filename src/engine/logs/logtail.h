@@ -45,6 +45,10 @@ struct log_follow {
 
 void log_follow_init(struct log_follow *f, const char *path, uint64_t offset);
 void log_follow_free(struct log_follow *f);
+/* The line not ended yet, as a line of its own (appended to lines), for
+ * a reader that knows the file will not grow: a job's last words often
+ * have no newline (a crash, a progress bar's \r). */
+void log_follow_flush(struct log_follow *f, struct buf *lines);
 
 /* Read what was appended since the last tick; append the completed lines
  * (each ending in '\n', carriage-return rewrites collapsed) to lines.
