@@ -62,10 +62,20 @@ static int key_from_file(const char *path, struct buf *key, char **err)
 /* The NGC API key: from --ngc-key-file, else typed on the terminal. */
 static int ngc_key(const char *file, struct buf *key, char **err)
 {
+	int rc;
+
 	if (file != NULL)
-		return key_from_file(file, key, err);
-	if (tty_ask_hidden("NGC API key for nvcr.io (not shown): ", key) == 0)
-		return 0;
+		rc = key_from_file(file, key, err);
+	else if ((rc = tty_ask_hidden("NGC API key for nvcr.io (not shown): ", key)) != 0)
+		goto none;
+	if (rc == 0 && (key->len == 0 || key->len >= 4096)) {
+		/* Said here, before a login that would only refuse it. */
+		*err = xasprintf("%s%s: no key installed", file ? file : "the key typed",
+		    key->len == 0 ? " is empty" : " is 4096 bytes or longer (not an NGC API key)");
+		return -1;
+	}
+	return rc;
+none:
 	*err = xstrdup("no NGC API key: run this in a terminal to type it (it is not shown), or "
 	    "give --ngc-key-file FILE (a file of yours, mode 600); it is sent over SFTP only");
 	return -1;

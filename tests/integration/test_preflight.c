@@ -141,6 +141,19 @@ Test(preflight, a_private_image_converts_once_the_credentials_are_installed, .ti
 		    "without a terminal or a file:\n%s", out);
 		free(out);
 		cr_assert_eq(chmod(keyfile, 0600), 0);
+		/* An empty key file: refused before any login. */
+		{
+			char *empty = xasprintf("%s/empty.key", tmpl), *ea;
+			f = fopen(empty, "w");
+			cr_assert_not_null(f);
+			fclose(f);
+			cr_assert_eq(chmod(empty, 0600), 0);
+			ea = xasprintf("preflight --install-ngc-credentials --ngc-key-file %s", empty);
+			cr_expect_eq(rig_taotop("SLURM_HOSTNAME=127.0.0.1:1", ea, &out), 1, "%s", out);
+			cr_expect(strstr(out, "empty.key is empty: no key installed") != NULL &&
+			    strstr(out, "could not be reached") == NULL, "%s", out);
+			free(out), free(ea), free(empty);
+		}
 		cr_assert_eq(rig_taotop(env, a, &out), 0, "%s", out);
 		cr_expect(strstr(out, KEY) == NULL, "the key was printed:\n%s", out);
 		free(out), free(a), free(keyfile);
