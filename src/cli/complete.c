@@ -108,6 +108,8 @@ static void print_values(const struct cli_opt *o)
 		print_themes();
 	else if (strcmp(o->name, "log-colors") == 0)
 		printf("render\nstrip\n");
+	else if (o->arg != NULL && strcmp(o->arg, "FILE") == 0)
+		printf("@files\n");	/* --key, --ngc-key-file: the shell's file names */
 }
 
 int cli_complete(int argc, char **argv)

@@ -227,7 +227,8 @@ static void add_row(struct lines *l, const struct job_record *r, const struct jo
 		add(l, xasprintf("latest: %s", row->message));
 	if (row->epoch >= 0 && row->max_epoch > 0) {
 		char seg[32] = "";
-		if (row->segments > 0)
+		/* As the row and status say it: only a run of segments. */
+		if (row->segments > 1)
 			snprintf(seg, sizeof(seg), ", segment %d", row->segments);
 		add(l, xasprintf("progress: epoch %d of %d%s%s%s", row->epoch, row->max_epoch, seg,
 		    row->eta[0] ? ", ETA " : "", row->eta));
