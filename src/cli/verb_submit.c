@@ -12,6 +12,7 @@
 #include "cli/jobrow.h"
 #include "cli/session.h"
 #include "cli/show.h"
+#include "engine/submit/spec.h"
 #include "engine/submit/submit.h"
 
 /* How the steps are printed, and whether a failure was said under its
@@ -86,6 +87,15 @@ static int read_opts(const struct cli_args *a, struct submit_opts *o)
 	o->partition = cli_val(a, "partition");
 	o->account = cli_val(a, "account");
 	o->name = cli_val(a, "name");
+	if (o->name != NULL) {
+		/* Said before any login, as the other options' values. */
+		char *why = spec_name_problem(o->name);
+		if (why != NULL) {
+			fprintf(stderr, "taotop submit: --name %s\n", why);
+			free(why);
+			return -1;
+		}
+	}
 	/* Of --requeue and --no-requeue, the later wins. */
 	if (cli_at(a, "requeue") > cli_at(a, "no-requeue"))
 		o->requeue = REQUEUE_YES;

@@ -485,11 +485,11 @@ Test(history, two_named_runs_of_a_sweep_are_told_apart_in_jobs_and_the_monitor, 
 	/* Names that are none: refused, naming the field and what to write. */
 	bad = user_bundle(&u, "badname", "command: [sleep, '120']\n", "name: 'lr 0.01'\n");
 	args = xasprintf("submit %s --dry-run", bad);
-	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect_eq(rig_taotop(u.env, args, &out), 1, "a submit step failed: 1\n%s", out);
 	cr_expect(strstr(out, "field 'name' has a space at character 3") != NULL, "%s", out);
 	free(out), free(args);
 	args = xasprintf("submit %s --dry-run --name 'a;b'", b);
-	cr_expect_neq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect_eq(rig_taotop(u.env, args, &out), 2, "a bad option value: 2\n%s", out);
 	cr_expect(strstr(out, "--name has ';' at character 2: use letters, digits and") != NULL,
 	    "%s", out);
 	free(out), free(args);
