@@ -183,8 +183,8 @@ Test(scripts, status_watch_through_a_pipe_shows_each_change_and_exits_0_when_don
 Test(scripts, status_watch_exits_4_when_the_job_ends_in_error, .timeout = 240)
 {
 	struct user u;
-	struct bg w;
-	char *out = NULL, *b, *id, *args, *text;
+	struct bg w, l;
+	char *out = NULL, *b, *id, *args, *largs, *text;
 
 	user_open(&u, "watcherr", NULL);
 	b = user_bundle(&u, "fails", "command: [sh, -c, 'sleep 3; echo no such data >&2; exit 3']\n",
@@ -193,12 +193,19 @@ Test(scripts, status_watch_exits_4_when_the_job_ends_in_error, .timeout = 240)
 	free(out);
 	args = xasprintf("status %s --watch", id);
 	bg_start(&w, &u, "watch", args);
+	/* logs --until-end of main.err beside it: the same end, the same 4. */
+	largs = xasprintf("logs %s --err --until-end", id);
+	bg_start(&l, &u, "logs", largs);
 	cr_expect_eq(bg_wait_rc(&w, 180), 4, "status --watch of a job ending in Error");
 	text = bg_text(&w);
 	cr_expect(strstr(text, "Error  (SLURM") != NULL, "the end was not shown:\n%s", text);
 	free(text);
-	bg_free(&w);
-	free(args), free(id), free(b);
+	cr_expect_eq(bg_wait_rc(&l, 120), 4, "logs --until-end of a job ending in Error");
+	text = bg_text(&l);
+	cr_expect(strstr(text, "no such data") != NULL, "main.err's line:\n%s", text);
+	free(text);
+	bg_free(&w), bg_free(&l);
+	free(args), free(largs), free(id), free(b);
 	user_close(&u);
 }
 
@@ -379,7 +386,7 @@ Test(scripts, a_job_ended_before_accounting_knows_it_shows_ending_then_its_end,
 	/* status, once: the same, in its own words. */
 	args = xasprintf("status %s", id);
 	out = NULL;
-	rig_taotop(u.env, args, &out);
+	cr_expect_eq(rig_taotop(u.env, args, &out), 0, "status of an ending job: %s", out);
 	free(args);
 	line = text_line_with(out, id);
 	cr_expect(line != NULL && strstr(line, "Ending") != NULL &&

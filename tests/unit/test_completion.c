@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -314,7 +315,9 @@ Test(completion, a_cluster_name_with_shell_words_is_refused_where_the_config_is_
 		FILE *o = popen(cmd, "r");
 		size_t n = fread(buf, 1, sizeof(buf) - 1, o);
 		buf[n] = '\0';
-		cr_expect_neq(pclose(o), 0, "%s", buf);
+		int st = pclose(o);
+		cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 2, "a config that does not read: 2 "
+		    "(the man page), got status %d: %s", st, buf);
 		cr_expect_not_null(strstr(buf, "a cluster's name holds only letters, digits, '-', '_' and '.'"),
 		    "%s", buf);
 		free(cmd);
