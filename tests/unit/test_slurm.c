@@ -133,6 +133,30 @@ Test(slurm, a_flood_of_unended_lines_is_skipped_line_by_line)
 	free(in);
 }
 
+/* The same at the size of the poll's output cap (64 MiB of unended
+ * lines), within a minute: the parse that searched again from every line
+ * took hours here (the timeout is a hang guard, not a speed target: make
+ * bench's "poll parse" row measures the speed). */
+Test(slurm, the_output_cap_of_unended_lines_is_parsed_at_all, .timeout = 60)
+{
+	static const char line[] = "garbage" D "that never ends its record\n";
+	size_t cap = (size_t)64 << 20, at;
+	char *in = xmalloc(cap + 64);
+	struct slurm_poll p;
+
+	at = (size_t)sprintf(in, "%s", M "squeue\n");
+	while (at + sizeof(line) < cap) {
+		memcpy(in + at, line, sizeof(line) - 1);
+		at += sizeof(line) - 1;
+	}
+	in[at] = '\0';
+	slurm_poll_parse(in, "", N, &p);
+	cr_expect_eq(p.n, 0);
+	cr_expect_eq(p.skipped, (at - strlen(M "squeue\n")) / (sizeof(line) - 1));
+	slurm_poll_free(&p);
+	free(in);
+}
+
 Test(slurm, gpu_counts)
 {
 	cr_expect_eq(slurm_count_gpus("gres:gpu:4", 2, 1), 8);
