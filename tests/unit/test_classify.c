@@ -43,6 +43,13 @@ static const struct sample {
 	{ "FAILED", "1:0", "", "node04:3311:3340 [2] transport/net_ib.cc:1696 NCCL WARN NET/IB : ibv_poll_cq failed with error transport retry counter exceeded", INFRA, "nccl-transport" },
 	{ "FAILED", "1:0", "", "srun: error: Node failure on node07\nsrun: Job step aborted: Waiting up to 32 seconds for job step to finish.", INFRA, "node-fail" },
 	{ "FAILED", "0:0", "", "slurmstepd: error: *** JOB 1234 ON node03 CANCELLED AT 2026-11-29T10:12:13 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***", INFRA, "node-fail" },
+	/* SLURM's words when a node's prolog fails (slurmstepd; the job's
+	 * reason "launch failed requeued held"). */
+	{ "FAILED", "1:0", "", "slurmstepd: error: prolog failed: rc:230 output:/etc/slurm/prolog.d/50-gpu-check: GPU health check failed", INFRA, "prolog" },
+	{ "FAILED", "1:0", "", "srun: error: Task launch for StepId=4242.0 failed on node node05: launch failed requeued held", INFRA, "prolog" },
+	/* A C assertion (glibc's words) in the program's own code, no .cu: */
+	{ "FAILED", "134:0", "", "python: src/loader.c:88: load_batch: Assertion `n > 0' failed.\nAborted (core dumped)", PROG, "assertion" },
+	{ "FAILED", "1:0", "", "AssertionError: num_epochs must be positive", PROG, "assertion" },
 	{ "FAILED", "1:0", "", "pyxis: importing docker image: nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt\nslurmstepd: error: pyxis: failed to import docker image\nslurmstepd: error: pyxis: printing enroot log file:", INFRA, "pyxis-import" },
 	{ "FAILED", "1:0", "", "[ERROR] Could not process JSON input\nslurmstepd: error: pyxis: failed to import docker image", INFRA, "pyxis-import" },
 	{ "FAILED", "1:0", "", "enroot-nsenter: failed to create user namespace: Operation not permitted", INFRA, "pyxis-import" },
