@@ -31,11 +31,11 @@ static const char evidence[] =
 	"RuntimeError: CUDA error: an illegal memory access";
 
 /* A records folder of our own holding one record for job slurm_id, its
- * history ending with the hostile evidence; returns the folder (the
- * XDG_STATE_HOME to give taotop) and the record's id. */
-static char *state_with_record(const char *slurm_id, char **id_out)
+ * history ending with message; returns the folder (the XDG_STATE_HOME to
+ * give taotop) and the record's id. */
+static char *state_with_message(const char *slurm_id, const char *message, char **id_out)
 {
-	char tmpl[] = "/tmp/taotop-hostile-XXXXXX", *dir, *jobs, *err = NULL, *msg;
+	char tmpl[] = "/tmp/taotop-hostile-XXXXXX", *dir, *jobs, *err = NULL;
 	struct record_store *st;
 	struct job_record *r;
 
@@ -49,19 +49,49 @@ static char *state_with_record(const char *slurm_id, char **id_out)
 	record_set(&r->cluster, "rig");
 	record_set(&r->backend_ref, slurm_id);
 	record_set(&r->log_dir, "/tmp/slurm-logs");
-	msg = xasprintf("failure: the program's (a CUDA error): %s: not retried", evidence);
-	record_event(r, msg, "taotop", time(NULL));
+	record_event(r, message, "taotop", time(NULL));
 	cr_assert_eq(store_create(st, r, &err), 0, "%s", err);
 	record_free(r);
 	store_close(st);
-	free(msg), free(jobs);
+	free(jobs);
 	return dir;
+}
+
+/* The same, its history ending with the hostile evidence as classify
+ * copies it. */
+static char *state_with_record(const char *slurm_id, char **id_out)
+{
+	char *msg = xasprintf("failure: the program's (a CUDA error): %s: not retried", evidence);
+	char *dir = state_with_message(slurm_id, msg, id_out);
+
+	free(msg);
+	return dir;
+}
+
+/* What the text shown did not do to the terminal: its title (as it was
+ * before, title0) and the clipboard (OSC 52) are untouched. */
+static void expect_terminal_untouched(struct screen *s, const char *title0)
+{
+	char *title1 = screen_tmux(s, "display -p -t 0 '#{pane_title}'");
+	char *buffers = screen_tmux(s, "list-buffers");
+
+	cr_expect_str_eq(title1, title0, "the title changed");
+	cr_expect_str_eq(buffers, "", "an OSC 52 write reached the clipboard: %s", buffers);
+	free(title1), free(buffers);
+}
+
+/* The job's scancel, by its SLURM id. */
+static void cancel_job(const char *slurm_id)
+{
+	char *cmd = xasprintf("scancel %s", slurm_id);
+
+	free(rig_ssh_ok(cmd));
+	free(cmd);
 }
 
 Test(hostile, status_shows_a_hostile_evidence_line_harmless, .timeout = 120)
 {
-	char opts[256], env[256], args[128], name[64], *id, *rec = NULL, *state, *title0, *title1;
-	char *buffers, *text;
+	char opts[256], env[256], args[128], name[64], *id, *rec = NULL, *state, *title0, *text;
 	struct screen s;
 	struct screen_opts so = { .cols = 160, .lines = 30, .env = env, .args = args };
 
@@ -81,18 +111,11 @@ Test(hostile, status_shows_a_hostile_evidence_line_harmless, .timeout = 120)
 	cr_expect_eq(screen_row_of(&s, rec), 0, "the screen was cleared or moved:\n%s", text);
 	cr_expect_null(strstr(text, "PWNED"), "%s", text);
 	cr_expect_null(strstr(text, "UFdORUQ"), "%s", text);
-	title1 = screen_tmux(&s, "display -p -t 0 '#{pane_title}'");
-	cr_expect_str_eq(title1, title0, "the title changed");
-	buffers = screen_tmux(&s, "list-buffers");
-	cr_expect_str_eq(buffers, "", "an OSC 52 write reached the clipboard: %s", buffers);
+	expect_terminal_untouched(&s, title0);
 	screen_close(&s);
 
-	{
-		char *cmd = xasprintf("scancel %s", id);
-		free(rig_ssh_ok(cmd));
-		free(cmd);
-	}
-	free(text), free(title0), free(title1), free(buffers), free(state), free(rec), free(id);
+	cancel_job(id);
+	free(text), free(title0), free(state), free(rec), free(id);
 }
 
 /* "rlo<pid>-" U+202E "txt.exe": shown reversed by a terminal that applied
@@ -132,11 +155,7 @@ Test(hostile, a_bidi_override_in_a_name_is_shown_not_applied, .timeout = 180)
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
 	screen_close(&s);
 
-	{
-		char *cmd = xasprintf("scancel %s", id);
-		free(rig_ssh_ok(cmd));
-		free(cmd);
-	}
+	cancel_job(id);
 	free(id);
 }
 
@@ -175,34 +194,14 @@ Test(hostile, json_on_a_terminal_shows_c1_osc_and_bidi_as_escapes, .timeout = 12
 		"\xc2\x9d" "52;c;UFdORUQtSlNPTg==" "\xc2\x9c"	/* OSC 52, 8-bit */
 		"\xc2\x9b" "2J"					/* CSI 2J, 8-bit */
 		"job\xe2\x80\xaetxt.exe \xff end";		/* RLO, invalid */
-	char opts[256], env[256], args[160], name[64], *id, *rec = NULL, *state, *title0, *title1;
-	char *buffers, *text, *dir, *jobs, *err = NULL;
-	struct record_store *st;
-	struct job_record *r;
+	char opts[256], env[256], args[160], name[64], *id, *rec = NULL, *state, *title0, *text;
 	struct screen s;
 	struct screen_opts so = { .cols = 200, .lines = 60, .env = env, .args = args };
 
 	snprintf(name, sizeof(name), "hostile%d-json", rig_uniq());
 	snprintf(opts, sizeof(opts), "-J %s -t 5 -o /dev/null", name);
 	id = rig_sbatch(opts, "'sleep 120'");
-	{
-		char tmpl[] = "/tmp/taotop-hostile-XXXXXX";
-		cr_assert_not_null(mkdtemp(tmpl));
-		dir = xstrdup(tmpl);
-	}
-	jobs = xasprintf("%s/taotop/jobs", dir);
-	st = store_open(jobs, &err);
-	cr_assert_not_null(st, "%s", err);
-	rec = store_mint_id(st);
-	r = record_new(rec);
-	record_set(&r->cluster, "rig");
-	record_set(&r->backend_ref, id);
-	record_event(r, c1, "taotop", time(NULL));
-	cr_assert_eq(store_create(st, r, &err), 0, "%s", err);
-	record_free(r);
-	store_close(st);
-	free(jobs);
-	state = dir;
+	state = state_with_message(id, c1, &rec);
 	snprintf(env, sizeof(env), "XDG_STATE_HOME=%s", state);
 	snprintf(args, sizeof(args), "status %s --json", rec);
 
@@ -215,18 +214,11 @@ Test(hostile, json_on_a_terminal_shows_c1_osc_and_bidi_as_escapes, .timeout = 12
 	    "\\ufffd end"), "the escapes as JSON escapes:\n%s", text);
 	cr_expect_null(strstr(text, "\xe2\x80\xae"), "the override reached the terminal:\n%s", text);
 	cr_expect_not_null(strstr(text, "\"record\""), "the record is printed:\n%s", text);
-	title1 = screen_tmux(&s, "display -p -t 0 '#{pane_title}'");
-	cr_expect_str_eq(title1, title0, "the title changed");
-	buffers = screen_tmux(&s, "list-buffers");
-	cr_expect_str_eq(buffers, "", "an OSC 52 write reached the clipboard: %s", buffers);
+	expect_terminal_untouched(&s, title0);
 	screen_close(&s);
 
-	{
-		char *cmd = xasprintf("scancel %s", id);
-		free(rig_ssh_ok(cmd));
-		free(cmd);
-	}
-	free(text), free(title0), free(title1), free(buffers), free(state), free(rec), free(id);
+	cancel_job(id);
+	free(text), free(title0), free(state), free(rec), free(id);
 }
 
 /* A status file that is a FIFO (or a link to one, or to /dev/zero), put
@@ -237,8 +229,8 @@ Test(hostile, json_on_a_terminal_shows_c1_osc_and_bidi_as_escapes, .timeout = 12
 Test(hostile, a_fifo_status_file_leaves_the_other_jobs_fresh, .timeout = 120)
 {
 	const struct rig *rg = rig_get();
-	char opts[256], env[256], name[64], *id1, *id2, *dir, *jobs, *err = NULL;
-	char *root, *cmd, *rec1 = NULL, *rec2 = NULL, *fifo, *line, *text;
+	char opts[256], env[256], name[64], *id1, *id2, *id3, *dir, *jobs, *err = NULL;
+	char *root, *cmd, *rec1 = NULL, *rec2 = NULL, *rec3 = NULL, *fifo, *zero, *line, *text;
 	struct record_store *st;
 	struct job_record *r;
 	struct screen s;
@@ -248,15 +240,20 @@ Test(hostile, a_fifo_status_file_leaves_the_other_jobs_fresh, .timeout = 120)
 	snprintf(opts, sizeof(opts), "-J %s -t 5 -o /dev/null", name);
 	id1 = rig_sbatch(opts, "'sleep 120'");
 	id2 = rig_sbatch(opts, "'sleep 120'");
+	id3 = rig_sbatch(opts, "'sleep 120'");
 	free(rig_wait_state(id1, "RUNNING", 60));
 	free(rig_wait_state(id2, "RUNNING", 60));
+	free(rig_wait_state(id3, "RUNNING", 60));
 	root = xasprintf("%s/%s-tests", rg->shared, name);
 	fifo = xasprintf("%s/a/train/status.json", root);
-	cmd = xasprintf("mkdir -p %s/a/train %s/b/train && mkfifo %s && printf '%%s\\n' "
+	zero = xasprintf("%s/c/train/status.json", root);
+	cmd = xasprintf("mkdir -p %s/a/train %s/b/train %s/c/train && mkfifo %s && "
+	    "ln -s /dev/zero %s && printf '%%s\\n' "
 	    "'{\"date\": \"12/4/2026\", \"time\": \"9:6:10\", \"status\": \"RUNNING\", "
 	    "\"verbosity\": \"INFO\", \"message\": \"Training loop in progress\", \"epoch\": 3, "
 	    "\"max_epoch\": 10, \"time_per_epoch\": \"0:01:01\", \"eta\": \"0:07:07\", "
-	    "\"kpi\": {\"loss\": 0.5}}' > %s/b/train/status.json", root, root, fifo, root);
+	    "\"kpi\": {\"loss\": 0.5}}' > %s/b/train/status.json", root, root, root, fifo, zero,
+	    root);
 	free(rig_ssh_ok(cmd));
 	free(cmd);
 	{
@@ -267,17 +264,19 @@ Test(hostile, a_fifo_status_file_leaves_the_other_jobs_fresh, .timeout = 120)
 	jobs = xasprintf("%s/taotop/jobs", dir);
 	st = store_open(jobs, &err);
 	cr_assert_not_null(st, "%s", err);
-	for (int k = 0; k < 2; k++) {
-		char *rd = xasprintf("%s/%c", root, k == 0 ? 'a' : 'b');
-		char **rec = k == 0 ? &rec1 : &rec2;
+	for (int k = 0; k < 3; k++) {
+		char *rd = xasprintf("%s/%c", root, "abc"[k]);
+		char **rec = k == 0 ? &rec1 : k == 1 ? &rec2 : &rec3;
 		*rec = store_mint_id(st);
 		r = record_new(*rec);
 		record_set(&r->cluster, "rig");
-		record_set(&r->backend_ref, k == 0 ? id1 : id2);
+		record_set(&r->backend_ref, k == 0 ? id1 : k == 1 ? id2 : id3);
 		record_set(&r->action, "train");
 		record_set(&r->results_dir, rd);
-		if (k == 0)	/* found there before, as a regular file then */
-			record_set(&r->status_path, fifo);
+		/* Found there before, as a regular file then: now a FIFO, and
+		 * a link to /dev/zero (endless). */
+		if (k != 1)
+			record_set(&r->status_path, k == 0 ? fifo : zero);
 		r->state = TAO_RUNNING;
 		cr_assert_eq(store_create(st, r, &err), 0, "%s", err);
 		record_free(r);
@@ -302,8 +301,9 @@ Test(hostile, a_fifo_status_file_leaves_the_other_jobs_fresh, .timeout = 120)
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
 	screen_close(&s);
 
-	cmd = xasprintf("scancel %s %s; rm -rf %s", id1, id2, root);
+	cmd = xasprintf("scancel %s %s %s; rm -rf %s", id1, id2, id3, root);
 	free(rig_ssh_ok(cmd));
 	free(cmd);
-	free(root), free(fifo), free(jobs), free(dir), free(rec1), free(rec2), free(id1), free(id2);
+	free(root), free(fifo), free(zero), free(jobs), free(dir), free(rec1), free(rec2), free(rec3);
+	free(id1), free(id2), free(id3);
 }

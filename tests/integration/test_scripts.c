@@ -103,18 +103,25 @@ static void bg_free(struct bg *b)
 	free(b->log), free(b->rc);
 }
 
-/* What SLURM says of the job of record id now ("" before it is there). */
-static char *slurm_state(struct user *u, const char *id)
+/* A field of `status ID --json` now ("" before the job is there; caller
+ * frees). */
+static char *status_field(struct user *u, const char *id, const char *field)
 {
-	char *args = xasprintf("status %s --json", id), *out = NULL, *st;
+	char *args = xasprintf("status %s --json", id), *out = NULL, *v;
 	cJSON *o;
 
 	rig_taotop(u->env, args, &out);
 	o = strchr(out, '{') ? cJSON_Parse(strchr(out, '{')) : NULL;
-	st = xstrdup(o ? json_str(o, "native_state") : "");
+	v = xstrdup(o ? json_str(o, field) : "");
 	cJSON_Delete(o);
 	free(out), free(args);
-	return st;
+	return v;
+}
+
+/* What SLURM says of the job of record id now. */
+static char *slurm_state(struct user *u, const char *id)
+{
+	return status_field(u, id, "native_state");
 }
 
 /* Wait until SLURM runs the job (a job of one GPU on an idle cluster). */
@@ -291,15 +298,7 @@ Test(scripts, logs_until_end_exits_when_the_job_ends, .timeout = 300)
 /* The SLURM job id of record id ("" before it has one; caller frees). */
 static char *slurm_id_of(struct user *u, const char *id)
 {
-	char *args = xasprintf("status %s --json", id), *out = NULL, *sid;
-	cJSON *o;
-
-	rig_taotop(u->env, args, &out);
-	o = strchr(out, '{') ? cJSON_Parse(strchr(out, '{')) : NULL;
-	sid = xstrdup(o ? json_str(o, "slurm_id") : "");
-	cJSON_Delete(o);
-	free(out), free(args);
-	return sid;
+	return status_field(u, id, "slurm_id");
 }
 
 /* Whether SLURM job sid is in the user's queue, as taotop's poll asks it
