@@ -175,7 +175,8 @@ static int look(struct conn *c, const char *cmd, const char *host, long budget_m
 void settle_run(struct conn *c, const char *name, long window_ms, struct settle_result *out)
 {
 	size_t n = conn_nhosts(c), i;
-	struct conn **others = n > 1 ? xcalloc(n - 1, sizeof(*others)) : NULL;
+	struct conn **others = xcalloc(n + 1, sizeof(*others));
+	const char *on = conn_host(c);
 	char *cmd = settle_command(name);
 	struct buf hosts;
 	long start = now_ms(), round_at;
@@ -185,12 +186,14 @@ void settle_run(struct conn *c, const char *name, long window_ms, struct settle_
 	if (window_ms <= 0)
 		window_ms = SETTLE_WINDOW_MS;
 	/* c reconnects over the whole list (the first host that answers); a
-	 * connection of its own to each host after the first asks it too. */
+	 * connection of its own asks each other host: every host but the one
+	 * c is on (after a failover, not the first), or but the first when c
+	 * is on none yet. */
 	buf_init(&hosts);
 	for (i = 0; i < n; i++) {
 		buf_addf(&hosts, "%s%s", i ? ", " : "", conn_host_at(c, i));
-		if (i > 0)
-			others[i - 1] = conn_new_one(c, i);
+		if (on != NULL ? strcmp(on, conn_host_at(c, i)) != 0 : i > 0)
+			others[i] = conn_new_one(c, i);
 	}
 	out->hosts = buf_detach(&hosts);
 	for (;;) {
@@ -198,8 +201,9 @@ void settle_run(struct conn *c, const char *name, long window_ms, struct settle_
 		long left = window_ms - (round_at - start);
 		out->worked |= look(c, cmd, conn_host(c) ? conn_host(c) : conn_host_at(c, 0),
 		    left, &out->st);
-		for (i = 1; i < n; i++)
-			out->worked |= look(others[i - 1], cmd, conn_host_at(c, i), left, &out->st);
+		for (i = 0; i < n; i++)
+			if (others[i] != NULL)
+				out->worked |= look(others[i], cmd, conn_host_at(c, i), left, &out->st);
 		out->verdict = settle_decide(&out->st, out->worked,
 		    now_ms() - start + SETTLE_EVERY_MS > window_ms);
 		if (out->verdict != SETTLE_WAIT)
@@ -209,8 +213,8 @@ void settle_run(struct conn *c, const char *name, long window_ms, struct settle_
 			compat_sleep_ms((unsigned)wait);
 	}
 	out->waited_ms = now_ms() - start;
-	for (i = 1; i < n; i++)
-		conn_free(others[i - 1]);
+	for (i = 0; i < n; i++)
+		conn_free(others[i]);
 	free(others);
 	free(cmd);
 }
