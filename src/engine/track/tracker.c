@@ -557,10 +557,17 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 		if (p != NULL && p->found != NULL && !same(p->found, r->status_path))
 			tracker_keep_status_path(st, r, p->found);
 		if (!tao_state_final(r->state) && r->backend_ref != NULL) {
-			const struct seg_follow *sf = strmap_get(t->seg_ix, r->id);
-			if (sf != NULL && sf->lines.len > 0)
-				tracker_keep_segments(st, r, sf->lines.data, sf->lines.len,
-				    p != NULL ? p->ts.epoch : -1);
+			struct seg_follow *sf = strmap_get(t->seg_ix, r->id);
+			if (sf != NULL && sf->lines.len > 0 &&
+			    tracker_keep_segments(st, r, sf->lines.data, sf->lines.len,
+			    p != NULL ? p->ts.epoch : -1) != 0) {
+				/* Not written: the next poll reads the file
+				 * again from its start (merging is idempotent). */
+				char *path = xstrdup(sf->follow.path);
+				log_follow_free(&sf->follow);
+				log_follow_init(&sf->follow, path, 0);
+				free(path);
+			}
 			if (j == NULL) {
 				/* Left the queue, not yet in accounting (it
 				 * lags a few seconds after submit and end). */

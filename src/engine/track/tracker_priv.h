@@ -203,8 +203,9 @@ int tracker_update_one(struct conn *c, struct record_store *st, const struct clu
     struct job_record *r, const struct slurm_job *j, const struct tao_status *ts,
     const char *found, struct poll_result *res);
 /* New complete lines of the job's segments file (text, len) merged into
- * its record, on disk and in r; epoch: TAO's newest so far (-1: unknown). */
-void tracker_keep_segments(struct record_store *st, struct job_record *r, const char *text,
+ * its record, on disk and then in r; epoch: TAO's newest so far (-1:
+ * unknown). -1 when the record could not be written: r is unchanged. */
+int tracker_keep_segments(struct record_store *st, struct job_record *r, const char *text,
     size_t len, int epoch);
 /* Where the job's status file was found, kept in its record. */
 void tracker_keep_status_path(struct record_store *st, struct job_record *r, const char *path);

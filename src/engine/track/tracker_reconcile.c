@@ -699,24 +699,21 @@ static int merge_segments(struct job_record *r, void *arg, char **err)
 	return changed;
 }
 
-void tracker_keep_segments(struct record_store *st, struct job_record *r, const char *text,
+int tracker_keep_segments(struct record_store *st, struct job_record *r, const char *text,
     size_t len, int epoch)
 {
 	struct seg_merge m = { text, len, epoch };
-	struct job_record *probe;
-	char *err = NULL, *told = NULL;
-	int changed;
+	char *err = NULL;
 
-	/* Only when something is new to r (the file is read every poll). */
-	probe = r;
-	changed = segments_merge(probe, text, len, epoch, &told);
-	free(told);
-	if (!changed)
-		return;
+	/* On disk first: r follows only what was written, never ahead of it
+	 * (store_update writes nothing when nothing is new). */
 	if (store_update(st, r->id, merge_segments, &m, &err) != 0) {
 		log_msg(LOG_ERROR, "poll: %s: segments: %s", r->id, err);
 		free(err);
+		return -1;
 	}
+	merge_segments(r, &m, &err);
+	return 0;
 }
 
 static int keep_path(struct job_record *r, void *arg, char **err)
