@@ -6,21 +6,19 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/track/classify.h"
-#include <ctype.h>
 #include "engine/config/config.h"
 #include "engine/logs/logtail.h"
+#include "engine/slurm/slurm.h"
 #include "engine/store/store.h"
 #include "engine/submit/secrets.h"
 #include "engine/submit/submit.h"
+#include "engine/track/classify.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
 #include "util/buf.h"
 #include "util/log.h"
 #include "util/share.h"
 #include "util/xmalloc.h"
-
-
 
 /* ---- history ----------------------------------------------------------------------------- */
 
@@ -119,20 +117,6 @@ static int restage_sidecar(struct conn *c, const struct job_record *r, const cha
 
 #define NODES_TIMEOUT_MS	30000
 
-/* A node name as SLURM prints one (it reaches a command line quoted all
- * the same). */
-static int node_name_ok(const char *s)
-{
-	size_t i;
-
-	if (s[0] == '\0' || s[0] == '-' || strlen(s) > 64)
-		return 0;
-	for (i = 0; s[i] != '\0'; i++)
-		if (!isalnum((unsigned char)s[i]) && strchr("-_.", s[i]) == NULL)
-			return 0;
-	return 1;
-}
-
 /* Run cmd; its stdout (caller frees), or NULL when it did not run. */
 static char *run_out(struct conn *c, const char *cmd)
 {
@@ -164,7 +148,7 @@ static char **job_nodes(struct conn *c, const char *slurm_id, size_t *n)
 	if (out == NULL)
 		return NULL;
 	for (line = strtok_r(out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		if (!node_name_ok(line))
+		if (!slurm_name_ok(line))
 			continue;
 		v = xreallocarray(v, *n + 1, sizeof(*v));
 		v[(*n)++] = xstrdup(line);
