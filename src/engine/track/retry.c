@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "engine/config/config.h"
+#include "engine/logs/logpath.h"
 #include "engine/logs/logtail.h"
 #include "engine/slurm/slurm.h"
 #include "engine/store/store.h"
@@ -408,8 +409,7 @@ static char *tail_of(struct conn *c, const struct job_record *r, const char *nam
 	char *path, *err = NULL;
 
 	buf_init(&b);
-	if (r->log_dir != NULL && r->backend_ref != NULL) {
-		path = xasprintf("%s/%s-%s/%s", r->log_dir, r->id, r->backend_ref, name);
+	if ((path = job_log_file(r, name)) != NULL) {
 		if (log_tail(c, path, CLASSIFY_TAIL_LINES, 0, &b, &end, &missing, &err) != 0)
 			free(err);
 		free(path);
