@@ -176,8 +176,7 @@ void recindex_meta_of(const struct job_record *r, struct rec_meta *m)
 	m->alloc = r->has_alloc ? &r->alloc : NULL;
 	m->progress = r->progress;
 	m->segments = (int)r->nseg;
-	m->requeued = r->nseg > 0 && r->state == TAO_PENDING &&
-	    strcmp(r->seg[r->nseg - 1].outcome, "requeued") == 0;
+	m->requeued = r->state == TAO_PENDING && record_requeued(r);
 }
 
 static void free_progress(struct record_progress *p)

@@ -110,6 +110,11 @@ void record_free(struct job_record *r)
 	free(r);
 }
 
+int record_requeued(const struct job_record *r)
+{
+	return r->nseg > 0 && strcmp(r->seg[r->nseg - 1].outcome, "requeued") == 0;
+}
+
 struct record_segment *record_segment_at(struct job_record *r, int n)
 {
 	size_t i;
@@ -178,7 +183,8 @@ void record_progress_json(cJSON *o, const struct record_progress *pr)
 	}
 }
 
-void record_segments_json(cJSON *o, const struct record_segment *s, size_t n)
+/* The "segments" list added to o, as records and `--json` write it. */
+static void record_segments_json(cJSON *o, const struct record_segment *s, size_t n)
 {
 	cJSON *a = cJSON_AddArrayToObject(o, "segments");
 	size_t i;

@@ -157,10 +157,3 @@ const char *segments_stopped(const struct job_record *r)
 			return s->message != NULL ? s->message : s->outcome;
 	return NULL;
 }
-
-int segments_requeued(const struct job_record *r)
-{
-	const struct record_segment *s = segments_last(r);
-
-	return s != NULL && strcmp(s->outcome, "requeued") == 0;
-}

@@ -287,7 +287,7 @@ static int decide(struct conn *c, const struct job_record *r, const struct slurm
 	*message = message_for(j, ns);
 	*progress = NULL;
 	*tao_failed = 0;
-	if (*to == TAO_PENDING && segments_requeued(r)) {
+	if (*to == TAO_PENDING && record_requeued(r)) {
 		/* Its child timeout requeued it: the next segment waits. */
 		const struct record_segment *s = segments_last(r);
 		both = xasprintf("requeued after segment %d (its child timeout): segment %d waits "
@@ -462,10 +462,9 @@ static int write_change(struct record_store *st, struct job_record *r, struct ch
 	ev->native = xstrdup(ch->native);
 	ev->at = time(NULL);
 	ev->what = NULL;
-	if (r->nseg > 0 && ch->to == TAO_PENDING && segments_requeued(r))
+	if (ch->to == TAO_PENDING && record_requeued(r))
 		ev->what = xasprintf("requeued after segment %d", segments_last(r)->n);
-	else if (r->nseg > 0 && ch->to == TAO_RUNNING && r->state == TAO_PENDING &&
-	    segments_requeued(r))
+	else if (ch->to == TAO_RUNNING && r->state == TAO_PENDING && record_requeued(r))
 		ev->what = xasprintf("resumed: segment %d", segments_last(r)->n + 1);
 	if (ch->progress != NULL)
 		record_set_progress(r, ch->progress);
