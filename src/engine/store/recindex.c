@@ -27,9 +27,11 @@
 #include "util/xmalloc.h"
 
 /* Version 2 carries each record's row, version 3 its results folder too,
- * version 4 the run's name;
- * an older file is not read as one: its magic differs, so it is rebuilt
- * from the records. */
+ * version 4 the run's name; version 5 (the requeue branch's, without the
+ * name) its segments: how many (the line's next-to-last column) and whether
+ * it waits requeued for the next (the last); version 6 both the name and
+ * those. A file of another version is not read as one: its magic differs,
+ * so it is rebuilt from the records. */
 #define INDEX_MAGIC	"taotop-index 6\n"
 #define NSTRINGS	8	/* cluster .. name: one block per entry */
 #define SWEEP_DEFAULT	256	/* files stat'ed per refresh: ~2 ms here */

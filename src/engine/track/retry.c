@@ -426,8 +426,9 @@ int retry_after_failure(struct conn *c, struct record_store *st, const struct cl
 	struct patterns *pat = NULL;
 	struct verdict v;
 	char *dir = share_dir("templates"), *path = xasprintf("%s/failure-patterns.conf", dir);
-	char *out = NULL, *errt = NULL, *why = NULL, *slurm_id = NULL, *line = NULL;
+	char *out = NULL, *errt = NULL, *why = NULL, *slurm_id = NULL;
 	char *node = NULL, *evidence = NULL;
+	const char *sep;
 	struct node_answer asked = { 0 };
 	int rc = 0, before;
 
@@ -444,27 +445,30 @@ int retry_after_failure(struct conn *c, struct record_store *st, const struct cl
 	out = tail_of(c, r, "main.out");
 	errt = tail_of(c, r, "main.err");
 	classify_failure(pat, native, exit_code, out, errt, &v);
-	/* The line that decided it, and where: "main.err: <line>". */
-	line = v.evidence[0] ? xasprintf(": %s: %s", v.source, v.evidence) : xstrdup("");
+	/* The line that decided it, and where: "main.err: <line>" (NULL:
+	 * none), in the notes and as an excluded node's evidence. */
+	evidence = v.evidence[0] ? xasprintf("%s: %s", v.source, v.evidence) : NULL;
+	sep = evidence != NULL ? ": " : "";
 	if (v.kind == FAILURE_PROGRAM) {
-		note(st, id, "failure: the program's (%s)%s: not retried", v.reason, line);
+		note(st, id, "failure: the program's (%s)%s%s: not retried", v.reason, sep,
+		    evidence ? evidence : "");
 		goto done;
 	}
 	before = attempts_before(st, r);
 	if (before >= cl->retry_budget) {
-		note(st, id, "failure: the infrastructure's (%s)%s; the retry budget (%d) is used up: "
-		    "not retried", v.reason, line, cl->retry_budget);
+		note(st, id, "failure: the infrastructure's (%s)%s%s; the retry budget (%d) is used "
+		    "up: not retried", v.reason, sep, evidence ? evidence : "", cl->retry_budget);
 		goto done;
 	}
-	note(st, id, "failure: the infrastructure's (%s)%s: retry %d of %d", v.reason, line,
-	    before + 1, cl->retry_budget);
+	note(st, id, "failure: the infrastructure's (%s)%s%s: retry %d of %d", v.reason, sep,
+	    evidence ? evidence : "", before + 1, cl->retry_budget);
 	/* The job's nodes and the chain's exclusions: one command. */
 	ask_nodes(c, v.node_tied ? r->backend_ref : NULL, r, &asked);
 	if (v.node_tied && r->backend_ref != NULL) {
 		const char *bad = verdict_node(&v, (const char *const *)asked.hosts, asked.nhosts);
 		if (bad != NULL) {
-			evidence = v.evidence[0] ? xasprintf("%s: %s", v.source, v.evidence)
-			    : xasprintf("SLURM state %s", v.reason);
+			if (evidence == NULL)
+				evidence = xasprintf("SLURM state %s", v.reason);
 			node = xstrdup(bad);
 		} else {
 			note(st, id, "the failure names no one node of the job's (%zu): none excluded",
@@ -478,7 +482,7 @@ int retry_after_failure(struct conn *c, struct record_store *st, const struct cl
 	else
 		rc = 1;
 done:
-	free(slurm_id), free(why), free(out), free(errt), free(dir), free(path), free(line);
+	free(slurm_id), free(why), free(out), free(errt), free(dir), free(path);
 	free(node), free(evidence);
 	node_answer_free(&asked);
 	record_free(r);
