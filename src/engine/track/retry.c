@@ -156,8 +156,8 @@ static void ask_nodes(struct conn *c, const char *slurm_id, const struct job_rec
 	if (slurm_id != NULL) {
 		char *q = sh_quote(slurm_id);
 		buf_addf(&cmd, "; nl=$(sacct -j %s -X -n -P -o NodeList 2>/dev/null | head -n 1); "
-		    "case $nl in ''|None*) ;; *) scontrol show hostnames \"$nl\" 2>/dev/null;; esac",
-		    q);
+		    "case $nl in ''|None*) ;; "
+		    "*) scontrol show hostnames \"$nl\" 2>/dev/null;; esac", q);
 		free(q);
 	}
 	buf_adds(&cmd, "; echo @@checks");
@@ -456,8 +456,9 @@ int retry_after_failure(struct conn *c, struct record_store *st, const struct cl
 	}
 	before = attempts_before(st, r);
 	if (before >= cl->retry_budget) {
-		note(st, id, "failure: the infrastructure's (%s)%s%s; the retry budget (%d) is used "
-		    "up: not retried", v.reason, sep, evidence ? evidence : "", cl->retry_budget);
+		note(st, id, "failure: the infrastructure's (%s)%s%s; the retry budget (%d) is "
+		    "used up: not retried", v.reason, sep, evidence ? evidence : "",
+		    cl->retry_budget);
 		goto done;
 	}
 	note(st, id, "failure: the infrastructure's (%s)%s%s: retry %d of %d", v.reason, sep,

@@ -361,7 +361,8 @@ static void segment_take(struct tracker *t, const char *out, size_t len, const c
 			body = e + 1;
 			b = find_bytes(body, (size_t)(end_all - body), end);
 			if (b != NULL) {
-				log_follow_feed(&f->follow, off, body, (size_t)(b - body), &f->lines);
+				log_follow_feed(&f->follow, off, body, (size_t)(b - body),
+				    &f->lines);
 				f->follow.restarted = 0;
 				from = b + strlen(end);
 			}
