@@ -167,6 +167,11 @@ void conn_exec_free(struct conn_exec *x);
  * conn_exec reconnects once by itself; when it drops after, the command may
  * have run: CONN_DISCONNECTED, and the caller must reconcile. */
 enum conn_status conn_exec(struct conn *c, struct conn_exec *x, char **err);
+/* The same for a command whose stdout is all the caller wants: it (caller
+ * frees), or NULL with *err when the command did not run to its end.
+ * *status gets its exit status; when that is not 0, *err the first line of
+ * its stderr, if it wrote one (caller frees). */
+char *conn_run(struct conn *c, const char *cmd, int timeout_ms, int *status, char **err);
 
 struct conn_stat {
 	uint64_t	size;

@@ -17,6 +17,7 @@
 #include <libssh/server.h>
 
 #include "util/log.h"
+#include "util/xmalloc.h"
 
 #define DEFAULT_OUT_CAP		(64u << 20)
 #define DEFAULT_ERR_CAP		(1u << 20)
@@ -445,3 +446,20 @@ out:
 	return st;
 }
 
+
+char *conn_run(struct conn *c, const char *cmd, int timeout_ms, int *status, char **err)
+{
+	struct conn_exec x;
+	char *out = NULL;
+
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = timeout_ms;
+	if (conn_exec(c, &x, err) == CONN_OK) {
+		out = xstrdup(x.out.data != NULL ? x.out.data : "");
+		*status = x.exit_status;
+		if (x.exit_status != 0 && x.err.data != NULL && x.err.data[0] != '\0')
+			*err = xasprintf("%.*s", (int)strcspn(x.err.data, "\n"), x.err.data);
+	}
+	conn_exec_free(&x);
+	return out;
+}

@@ -54,6 +54,8 @@ static const struct sample {
 	{ "FAILED", "1:0", "", "[ERROR] Could not process JSON input\nslurmstepd: error: pyxis: failed to import docker image", INFRA, "pyxis-import" },
 	{ "FAILED", "1:0", "", "enroot-nsenter: failed to create user namespace: Operation not permitted", INFRA, "pyxis-import" },
 	{ "NODE_FAIL", "0:0", "", "", INFRA, "NODE_FAIL" },
+	/* The scheduler's word decides; a node's line is its evidence. */
+	{ "NODE_FAIL", "0:0", "", "Nov  3 10:11:12 node02 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1433, name=python, GPU has fallen off the bus.", INFRA, "NODE_FAIL" },
 	/* tao-core's RETRIABLE_ERROR_PATTERNS, one line each in the shape the
 	 * program prints it. */
 	{ "FAILED", "1:0", "", "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx", INFRA, "driver-old" },

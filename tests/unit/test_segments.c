@@ -418,7 +418,7 @@ Test(segfile, lines_become_segments_and_a_requeue_is_told)
 	free(told);
 	cr_expect_eq(segments_merge(r, text, strlen(text), 4, &told), 0, "read again: nothing new");
 	cr_expect_null(told);
-	cr_expect(segments_requeued(r) == 0, "segment 2 runs");
+	cr_expect(record_requeued(r) == 0, "segment 2 runs");
 	/* Kept in the record's JSON and read back. */
 	json = record_to_json(r);
 	record_free(r);
@@ -449,5 +449,30 @@ Test(segfile, what_the_job_wrote_is_sanitised_and_odd_lines_are_skipped)
 	    "a control byte kept: %s", r->seg[0].message);
 	cr_expect_str_eq(segments_stopped(r), r->seg[0].message);
 	free(told);
+	record_free(r);
+}
+
+#include "engine/store/recindex.h"
+
+/* "Requeued" is decided in one place: the last segment ended requeued;
+ * the index (and so a row) says Requeued only while the record is Pending. */
+Test(segments, requeued_is_the_last_segments_outcome_and_pending_in_the_index)
+{
+	struct job_record *r = record_new("tao-20261201-rq0001");
+	const char *text = "{\"event\":\"start\",\"segment\":1,\"at\":100}\n"
+	    "{\"event\":\"end\",\"segment\":1,\"at\":200,\"outcome\":\"requeued\"}\n";
+	struct rec_meta m;
+	char *told = NULL;
+
+	cr_expect(record_requeued(r) == 0, "no segment");
+	cr_assert_eq(segments_merge(r, text, strlen(text), -1, &told), 1);
+	free(told);
+	cr_expect(record_requeued(r) == 1);
+	r->state = TAO_PENDING;
+	recindex_meta_of(r, &m);
+	cr_expect_eq(m.requeued, 1, "waiting for its next segment");
+	r->state = TAO_RUNNING;
+	recindex_meta_of(r, &m);
+	cr_expect_eq(m.requeued, 0, "its next segment runs");
 	record_free(r);
 }

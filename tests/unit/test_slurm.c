@@ -448,3 +448,30 @@ Test(slurm, the_partition_it_ran_on_is_kept_over_its_list)
 	cr_expect_not(slurm_partition_keep(NULL, "a,b"));
 	cr_expect_not(slurm_partition_keep("c", "a,b"), "another list: it was moved");
 }
+
+/* One rule for a SLURM name wherever one is read (a node to exclude, a
+ * partition or account, a user, a cluster): what sbatch and a node list
+ * take, never an option or a second line. */
+Test(slurm, one_rule_for_a_slurm_name)
+{
+	static const char *const good[] = { "node01", "gpu-a100.rack_2", "a", "0node" };
+	static const char *const bad[] = { "", "-x", "a,b", "a b", "a\nb", "a#b", "a;b", "a/b" };
+	char longest[SLURM_NAME_MAX + 2], *err = NULL;
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		cr_expect(slurm_name_ok(good[i]), "'%s' refused", good[i]);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect(!slurm_name_ok(bad[i]), "'%s' taken", bad[i]);
+	cr_expect(!slurm_name_ok(NULL));
+	memset(longest, 'n', SLURM_NAME_MAX);
+	longest[SLURM_NAME_MAX] = '\0';
+	cr_expect(slurm_name_ok(longest), "64 characters are a name");
+	longest[SLURM_NAME_MAX] = 'n';
+	longest[SLURM_NAME_MAX + 1] = '\0';
+	cr_expect(!slurm_name_ok(longest), "65 are not");
+	cr_expect_eq(slurm_name_check("partition", "-gpu", "the bundle", &err), -1,
+	    "a name that would read as an option");
+	cr_expect(err != NULL && strstr(err, "not one SLURM name") != NULL, "%s", err);
+	free(err);
+}

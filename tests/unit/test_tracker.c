@@ -12,6 +12,7 @@
 #include "engine/config/config.h"
 #include "engine/store/store.h"
 #include "engine/track/tracker.h"
+#include "engine/track/tracker_priv.h"
 #include "util/xmalloc.h"
 
 static struct record_store *fresh_store(void)
@@ -258,5 +259,36 @@ Test(tracker, a_cancelled_record_awaits_accounting_a_failed_one_has_no_eta_a_nam
 	cr_expect_null(row_of(&res, "tao-20261201-canc01"), "settled: finished, past the page");
 	poll_result_free(&res);
 	tracker_free(t);
+	store_close(st);
+}
+
+/* A segments line the poll read is kept on disk first: when the record
+ * cannot be written, the one in memory is left as the file is (and the
+ * next write that works brings both). */
+Test(tracker, segments_not_written_leave_the_record_in_memory_as_on_disk)
+{
+	struct record_store *st = fresh_store();
+	const char *id = "tao-20261201-segs01";
+	const char *line = "{\"event\":\"start\",\"segment\":1,\"at\":1764590000}\n";
+	struct job_record *r, *disk;
+	char *err = NULL;
+
+	put(st, id, "4242", TAO_RUNNING, time(NULL) - 600, "running");
+	cr_assert_eq(store_load(st, id, &r, &err), 0, "%s", err);
+	store_test_fail_before_rename(st, 1);
+	cr_expect_eq(tracker_keep_segments(st, r, line, strlen(line), -1), -1);
+	store_test_fail_before_rename(st, 0);
+	cr_expect_eq(r->nseg, 0, "the record in memory went ahead of its file");
+	cr_assert_eq(store_load(st, id, &disk, &err), 0, "%s", err);
+	cr_expect_eq(disk->nseg, 0);
+	record_free(disk);
+
+	cr_expect_eq(tracker_keep_segments(st, r, line, strlen(line), -1), 0);
+	cr_expect_eq(r->nseg, 1);
+	cr_assert_eq(store_load(st, id, &disk, &err), 0, "%s", err);
+	cr_expect_eq(disk->nseg, 1, "written");
+	cr_expect_eq(disk->seg[0].start, 1764590000);
+	record_free(disk);
+	record_free(r);
 	store_close(st);
 }

@@ -7,7 +7,6 @@
  */
 #include "engine/config/config.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "engine/slurm/slurm.h"
 #include "ssh/conn.h"
 #include "util/buf.h"
 #include "util/file.h"
@@ -26,14 +26,8 @@
 
 int config_name_ok(const char *s)
 {
-	size_t n = 0;
-
-	if (s == NULL || s[0] == '-' || s[0] == '.' || s[0] == '\0')
-		return 0;
-	for (; *s != '\0'; s++, n++)
-		if (!isalnum((unsigned char)*s) && strchr("-_.", *s) == NULL)
-			return 0;
-	return n <= CONFIG_NAME_MAX;
+	/* A SLURM name (a probe job's name holds it) that is no hidden file. */
+	return slurm_name_ok(s) && s[0] != '.';
 }
 
 static char *env(const char *name)

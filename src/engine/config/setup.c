@@ -156,16 +156,6 @@ static int host_list_ok(const char *s)
 	return 1;
 }
 
-static int name_ok(const char *s)
-{
-	if (s[0] == '-' || s[0] == '\0')
-		return 0;
-	for (; *s != '\0'; s++)
-		if (!isalnum((unsigned char)*s) && strchr("-_.", *s) == NULL)
-			return 0;
-	return 1;
-}
-
 /* Each comma-separated SLURM name of a list. */
 static char *slurm_names_problem(const char *field, const char *list)
 {
@@ -206,7 +196,7 @@ char *setup_problem(const struct setup_draft *d, enum setup_field f,
 		free(name);
 		return err;
 	case SF_USER:
-		if (v[0] != '\0' && !name_ok(v))
+		if (v[0] != '\0' && !slurm_name_ok(v))
 			return xasprintf("user '%s': a user name has letters, digits, - _ and .", v);
 		return NULL;
 	case SF_KEY:

@@ -11,6 +11,13 @@
 
 #define SCONTROL_TIMEOUT_MS	30000
 
+char *job_log_file(const struct job_record *r, const char *name)
+{
+	if (r->backend_ref == NULL || r->log_dir == NULL)
+		return NULL;
+	return xasprintf("%s/%s-%s/%s", r->log_dir, r->id, r->backend_ref, name);
+}
+
 static int path_of_record(const struct job_record *r, const char *name, char **path, char **err)
 {
 	if (r->backend_ref == NULL) {
@@ -21,7 +28,7 @@ static int path_of_record(const struct job_record *r, const char *name, char **p
 		*err = xasprintf("%s has no log folder", r->id);
 		return -1;
 	}
-	*path = xasprintf("%s/%s-%s/%s", r->log_dir, r->id, r->backend_ref, name);
+	*path = job_log_file(r, name);
 	return 0;
 }
 

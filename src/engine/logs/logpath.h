@@ -8,7 +8,14 @@
 #define TAOTOP_ENGINE_LOGPATH_H
 
 struct conn;
+struct job_record;
 struct record_store;
+
+/* The file `name` (main.out, main.err, segments.jsonl) of taotop's job r on
+ * the cluster: <log_dir>/<id>-<SLURM id>/<name>, the folder its sbatch
+ * writes; NULL before it was launched, or with no log folder. Caller
+ * frees. */
+char *job_log_file(const struct job_record *r, const char *name);
 
 /* job: a record id or a SLURM id. 0 with *path (caller frees); -1 with a
  * sentence in *err (not launched yet, unknown to SLURM, ...). */

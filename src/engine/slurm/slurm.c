@@ -35,20 +35,29 @@ static const char *const squeue_fields[] = { "%A", "%i", "%F", "%K", "%j", "%T",
 #define HISTORY_MAX	5000
 #define HISTORY_SPAN	(366L * 86400)
 
-int slurm_name_check(const char *field, const char *value, const char *from, char **err)
+int slurm_name_ok(const char *s)
 {
 	size_t i;
 
-	for (i = 0; value[i] != '\0'; i++)
-		if (!isalnum((unsigned char)value[i]) && strchr("_.-", value[i]) == NULL)
-			break;
-	if (i > 0 && value[i] == '\0')
+	if (s == NULL || s[0] == '\0' || s[0] == '-')
+		return 0;
+	for (i = 0; s[i] != '\0'; i++)
+		if (i >= SLURM_NAME_MAX ||
+		    (!isalnum((unsigned char)s[i]) && strchr("_.-", s[i]) == NULL))
+			return 0;
+	return 1;
+}
+
+int slurm_name_check(const char *field, const char *value, const char *from, char **err)
+{
+	if (slurm_name_ok(value))
 		return 0;
 	*err = value[0] == '\0'
 	    ? xasprintf("%s (from %s) is empty: name one", field, from)
 	    : xasprintf("%s '%.60s' (from %s) is not one SLURM name: letters, digits, _ . and - "
-		"only (a comma would ask for a list, a newline or # would write another line of "
-		"the script); nothing was written on the cluster", field, value, from);
+		"only, not starting with -, at most %d characters (a comma would ask for a list, "
+		"a newline or # would write another line of the script); nothing was written on "
+		"the cluster", field, value, from, SLURM_NAME_MAX);
 	return -1;
 }
 

@@ -118,8 +118,13 @@ char *slurm_paths_command(const char *id, const char *nonce);
 int slurm_paths_parse(const char *out, const char *nonce, struct slurm_paths *p);
 void slurm_paths_free(struct slurm_paths *p);
 
-/* 0 when value is one SLURM name (letters, digits, _ . -), as an #SBATCH
- * value must be; else -1 with *err naming field, value and from. */
+/* 1 when s is one SLURM name as SLURM prints one and an #SBATCH value or a
+ * node list may hold it: letters, digits, _ . and -, not starting with -
+ * (it would read as an option), at most SLURM_NAME_MAX characters. */
+#define SLURM_NAME_MAX	64
+int slurm_name_ok(const char *s);
+/* 0 when value passes slurm_name_ok; else -1 with *err naming field,
+ * value and from. */
 int slurm_name_check(const char *field, const char *value, const char *from, char **err);
 
 /* A SLURM job id as typed: digits, optionally "_" and digits. */

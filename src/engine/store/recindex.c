@@ -27,9 +27,11 @@
 #include "util/xmalloc.h"
 
 /* Version 2 carries each record's row, version 3 its results folder too,
- * version 4 the run's name;
- * an older file is not read as one: its magic differs, so it is rebuilt
- * from the records. */
+ * version 4 the run's name; version 5 (the requeue branch's, without the
+ * name) its segments: how many (the line's next-to-last column) and whether
+ * it waits requeued for the next (the last); version 6 both the name and
+ * those. A file of another version is not read as one: its magic differs,
+ * so it is rebuilt from the records. */
 #define INDEX_MAGIC	"taotop-index 6\n"
 #define NSTRINGS	8	/* cluster .. name: one block per entry */
 #define SWEEP_DEFAULT	256	/* files stat'ed per refresh: ~2 ms here */
@@ -176,8 +178,7 @@ void recindex_meta_of(const struct job_record *r, struct rec_meta *m)
 	m->alloc = r->has_alloc ? &r->alloc : NULL;
 	m->progress = r->progress;
 	m->segments = (int)r->nseg;
-	m->requeued = r->nseg > 0 && r->state == TAO_PENDING &&
-	    strcmp(r->seg[r->nseg - 1].outcome, "requeued") == 0;
+	m->requeued = r->state == TAO_PENDING && record_requeued(r);
 }
 
 static void free_progress(struct record_progress *p)

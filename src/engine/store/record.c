@@ -4,7 +4,6 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +110,11 @@ void record_free(struct job_record *r)
 	free(r);
 }
 
+int record_requeued(const struct job_record *r)
+{
+	return r->nseg > 0 && strcmp(r->seg[r->nseg - 1].outcome, "requeued") == 0;
+}
+
 struct record_segment *record_segment_at(struct job_record *r, int n)
 {
 	size_t i;
@@ -179,7 +183,8 @@ void record_progress_json(cJSON *o, const struct record_progress *pr)
 	}
 }
 
-void record_segments_json(cJSON *o, const struct record_segment *s, size_t n)
+/* The "segments" list added to o, as records and `--json` write it. */
+static void record_segments_json(cJSON *o, const struct record_segment *s, size_t n)
 {
 	cJSON *a = cJSON_AddArrayToObject(o, "segments");
 	size_t i;
@@ -485,26 +490,12 @@ static void get_alloc(const cJSON *o, struct job_record *r)
 		snprintf(al->exit_code, sizeof(al->exit_code), "%s", v->valuestring);
 }
 
-/* A node name as SLURM writes one: letters, digits, '-', '_', '.'. */
-static int node_ok(const char *s)
-{
-	size_t i;
-
-	if (s == NULL || s[0] == '\0' || s[0] == '-' || strlen(s) > 64)
-		return 0;
-	for (i = 0; s[i] != '\0'; i++)
-		if (!isalnum((unsigned char)s[i]) && strchr("-_.", s[i]) == NULL)
-			return 0;
-	return 1;
-}
-
-int record_exclude(struct job_record *r, const char *node, const char *evidence,
+/* node (a SLURM name already) added to r's exclusions unless there. */
+static int exclude_add(struct job_record *r, const char *node, const char *evidence,
     const char *from)
 {
 	size_t i;
 
-	if (!node_ok(node))
-		return 0;
 	for (i = 0; i < r->nexclude; i++)
 		if (strcmp(r->exclude[i].node, node) == 0)
 			return 0;
@@ -514,6 +505,12 @@ int record_exclude(struct job_record *r, const char *node, const char *evidence,
 	r->exclude[r->nexclude].from = from != NULL ? xstrdup(from) : NULL;
 	r->nexclude++;
 	return 1;
+}
+
+int record_exclude(struct job_record *r, const char *node, const char *evidence,
+    const char *from)
+{
+	return slurm_name_ok(node) ? exclude_add(r, node, evidence, from) : 0;
 }
 
 char *record_exclude_list(const struct job_record *r)
@@ -549,13 +546,13 @@ static int get_exclude(const cJSON *ex, struct job_record *r, char **err)
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "node");
 		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(e, "evidence");
 		const cJSON *fr = cJSON_GetObjectItemCaseSensitive(e, "from");
-		if (!cJSON_IsString(n) || !node_ok(n->valuestring)) {
+		if (!cJSON_IsString(n) || !slurm_name_ok(n->valuestring)) {
 			free(*err);
 			*err = xstrdup("field \"exclude\" has an entry whose \"node\" is not a SLURM "
 			    "node name");
 			return -1;
 		}
-		record_exclude(r, n->valuestring, cJSON_IsString(ev) ? ev->valuestring : NULL,
+		exclude_add(r, n->valuestring, cJSON_IsString(ev) ? ev->valuestring : NULL,
 		    cJSON_IsString(fr) ? fr->valuestring : NULL);
 	}
 	return 0;

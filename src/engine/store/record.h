@@ -138,9 +138,11 @@ void record_event(struct job_record *r, const char *message, const char *source,
 
 /* Segment n of r, added (its fields unknown) when it is not there yet. */
 struct record_segment *record_segment_at(struct job_record *r, int n);
-/* The "segments" list added to o, as records and `--json` write it. */
-struct cJSON;
-void record_segments_json(struct cJSON *o, const struct record_segment *s, size_t n);
+/* Whether r's last segment ended "requeued": its child timeout requeued
+ * the job and the next segment waits (while r is Pending) or runs. The one
+ * place "requeued" is decided (the index's column, the rows' "Requeued",
+ * the tracker's news). */
+int record_requeued(const struct job_record *r);
 
 /* JSON, as stored. record_from_json fills *err with what is wrong. */
 char *record_to_json(const struct job_record *r);

@@ -142,19 +142,7 @@ int probe_ladder(const char *ladder, const char *template_dir, char ***rungs, si
 /* Run a command; its stdout (caller frees) or NULL with *err. */
 static char *run(struct conn *c, const char *cmd, int *status, char **err)
 {
-	struct conn_exec x;
-	char *out = NULL;
-
-	conn_exec_init(&x, cmd);
-	x.timeout_ms = CMD_TIMEOUT_MS;
-	if (conn_exec(c, &x, err) == CONN_OK) {
-		out = xstrdup(x.out.data ? x.out.data : "");
-		*status = x.exit_status;
-		if (x.exit_status != 0 && x.err.data != NULL && x.err.data[0] != '\0')
-			*err = xasprintf("%.*s", (int)strcspn(x.err.data, "\n"), x.err.data);
-	}
-	conn_exec_free(&x);
-	return out;
+	return conn_run(c, cmd, CMD_TIMEOUT_MS, status, err);
 }
 
 static void say(probe_progress_fn *progress, void *data, const char *fmt, ...)

@@ -162,15 +162,18 @@ static void lines_free(struct lines *ls)
 	free(ls->copy[0]), free(ls->copy[1]), free(ls->v);
 }
 
-/* The first rule of these kinds (in the file's order: the specific before
- * the generic) that some line matches; 1 with v's rule and line filled. */
-static int match(const struct patterns *ps, const struct lines *ls, enum rule_kind a,
-    enum rule_kind b, struct verdict *v)
+#define KIND(k)	(1u << (k))
+
+/* The first rule of the kinds in `which` (KIND(..) | ...; in the file's
+ * order: the specific before the generic) that some line matches; 1 with
+ * v's rule and line filled. */
+static int match(const struct patterns *ps, const struct lines *ls, unsigned which,
+    struct verdict *v)
 {
 	size_t i, k;
 
 	for (i = 0; i < ps->n; i++) {
-		if (ps->p[i].kind != a && ps->p[i].kind != b)
+		if ((which & KIND(ps->p[i].kind)) == 0)
 			continue;
 		for (k = 0; k < ls->n; k++) {
 			if (regexec(&ps->p[i].re, ls->v[k].text, 0, NULL, 0) != 0)
@@ -202,10 +205,9 @@ void classify_failure(const struct patterns *ps, const char *native, const char 
 	if (is_word(native, "NODE_FAIL") || is_word(native, "BOOT_FAIL")) {
 		/* The scheduler's own word for a node's failure needs no log;
 		 * a line of the node's, if any, is its evidence. */
-		v->kind = FAILURE_INFRA;
-		v->node_tied = 1;
-		if (match(ps, &ls, RULE_NODE, RULE_INFRA, &line))
+		if (match(ps, &ls, KIND(RULE_NODE) | KIND(RULE_INFRA), &line))
 			*v = line;
+		v->kind = FAILURE_INFRA;	/* after the copy: line's is not set */
 		v->node_tied = 1;
 		snprintf(v->reason, sizeof(v->reason), "%s", native);
 		goto out;
@@ -213,22 +215,22 @@ void classify_failure(const struct patterns *ps, const char *native, const char 
 	if (is_word(native, "DEADLINE") || is_word(native, "OUT_OF_MEMORY") ||
 	    is_word(native, "TIMEOUT")) {
 		/* Never retried (tao-core): more memory or time is the fix. */
-		if (match(ps, &ls, RULE_FAULT, RULE_FAULT, &line))
+		if (match(ps, &ls, KIND(RULE_FAULT), &line))
 			*v = line;
 		v->kind = FAILURE_PROGRAM;
 		v->node_tied = 0;
 		snprintf(v->reason, sizeof(v->reason), "%s", native);
 		goto out;
 	}
-	if (match(ps, &ls, RULE_FAULT, RULE_FAULT, v)) {
+	if (match(ps, &ls, KIND(RULE_FAULT), v)) {
 		v->kind = FAILURE_PROGRAM;
 		goto out;
 	}
-	if (match(ps, &ls, RULE_NODE, RULE_INFRA, v)) {
+	if (match(ps, &ls, KIND(RULE_NODE) | KIND(RULE_INFRA), v)) {
 		v->kind = FAILURE_INFRA;
 		goto out;
 	}
-	if (match(ps, &ls, RULE_PROGRAM, RULE_PROGRAM, v)) {
+	if (match(ps, &ls, KIND(RULE_PROGRAM), v)) {
 		v->kind = FAILURE_PROGRAM;
 		goto out;
 	}

@@ -6,21 +6,20 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/track/classify.h"
-#include <ctype.h>
 #include "engine/config/config.h"
+#include "engine/logs/logpath.h"
 #include "engine/logs/logtail.h"
+#include "engine/slurm/slurm.h"
 #include "engine/store/store.h"
 #include "engine/submit/secrets.h"
 #include "engine/submit/submit.h"
+#include "engine/track/classify.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
 #include "util/buf.h"
 #include "util/log.h"
 #include "util/share.h"
 #include "util/xmalloc.h"
-
-
 
 /* ---- history ----------------------------------------------------------------------------- */
 
@@ -119,97 +118,102 @@ static int restage_sidecar(struct conn *c, const struct job_record *r, const cha
 
 #define NODES_TIMEOUT_MS	30000
 
-/* A node name as SLURM prints one (it reaches a command line quoted all
- * the same). */
-static int node_name_ok(const char *s)
-{
-	size_t i;
+/* What a retry's one remote command said of nodes. */
+struct node_answer {
+	int	  ran;		/* it ran: what follows is its answer */
+	char	**hosts;	/* the failed job's nodes */
+	size_t	  nhosts;
+	char	 *checks;	/* the exclusions' lines: @@gone, @@state, @@unknown */
+};
 
-	if (s[0] == '\0' || s[0] == '-' || strlen(s) > 64)
-		return 0;
-	for (i = 0; s[i] != '\0'; i++)
-		if (!isalnum((unsigned char)s[i]) && strchr("-_.", s[i]) == NULL)
-			return 0;
-	return 1;
+static void node_answer_free(struct node_answer *a)
+{
+	for (size_t i = 0; i < a->nhosts; i++)
+		free(a->hosts[i]);
+	free(a->hosts);
+	free(a->checks);
 }
 
-/* Run cmd; its stdout (caller frees), or NULL when it did not run. */
-static char *run_out(struct conn *c, const char *cmd)
-{
-	struct conn_exec x;
-	char *err = NULL, *out = NULL;
-
-	conn_exec_init(&x, cmd);
-	x.timeout_ms = NODES_TIMEOUT_MS;
-	if (conn_exec(c, &x, &err) == CONN_OK)
-		out = xstrdup(x.out.data != NULL ? x.out.data : "");
-	else
-		log_msg(LOG_WARN, "retry: %s: %s", cmd, err ? err : "failed");
-	free(err);
-	conn_exec_free(&x);
-	return out;
-}
-
-/* The nodes SLURM job `slurm_id` ran on, from accounting's NodeList
- * expanded by scontrol; *n of them (caller frees each and the vector). */
-static char **job_nodes(struct conn *c, const char *slurm_id, size_t *n)
-{
-	char *q = sh_quote(slurm_id), *cmd, *out, *line, *save = NULL, **v = NULL;
-
-	*n = 0;
-	cmd = xasprintf("nl=$(sacct -j %s -X -n -P -o NodeList 2>/dev/null | head -n 1); "
-	    "case $nl in ''|None*) ;; *) scontrol show hostnames \"$nl\" 2>/dev/null;; esac", q);
-	out = run_out(c, cmd);
-	free(q), free(cmd);
-	if (out == NULL)
-		return NULL;
-	for (line = strtok_r(out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		if (!node_name_ok(line))
-			continue;
-		v = xreallocarray(v, *n + 1, sizeof(*v));
-		v[(*n)++] = xstrdup(line);
-	}
-	free(out);
-	return v;
-}
-
-static void nodes_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-/* Check each exclusion r carries against the cluster's live node list
- * (scontrol show node): one that no longer exists, or exists only for the
- * future (State=FUTURE: not in service), is dropped, and r's history says
- * so; one that could not be checked is kept (excluding a node is safe,
- * sbatch refusing a name it does not know is not). */
-static void check_exclusions(struct conn *c, struct job_record *r)
+/* One remote command, two answers after an @@hosts and an @@checks line:
+ * the nodes SLURM job slurm_id ran on (NULL: not asked), accounting's
+ * NodeList expanded by scontrol; then each exclusion r carries against the
+ * cluster's live node list (scontrol show node). */
+static void ask_nodes(struct conn *c, const char *slurm_id, const struct job_record *r,
+    struct node_answer *a)
 {
 	struct buf cmd;
+	char *out, *err = NULL, *checks, *line, *save = NULL;
+	int status = 0;
+	size_t i;
+
+	memset(a, 0, sizeof(*a));
+	if (slurm_id == NULL && r->nexclude == 0) {
+		a->ran = 1;	/* nothing to ask */
+		return;
+	}
+	buf_init(&cmd);
+	buf_adds(&cmd, "echo @@hosts");
+	if (slurm_id != NULL) {
+		char *q = sh_quote(slurm_id);
+		buf_addf(&cmd, "; nl=$(sacct -j %s -X -n -P -o NodeList 2>/dev/null | head -n 1); "
+		    "case $nl in ''|None*) ;; "
+		    "*) scontrol show hostnames \"$nl\" 2>/dev/null;; esac", q);
+		free(q);
+	}
+	buf_adds(&cmd, "; echo @@checks");
+	if (r->nexclude > 0) {
+		buf_adds(&cmd, "; for n in");
+		for (i = 0; i < r->nexclude; i++) {
+			char *q = sh_quote(r->exclude[i].node);
+			buf_addf(&cmd, " %s", q);
+			free(q);
+		}
+		buf_adds(&cmd, "; do o=$(scontrol -o show node \"$n\" 2>&1); case $o in "
+		    "\"Node $n not found\"*) echo \"@@gone $n\";; NodeName=*) s=${o#*State=}; "
+		    "echo \"@@state $n ${s%% *}\";; *) echo \"@@unknown $n\";; esac; done");
+	}
+	out = conn_run(c, cmd.data, NODES_TIMEOUT_MS, &status, &err);
+	buf_free(&cmd);
+	if (out == NULL || strncmp(out, "@@hosts\n", 8) != 0 ||
+	    (checks = strstr(out, "\n@@checks\n")) == NULL) {
+		log_msg(LOG_WARN, "retry: %s: the nodes could not be asked about: %s", r->id,
+		    err != NULL ? err : "no answer");
+		free(err);
+		free(out);
+		return;
+	}
+	free(err);
+	a->ran = 1;
+	a->checks = xstrdup(checks + 10);
+	checks[1] = '\0';
+	for (line = strtok_r(out + 8, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (!slurm_name_ok(line))
+			continue;
+		a->hosts = xreallocarray(a->hosts, a->nhosts + 1, sizeof(*a->hosts));
+		a->hosts[a->nhosts++] = xstrdup(line);
+	}
+	free(out);
+}
+
+/* The checks' answer applied to r: an exclusion whose node no longer
+ * exists, or exists only for the future (State=FUTURE: not in service), is
+ * dropped, and r's history says so; one that could not be checked is kept
+ * (excluding a node is safe, sbatch refusing a name it does not know is
+ * not). checks NULL: the command did not run. */
+static void apply_checks(struct job_record *r, const char *checks)
+{
 	char *out, *line, *save = NULL, *msg;
 	size_t i, k;
 
 	if (r->nexclude == 0)
 		return;
-	buf_init(&cmd);
-	buf_adds(&cmd, "for n in");
-	for (i = 0; i < r->nexclude; i++) {
-		char *q = sh_quote(r->exclude[i].node);
-		buf_addf(&cmd, " %s", q);
-		free(q);
-	}
-	buf_adds(&cmd, "; do o=$(scontrol -o show node \"$n\" 2>&1); case $o in "
-	    "\"Node $n not found\"*) echo \"@@gone $n\";; NodeName=*) s=${o#*State=}; "
-	    "echo \"@@state $n ${s%% *}\";; *) echo \"@@unknown $n\";; esac; done");
-	out = run_out(c, cmd.data);
-	buf_free(&cmd);
-	if (out == NULL) {
+	if (checks == NULL) {
 		record_event(r, "the excluded nodes could not be checked against the cluster's: "
 		    "all kept", "taotop", time(NULL));
 		return;
 	}
+	out = xstrdup(checks);
 	for (line = strtok_r(out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
 		char node[72] = "", state[72] = "";
 		int gone = sscanf(line, "@@gone %71s", node) == 1;
@@ -238,15 +242,17 @@ static void check_exclusions(struct conn *c, struct job_record *r)
 	free(out);
 }
 
-int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
-    const char *id, const char *why, int done_too, char **new_id, char **slurm_id, char **err)
-{
-	return retry_job_excluding(c, st, cl, id, why, done_too, NULL, NULL, new_id, slurm_id, err);
-}
-
-int retry_job_excluding(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
-    const char *id, const char *why, int done_too, const char *node, const char *evidence,
-    char **new_id, char **slurm_id, char **err)
+/* retry_job keeping the retry away from `node` (sbatch --exclude, with
+ * `evidence`, the line that tied the failure to it, in the new record),
+ * besides the nodes the chain already excluded; those are each checked
+ * against the cluster's live node list first (asked: the answer of a
+ * command already run, NULL: ask now), and one that no longer exists (or
+ * is retired) is dropped with a note in the new record. node NULL: only
+ * the chain's. */
+static int retry_job_excluding(struct conn *c, struct record_store *st,
+    const struct cluster_cfg *cl, const char *id, const char *why, int done_too,
+    const char *node, const char *evidence, const struct node_answer *asked, char **new_id,
+    char **slurm_id, char **err)
 {
 	struct claim how;
 	struct job_record *old = NULL, *r = NULL;
@@ -312,7 +318,14 @@ int retry_job_excluding(struct conn *c, struct record_store *st, const struct cl
 	for (i = 0; i < old->nexclude; i++)
 		record_exclude(r, old->exclude[i].node, old->exclude[i].evidence,
 		    old->exclude[i].from);
-	check_exclusions(c, r);
+	if (asked != NULL) {
+		apply_checks(r, asked->ran ? asked->checks : NULL);
+	} else {
+		struct node_answer own;
+		ask_nodes(c, NULL, r, &own);
+		apply_checks(r, own.ran ? own.checks : NULL);
+		node_answer_free(&own);
+	}
 	if (node != NULL && record_exclude(r, node, evidence, id)) {
 		msg = xasprintf("node %s excluded: %s failed there (%s)", node, id,
 		    evidence != NULL ? evidence : "no log line");
@@ -357,6 +370,13 @@ out:
 	return rc;
 }
 
+int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const char *id, const char *why, int done_too, char **new_id, char **slurm_id, char **err)
+{
+	return retry_job_excluding(c, st, cl, id, why, done_too, NULL, NULL, NULL, new_id,
+	    slurm_id, err);
+}
+
 /* ---- the automatic retry -------------------------------------------------------------------- */
 
 /* How many retries came before this record in its chain. */
@@ -389,8 +409,7 @@ static char *tail_of(struct conn *c, const struct job_record *r, const char *nam
 	char *path, *err = NULL;
 
 	buf_init(&b);
-	if (r->log_dir != NULL && r->backend_ref != NULL) {
-		path = xasprintf("%s/%s-%s/%s", r->log_dir, r->id, r->backend_ref, name);
+	if ((path = job_log_file(r, name)) != NULL) {
 		if (log_tail(c, path, CLASSIFY_TAIL_LINES, 0, &b, &end, &missing, &err) != 0)
 			free(err);
 		free(path);
@@ -407,8 +426,10 @@ int retry_after_failure(struct conn *c, struct record_store *st, const struct cl
 	struct patterns *pat = NULL;
 	struct verdict v;
 	char *dir = share_dir("templates"), *path = xasprintf("%s/failure-patterns.conf", dir);
-	char *out = NULL, *errt = NULL, *why = NULL, *slurm_id = NULL, *line = NULL;
+	char *out = NULL, *errt = NULL, *why = NULL, *slurm_id = NULL;
 	char *node = NULL, *evidence = NULL;
+	const char *sep;
+	struct node_answer asked = { 0 };
 	int rc = 0, before;
 
 	*new_id = NULL;
@@ -424,42 +445,47 @@ int retry_after_failure(struct conn *c, struct record_store *st, const struct cl
 	out = tail_of(c, r, "main.out");
 	errt = tail_of(c, r, "main.err");
 	classify_failure(pat, native, exit_code, out, errt, &v);
-	/* The line that decided it, and where: "main.err: <line>". */
-	line = v.evidence[0] ? xasprintf(": %s: %s", v.source, v.evidence) : xstrdup("");
+	/* The line that decided it, and where: "main.err: <line>" (NULL:
+	 * none), in the notes and as an excluded node's evidence. */
+	evidence = v.evidence[0] ? xasprintf("%s: %s", v.source, v.evidence) : NULL;
+	sep = evidence != NULL ? ": " : "";
 	if (v.kind == FAILURE_PROGRAM) {
-		note(st, id, "failure: the program's (%s)%s: not retried", v.reason, line);
+		note(st, id, "failure: the program's (%s)%s%s: not retried", v.reason, sep,
+		    evidence ? evidence : "");
 		goto done;
 	}
 	before = attempts_before(st, r);
 	if (before >= cl->retry_budget) {
-		note(st, id, "failure: the infrastructure's (%s)%s; the retry budget (%d) is used up: "
-		    "not retried", v.reason, line, cl->retry_budget);
+		note(st, id, "failure: the infrastructure's (%s)%s%s; the retry budget (%d) is "
+		    "used up: not retried", v.reason, sep, evidence ? evidence : "",
+		    cl->retry_budget);
 		goto done;
 	}
-	note(st, id, "failure: the infrastructure's (%s)%s: retry %d of %d", v.reason, line,
-	    before + 1, cl->retry_budget);
+	note(st, id, "failure: the infrastructure's (%s)%s%s: retry %d of %d", v.reason, sep,
+	    evidence ? evidence : "", before + 1, cl->retry_budget);
+	/* The job's nodes and the chain's exclusions: one command. */
+	ask_nodes(c, v.node_tied ? r->backend_ref : NULL, r, &asked);
 	if (v.node_tied && r->backend_ref != NULL) {
-		size_t n = 0;
-		char **nodes = job_nodes(c, r->backend_ref, &n);
-		const char *bad = verdict_node(&v, (const char *const *)nodes, n);
+		const char *bad = verdict_node(&v, (const char *const *)asked.hosts, asked.nhosts);
 		if (bad != NULL) {
-			evidence = v.evidence[0] ? xasprintf("%s: %s", v.source, v.evidence)
-			    : xasprintf("SLURM state %s", v.reason);
+			if (evidence == NULL)
+				evidence = xasprintf("SLURM state %s", v.reason);
 			node = xstrdup(bad);
 		} else {
 			note(st, id, "the failure names no one node of the job's (%zu): none excluded",
-			    n);
+			    asked.nhosts);
 		}
-		nodes_free(nodes, n);
 	}
 	why = xasprintf("infrastructure failure: %s", v.reason);
-	if (retry_job_excluding(c, st, cl, id, why, 0, node, evidence, new_id, &slurm_id, err) != 0)
+	if (retry_job_excluding(c, st, cl, id, why, 0, node, evidence, &asked, new_id, &slurm_id,
+	    err) != 0)
 		rc = -1;
 	else
 		rc = 1;
 done:
-	free(slurm_id), free(why), free(out), free(errt), free(dir), free(path), free(line);
+	free(slurm_id), free(why), free(out), free(errt), free(dir), free(path);
 	free(node), free(evidence);
+	node_answer_free(&asked);
 	record_free(r);
 	patterns_free(pat);
 	return rc;

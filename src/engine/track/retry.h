@@ -29,16 +29,6 @@ struct cluster_cfg;
 int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const char *id, const char *why, int done_too, char **new_id, char **slurm_id, char **err);
 
-/* The same, keeping the retry away from `node` (sbatch --exclude, with
- * `evidence`, the line that tied the failure to it, in the new record),
- * besides the nodes the chain already excluded; those are each checked
- * against the cluster's live node list first, and one that no longer
- * exists (or is retired) is dropped with a note in the new record. node
- * NULL: only the chain's. */
-int retry_job_excluding(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
-    const char *id, const char *why, int done_too, const char *node, const char *evidence,
-    char **new_id, char **slurm_id, char **err);
-
 /* After record `id` ended in Error with SLURM state `native` (FAILED,
  * NODE_FAIL, ...) and exit code: classify, note the verdict, and retry an
  * infrastructure failure within the budget. Returns 1 when a retry was

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/logs/logpath.h"
 #include "engine/store/record.h"
 #include "util/buf.h"
 #include "util/sanitize.h"
@@ -14,9 +15,7 @@
 
 char *segments_path(const struct job_record *r)
 {
-	if (r->log_dir == NULL || r->backend_ref == NULL)
-		return NULL;
-	return xasprintf("%s/%s-%s/segments.jsonl", r->log_dir, r->id, r->backend_ref);
+	return job_log_file(r, "segments.jsonl");
 }
 
 /* A string member of o, sanitised for one line and cut; NULL when absent
@@ -157,11 +156,4 @@ const char *segments_stopped(const struct job_record *r)
 		if (strcmp(s->outcome, stops[i]) == 0)
 			return s->message != NULL ? s->message : s->outcome;
 	return NULL;
-}
-
-int segments_requeued(const struct job_record *r)
-{
-	const struct record_segment *s = segments_last(r);
-
-	return s != NULL && strcmp(s->outcome, "requeued") == 0;
 }

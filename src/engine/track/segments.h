@@ -34,7 +34,4 @@ const struct record_segment *segments_last(const struct job_record *r);
  * segment's message, or NULL when it did not. */
 const char *segments_stopped(const struct job_record *r);
 
-/* Whether r's last segment requeued it (its next one waits). */
-int segments_requeued(const struct job_record *r);
-
 #endif

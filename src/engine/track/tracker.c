@@ -28,18 +28,29 @@ struct tracker *tracker_new(const struct cluster_cfg *cl)
 	return t;
 }
 
-static void segs_clear(struct tracker *t)
+static void seg_follow_free(struct seg_follow *f)
 {
-	size_t i;
+	free(f->record_id);
+	log_follow_free(&f->follow);
+	buf_free(&f->lines);
+	free(f);
+}
 
-	for (i = 0; i < t->nsegs; i++) {
-		free(t->segs[i].id);
-		buf_free(&t->segs[i].text);
+/* Forget the followers of records this poll did not ask about (finished,
+ * or no longer shown). */
+static void prune_segments(struct tracker *t)
+{
+	size_t i = 0;
+
+	while (i < t->nsegf) {
+		if (t->segf[i]->mark == t->seg_polls) {
+			i++;
+			continue;
+		}
+		strmap_del(t->seg_ix, t->segf[i]->record_id);
+		seg_follow_free(t->segf[i]);
+		t->segf[i] = t->segf[--t->nsegf];
 	}
-	free(t->segs);
-	t->segs = NULL;
-	t->nsegs = 0;
-	strmap_clear(t->seg_ix);
 }
 
 void tracker_set_history(struct tracker *t, long window_s, long every_s, unsigned max)
@@ -92,7 +103,10 @@ void tracker_free(struct tracker *t)
 		tracker_cached_free(t->cache[i]);
 	free(t->cache);
 	strmap_free(t->cache_ix);
-	segs_clear(t);
+	for (i = 0; i < t->nsegf; i++)
+		seg_follow_free(t->segf[i]);
+	free(t->segf);
+	free(t->segq);
 	strmap_free(t->seg_ix);
 	tracker_page_unref(t->pg);
 	free(t->spare);
@@ -284,59 +298,73 @@ static int was_live(const struct tracker *t, const char *id)
 /* ---- one poll, step by step -------------------------------------------------------------- */
 
 /* The live records' segments files (engine/track/segments.h), after
- * the status files' sections: a test each, a small tail when there. */
+ * the status files' sections, each read from where the last poll stopped
+ * (from its start again when it shrank), as status_sections does. */
 static void segment_sections(struct tracker *t, struct buf *cmd, const char *nonce)
 {
 	size_t i;
 
-	segs_clear(t);
-	t->segs = xcalloc(t->nsel + 1, sizeof(*t->segs));
+	t->seg_polls++;
+	t->nsegq = 0;
+	free(t->segq);
+	t->segq = xcalloc(t->nsel + 1, sizeof(*t->segq));
 	for (i = 0; i < t->nsel; i++) {
 		const struct job_record *r = !t->sel[i].final && t->sel[i].c != NULL
 		    ? t->sel[i].c->r : NULL;
-		struct seg_feed *f;
+		struct seg_follow *f;
 		char *path;
 
 		if (r == NULL || tao_state_final(r->state) || (path = segments_path(r)) == NULL)
 			continue;
-		f = &t->segs[t->nsegs];
-		f->id = xstrdup(r->id);
-		buf_init(&f->text);
-		strmap_put(t->seg_ix, r->id, f);
+		f = strmap_get(t->seg_ix, r->id);
+		if (f == NULL) {
+			f = xcalloc(1, sizeof(*f));
+			f->record_id = xstrdup(r->id);
+			log_follow_init(&f->follow, path, 0);
+			buf_init(&f->lines);
+			t->segf = xreallocarray(t->segf, t->nsegf + 1, sizeof(*t->segf));
+			t->segf[t->nsegf++] = f;
+			strmap_put(t->seg_ix, r->id, f);
+		}
+		f->mark = t->seg_polls;
+		buf_reset(&f->lines);
 		buf_adds(cmd, "; f=");
 		sh_quote_buf(cmd, path, strlen(path));
-		buf_addf(cmd, "; if [ -f \"$f\" ]; then printf '\\n@@%s:seg %zu\\n'; "
-		    "tail -c %u \"$f\"; printf '\\n@@%s:send %zu\\n'; fi", nonce, t->nsegs,
-		    SEGMENTS_TAIL, nonce, t->nsegs);
-		t->nsegs++;
+		buf_addf(cmd, "; o=%llu", (unsigned long long)f->follow.offset);
+		buf_addf(cmd, "; if [ -f \"$f\" ] && s=$(wc -c < \"$f\" 2>/dev/null); then "
+		    "[ \"$s\" -lt \"$o\" ] && o=0; "
+		    "printf '\\n@@%s:seg %zu %%s\\n' \"$o\"; "
+		    "tail -c +$((o + 1)) \"$f\" | head -c %u; printf '\\n@@%s:send %zu\\n'; fi",
+		    nonce, t->nsegq, SEGMENTS_TICK_MAX, nonce, t->nsegq);
+		t->segq[t->nsegq++] = f;
 		free(path);
 	}
+	prune_segments(t);
 }
 
-/* The segments sections of the answer (from `at` on) to their feeds. */
+/* The segments sections of the answer (from `at` on) to their followers,
+ * each section looked for after the one before it (they come in order). */
 static void segment_take(struct tracker *t, const char *out, size_t len, const char *nonce)
 {
+	const char *from = out, *end_all = out + len;
 	size_t k;
 
-	for (k = 0; k < t->nsegs; k++) {
-		char *head = xasprintf("\n@@%s:seg %zu\n", nonce, k);
+	for (k = 0; k < t->nsegq; k++) {
+		struct seg_follow *f = t->segq[k];
+		char *head = xasprintf("\n@@%s:seg %zu ", nonce, k);
 		char *end = xasprintf("\n@@%s:send %zu\n", nonce, k);
-		const char *a = find_bytes(out, len, head), *b;
+		const char *a = find_bytes(from, (size_t)(end_all - from), head), *body, *b;
+		unsigned long long off;
+		char *e = NULL;
 
-		if (a != NULL) {
-			a += strlen(head);
-			b = find_bytes(a, len - (size_t)(a - out), end);
+		if (a != NULL && (off = strtoull(a + strlen(head), &e, 10), *e == '\n')) {
+			body = e + 1;
+			b = find_bytes(body, (size_t)(end_all - body), end);
 			if (b != NULL) {
-				/* Cut by tail -c: the first line may be partial. */
-				const char *s = a;
-				if ((size_t)(b - a) >= SEGMENTS_TAIL &&
-				    (s = memchr(a, '\n', (size_t)(b - a))) != NULL)
-					s++;
-				else
-					s = a;
-				buf_add(&t->segs[k].text, s, (size_t)(b - s));
-				buf_addc(&t->segs[k].text, '\n');
-				t->segs[k].got = 1;
+				log_follow_feed(&f->follow, off, body, (size_t)(b - body),
+				    &f->lines);
+				f->follow.restarted = 0;
+				from = b + strlen(end);
 			}
 		}
 		free(head);
@@ -530,10 +558,17 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 		if (p != NULL && p->found != NULL && !same(p->found, r->status_path))
 			tracker_keep_status_path(st, r, p->found);
 		if (!tao_state_final(r->state) && r->backend_ref != NULL) {
-			const struct seg_feed *sf = strmap_get(t->seg_ix, r->id);
-			if (sf != NULL && sf->got)
-				tracker_keep_segments(st, r, sf->text.data, sf->text.len,
-				    p != NULL ? p->ts.epoch : -1);
+			struct seg_follow *sf = strmap_get(t->seg_ix, r->id);
+			if (sf != NULL && sf->lines.len > 0 &&
+			    tracker_keep_segments(st, r, sf->lines.data, sf->lines.len,
+			    p != NULL ? p->ts.epoch : -1) != 0) {
+				/* Not written: the next poll reads the file
+				 * again from its start (merging is idempotent). */
+				char *path = xstrdup(sf->follow.path);
+				log_follow_free(&sf->follow);
+				log_follow_init(&sf->follow, path, 0);
+				free(path);
+			}
 			if (j == NULL) {
 				/* Left the queue, not yet in accounting (it
 				 * lags a few seconds after submit and end). */

@@ -121,20 +121,25 @@ struct pick {
 	size_t		 at;		/* a finished one's row in the page; SIZE_MAX: none */
 };
 
-/* A live record's segments file (engine/track/segments.h), as this poll's
- * command read it. */
-struct seg_feed {
-	char		*id;
-	struct buf	 text;
-	int		 got;	/* the file was there */
+/* A live record's segments file (engine/track/segments.h), followed by
+ * offset from poll to poll as status.json is: each poll's command sends
+ * only what was appended, and only the new complete lines are merged. */
+struct seg_follow {
+	char		*record_id;
+	struct log_follow follow;
+	struct buf	 lines;		/* this poll's new complete lines */
+	unsigned long	 mark;		/* the poll that last asked for it */
 };
-#define SEGMENTS_TAIL	(64u << 10)
+#define SEGMENTS_TICK_MAX	(64u << 10)	/* of a segments file read by one poll */
 
 struct tracker {
 	const struct cluster_cfg *cl;
-	struct seg_feed	 *segs;		/* this poll's, one per live record launched */
-	size_t		  nsegs;
-	struct strmap	 *seg_ix;	/* record id -> its seg_feed */
+	struct seg_follow **segf;	/* one per live record launched */
+	size_t		  nsegf;
+	struct strmap	 *seg_ix;	/* record id -> its seg_follow */
+	struct seg_follow **segq;	/* this poll's command's, in its order */
+	size_t		  nsegq;
+	unsigned long	  seg_polls;
 	struct seen_job	 *seen;
 	size_t		  nseen;
 	struct strmap	 *seen_ix;	/* SLURM id -> index in seen, plus one */
@@ -197,9 +202,10 @@ int tracker_settle(struct record_store *st, struct job_record *r, const struct s
 int tracker_update_one(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     struct job_record *r, const struct slurm_job *j, const struct tao_status *ts,
     const char *found, struct poll_result *res);
-/* The job's segments file (text, len) merged into its record, on disk and
- * in r; epoch: TAO's newest so far (-1: unknown). */
-void tracker_keep_segments(struct record_store *st, struct job_record *r, const char *text,
+/* New complete lines of the job's segments file (text, len) merged into
+ * its record, on disk and then in r; epoch: TAO's newest so far (-1:
+ * unknown). -1 when the record could not be written: r is unchanged. */
+int tracker_keep_segments(struct record_store *st, struct job_record *r, const char *text,
     size_t len, int epoch);
 /* Where the job's status file was found, kept in its record. */
 void tracker_keep_status_path(struct record_store *st, struct job_record *r, const char *path);

@@ -287,7 +287,7 @@ static int decide(struct conn *c, const struct job_record *r, const struct slurm
 	*message = message_for(j, ns);
 	*progress = NULL;
 	*tao_failed = 0;
-	if (*to == TAO_PENDING && segments_requeued(r)) {
+	if (*to == TAO_PENDING && record_requeued(r)) {
 		/* Its child timeout requeued it: the next segment waits. */
 		const struct record_segment *s = segments_last(r);
 		both = xasprintf("requeued after segment %d (its child timeout): segment %d waits "
@@ -462,10 +462,9 @@ static int write_change(struct record_store *st, struct job_record *r, struct ch
 	ev->native = xstrdup(ch->native);
 	ev->at = time(NULL);
 	ev->what = NULL;
-	if (r->nseg > 0 && ch->to == TAO_PENDING && segments_requeued(r))
+	if (ch->to == TAO_PENDING && record_requeued(r))
 		ev->what = xasprintf("requeued after segment %d", segments_last(r)->n);
-	else if (r->nseg > 0 && ch->to == TAO_RUNNING && r->state == TAO_PENDING &&
-	    segments_requeued(r))
+	else if (ch->to == TAO_RUNNING && r->state == TAO_PENDING && record_requeued(r))
 		ev->what = xasprintf("resumed: segment %d", segments_last(r)->n + 1);
 	if (ch->progress != NULL)
 		record_set_progress(r, ch->progress);
@@ -711,24 +710,21 @@ static int merge_segments(struct job_record *r, void *arg, char **err)
 	return changed;
 }
 
-void tracker_keep_segments(struct record_store *st, struct job_record *r, const char *text,
+int tracker_keep_segments(struct record_store *st, struct job_record *r, const char *text,
     size_t len, int epoch)
 {
 	struct seg_merge m = { text, len, epoch };
-	struct job_record *probe;
-	char *err = NULL, *told = NULL;
-	int changed;
+	char *err = NULL;
 
-	/* Only when something is new to r (the file is read every poll). */
-	probe = r;
-	changed = segments_merge(probe, text, len, epoch, &told);
-	free(told);
-	if (!changed)
-		return;
+	/* On disk first: r follows only what was written, never ahead of it
+	 * (store_update writes nothing when nothing is new). */
 	if (store_update(st, r->id, merge_segments, &m, &err) != 0) {
 		log_msg(LOG_ERROR, "poll: %s: segments: %s", r->id, err);
 		free(err);
+		return -1;
 	}
+	merge_segments(r, &m, &err);
+	return 0;
 }
 
 static int keep_path(struct job_record *r, void *arg, char **err)

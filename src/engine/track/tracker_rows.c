@@ -125,6 +125,8 @@ void tracker_row_of_meta(struct job_row *row, const struct rec_meta *m)
 
 const char *tracker_row_label(const struct job_row *row)
 {
+	/* requeued is the record's (Pending, record_requeued); the state may
+	 * be SLURM's newer word, the next segment already running. */
 	if (row->requeued && row->state == TAO_PENDING)
 		return "Requeued";
 	return row->ending && !tao_state_final(row->state) ? "Ending"
