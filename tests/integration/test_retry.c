@@ -381,7 +381,14 @@ Test(retry, an_xid_on_node02_is_retried_away_from_node02, .timeout = 400)
 	    strstr(second->exclude[0].evidence, "main.err: Dec  4 10:11:12 node02 kernel: NVRM: Xid")
 	    != NULL, "%s", second->exclude[0].evidence);
 	cr_expect(history_says(second, "submitted with --exclude=node02"), "the record says so");
+	/* Accounting may list the job before its submit line is stored
+	 * (seen: "|node01" for a few seconds): asked again for 30 s at most. */
 	out = on_rig("sacct -X -n -P -o SubmitLine,NodeList -j", second->backend_ref);
+	for (int i = 0; i < 15 && out[0] == '|'; i++) {
+		free(out);
+		sleep(2);
+		out = on_rig("sacct -X -n -P -o SubmitLine,NodeList -j", second->backend_ref);
+	}
 	cr_expect(strstr(out, "--exclude=node02") != NULL && strstr(out, "|node01") != NULL,
 	    "accounting: %s", out);
 	free(out);

@@ -174,16 +174,16 @@ Test(classify, the_node_to_exclude)
 	const char *two[] = { "node01", "node02" }, *one[] = { "node01" }, *ten[] = { "node1", "node10" };
 
 	snprintf(v.evidence, sizeof(v.evidence), "Nov  3 10:11:12 node02 kernel: NVRM: Xid (PCI:0000:3b:00): 79");
-	cr_expect_str_eq(verdict_node(&v, two, 2), "node02");
-	cr_expect_str_eq(verdict_node(&v, one, 1), "node01", "the only node it ran on");
+	cr_expect_str_eq(classify_verdict_node(&v, two, 2), "node02");
+	cr_expect_str_eq(classify_verdict_node(&v, one, 1), "node01", "the only node it ran on");
 	snprintf(v.evidence, sizeof(v.evidence), "NVRM: Xid (PCI:0000:3b:00): 79");
-	cr_expect_null(verdict_node(&v, two, 2), "two nodes, the line names neither");
+	cr_expect_null(classify_verdict_node(&v, two, 2), "two nodes, the line names neither");
 	snprintf(v.evidence, sizeof(v.evidence), "srun: error: Node failure on node10");
-	cr_expect_str_eq(verdict_node(&v, ten, 2), "node10", "a whole word: node1 is not node10");
+	cr_expect_str_eq(classify_verdict_node(&v, ten, 2), "node10", "a whole word: node1 is not node10");
 	v.node_tied = 0;
-	cr_expect_null(verdict_node(&v, one, 1), "not a node's failure");
+	cr_expect_null(classify_verdict_node(&v, one, 1), "not a node's failure");
 	v.node_tied = 1, v.kind = FAILURE_PROGRAM;
-	cr_expect_null(verdict_node(&v, one, 1), "the program's");
+	cr_expect_null(classify_verdict_node(&v, one, 1), "the program's");
 }
 
 /* A site's own ignore rule hides its lines from every other rule. */

@@ -107,7 +107,7 @@ void native_state_map(const char *printed, struct native_state *ns)
 	}
 }
 
-int native_word_live(const char *native)
+int native_state_live(const char *native)
 {
 	struct native_state ns;
 

@@ -27,7 +27,7 @@ int tao_state_final(enum tao_state st);
 /* Whether SLURM's word native (NULL: none) is one of the table's for a job
  * it has not ended yet: a record taotop made final (a cancel, TAO's final
  * line) while SLURM said this still waits for accounting's final word. */
-int native_word_live(const char *native);
+int native_state_live(const char *native);
 /* What a native state means for a job. */
 struct native_state {
 	char		word[32];	/* the first word, '+' dropped: "CANCELLED" */

@@ -262,7 +262,7 @@ static int names_word(const char *line, const char *word)
 	return 0;
 }
 
-const char *verdict_node(const struct verdict *v, const char *const *nodes, size_t n)
+const char *classify_verdict_node(const struct verdict *v, const char *const *nodes, size_t n)
 {
 	size_t i;
 

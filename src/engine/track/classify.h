@@ -57,6 +57,6 @@ void classify_failure(const struct patterns *p, const char *native, const char *
  * NodeList, expanded): the one its evidence line names (a whole word), or
  * the only node the job had. NULL when it names none: nothing is excluded
  * on a guess. */
-const char *verdict_node(const struct verdict *v, const char *const *nodes, size_t n);
+const char *classify_verdict_node(const struct verdict *v, const char *const *nodes, size_t n);
 
 #endif

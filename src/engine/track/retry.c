@@ -466,7 +466,7 @@ int retry_after_failure(struct conn *c, struct record_store *st, const struct cl
 	/* The job's nodes and the chain's exclusions: one command. */
 	ask_nodes(c, v.node_tied ? r->backend_ref : NULL, r, &asked);
 	if (v.node_tied && r->backend_ref != NULL) {
-		const char *bad = verdict_node(&v, (const char *const *)asked.hosts, asked.nhosts);
+		const char *bad = classify_verdict_node(&v, (const char *const *)asked.hosts, asked.nhosts);
 		if (bad != NULL) {
 			if (evidence == NULL)
 				evidence = xasprintf("SLURM state %s", v.reason);

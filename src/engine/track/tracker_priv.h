@@ -183,7 +183,7 @@ struct jobmap {
 static inline int awaits_accounting(enum tao_state state, const char *native,
     const char *backend_ref)
 {
-	return tao_state_final(state) && backend_ref != NULL && native_word_live(native);
+	return tao_state_final(state) && backend_ref != NULL && native_state_live(native);
 }
 /* Accounting's silence on such a job, this long after it was made final,
  * ends the wait: its last word is dropped, not kept as if it still ran. */
