@@ -287,6 +287,10 @@ static void run_task(struct worker *w, struct worker_task *t)
 		t->err = xstrdup("cancelled before it ran");
 		return;
 	}
+	if (t->local) {
+		t->run(w->conn, t);
+		return;
+	}
 	if (!t->offline) {
 		t->status = ensure_connected(w, &t->err);
 		if (t->status != CONN_OK)

@@ -33,6 +33,9 @@ struct worker_task {
 	int			 offline;	/* run without connecting first: for a task
 						 * that makes the connection possible
 						 * (trusting a host key) */
+	int			 local;		/* run without the connection and leave
+						 * it be: work of the thread's own (the
+						 * records on disk); no reconnect after */
 	atomic_int		 cancel;	/* set to cancel (see worker_cancel) */
 	/* set by run */
 	enum conn_status	 status;

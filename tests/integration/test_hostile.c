@@ -196,7 +196,9 @@ Test(hostile, json_on_a_terminal_shows_c1_osc_and_bidi_as_escapes, .timeout = 12
 		"job\xe2\x80\xaetxt.exe \xff end";		/* RLO, invalid */
 	char opts[256], env[256], args[160], name[64], *id, *rec = NULL, *state, *title0, *text;
 	struct screen s;
-	struct screen_opts so = { .cols = 200, .lines = 60, .env = env, .args = args };
+	/* Tall enough for the whole JSON of a running job (its GPU use adds
+	 * lines): with 60 the history's message had scrolled off the top. */
+	struct screen_opts so = { .cols = 200, .lines = 200, .env = env, .args = args };
 
 	snprintf(name, sizeof(name), "hostile%d-json", rig_uniq());
 	snprintf(opts, sizeof(opts), "-J %s -t 5 -o /dev/null", name);

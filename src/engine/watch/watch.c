@@ -330,6 +330,18 @@ int watch_more_finished(struct watch *w, size_t cluster)
 	if (cluster >= w->n || w->cl[cluster].pub.last.finished_left == 0)
 		return -1;
 	cl = &w->cl[cluster];
+	if (cl->pub.link != LINK_UP && cl->pub.poll_started_ms == 0) {
+		/* No poll will run soon (connecting, reconnecting, a host
+		 * key to answer): the next page comes from the disk alone,
+		 * on the worker (the tracker is its), without connecting. */
+		struct task *t = watch_task_new(w, cluster, T_POLL);
+		cl->page += TRACKER_PAGE;
+		t->u.poll.page = cl->page;
+		t->u.poll.disk = 1;
+		t->wt.local = 1;
+		worker_submit(cl->worker, &t->wt);
+		return 0;
+	}
 	if (!cl->page_asked)
 		cl->page += TRACKER_PAGE;
 	cl->page_asked = 1;

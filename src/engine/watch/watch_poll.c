@@ -17,6 +17,10 @@ void watch_run_poll(struct conn *c, struct worker_task *wt)
 
 	if (t->u.poll.page > 0)
 		tracker_set_page(cl->tracker, t->u.poll.page);	/* the tracker is ours */
+	if (t->u.poll.disk) {
+		tracker_rows_from_disk(cl->tracker, t->w->store, &t->u.poll.res);
+		return;
+	}
 	if (t->u.poll.spare != NULL)
 		tracker_reuse_rows(cl->tracker, t->u.poll.spare, t->u.poll.spare_cap);
 	t->u.poll.spare = NULL;
@@ -38,6 +42,16 @@ void watch_done_poll(struct watch *w, struct cluster *cl, struct task *t)
 	int64_t now = watch_now_ms(), started_ms = p->poll_started_ms;
 	int next_s;
 
+	if (t->u.poll.disk) {
+		/* Rows only: the link, its schedule and its errors are the
+		 * polls'. Until the next poll the list is the records' (the
+		 * cluster's jobs that are not taotop's come back with it). */
+		poll_result_free(&p->last);
+		p->last = t->u.poll.res;
+		memset(&t->u.poll.res, 0, sizeof(t->u.poll.res));
+		watch_queue_push_state(&w->q, WATCH_EV_JOBS, t->ci);
+		return;
+	}
 	p->poll_started_ms = 0;
 	if (t->wt.status != CONN_OK) {
 		log_msg(LOG_WARN, "monitor: %s: poll failed: %s", p->cfg->name,

@@ -103,6 +103,8 @@ struct poll_req {
 	size_t			 page;		/* the tracker's page */
 	struct job_row		*spare;		/* a rows array for it to fill, or NULL */
 	size_t			 spare_cap;
+	int			 disk;		/* the page from the records on disk
+						 * alone: no link, nothing asked */
 };
 
 struct follow_req {
