@@ -64,19 +64,28 @@ static int sample_row(struct session *s, const struct job_row *row, struct job_u
 	return 0;
 }
 
+/* A reading, or null where nvidia-smi could not read it ("[N/A]"). */
+static void use_json_number(cJSON *o, const char *key, int v)
+{
+	if (v == USE_UNKNOWN)
+		cJSON_AddNullToObject(o, key);
+	else
+		cJSON_AddNumberToObject(o, key, v);
+}
+
 static cJSON *use_json(const struct job_use *u)
 {
 	cJSON *o = cJSON_CreateObject(), *gpus = cJSON_AddArrayToObject(o, "gpus");
 	int g;
 
-	cJSON_AddNumberToObject(o, "util_mean", use_mean_util(u));
+	use_json_number(o, "util_mean", use_mean_util(u));
 	for (g = 0; g < u->ngpu; g++) {
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "node", show(u->gpu[g].node));
 		cJSON_AddNumberToObject(e, "index", u->gpu[g].index);
-		cJSON_AddNumberToObject(e, "util", u->gpu[g].util);
-		cJSON_AddNumberToObject(e, "mem_used_mib", u->gpu[g].mem_used);
-		cJSON_AddNumberToObject(e, "mem_total_mib", u->gpu[g].mem_total);
+		use_json_number(e, "util", u->gpu[g].util);
+		use_json_number(e, "mem_used_mib", u->gpu[g].mem_used);
+		use_json_number(e, "mem_total_mib", u->gpu[g].mem_total);
 		cJSON_AddItemToArray(gpus, e);
 	}
 	cJSON_AddNumberToObject(o, "cpu_load", u->load);
@@ -151,10 +160,17 @@ static void print_use(const struct status *st)
 		return;
 	}
 	use_mem_text(&st->use, mem, sizeof(mem));
-	printf("  GPU use %d %% mean, memory %s:", use_mean_util(&st->use), mem);
-	for (g = 0; g < st->use.ngpu; g++)
-		printf(" %s/gpu%d %d %%", show(st->use.gpu[g].node), st->use.gpu[g].index,
-		    st->use.gpu[g].util);
+	if (use_mean_util(&st->use) == USE_UNKNOWN)
+		printf("  GPU use n/a (nvidia-smi cannot read it on these GPUs), memory %s:", mem);
+	else
+		printf("  GPU use %d %% mean, memory %s:", use_mean_util(&st->use), mem);
+	for (g = 0; g < st->use.ngpu; g++) {
+		if (st->use.gpu[g].util == USE_UNKNOWN)
+			printf(" %s/gpu%d n/a", show(st->use.gpu[g].node), st->use.gpu[g].index);
+		else
+			printf(" %s/gpu%d %d %%", show(st->use.gpu[g].node), st->use.gpu[g].index,
+			    st->use.gpu[g].util);
+	}
 	printf("; CPU load %.2f, %.1f GiB resident\n", st->use.load, st->use.rss_kib / 1048576.0);
 }
 

@@ -150,11 +150,23 @@ char *detail_percent_sparkline(const unsigned char *v, size_t n, size_t width, i
 	return sparkline(d, n - from, width, utf8, 1);
 }
 
+/* "used/total GiB" of one GPU, "n/a" for what nvidia-smi cannot read. */
+static void detail_gib(char *buf, size_t len, int used, int total)
+{
+	char a[16] = "n/a", b[16] = "n/a";
+
+	if (used != USE_UNKNOWN)
+		snprintf(a, sizeof(a), "%.1f", used / 1024.0);
+	if (total != USE_UNKNOWN)
+		snprintf(b, sizeof(b), "%.1f", total / 1024.0);
+	snprintf(buf, len, "%s/%s GiB", a, b);
+}
+
 /* GPU use: a bar per GPU, the sparkline of the rounds, the node's CPU. */
 static void add_use(struct lines *l, const struct job_use *u, int utf8)
 {
 	struct buf e;
-	char when[32], mem[32];
+	char when[32], mem[32], pct[64];
 	int g;
 
 	if (!u->ok && u->ngpu == 0) {
@@ -166,23 +178,31 @@ static void add_use(struct lines *l, const struct job_use *u, int utf8)
 	}
 	stamp(u->at, when, sizeof(when));
 	use_mem_text(u, mem, sizeof(mem));
-	add(l, xasprintf("GPU use: %d %% mean over %d GPU%s, memory %s, at %s%s%s", use_mean_util(u),
+	if (use_mean_util(u) == USE_UNKNOWN)
+		snprintf(pct, sizeof(pct), "n/a (nvidia-smi cannot read it here: MIG?)");
+	else
+		snprintf(pct, sizeof(pct), "%d %% mean", use_mean_util(u));
+	add(l, xasprintf("GPU use: %s over %d GPU%s, memory %s, at %s%s%s", pct,
 	    u->ngpu, u->ngpu == 1 ? "" : "s", mem, when, u->idle ? "  IDLE" : "",
 	    u->stalled ? "  PROGRESS STOPPED" : ""));
 	for (g = 0; g < u->ngpu; g++) {
 		const struct gpu_reading *r = &u->gpu[g];
-		char bar[21], node[40];
-		int i, fill = r->util * 20 / 100;
+		char bar[21], node[40], one[8], m[40];
+		int i, fill = r->util == USE_UNKNOWN ? 0 : r->util * 20 / 100;
 		struct buf n;
 		for (i = 0; i < 20; i++)
-			bar[i] = i < fill ? '#' : '.';
+			bar[i] = r->util == USE_UNKNOWN ? '?' : i < fill ? '#' : '.';
 		bar[20] = '\0';
 		buf_init(&n);
 		sanitize_append_line(&n, r->node, strnlen(r->node, sizeof(r->node)));
 		snprintf(node, sizeof(node), "%s", n.data ? n.data : "");
 		buf_free(&n);
-		add(l, xasprintf("  gpu%-2d %-10s [%s] %3d %%  %.1f/%.1f GiB", r->index, node, bar,
-		    r->util, r->mem_used / 1024.0, r->mem_total / 1024.0));
+		if (r->util == USE_UNKNOWN)
+			snprintf(one, sizeof(one), "n/a");
+		else
+			snprintf(one, sizeof(one), "%3d %%", r->util);
+		detail_gib(m, sizeof(m), r->mem_used, r->mem_total);
+		add(l, xasprintf("  gpu%-2d %-10s [%s] %5s  %s", r->index, node, bar, one, m));
 	}
 	if (u->nhist > 0) {
 		char *spark = detail_percent_sparkline(u->hist, u->nhist, 60, utf8);

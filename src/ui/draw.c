@@ -245,7 +245,9 @@ static void cell_text(const struct app *a, const struct jt_entry *e, int c, int 
 		snprintf(buf, len, "%s", r->message ? r->message : "");
 		break;
 	case C_GPU:
-		if (u != NULL && u->ngpu > 0)
+		if (u != NULL && u->ngpu > 0 && use_mean_util(u) == USE_UNKNOWN)
+			snprintf(buf, len, "n/a%s", u->stalled ? " STALL" : "");
+		else if (u != NULL && u->ngpu > 0)
 			snprintf(buf, len, "%d%%%s", use_mean_util(u), u->idle ? " IDLE" :
 			    u->stalled ? " STALL" : "");
 		else if (u != NULL)

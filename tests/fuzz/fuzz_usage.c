@@ -24,8 +24,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(r.jobs[i].ngpu >= 0 && r.jobs[i].ngpu <= USE_MAX_GPUS);
 		FUZZ_ASSERT(memchr(r.jobs[i].error, '\0', sizeof(r.jobs[i].error)) != NULL);
 		for (k = 0; k < r.jobs[i].ngpu; k++)
-			FUZZ_ASSERT(r.jobs[i].gpu[k].util >= 0 && r.jobs[i].gpu[k].util <= 100);
-		FUZZ_ASSERT(use_mean_util(&r.jobs[i]) >= 0 && use_mean_util(&r.jobs[i]) <= 100);
+			FUZZ_ASSERT(r.jobs[i].gpu[k].util == USE_UNKNOWN ||
+			    (r.jobs[i].gpu[k].util >= 0 && r.jobs[i].gpu[k].util <= 100));
+		FUZZ_ASSERT(use_mean_util(&r.jobs[i]) == USE_UNKNOWN ||
+		    (use_mean_util(&r.jobs[i]) >= 0 && use_mean_util(&r.jobs[i]) <= 100));
 	}
 	/* The status bar's reason names a host, nothing a terminal acts on. */
 	for (i = 0; r.unavailable != NULL && r.unavailable[i] != '\0'; i++)

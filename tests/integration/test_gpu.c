@@ -34,7 +34,20 @@ static void cleanup(void)
 	}
 }
 
-TestSuite(gpu, .fini = cleanup);
+/* The nvidia-smi stand-in's fault (tests/cluster/README.md): the fields
+ * named answer "[N/A]" / "[Not Supported]" in the jobs listed. */
+static void na_off(void)
+{
+	rig_local("rm -f %s/fault/nvidia-smi-na", rig_get()->state);
+}
+
+static void cleanup_all(void)
+{
+	na_off();
+	cleanup();
+}
+
+TestSuite(gpu, .fini = cleanup_all);
 
 /* A config file: sampling every second, idle after idle_s, progress
  * stopped after stall_s; notifications on. */
@@ -332,4 +345,71 @@ Test(gpu, a_job_beside_a_busy_one_shows_only_its_own_gpus, .timeout = 240)
 	screen_close(&s);
 	unlink(cfg);
 	free(opts), free(node), free(id), free(env), free(cfg), free(dir);
+}
+
+/* On a MIG-enabled GPU nvidia-smi answers utilization.gpu "[N/A]" (and a
+ * board that cannot say its memory, "[Not Supported]"): the job's use is
+ * "n/a" in status and its row, null in --json, the readable memory kept,
+ * never an error, "GPU use not read" or a 0 % that calls it idle. */
+Test(gpu, a_gpu_that_cannot_say_its_use_shows_n_a_not_an_error, .timeout = 240)
+{
+	char *dir = screen_shared_dir("gpuna"), *cfg = write_config("na", 2, 600), *env;
+	char *id, *slurm, *out = NULL, *args, *envc, *line;
+	struct screen s;
+	struct screen_opts so = { .cols = 170, .lines = 45 };
+	cJSON *st, *use, *g0;
+	int k;
+
+	env = xasprintf("TAOTOP_CONFIG=%s", cfg);
+	so.env = env;
+	screen_open(&s, "gpuna", &so);
+	id = submit_tao(&s, dir, "na_pyt", "train.seconds_per_epoch=1", cfg, &slurm);
+	cancel_me[3] = slurm;
+	free(rig_wait_state(slurm, "RUNNING", 90));
+	cr_assert_eq(rig_local("printf '%%s utilization.gpu [N/A]\\n%%s memory.used [Not Supported]\\n'"
+	    " %s %s > %s/fault/nvidia-smi-na", slurm, slurm, rig_get()->state), 0);
+
+	envc = xasprintf("XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s", s.dir, cfg);
+	args = xasprintf("status %s", id);
+	for (k = 0; k < 30; k++) {
+		free(out);
+		out = NULL;
+		rig_taotop(envc, args, &out);
+		if (strstr(out, "GPU use n/a") != NULL)
+			break;
+		sleep(2);
+	}
+	cr_expect_not_null(strstr(out, "GPU use n/a"), "%s", out);
+	cr_expect_not_null(strstr(out, "/gpu0 n/a"), "%s", out);
+	cr_expect_null(strstr(out, "GPU use not read"), "%s", out);
+	cr_expect_null(strstr(out, "[N/A]"), "nvidia-smi's word shown as an error: %s", out);
+	free(out), free(args);
+
+	args = xasprintf("status %s --json", id);
+	cr_assert_eq(rig_taotop(envc, args, &out), 0, "%s", out);
+	st = cJSON_Parse(out);
+	cr_assert_not_null(st, "%s", out);
+	use = cJSON_GetObjectItem(st, "use");
+	cr_assert_not_null(use, "%s", out);
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(use, "util_mean")), "%s", out);
+	g0 = cJSON_GetArrayItem(cJSON_GetObjectItem(use, "gpus"), 0);
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(g0, "util")), "%s", out);
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(g0, "mem_used_mib")), "%s", out);
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(g0, "mem_total_mib")), 81559, "%s", out);
+	cJSON_Delete(st);
+	free(out), free(args), free(envc);
+
+	/* The monitor's row: n/a, and never IDLE past gpu_idle_seconds (2). */
+	screen_filter(&s, "na_pyt");
+	screen_wait_line(&s, 60, id, "n/a", NULL);
+	sleep(5);
+	line = screen_line_with(&s, id);
+	cr_expect(line != NULL && strstr(line, "IDLE") == NULL, "called idle: %s", line ? line : "");
+	free(line);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	na_off();
+	unlink(cfg);
+	free(id), free(env), free(cfg), free(dir);
 }

@@ -68,6 +68,76 @@ Test(usage, an_answer_is_read_per_job_and_per_gpu_others_lines_ignored)
 	use_round_free(&r);
 }
 
+/* What nvidia-smi prints where a device cannot say: a MIG-enabled GPU's
+ * utilization is "[N/A]" (its table shows "N/A" under GPU-Util), a vGPU's
+ * or an old board's field "[Not Supported]". A reading, not an error: the
+ * rest of the line is kept, the mean is of what could be read, and a job
+ * none of whose GPUs can say is "n/a", never 0 % (which would call it
+ * idle). */
+Test(usage, n_a_and_not_supported_fields_are_unknown_readings_not_errors)
+{
+	const char *out =
+	    NONCE " 101 G node01 0, [N/A], 61440, 81559\n"
+	    NONCE " 101 G node01 1, 90, [Not Supported], 81559\n"
+	    NONCE " 101 C node01 1.50 2048 1764547200\n"
+	    NONCE " 101 R 0\n"
+	    NONCE " 102 G node02 0, [N/A], 100, 81559\n"
+	    NONCE " 102 G node02 1, [N/A], [N/A], [N/A]\n"
+	    NONCE " 102 G node02 2, [Bogus], 1, 2\n"
+	    NONCE " 102 R 0\n";
+	struct use_round r;
+	char mem[32];
+
+	use_parse(out, NONCE, two, 2, &r);
+	cr_assert_eq(r.n, 2);
+	cr_expect(r.jobs[0].ok, "%s", r.jobs[0].error);
+	cr_assert_eq(r.jobs[0].ngpu, 2);
+	cr_expect_eq(r.jobs[0].gpu[0].util, USE_UNKNOWN);
+	cr_expect_eq(r.jobs[0].gpu[0].mem_used, 61440);
+	cr_expect_eq(r.jobs[0].gpu[1].util, 90);
+	cr_expect_eq(r.jobs[0].gpu[1].mem_used, USE_UNKNOWN);
+	cr_expect_eq(use_mean_util(&r.jobs[0]), 90, "the mean of what could be read");
+	use_mem_text(&r.jobs[0], mem, sizeof(mem));
+	cr_expect_str_eq(mem, "60.0/79.6G");
+	cr_assert_eq(r.jobs[1].ngpu, 2, "the [Bogus] line is not a reading");
+	cr_expect_eq(use_mean_util(&r.jobs[1]), USE_UNKNOWN);
+	cr_expect(strstr(r.jobs[1].error, "[Bogus]") != NULL, "%s", r.jobs[1].error);
+	use_round_free(&r);
+}
+
+/* Rounds in which no GPU's use can be read never make a job idle. */
+Test(usage, a_job_whose_use_cannot_be_read_is_never_called_idle)
+{
+	struct use_tracker *t = use_tracker_new();
+	const struct use_limits lim = { 5, 600, 1800 };
+	struct use_job j = { "101", "tao-a", 1, -1 };
+	int64_t now = 1000000;
+	int k;
+
+	for (k = 0; k < 40; k++, now += 60000) {
+		struct use_round r;
+		struct job_use *o;
+		struct use_event *ev;
+		size_t n, nev;
+		memset(&r, 0, sizeof(r));
+		r.jobs = xcalloc(1, sizeof(*r.jobs));
+		r.n = 1;
+		snprintf(r.jobs[0].slurm_id, sizeof(r.jobs[0].slurm_id), "101");
+		r.jobs[0].ok = 1;
+		r.jobs[0].ngpu = 1;
+		r.jobs[0].gpu[0].util = USE_UNKNOWN;
+		use_tracker_fold(t, &r, &j, 1, &lim, now, &o, &n, &ev, &nev);
+		cr_assert_eq(n, 1);
+		cr_expect_not(o[0].idle, "round %d: called idle", k);
+		cr_expect_eq(o[0].nhist, 0, "an unknown round in the history");
+		cr_expect_eq(nev, 0);
+		free(o);
+		use_events_free(ev, nev);
+		use_round_free(&r);
+	}
+	use_tracker_free(t);
+}
+
 Test(usage, no_nvidia_smi_on_every_node_or_no_overlap_makes_the_cluster_unavailable)
 {
 	struct use_round r;

@@ -138,17 +138,59 @@ static void tag_rest(const char *p, const char *end, char *rest, size_t cap)
 	rest[k] = '\0';
 }
 
+/* One CSV field of nvidia-smi's: a number in [0, max], or USE_UNKNOWN for
+ * the words it prints where a device cannot say ("[N/A]", "[Not
+ * Supported]", with nounits as without). -2: neither. */
+static int gpu_field(const char *s, int max)
+{
+	char *e;
+	long v;
+
+	while (*s == ' ')
+		s++;
+	if (strcmp(s, "[N/A]") == 0 || strcmp(s, "[Not Supported]") == 0 || strcmp(s, "N/A") == 0)
+		return USE_UNKNOWN;
+	if (*s < '0' || *s > '9')
+		return -2;
+	v = strtol(s, &e, 10);
+	while (*e == ' ')
+		e++;
+	return *e == '\0' && v <= max ? (int)v : -2;
+}
+
+/* "index, util, mem_used, mem_total" into g; -1 when it is not that. */
+static int gpu_csv(char *csv, struct gpu_reading *g)
+{
+	int *to[4] = { &g->index, &g->util, &g->mem_used, &g->mem_total };
+	static const int max[4] = { 1023, 100, 1 << 30, 1 << 30 };
+	char *f = csv;
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		char *comma = strchr(f, ',');
+		if ((comma == NULL) != (k == 3))
+			return -1;
+		if (comma != NULL)
+			*comma = '\0';
+		*to[k] = gpu_field(f, max[k]);
+		if (*to[k] == -2 || (k == 0 && *to[k] < 0))
+			return -1;
+		f = comma != NULL ? comma + 1 : f;
+	}
+	return 0;
+}
+
 /* "G node index, util, mem_used, mem_total", or nvidia-smi's complaint. */
 static void parse_gpu(struct job_use *u, const char *p, const char *end, int *lines)
 {
-	char node[32] = "", rest[96];
+	char node[32] = "", rest[96], csv[96];
 	struct gpu_reading g;
+	int at = 0;
 
 	tag_rest(p, end, rest, sizeof(rest));
 	memset(&g, 0, sizeof(g));
-	if (sscanf(rest, "%31s %d, %d, %d, %d", node, &g.index, &g.util, &g.mem_used,
-	    &g.mem_total) == 5 && g.util >= 0 && g.util <= 100 && g.mem_used >= 0 &&
-	    g.mem_total >= 0) {
+	if (sscanf(rest, "%31s %n", node, &at) == 1 && at > 0 &&
+	    snprintf(csv, sizeof(csv), "%s", rest + at) < (int)sizeof(csv) && gpu_csv(csv, &g) == 0) {
 		memcpy(g.node, node, sizeof(g.node));
 		if (u->ngpu < USE_MAX_GPUS)
 			u->gpu[u->ngpu++] = g;
@@ -345,18 +387,23 @@ int use_sample(struct conn *c, const struct use_job *jobs, size_t n, struct use_
 
 int use_mean_util(const struct job_use *u)
 {
-	int i, sum = 0;
+	int i, sum = 0, n = 0;
 
-	if (u->ngpu <= 0)
-		return 0;
-	for (i = 0; i < u->ngpu; i++)
+	for (i = 0; i < u->ngpu; i++) {
+		if (u->gpu[i].util == USE_UNKNOWN)
+			continue;
 		sum += u->gpu[i].util;
-	return (sum + u->ngpu / 2) / u->ngpu;
+		n++;
+	}
+	if (n == 0)
+		return u->ngpu > 0 ? USE_UNKNOWN : 0;
+	return (sum + n / 2) / n;
 }
 
 void use_mem_text(const struct job_use *u, char *buf, size_t len)
 {
-	int i, used = 0, total = 0;
+	int i, used = USE_UNKNOWN, total = USE_UNKNOWN;
+	char a[16] = "n/a", b[16] = "n/a";
 
 	buf[0] = '\0';
 	if (u->ngpu <= 0)
@@ -367,7 +414,11 @@ void use_mem_text(const struct job_use *u, char *buf, size_t len)
 		if (u->gpu[i].mem_total > total)
 			total = u->gpu[i].mem_total;
 	}
-	snprintf(buf, len, "%.1f/%.1fG", used / 1024.0, total / 1024.0);
+	if (used != USE_UNKNOWN)
+		snprintf(a, sizeof(a), "%.1f", used / 1024.0);
+	if (total != USE_UNKNOWN)
+		snprintf(b, sizeof(b), "%.1f", total / 1024.0);
+	snprintf(buf, len, "%s/%sG", a, b);
 }
 
 /* ---- history and flags --------------------------------------------------------------------- */
@@ -499,7 +550,7 @@ static void carry_track(struct use_tracker *t, const struct use_job *job, struct
 static void take_readings(struct track *tr, const struct job_use *got,
     const struct use_limits *lim, int64_t now_ms)
 {
-	int top = 0, g;
+	int top = USE_UNKNOWN, g, mean;
 
 	tr->u.ok = got->ok;
 	memcpy(tr->u.error, got->error, sizeof(tr->u.error));
@@ -515,11 +566,19 @@ static void take_readings(struct track *tr, const struct job_use *got,
 	for (g = 0; g < got->ngpu; g++)
 		if (got->gpu[g].util > top)
 			top = got->gpu[g].util;
+	/* No GPU's use readable (MIG): no history and no idle judgement,
+	 * rather than a 0 % that would call a busy job idle. */
+	mean = use_mean_util(got);
+	if (mean == USE_UNKNOWN) {
+		tr->low_since = 0;
+		tr->u.idle = 0;
+		return;
+	}
 	if (tr->u.nhist == USE_HIST) {
 		memmove(tr->u.hist, tr->u.hist + 1, USE_HIST - 1);
 		tr->u.nhist--;
 	}
-	tr->u.hist[tr->u.nhist++] = (unsigned char)use_mean_util(got);
+	tr->u.hist[tr->u.nhist++] = (unsigned char)mean;
 	if (top < lim->idle_percent) {
 		if (tr->low_since == 0)
 			tr->low_since = now_ms;

@@ -29,12 +29,15 @@ struct record_store;
 #define USE_MAX_GPUS	16	/* per job shown (8 per node, two nodes) */
 #define USE_HIST	60	/* rounds kept for the sparkline */
 #define USE_STEP_TIMEOUT_S 20	/* one job's srun, at most */
+#define USE_UNKNOWN	(-1)	/* a reading nvidia-smi cannot give */
 
 struct gpu_reading {
 	char	node[32];
 	int	index;
-	int	util;		/* % */
-	int	mem_used, mem_total;	/* MiB */
+	int	util;		/* %; USE_UNKNOWN: nvidia-smi said "[N/A]" or
+				 * "[Not Supported]" (a MIG-enabled GPU's
+				 * utilization, a vGPU's memory) */
+	int	mem_used, mem_total;	/* MiB; USE_UNKNOWN as util */
 };
 
 /* A job's use as the latest round saw it, with its history and flags. Plain
@@ -127,6 +130,8 @@ void use_note_events(struct record_store *st, const struct use_event *ev, size_t
 
 /* The mean GPU % of a use (0 with no GPU), and a "58.1/79.6G" of its
  * memory (the largest GPU's). */
+/* The mean of the GPUs' use that nvidia-smi could read; USE_UNKNOWN when
+ * it could read none. */
 int use_mean_util(const struct job_use *u);
 void use_mem_text(const struct job_use *u, char *buf, size_t len);
 
