@@ -131,8 +131,9 @@ static const struct column {
 	[C_TIME] = { "USED/LIMIT", "time", 24, 3, 1 },
 	[C_PROGRESS] = { "PROGRESS", "progress", 18, 8, 0 },
 	[C_REASON] = { "REASON", "reason", 0, 4, 0 },
-	/* live use (engine/track/usage.h): "97%", "0% IDLE", "95% STALL" */
-	[C_GPU] = { "GPU%", "gpu", 9, 8, 0 },
+	/* live use (engine/track/usage.h): "97%", "0% IDLE", "n/a", and
+	 * "100% STALL" whole (a hung collective spins its GPUs at 100 %) */
+	[C_GPU] = { "GPU%", "gpu", 10, 8, 0 },
 	[C_GPUMEM] = { "GPUMEM", "gpumem", 11, 10, 0 },
 };
 

@@ -380,7 +380,13 @@ Test(gpu, a_gpu_that_cannot_say_its_use_shows_n_a_not_an_error, .timeout = 240)
 		sleep(2);
 	}
 	cr_expect_not_null(strstr(out, "GPU use n/a"), "%s", out);
-	cr_expect_not_null(strstr(out, "/gpu0 n/a"), "%s", out);
+	{
+		/* Each GPU (its index is the one the job got) n/a too. */
+		const char *g = strstr(out, "/gpu");
+		cr_expect(g != NULL && strncmp(g + strspn(g + 4, "0123456789") + 4, " n/a", 4) == 0,
+		    "%s", out);
+		cr_expect_not_null(strstr(out, "memory n/a/79.6G"), "%s", out);
+	}
 	cr_expect_null(strstr(out, "GPU use not read"), "%s", out);
 	cr_expect_null(strstr(out, "[N/A]"), "nvidia-smi's word shown as an error: %s", out);
 	free(out), free(args);
@@ -410,6 +416,58 @@ Test(gpu, a_gpu_that_cannot_say_its_use_shows_n_a_not_an_error, .timeout = 240)
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
 	screen_close(&s);
 	na_off();
+	unlink(cfg);
+	free(id), free(env), free(cfg), free(dir);
+}
+
+/* Stuck but busy: a collective one rank never joins keeps the GPUs at
+ * 100 % (NCCL's kernels spin) while no epoch ends. The GPUs are not idle,
+ * so only progress can tell: the row says STALL (never IDLE) and the
+ * record says progress stopped, with no "GPUs idle" note. */
+Test(gpu, a_job_stuck_with_busy_gpus_is_flagged_by_its_progress_not_idle, .timeout = 240)
+{
+	char *dir = screen_shared_dir("gpubusyhang"), *cfg = write_config("busyhang", 4, 10), *env;
+	char *id, *slurm, *line, *args, *envc, *out = NULL;
+	struct screen s;
+	struct screen_opts so = { .cols = 220, .lines = 45 };
+	int i;
+
+	env = xasprintf("TAOTOP_CONFIG=%s", cfg);
+	so.env = env;
+	screen_open(&s, "gpubusyhang", &so);
+	id = submit_tao(&s, dir, "busyhang_pyt",
+	    "train.seconds_per_epoch=1, stand_in.busy_hang_at_epoch=3", cfg, &slurm);
+	cancel_me[3] = slurm;
+	screen_filter(&s, "busyhang_pyt");
+	screen_wait_line(&s, 90, id, "Running", NULL);
+	/* The stand-in's GPUs a point apart, as real ones: 99-100 %. */
+	line = wait_gpu(&s, id, 60, 98, 101);
+	free(line);
+	screen_wait_line(&s, 60, id, "% STALL", NULL);
+	line = screen_line_with(&s, id);
+	cr_expect(line != NULL && strstr(line, "IDLE") == NULL, "busy GPUs called idle: %s",
+	    line ? line : "");
+	free(line);
+
+	envc = xasprintf("XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s", s.dir, cfg);
+	args = xasprintf("status %s", id);
+	for (i = 0; i < 30; i++) {
+		free(out);
+		out = NULL;
+		cr_assert_eq(rig_taotop(envc, args, &out), 0, "%s", out);
+		if (strstr(out, "progress stopped: epoch 2 for") != NULL)
+			break;
+		sleep(1);
+	}
+	cr_expect_not_null(strstr(out, "progress stopped: epoch 2 for"), "%s", out);
+	cr_expect_null(strstr(out, "GPUs idle"), "busy GPUs called idle: %s", out);
+	cr_expect(strstr(out, "GPU use 99 %") != NULL || strstr(out, "GPU use 100 %") != NULL,
+	    "%s", out);
+	free(out), free(args), free(envc);
+
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
 	unlink(cfg);
 	free(id), free(env), free(cfg), free(dir);
 }
