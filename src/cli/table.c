@@ -68,8 +68,11 @@ static const struct cli_opt preflight_opts[] = {
 	CLUSTER("the cluster to check (default: the configured default)"),
 	{ "install-ngc-credentials", 0, NULL,
 	  "first write Enroot's credentials for nvcr.io from your NGC API key, typed (not shown)" },
-	{ "ngc-key-file", 0, "FILE", "with --install-ngc-credentials: read the key from FILE "
-	  "(yours, mode 600) instead" },
+	{ "replace-ngc-credentials", 0, NULL,
+	  "the same over an existing file: its NGC lines replaced (a revoked or expired key), "
+	  "the rest kept" },
+	{ "ngc-key-file", 0, "FILE", "with --install- or --replace-ngc-credentials: read the key "
+	  "from FILE (yours, mode 600) instead" },
 	{ NULL, 0, NULL, NULL },
 };
 

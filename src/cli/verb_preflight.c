@@ -81,16 +81,17 @@ none:
 	return -1;
 }
 
-static int preflight(struct session *s, const struct buf *key)
+static int preflight(struct session *s, const struct buf *key, int replace)
 {
 	struct preflight p;
 	char *err = NULL;
 	int rc;
 
 	if (key != NULL) {
-		if (preflight_install_ngc(s->conn, key->data ? key->data : "", &err) != 0)
+		if (preflight_install_ngc(s->conn, key->data ? key->data : "", replace, &err) != 0)
 			return session_say(EXIT_FAILED, err);
-		printf("installed ~/.config/enroot/.credentials on %s (mode 600)\n", conn_host(s->conn));
+		printf("%s ~/.config/enroot/.credentials on %s (mode 600)\n",
+		    replace ? "replaced the NGC lines of" : "installed", conn_host(s->conn));
 	}
 	if (preflight_run(s->conn, s->cl, &p, &err) != 0)
 		return session_say(EXIT_FAILED, err);
@@ -105,10 +106,12 @@ int cli_preflight(const struct cli_args *a)
 	struct session s;
 	struct buf key;
 	char *err = NULL;
-	int install = cli_val(a, "install-ngc-credentials") != NULL, rc;
+	int replace = cli_val(a, "replace-ngc-credentials") != NULL;
+	int install = cli_val(a, "install-ngc-credentials") != NULL || replace, rc;
 
 	if (cli_val(a, "ngc-key-file") != NULL && !install) {
-		fprintf(stderr, "taotop: --ngc-key-file goes with --install-ngc-credentials\n");
+		fprintf(stderr, "taotop: --ngc-key-file goes with --install-ngc-credentials or "
+		    "--replace-ngc-credentials\n");
 		return EXIT_USAGE;
 	}
 	/* The key first, before connecting: a wrong file costs no login. */
@@ -120,7 +123,7 @@ int cli_preflight(const struct cli_args *a)
 		return EXIT_FAILED;
 	}
 	if ((rc = session_open(&s, cli_val(a, "cluster"), NULL)) == EXIT_OK) {
-		rc = preflight(&s, install ? &key : NULL);
+		rc = preflight(&s, install ? &key : NULL, replace);
 		session_close(&s);
 	}
 	buf_free(&key);

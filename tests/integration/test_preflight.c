@@ -70,7 +70,7 @@ Test(preflight, ngc_credentials_go_in_0600_and_the_key_shows_nowhere, .timeout =
 	free(rig_ssh_ok("rm -f ~/.config/enroot/.credentials"));
 	rig_target(&t);
 	struct conn *c = conn_new(&t);
-	cr_assert_eq(preflight_install_ngc(c, KEY, &err), 0, "%s", err);
+	cr_assert_eq(preflight_install_ngc(c, KEY, 0, &err), 0, "%s", err);
 	char *path = xasprintf("%s/.config/enroot/.credentials", r->home);
 	struct stat st;
 	cr_assert_eq(stat(path, &st), 0);
@@ -79,13 +79,38 @@ Test(preflight, ngc_credentials_go_in_0600_and_the_key_shows_nowhere, .timeout =
 	    "~/.config/enroot/.credentials");
 	cr_expect_str_eq(mode, "1");
 	free(mode);
-	cr_expect_eq(preflight_install_ngc(c, KEY, &err), -1, "an existing file was replaced");
+	cr_expect_eq(preflight_install_ngc(c, KEY, 0, &err), -1, "an existing file was replaced");
 	cr_expect(strstr(err, "already exists") != NULL, "%s", err);
 	cr_expect(strstr(err, KEY) == NULL, "the error shows the key");
 	free(err), err = NULL;
-	cr_expect_eq(preflight_install_ngc(c, "", &err), -1);
+	cr_expect_eq(preflight_install_ngc(c, "", 0, &err), -1);
 	cr_expect(strstr(err, "no NGC API key was given") != NULL, "%s", err);
-	free(err);
+	free(err), err = NULL;
+	/* Replacing: NGC's two lines get the new key, another registry's
+	 * line stays, the mode stays 600, the old key is gone. */
+	free(rig_ssh_ok("printf 'machine ghcr.io login me password ghp-keep\\n' >> "
+	    "~/.config/enroot/.credentials"));
+	cr_assert_eq(preflight_install_ngc(c, "nvapi-NewKey42", 1, &err), 0, "%s", err);
+	{
+		char *text = rig_ssh_ok("cat ~/.config/enroot/.credentials");
+		cr_expect(strstr(text, KEY) == NULL, "the old key is kept:\n%s", text);
+		cr_expect(strstr(text, "machine nvcr.io login $oauthtoken password nvapi-NewKey42\n")
+		    != NULL, "%s", text);
+		cr_expect(strstr(text, "machine authn.nvidia.com login $oauthtoken password "
+		    "nvapi-NewKey42") != NULL, "%s", text);
+		cr_expect(strstr(text, "machine ghcr.io login me password ghp-keep\n") != NULL,
+		    "another registry's line was lost:\n%s", text);
+		free(text);
+	}
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0600);
+	free(rig_ssh_ok("rm -f ~/.config/enroot/.credentials"));
+	/* With no file, replacing writes it new. */
+	cr_assert_eq(preflight_install_ngc(c, KEY, 1, &err), 0, "%s", err);
+	mode = rig_ssh_ok("grep -c 'machine nvcr.io login $oauthtoken password nvapi-' "
+	    "~/.config/enroot/.credentials");
+	cr_expect_str_eq(mode, "1");
+	free(mode);
 	free(rig_ssh_ok("rm -f ~/.config/enroot/.credentials"));
 	free(path);
 	conn_free(c);
@@ -141,6 +166,41 @@ Test(preflight, a_private_image_converts_once_the_credentials_are_installed, .ti
 		    "without a terminal or a file:\n%s", out);
 		free(out);
 		cr_assert_eq(chmod(keyfile, 0600), 0);
+		/* A key the registry does not accept (revoked, another
+		 * org's): installed, then the submit says it was refused,
+		 * not that credentials are missing. */
+		{
+			char *wrong = xasprintf("%s/wrong.key", tmpl), *wa;
+			f = fopen(wrong, "w");
+			cr_assert_not_null(f);
+			fprintf(f, "nvapi-RevokedKey0123456789abcdefghijklmnopqrstuvwx\n");
+			fclose(f);
+			cr_assert_eq(chmod(wrong, 0600), 0);
+			wa = xasprintf("preflight --install-ngc-credentials --ngc-key-file %s", wrong);
+			cr_assert_eq(rig_taotop(env, wa, &out), 0, "%s", out);
+			free(out);
+			free(wa);
+			cr_expect_eq(rig_taotop(env, args, &out), 1, "%s", out);
+			cr_expect(strstr(out, "401 Unauthorized") != NULL, "%s", out);
+			cr_expect(strstr(out, "refused the NGC key installed on this cluster") != NULL,
+			    "a refused key is not a missing one:\n%s", out);
+			cr_expect(strstr(out, "taotop preflight --replace-ngc-credentials") != NULL,
+			    "%s", out);
+			cr_expect(strstr(out, "RevokedKey") == NULL, "the key was printed:\n%s", out);
+			free(out);
+			/* --install again is refused: the file is there. */
+			cr_expect_eq(rig_taotop(env, a, &out), 1, "%s", out);
+			cr_expect(strstr(out, "--replace-ngc-credentials replaces its NGC lines") != NULL,
+			    "%s", out);
+			free(out);
+			/* The right key, in its place. */
+			wa = xasprintf("preflight --replace-ngc-credentials --ngc-key-file %s", keyfile);
+			cr_assert_eq(rig_taotop(env, wa, &out), 0, "%s", out);
+			cr_expect(strstr(out, "replaced the NGC lines of ~/.config/enroot/.credentials")
+			    != NULL, "%s", out);
+			cr_expect(strstr(out, KEY) == NULL, "the key was printed:\n%s", out);
+			free(out), free(wa), free(wrong);
+		}
 		/* An empty key file: refused before any login. */
 		{
 			char *empty = xasprintf("%s/empty.key", tmpl), *ea;
@@ -154,9 +214,7 @@ Test(preflight, a_private_image_converts_once_the_credentials_are_installed, .ti
 			    strstr(out, "could not be reached") == NULL, "%s", out);
 			free(out), free(ea), free(empty);
 		}
-		cr_assert_eq(rig_taotop(env, a, &out), 0, "%s", out);
-		cr_expect(strstr(out, KEY) == NULL, "the key was printed:\n%s", out);
-		free(out), free(a), free(keyfile);
+		free(a), free(keyfile);
 	}
 	cr_expect_eq(rig_taotop(env, args, &out), 0, "%s", out);
 	cr_expect(strstr(out, "image: converted") != NULL, "%s", out);

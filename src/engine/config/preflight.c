@@ -199,7 +199,75 @@ void preflight_free(struct preflight *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int preflight_install_ngc(struct conn *c, const char *ngc_key, char **err)
+#define CREDS_PATH	".config/enroot/.credentials"
+#define CREDS_MAX	(256 * 1024)	/* a netrc file, not more */
+
+/* Whether a netrc line is an entry for NGC's registry or its auth (the
+ * one-line form enroot reads: "machine HOST login ..."). */
+static int ngc_line(const char *p, size_t len)
+{
+	static const char *const hosts[] = { "nvcr.io", "authn.nvidia.com" };
+	size_t i, k;
+
+	while (len > 0 && (*p == ' ' || *p == '\t'))
+		p++, len--;
+	if (len < 8 || strncmp(p, "machine", 7) != 0 || (p[7] != ' ' && p[7] != '\t'))
+		return 0;
+	p += 7, len -= 7;
+	while (len > 0 && (*p == ' ' || *p == '\t'))
+		p++, len--;
+	for (i = 0; i < 2; i++) {
+		k = strlen(hosts[i]);
+		if (len >= k && strncmp(p, hosts[i], k) == 0 &&
+		    (len == k || p[k] == ' ' || p[k] == '\t' || p[k] == '\r'))
+			return 1;
+	}
+	return 0;
+}
+
+/* The existing file's lines that are not NGC's, into out; -1 with *err
+ * when it cannot be read as a file of credentials. */
+static int creds_kept(struct conn *c, struct buf *out, char **err)
+{
+	struct conn_stat st;
+	struct buf old;
+	const char *p, *end;
+
+	char *why = NULL;
+	enum conn_status rc = conn_stat(c, CREDS_PATH, &st, &why);
+
+	if (rc == CONN_NOTFOUND) {
+		free(why);
+		return 0;	/* nothing to keep: written new */
+	}
+	if (rc != CONN_OK) {
+		*err = why;
+		return -1;
+	}
+	if (!st.is_reg || st.size > CREDS_MAX) {
+		*err = xstrdup("~/" CREDS_PATH " on the cluster is not a regular file of credentials "
+		    "(a folder, a device, or over 256 KiB): taotop leaves it be; look at it there");
+		return -1;
+	}
+	buf_init_secret(&old);
+	if (conn_read_at(c, CREDS_PATH, 0, CREDS_MAX, &old, err) != CONN_OK) {
+		buf_free(&old);
+		return -1;
+	}
+	for (p = old.data ? old.data : "", end = p + old.len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (!ngc_line(p, len) && len > 0) {
+			buf_add(out, p, len);
+			buf_adds(out, "\n");
+		}
+		p += len + (nl != NULL);
+	}
+	buf_free(&old);
+	return 0;
+}
+
+int preflight_install_ngc(struct conn *c, const char *ngc_key, int replace, char **err)
 {
 	struct buf text;
 	int rc;
@@ -211,18 +279,23 @@ int preflight_install_ngc(struct conn *c, const char *ngc_key, char **err)
 	}
 	if (conn_mkdir_p(c, ".config/enroot", 0700, err) != CONN_OK)
 		return -1;
-	buf_init(&text);
+	buf_init_secret(&text);
+	/* The other registries' lines stay, as the user wrote them. */
+	if (replace && creds_kept(c, &text, err) != 0) {
+		buf_free(&text);
+		return -1;
+	}
 	/* Enroot's netrc-style credentials for NGC's registry and its auth. */
 	buf_addf(&text, "machine nvcr.io login $oauthtoken password %s\n"
 	    "machine authn.nvidia.com login $oauthtoken password %s\n", ngc_key, ngc_key);
-	rc = conn_write_file(c, ".config/enroot/.credentials", text.data, text.len, 0600,
-	    CONN_WRITE_EXCL, err) == CONN_OK ? 0 : -1;
-	memset(text.data, 0, text.len);
+	rc = conn_write_file(c, CREDS_PATH, text.data, text.len, 0600,
+	    replace ? CONN_WRITE_ATOMIC : CONN_WRITE_EXCL, err) == CONN_OK ? 0 : -1;
 	buf_free(&text);
 	if (rc != 0 && *err != NULL && strstr(*err, "already exists") != NULL) {
 		free(*err);
 		*err = xstrdup("~/.config/enroot/.credentials already exists on the cluster: taotop "
-		    "does not replace it; remove it first if it is wrong");
+		    "does not overwrite it; --replace-ngc-credentials replaces its NGC lines (nvcr.io, "
+		    "authn.nvidia.com) and keeps the rest");
 	}
 	return rc;
 }

@@ -34,8 +34,11 @@ void preflight_free(struct preflight *p);
 
 /* Write ~/.config/enroot/.credentials on the cluster (mode 0600 from its
  * first byte, over SFTP) from the NGC key given, so Enroot can pull private
- * nvcr.io images; refuses to replace an existing file. The key is never
- * in a command line, a message or a log. */
-int preflight_install_ngc(struct conn *c, const char *ngc_key, char **err);
+ * nvcr.io images. Without replace, an existing file is refused; with it,
+ * the file's nvcr.io and authn.nvidia.com lines are replaced (a revoked or
+ * expired key) and its other lines kept, the new file renamed over the old
+ * (old or new, never half). The key is never in a command line, a message
+ * or a log. */
+int preflight_install_ngc(struct conn *c, const char *ngc_key, int replace, char **err);
 
 #endif

@@ -767,10 +767,18 @@ static int convert_image(struct job *j, struct submit_result *res, char **err)
 	step(j, STEP_IMAGE, 0, "converting on the CPU partition (once per image)");
 	if (convert_run(j->c, &co, &retried, err) != 0) {
 		char *e = *err;
-		/* A registry that wants credentials: say the one-time fix. */
-		const char *hint = strstr(e, "401 Unauthorized") != NULL
-		    ? " -- the registry wants credentials: install them once on this cluster with "
-		      "taotop preflight --install-ngc-credentials (it asks for the key)" : "";
+		/* A registry that wants credentials: say the one-time fix;
+		 * enroot says when it sent the installed ones (its "Using
+		 * credentials from file"), and then the key itself was
+		 * refused (revoked, expired, another org's). */
+		int denied = strstr(e, "401 Unauthorized") != NULL;
+		const char *hint = denied && strstr(e, "Using credentials from file") != NULL
+		    ? " -- the registry refused the NGC key installed on this cluster (revoked, "
+		      "expired, or of an org without access to this image): put a current one in "
+		      "its place with taotop preflight --replace-ngc-credentials"
+		    : denied ? " -- the registry wants credentials: install them once on this "
+		      "cluster with taotop preflight --install-ngc-credentials (it asks for the key)"
+		    : "";
 		*err = xasprintf("converting %s failed on %s: %s%s -- taotop does not fall back to "
 		    "the registry image (it would be pulled on the GPUs); fix the conversion and "
 		    "submit again", j->image.docker_uri, j->cl->cpu_partition, e, hint);
