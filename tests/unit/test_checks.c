@@ -89,7 +89,7 @@ static int ask(const struct answer *a, int gate, struct check_facts *f)
 	char *d1 = xasprintf("%s/data 1", dir), *d2 = xasprintf("%s/%s", dir, a->second);
 	char *img = xasprintf("%s/%s", dir, a->image);
 	const char *ds[] = { d1, d2 };
-	struct check_ask q = { ds, 2, img, "polar", a->nodes, a->gpn, NULL };
+	struct check_ask q = { ds, 2, img, NULL, "polar", a->nodes, a->gpn, NULL };
 	int status = run_checks(&q, gate, a->mt, a->nd, f);
 
 	free(img), free(d1), free(d2);
@@ -175,7 +175,7 @@ Test(checks, a_results_folder_that_holds_a_run_is_found)
 		char *rdir = xasprintf("%s/r", dir);
 		char *img = xasprintf("%s/img.sqsh", dir), *d = xasprintf("%s/data2", dir);
 		const char *ds[] = { d };
-		struct check_ask q = { ds, 1, img, "polar", 1, 1, rdir };
+		struct check_ask q = { ds, 1, img, NULL, "polar", 1, 1, rdir };
 		struct check_facts f;
 
 		cr_assert_eq(system(cmd), 0);
@@ -205,7 +205,7 @@ Test(checks, a_list_of_partitions_is_read_one_by_one)
 {
 	char *d = xasprintf("%s/data2", dir), *img = xasprintf("%s/img.sqsh", dir);
 	const char *ds[] = { d };
-	struct check_ask q = { ds, 1, img, "polar,big,gone", 1, 1, NULL };
+	struct check_ask q = { ds, 1, img, NULL, "polar,big,gone", 1, 1, NULL };
 	struct check_facts f;
 
 	cr_expect_eq(run_checks(&q, 0, "polar|4:00:00|1|gpu:8\npolar|4:00:00|1|gpu:8(S:0)\n"
@@ -244,7 +244,7 @@ Test(checks, a_lists_gate_opens_only_when_every_partition_could_run_the_job)
 	const char *ds[] = { d };
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct check_ask q = { ds, 1, img, cases[i].list, cases[i].nodes, cases[i].gpn, NULL };
+		struct check_ask q = { ds, 1, img, NULL, cases[i].list, cases[i].nodes, cases[i].gpn, NULL };
 		struct check_facts g, c;
 		int st = run_checks(&q, 1, cases[i].sinfo, "", &g);
 
