@@ -23,7 +23,8 @@ static void make_dir(void)
 {
 	cr_assert_not_null(mkdtemp(dir));
 	char *cmd = xasprintf("cd %s && mkdir bin 'data 1' data2 && printf 'hsqs....' > img.sqsh && "
-	    "printf 'nope' > bad.sqsh", dir);
+	    "printf 'nope' > bad.sqsh && printf 'hsqs....' > foreign.sqsh && chown 4242 foreign.sqsh "
+	    "&& printf 'hsqs....' > open.sqsh && chmod 666 open.sqsh", dir);
 	cr_assert_eq(system(cmd), 0);
 	free(cmd);
 	/* sinfo -o %l says $MT, sinfo -o '%D %G' says $ND. */
@@ -117,6 +118,10 @@ Test(checks, the_gate_opens_only_where_the_judgement_passes)
 		{ { "4:00:00", "2 gpu:8", 1, 1, "img.sqsh", "nope" }, 0 },
 		{ { "4:00:00", "2 gpu:8", 1, 1, "bad.sqsh", "data2" }, 0 },
 		{ { "4:00:00", "2 gpu:8", 1, 1, "none.sqsh", "data2" }, 0 },
+		/* An image of another user's, or one anyone may rewrite
+		 * (engine/config/rootsafe.h): squashfs, and still closed. */
+		{ { "4:00:00", "2 gpu:8", 1, 1, "foreign.sqsh", "data2" }, 0 },
+		{ { "4:00:00", "2 gpu:8", 1, 1, "open.sqsh", "data2" }, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -129,14 +134,32 @@ Test(checks, the_gate_opens_only_where_the_judgement_passes)
 		/* The same answers as the checks' own command. */
 		cr_expect_eq(ask(a, 0, &c), 0);
 		cr_expect(g.missing == c.missing && g.image_state == c.image_state &&
-		    g.max_h == c.max_h && g.part_nodes == c.part_nodes && g.part_gpus == c.part_gpus,
+		    g.max_h == c.max_h && g.part_nodes == c.part_nodes && g.part_gpus == c.part_gpus &&
+		    strcmp(g.image_unsafe, c.image_unsafe) == 0,
 		    "case %zu: the gate's answers differ from the command's", i);
 		/* Open only where the judgement (engine/submit.c) passes. */
 		if (st == 0)
 			cr_expect(g.missing == SIZE_MAX && g.image_state == 1 && g.max_h > 0 &&
+			    g.image_unsafe[0] == '\0' &&
 			    (g.part_nodes <= 0 || a->nodes <= g.part_nodes) &&
 			    (g.part_gpus < 0 || a->gpn <= g.part_gpus), "case %zu: open on a failure", i);
 	}
+}
+
+Test(checks, an_image_someone_else_could_replace_reads_back_why)
+{
+	struct check_facts f;
+	struct answer a = { "4:00:00", "2 gpu:8", 1, 1, "foreign.sqsh", "data2" };
+
+	ask(&a, 0, &f);
+	cr_expect_eq(f.image_state, 1, "it is squashfs");
+	cr_expect_str_eq(f.image_unsafe, "owner 4242");
+	a.image = "open.sqsh";
+	ask(&a, 0, &f);
+	cr_expect_str_eq(f.image_unsafe, "writable");
+	a.image = "img.sqsh";
+	ask(&a, 0, &f);
+	cr_expect_str_eq(f.image_unsafe, "");
 }
 
 Test(checks, answers_read_back)
