@@ -299,3 +299,58 @@ Test(roots, preflight_names_what_is_unsafe_about_a_root, .timeout = 120)
 	cr_assert_eq(rig_local("rm -rf %s", root), 0);
 	free(root), free(env);
 }
+
+/* A registry image: its images folder another user's (a conversion would
+ * write its files there and the image then run), then the user's own
+ * folder with another user's file at the converted image's name. Both
+ * refused, naming the path; nothing converted, nothing submitted. */
+Test(roots, another_users_images_folder_or_cached_image_is_refused, .timeout = 200)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record **v;
+	const struct rig *r = rig_get();
+	char *err = NULL, *spec, *theirs, *cached, *out, *cmd;
+	size_t n;
+
+	sub_open(&e, "roots-cache", NULL);
+	theirs = xasprintf("%s/theirs-images", e.base);
+	cr_assert_eq(rig_local("mkdir -p %s && chown " OTHER " %s && chmod 777 %s", theirs, theirs,
+	    theirs), 0);
+	free(e.cl.image_cache);
+	e.cl.image_cache = xstrdup(theirs);
+	spec = sub_bundle(&e, "registry",
+	    "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
+	    "action: train\ncommand: [sh, -c, 'exit 0']\ndatasets: [lustre://%B/data/train]\n"
+	    "gpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n");
+	memset(&res, 0, sizeof(res));
+	cr_expect_neq(sub_submit(&e, spec, &res, &err), 0, "converted into another user's folder");
+	cr_expect(err != NULL && strstr(err, theirs) != NULL &&
+	    strstr(err, "belongs to uid " OTHER) != NULL &&
+	    strstr(err, "nothing was converted or submitted") != NULL, "%s", err);
+	submit_result_free(&res);
+	free(err), err = NULL;
+	cmd = xasprintf("find %s -user %d | wc -l", theirs, r->uid);
+	out = rig_ssh_ok(cmd);
+	cr_expect_str_eq(out, "0", "files of the user's were written into %s", theirs);
+	free(out), free(cmd);
+
+	/* The user's own folder, another user's file at the image's name. */
+	free(e.cl.image_cache);
+	e.cl.image_cache = xasprintf("%s/images", e.base);
+	cached = xasprintf("%s/images/nvcr.io+nvidia+tao+tao-toolkit+5.5.0-pyt.sqsh", e.base);
+	cr_assert_eq(rig_local("mkdir -p %s/images && chown %d %s/images && printf 'hsqs-planted' > %s "
+	    "&& chown " OTHER " %s", e.base, r->uid, e.base, cached, cached), 0);
+	memset(&res, 0, sizeof(res));
+	cr_expect_neq(sub_submit(&e, spec, &res, &err), 0, "another user's image was run");
+	cr_expect(err != NULL && strstr(err, cached) != NULL &&
+	    strstr(err, "belongs to uid " OTHER) != NULL &&
+	    strstr(err, "nothing was submitted") != NULL, "%s", err);
+	submit_result_free(&res);
+	cr_expect_eq(store_list(e.store, &v, &n, NULL), 0);
+	cr_expect_eq(n, 0, "a record was opened");
+	store_list_free(v, n);
+	cr_expect_eq(rig_local("ls %s/root | grep -q tao-", e.base), 1, "a job folder was made");
+	free(err), free(spec), free(theirs), free(cached);
+	sub_close(&e);
+}
