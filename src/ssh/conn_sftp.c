@@ -343,7 +343,7 @@ static enum conn_status write_file(struct conn *c, const char *path, const void 
 	}
 	qtmp = sh_quote(tmp);
 	qpath = sh_quote(path);
-	cmd = xasprintf("mv -f -- %s %s", qtmp, qpath);
+	cmd = xasprintf("mv -f -T -- %s %s", qtmp, qpath);
 	conn_exec_init(&mv, cmd);
 	mv.timeout_ms = c->connect_timeout_s * 1000;
 	st = conn_exec(c, &mv, err);

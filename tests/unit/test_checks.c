@@ -23,7 +23,8 @@ static void make_dir(void)
 {
 	cr_assert_not_null(mkdtemp(dir));
 	char *cmd = xasprintf("cd %s && mkdir bin 'data 1' data2 && printf 'hsqs....' > img.sqsh && "
-	    "printf 'nope' > bad.sqsh", dir);
+	    "printf 'nope' > bad.sqsh && printf 'hsqs....' > foreign.sqsh && chown 4242 foreign.sqsh "
+	    "&& printf 'hsqs....' > open.sqsh && chmod 666 open.sqsh", dir);
 	cr_assert_eq(system(cmd), 0);
 	free(cmd);
 	/* sinfo -o %l says $MT, sinfo -o '%D %G' says $ND. */
@@ -89,7 +90,7 @@ static int ask(const struct answer *a, int gate, struct check_facts *f)
 	char *d1 = xasprintf("%s/data 1", dir), *d2 = xasprintf("%s/%s", dir, a->second);
 	char *img = xasprintf("%s/%s", dir, a->image);
 	const char *ds[] = { d1, d2 };
-	struct check_ask q = { ds, 2, img, "polar", a->nodes, a->gpn, NULL };
+	struct check_ask q = { ds, 2, img, NULL, "polar", a->nodes, a->gpn, NULL };
 	int status = run_checks(&q, gate, a->mt, a->nd, f);
 
 	free(img), free(d1), free(d2);
@@ -117,6 +118,10 @@ Test(checks, the_gate_opens_only_where_the_judgement_passes)
 		{ { "4:00:00", "2 gpu:8", 1, 1, "img.sqsh", "nope" }, 0 },
 		{ { "4:00:00", "2 gpu:8", 1, 1, "bad.sqsh", "data2" }, 0 },
 		{ { "4:00:00", "2 gpu:8", 1, 1, "none.sqsh", "data2" }, 0 },
+		/* An image of another user's, or one anyone may rewrite
+		 * (engine/config/rootsafe.h): squashfs, and still closed. */
+		{ { "4:00:00", "2 gpu:8", 1, 1, "foreign.sqsh", "data2" }, 0 },
+		{ { "4:00:00", "2 gpu:8", 1, 1, "open.sqsh", "data2" }, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -129,14 +134,32 @@ Test(checks, the_gate_opens_only_where_the_judgement_passes)
 		/* The same answers as the checks' own command. */
 		cr_expect_eq(ask(a, 0, &c), 0);
 		cr_expect(g.missing == c.missing && g.image_state == c.image_state &&
-		    g.max_h == c.max_h && g.part_nodes == c.part_nodes && g.part_gpus == c.part_gpus,
+		    g.max_h == c.max_h && g.part_nodes == c.part_nodes && g.part_gpus == c.part_gpus &&
+		    strcmp(g.image_unsafe, c.image_unsafe) == 0,
 		    "case %zu: the gate's answers differ from the command's", i);
 		/* Open only where the judgement (engine/submit.c) passes. */
 		if (st == 0)
 			cr_expect(g.missing == SIZE_MAX && g.image_state == 1 && g.max_h > 0 &&
+			    g.image_unsafe[0] == '\0' &&
 			    (g.part_nodes <= 0 || a->nodes <= g.part_nodes) &&
 			    (g.part_gpus < 0 || a->gpn <= g.part_gpus), "case %zu: open on a failure", i);
 	}
+}
+
+Test(checks, an_image_someone_else_could_replace_reads_back_why)
+{
+	struct check_facts f;
+	struct answer a = { "4:00:00", "2 gpu:8", 1, 1, "foreign.sqsh", "data2" };
+
+	ask(&a, 0, &f);
+	cr_expect_eq(f.image_state, 1, "it is squashfs");
+	cr_expect_str_eq(f.image_unsafe, "owner 4242");
+	a.image = "open.sqsh";
+	ask(&a, 0, &f);
+	cr_expect_str_eq(f.image_unsafe, "writable");
+	a.image = "img.sqsh";
+	ask(&a, 0, &f);
+	cr_expect_str_eq(f.image_unsafe, "");
 }
 
 Test(checks, answers_read_back)
@@ -175,7 +198,7 @@ Test(checks, a_results_folder_that_holds_a_run_is_found)
 		char *rdir = xasprintf("%s/r", dir);
 		char *img = xasprintf("%s/img.sqsh", dir), *d = xasprintf("%s/data2", dir);
 		const char *ds[] = { d };
-		struct check_ask q = { ds, 1, img, "polar", 1, 1, rdir };
+		struct check_ask q = { ds, 1, img, NULL, "polar", 1, 1, rdir };
 		struct check_facts f;
 
 		cr_assert_eq(system(cmd), 0);
@@ -205,7 +228,7 @@ Test(checks, a_list_of_partitions_is_read_one_by_one)
 {
 	char *d = xasprintf("%s/data2", dir), *img = xasprintf("%s/img.sqsh", dir);
 	const char *ds[] = { d };
-	struct check_ask q = { ds, 1, img, "polar,big,gone", 1, 1, NULL };
+	struct check_ask q = { ds, 1, img, NULL, "polar,big,gone", 1, 1, NULL };
 	struct check_facts f;
 
 	cr_expect_eq(run_checks(&q, 0, "polar|4:00:00|1|gpu:8\npolar|4:00:00|1|gpu:8(S:0)\n"
@@ -244,7 +267,7 @@ Test(checks, a_lists_gate_opens_only_when_every_partition_could_run_the_job)
 	const char *ds[] = { d };
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct check_ask q = { ds, 1, img, cases[i].list, cases[i].nodes, cases[i].gpn, NULL };
+		struct check_ask q = { ds, 1, img, NULL, cases[i].list, cases[i].nodes, cases[i].gpn, NULL };
 		struct check_facts g, c;
 		int st = run_checks(&q, 1, cases[i].sinfo, "", &g);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine/config/config.h"
+#include "engine/config/rootsafe.h"
 #include "engine/config/storage.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
@@ -78,9 +79,47 @@ static void checks_script(struct buf *cmd, const char *root)
 		char *q = sh_quote(root);
 		buf_addf(cmd, "; r=%s; if [ -d \"$r\" ]; then [ -w \"$r\" ] && echo '@@ok root'; "
 		    "else d=$r; while [ ! -e \"$d\" ]; do d=$(dirname \"$d\"); done; "
-		    "[ -w \"$d\" ] && echo '@@ok root'; fi", q);
+		    "[ -w \"$d\" ] && echo '@@ok root'; fi; ", q);
 		free(q);
+		/* What another user could do there (engine/config/rootsafe.h). */
+		rootsafe_funcs(cmd);
+		rootsafe_ask_root(cmd, "unsafe-root", root);
+		for (size_t i = 0; i < 2; i++) {
+			char *sub = xasprintf("%s/%s", root, i == 0 ? "probes" : "images");
+			rootsafe_ask_dir(cmd, i == 0 ? "unsafe-probes" : "unsafe-images", sub);
+			free(sub);
+		}
+		buf_adds(cmd, "true");
 	}
+}
+
+/* Each unsafe thing about the root, its probes/ and images/ folders: a
+ * warning line each, naming the path, what is wrong and the fix. */
+static void add_root_safety(struct preflight *p, const char *out, const char *root)
+{
+	static const char *const tags[] = { "unsafe-root", "unsafe-probes", "unsafe-images" };
+	size_t i, k = 0;
+
+	for (i = 0; i < 3; i++) {
+		const char *at = out;
+		char *path = i == 0 ? xstrdup(root)
+		    : xasprintf("%s/%s", root, i == 1 ? "probes" : "images");
+		char code[64];
+		/* Every line of the tag: a root can be a link and open at once. */
+		while (at != NULL && rootsafe_read(at, tags[i], code, sizeof(code))) {
+			char *why = rootsafe_why(code), *fix = rootsafe_fix(code, path);
+			char *tag = xasprintf("@@%s %s", tags[i], code);
+			add(p, "root safety", 0, 1, xasprintf("%s %s: %s", path, why, fix));
+			free(why), free(fix);
+			at = strstr(at, tag);
+			at = at ? at + strlen(tag) : NULL;
+			free(tag);
+			k++;
+		}
+		free(path);
+	}
+	if (k == 0)
+		add(p, "root safety", 1, 1, NULL);
 }
 
 static void parse_found(char *text, struct found *f)
@@ -177,8 +216,12 @@ int preflight_run(struct conn *c, const struct cluster_cfg *cl, struct preflight
 		preflight_free(p);
 		rc = -1;
 	} else {
+		char *copy = xstrdup(x.out.data ? x.out.data : "");
 		parse_found(x.out.data ? x.out.data : (char *)"", &f);
 		add_results(p, c, cl, &f, root);
+		if (root != NULL && root[0] == '/')
+			add_root_safety(p, copy, root);
+		free(copy);
 	}
 	conn_exec_free(&x);
 	buf_free(&cmd);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/config/rootsafe.h"
 #include "ssh/quote.h"
 #include "util/buf.h"
 #include "util/xmalloc.h"
@@ -48,6 +49,17 @@ static void ask_files(const struct check_ask *a, const char *close, const char *
 	    "elif test -e %s; then echo '@@image bad'%s; else echo '@@image missing'%s; fi%s",
 	    q, q, close, close, end);
 	free(q);
+	/* Whose the image is and who could replace it (engine/config/rootsafe.h),
+	 * and the images folder a conversion would write into. */
+	rootsafe_funcs(cmd);
+	rootsafe_ask_file(cmd, "image-unsafe", a->image);
+	if (*close)
+		buf_addf(cmd, "[ -z \"$tt_w\" ] || { true%s; }%s", close, end);
+	if (a->image_dir != NULL) {
+		rootsafe_ask_dir(cmd, "imagedir-unsafe", a->image_dir);
+		if (*close)
+			buf_addf(cmd, "[ -z \"$tt_w\" ] || { true%s; }%s", close, end);
+	}
 }
 
 /* The first file of a run in the results folder: one line of find. */
@@ -236,6 +248,10 @@ void checks_read(const char *out, size_t ndatasets, struct check_facts *f)
 			f->image_state = -1;
 		} else if (strcmp(line, "@@image missing") == 0) {
 			f->image_state = 0;
+		} else if (strncmp(line, "@@image-unsafe ", 15) == 0) {
+			snprintf(f->image_unsafe, sizeof(f->image_unsafe), "%s", line + 15);
+		} else if (strncmp(line, "@@imagedir-unsafe ", 18) == 0) {
+			snprintf(f->image_dir_unsafe, sizeof(f->image_dir_unsafe), "%s", line + 18);
 		} else if (strncmp(line, "@@maxtime ", 10) == 0) {
 			f->max_h = checks_slurm_hours(line + 10);
 		} else if (strncmp(line, "@@nodes ", 8) == 0) {

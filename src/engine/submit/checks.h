@@ -32,6 +32,7 @@ struct check_ask {
 	const char *const *datasets;	/* paths on the cluster */
 	size_t		 ndatasets;
 	const char	*image;		/* the .sqsh the job runs */
+	const char	*image_dir;	/* where a conversion writes it, or NULL */
 	const char	*partition;
 	int		 nodes;		/* the job's shape, for the gate */
 	int		 gpus_per_node;
@@ -53,6 +54,10 @@ struct part_facts {
 struct check_facts {
 	size_t	missing;	/* the first dataset missing, or SIZE_MAX */
 	int	image_state;	/* 1 ok, -1 not squashfs, 0 missing, -2 unknown */
+	/* Why the image, or the images folder, is unsafe to run or write
+	 * (a code of engine/config/rootsafe.h), or "": it is not. */
+	char	image_unsafe[48];
+	char	image_dir_unsafe[48];
 	double	max_h;		/* the partition's time limit; <= 0: no partition */
 	int	part_nodes;	/* -1: unknown */
 	int	part_gpus;	/* per node; -1: unknown */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/config/rootsafe.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
 #include "util/buf.h"
@@ -93,11 +94,32 @@ static int start(struct conn *c, const struct convert_opts *o, const char *name,
 	qcache = sh_quote(o->cache), qlog = sh_quote(log);
 	/* Only the srun in the background, its output in the log: the exec
 	 * ends at once (a list put there whole would hold the channel). */
-	cmd = xasprintf("mkdir -p %s && { setsid sh -c %s </dev/null >%s 2>&1 & } && echo @@started",
-	    qcache, qbody, qlog);
+	/* The images folder is written and its image then run: used only
+	 * when it is the user's own and no one else can write it
+	 * (engine/config/rootsafe.h). */
+	{
+		struct buf b;
+		buf_init(&b);
+		buf_addf(&b, "mkdir -p -m 755 %s && { ", qcache);
+		rootsafe_funcs(&b);
+		rootsafe_ask_dir(&b, "imagedir", o->cache);
+		buf_addf(&b, "[ -z \"$tt_w\" ] && { setsid sh -c %s </dev/null >%s 2>&1 & } && "
+		    "echo @@started; }", qbody, qlog);
+		cmd = buf_detach(&b);
+	}
 	conn_exec_init(&x, cmd);
 	x.timeout_ms = LOOK_TIMEOUT_MS;
 	ok = conn_exec(c, &x, err) == CONN_OK && x.out.data && strstr(x.out.data, "@@started");
+	if (!ok && *err == NULL && x.out.data != NULL) {
+		char code[64];
+		if (rootsafe_read(x.out.data, "imagedir", code, sizeof(code))) {
+			char *why = rootsafe_why(code), *fix = rootsafe_fix(code, o->cache);
+			*err = xasprintf("the images folder %s %s: taotop converts images into it and "
+			    "runs them, so it must be a folder of your own that no one else can "
+			    "write; nothing was converted or submitted -- %s", o->cache, why, fix);
+			free(why), free(fix);
+		}
+	}
 	if (!ok && *err == NULL)
 		*err = xasprintf("the conversion could not be started: %.*s",
 		    (int)strcspn(x.err.data ? x.err.data : "", "\n"), x.err.data ? x.err.data : "");

@@ -13,6 +13,7 @@
 #include "engine/submit/lint.h"
 #include "engine/slurm/slurm.h"
 #include "engine/submit/template.h"
+#include "engine/config/rootsafe.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
 #include "util/buf.h"
@@ -227,6 +228,39 @@ static char *stage(struct conn *c, const struct cluster_cfg *cl, const struct pr
 	return path;
 }
 
+/* The probes folder made if missing, and used only when it is the user's
+ * own real folder that no one else can write: the probe's program, its
+ * sbatch and the output whose marker says "passed" all live there, and
+ * whoever could write it could run code as the user or fake a pass. */
+static int own_probe_dir(struct conn *c, const struct probe_opts *o, char **err)
+{
+	struct buf cmd;
+	char *q = sh_quote(o->dir), *out, code[64];
+	int st = 0, rc = -1;
+
+	buf_init(&cmd);
+	buf_addf(&cmd, "mkdir -p -- \"$(dirname -- %s)\" && { mkdir -m 755 -- %s 2>/dev/null; "
+	    "true; }; ", q, q);
+	rootsafe_funcs(&cmd);
+	rootsafe_ask_dir(&cmd, "probes", o->dir);
+	buf_addf(&cmd, "test -d %s || echo '@@probes missing'", q);
+	out = run(c, cmd.data, &st, err);
+	if (out != NULL && rootsafe_read(out, "probes", code, sizeof(code))) {
+		char *why = strcmp(code, "missing") == 0 ? xstrdup("could not be made")
+		    : rootsafe_why(code);
+		char *fix = rootsafe_fix(code, o->dir);
+		*err = xasprintf("the probes folder %s %s: taotop runs the NCCL probe from it and "
+		    "trusts its output, so it must be a folder of your own that no one else can "
+		    "write; nothing was submitted -- %s", o->dir, why, fix);
+		free(why), free(fix);
+	} else if (out != NULL) {
+		rc = 0;
+	}
+	free(out), free(q);
+	buf_free(&cmd);
+	return rc;
+}
+
 /* Upload the probe program beside the sbatch files. */
 static int stage_program(struct conn *c, const struct probe_opts *o, char **err)
 {
@@ -236,7 +270,7 @@ static int stage_program(struct conn *c, const struct probe_opts *o, char **err)
 	int rc = -1;
 
 	text = file_read_all(src, &len, err);
-	if (text != NULL && conn_mkdir_p(c, o->dir, 0755, err) == CONN_OK &&
+	if (text != NULL && own_probe_dir(c, o, err) == 0 &&
 	    conn_write_file(c, dst, text, len, 0644, CONN_WRITE_ATOMIC, err) == CONN_OK)
 		rc = 0;
 	free(text), free(dir), free(src), free(dst);

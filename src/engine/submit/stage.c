@@ -41,6 +41,13 @@ void stage_init(struct stage *s)
 	buf_adds(&s->script, "set -u\numask 022\nsecret=\n"
 	    "bail() { if [ -n \"$secret\" ]; then rm -f -- \"$secret\"; fi; "
 	    "printf '" FAILED_MARK "%s\\n' \"$1\"; exit 97; }\n");
+	/* A file's bytes (base64 on the standard input) under a name mktemp
+	 * makes new (O_EXCL: never through a link or a FIFO someone left),
+	 * renamed over the target (rename replaces a link, never follows it;
+	 * -T: never into a folder of that name). */
+	buf_adds(&s->script, "put() { t=$(mktemp -- \"$1.taotop-XXXXXX\") || return 1; "
+	    "if base64 -d > \"$t\" && chmod 644 -- \"$t\" && mv -f -T -- \"$t\" \"$1\"; then "
+	    "return 0; fi; rm -f -- \"$t\"; return 1; }\n");
 }
 
 void stage_free(struct stage *s)
@@ -86,17 +93,61 @@ void stage_mkdirs(struct stage *s, const char *const *paths, size_t n)
 	buf_addc(&s->script, '\n');
 }
 
+/* The test that dir is the user's own real folder no one else can write
+ * (one list of &&, no `;`: it sits inside other lists). */
+static void add_own_test(struct stage *s, const char *dir)
+{
+	char *q = sh_quote(dir);
+
+	buf_addf(&s->script, "[ -d %s ] && [ ! -L %s ] && [ -O %s ] && "
+	    "[ -z \"$(find %s -maxdepth 0 -perm /022)\" ]", q, q, q, q);
+	free(q);
+}
+
+void stage_own_folder(struct stage *s, const char *dir)
+{
+	char *why = xasprintf("the job folder %s is not the one taotop made (a link, another "
+	    "user's folder, or one others can write): nothing was written into it or run from "
+	    "it -- look at it (ls -ld %s) and submit the bundle again", dir, dir);
+
+	add_own_test(s, dir);
+	buf_adds(&s->script, " || bail ");
+	sh_quote_buf(&s->script, why, strlen(why));
+	buf_addc(&s->script, '\n');
+	buf_addf(&s->plan, "    check %s is your own folder\n", dir);
+	free(why);
+}
+
+void stage_job_folder(struct stage *s, const char *root, const char *dir)
+{
+	char *why;
+
+	buf_adds(&s->script, "mkdir -p -- ");
+	sh_quote_buf(&s->script, root, strlen(root));
+	add_bail(s, "cannot make the folder", root);
+	/* New, or (a submit sent again, `again` set) the user's own, a real
+	 * folder that no one else can write: what the first run made. */
+	buf_adds(&s->script, "\nmkdir -m 755 -- ");
+	sh_quote_buf(&s->script, dir, strlen(dir));
+	buf_adds(&s->script, " 2>/dev/null || { [ -n \"${again:-}\" ] && ");
+	add_own_test(s, dir);
+	buf_adds(&s->script, "; }");
+	why = xasprintf("the job folder %s exists already (another user's, or a link): taotop "
+	    "makes each job's folder new and writes nothing into one it did not make; nothing "
+	    "was written or submitted -- look at it (ls -ld %s) and submit again", dir, dir);
+	buf_adds(&s->script, " || bail ");
+	sh_quote_buf(&s->script, why, strlen(why));
+	free(why);
+	buf_addc(&s->script, '\n');
+	buf_addf(&s->plan, "    mkdir %s   # new, yours; refused if anything is there\n", dir);
+}
+
 void stage_write(struct stage *s, const char *path, const void *data, size_t len,
     const char *about)
 {
-	char *tmp = xasprintf("%s.taotop-new", path);
-
-	buf_adds(&s->script, "base64 -d > ");
-	sh_quote_buf(&s->script, tmp, strlen(tmp));
-	buf_adds(&s->script, " <<'" HEREDOC_END "' && mv -f -- ");
-	sh_quote_buf(&s->script, tmp, strlen(tmp));
-	buf_addc(&s->script, ' ');
+	buf_adds(&s->script, "put ");
 	sh_quote_buf(&s->script, path, strlen(path));
+	buf_adds(&s->script, " <<'" HEREDOC_END "'");
 	add_bail(s, "cannot write", path);
 	buf_addc(&s->script, '\n');
 	add_base64(&s->script, data, len, 0);
@@ -105,24 +156,38 @@ void stage_write(struct stage *s, const char *path, const void *data, size_t len
 		buf_addf(&s->plan, "    write %s (%s)\n", path, about);
 	else
 		buf_addf(&s->plan, "    write %s (%zu bytes)\n", path, len);
-	free(tmp);
 }
 
 void stage_write_secret(struct stage *s, const char *path, const void *data, size_t len,
     const char *about)
 {
+	char *why;
+
 	/* printf is the shell's own: the bytes go through a pipe to base64,
-	 * never into an argument list that ps would show. */
-	buf_adds(&s->script, "(umask 077; set -C; printf '%s' '");
-	add_base64(&s->script, data, len, 1);
-	buf_adds(&s->script, "' | base64 -d > ");
+	 * never into an argument list that ps would show. Anything at the
+	 * path (a link, a FIFO, a file) refuses it; the bytes go to a file
+	 * mktemp makes new, hard-linked to the path (link(2) fails on
+	 * anything there, and never follows a link), so the path is a new
+	 * regular file or nothing. */
+	buf_adds(&s->script, "(umask 077; p=");
 	sh_quote_buf(&s->script, path, strlen(path));
-	buf_adds(&s->script, ")");
-	add_bail(s, "cannot create (or it exists already)", path);
+	buf_adds(&s->script, "; if [ -e \"$p\" ] || [ -L \"$p\" ]; then exit 1; fi; "
+	    "t=$(mktemp -- \"$p.taotop-XXXXXX\") || exit 1; printf '%s' '");
+	add_base64(&s->script, data, len, 1);
+	buf_adds(&s->script, "' | base64 -d > \"$t\" && ln -T -- \"$t\" \"$p\"; r=$?; "
+	    "rm -f -- \"$t\"; exit $r)");
+	why = xasprintf("cannot create the secrets' file %s as a new file: something is there "
+	    "already (a link, a FIFO or a file), or its folder refused it; no secret was "
+	    "written through it and nothing was submitted -- look at it (ls -l), remove it if "
+	    "it is yours, and submit again", path);
+	buf_adds(&s->script, " || bail ");
+	sh_quote_buf(&s->script, why, strlen(why));
+	free(why);
 	buf_adds(&s->script, "\nsecret=");
 	sh_quote_buf(&s->script, path, strlen(path));
 	buf_addc(&s->script, '\n');
-	buf_addf(&s->plan, "    write %s, mode 0600 from its first byte: %s\n", path, about);
+	buf_addf(&s->plan, "    write %s, mode 0600 from its first byte, a new file: %s\n", path,
+	    about);
 }
 
 void stage_run(struct stage *s, const char *cmds, const char *plan_line)

@@ -44,13 +44,26 @@ void stage_free(struct stage *s);
  * output is the exec's; plan_line says what they do in the plan. */
 void stage_gate(struct stage *s, const char *cmds, const char *plan_line);
 
+/* The job's folder dir, made new under root (mkdir -p of root first):
+ * the script stops, writing nothing, when anything is at dir already,
+ * unless the script sets again=1 first (a submit sent once more, after
+ * its first run may have made it) and dir is the user's own real folder
+ * that no one else can write. */
+void stage_job_folder(struct stage *s, const char *root, const char *dir);
+/* The script stops, writing nothing more, unless dir is the user's own
+ * real folder (not a link) that no one else can write: a job folder
+ * used again (a retry). */
+void stage_own_folder(struct stage *s, const char *dir);
 /* mkdir -p of each path (n of them). */
 void stage_mkdirs(struct stage *s, const char *const *paths, size_t n);
-/* A file of mode 0644, written whole under a temporary name, then renamed;
+/* A file of mode 0644, written whole under a temporary name mktemp makes
+ * new beside it (never through a link someone left), then renamed;
  * `about` stands for its contents in the plan (NULL: its size). */
 void stage_write(struct stage *s, const char *path, const void *data, size_t len,
     const char *about);
-/* A secret file: 0600 from its first byte, refused if it exists; removed
+/* A secret file: 0600 from its first byte, a new regular file: refused
+ * (nothing written through it) if anything is at the path, a link or a
+ * FIFO included; removed
  * again if a later step fails. `about` stands for its contents in the
  * plan ("1 secret(s) from your environment"). */
 void stage_write_secret(struct stage *s, const char *path, const void *data, size_t len,

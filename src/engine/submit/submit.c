@@ -28,6 +28,7 @@
 #include "engine/submit/command.h"
 #include "engine/submit/convert.h"
 #include "engine/config/config.h"
+#include "engine/config/rootsafe.h"
 #include "engine/submit/gpuspec.h"
 #include "engine/submit/lint.h"
 #include "engine/submit/policy.h"
@@ -582,6 +583,24 @@ static int judge_facts(struct job *j, const struct check_facts *f, char **err)
 		    "say resume: true to continue that run", j->results_dir, f->results_run);
 		return -1;
 	}
+	if (f->image_unsafe[0] != '\0' && (j->image.is_sqsh || f->image_state == 1)) {
+		char *why = rootsafe_why(f->image_unsafe), *fix = rootsafe_fix(f->image_unsafe,
+		    j->image.sqsh);
+		*err = xasprintf("image %s %s: taotop runs only an image no one else could have put "
+		    "there or can replace; nothing was submitted -- %s%s", j->image.sqsh, why, fix,
+		    j->image.docker_uri ? ", and submit again to convert it afresh" : "");
+		free(why), free(fix);
+		return -1;
+	}
+	if (f->image_dir_unsafe[0] != '\0' && !j->image.is_sqsh && f->image_state != 1) {
+		char *why = rootsafe_why(f->image_dir_unsafe), *fix = rootsafe_fix(f->image_dir_unsafe,
+		    j->cache);
+		*err = xasprintf("the images folder %s %s: taotop converts images into it and runs "
+		    "them, so it must be a folder of your own that no one else can write; nothing "
+		    "was converted or submitted -- %s", j->cache, why, fix);
+		free(why), free(fix);
+		return -1;
+	}
 	if (j->image.is_sqsh && f->image_state != 1) {
 		*err = xasprintf("image %s %s", j->image.sqsh, f->image_state == 0 ? "does not exist"
 		    : "is not a squashfs file (no hsqs magic): a truncated conversion? convert it again");
@@ -596,6 +615,7 @@ static void ask_of(const struct job *j, struct check_ask *a)
 	a->datasets = (const char *const *)j->datasets;
 	a->ndatasets = j->ndatasets;
 	a->image = j->image.sqsh;
+	a->image_dir = j->image.docker_uri != NULL ? j->cache : NULL;
 	a->partition = j->rq.partition;
 	a->nodes = j->res.nodes;
 	a->gpus_per_node = j->res.gpus_per_node;
@@ -993,7 +1013,9 @@ static int stage(struct job *j, struct stage *sg, char **err)
 	step(j, STEP_SPEC, 0, NULL);
 	if (spec_emit_tao(&j->spec, &yaml, err) != 0)
 		return failed(j, STEP_SPEC, err);
-	/* The job folder's parts, the log folder and the results folder. */
+	/* The job folder, new and the user's own; its parts, the log folder
+	 * and the results folder. */
+	stage_job_folder(sg, j->root, j->job_dir);
 	for (i = 0; i < 4; i++)
 		dirs[i] = xasprintf("%s/%s", j->job_dir, parts[i]);
 	dirs[4] = xstrdup(j->log_dir);
@@ -1732,15 +1754,19 @@ static int resubmit(struct job *j, struct stage *sg, size_t before_launch,
 	res->record_id = xstrdup(nid);
 	sg->script.len = before_launch;
 	sg->script.data[before_launch] = '\0';
-	if (j->sidecar != NULL) {
-		/* The lost script may have run to its sbatch: its sidecar is
-		 * there, and the write of it refuses an existing file (set
-		 * -C). No job reads it: a lookup that worked found none. */
+	{
+		/* The lost script may have made the job folder (again=1: the
+		 * user's own one is taken) and run to its sbatch: its sidecar
+		 * is there, and the write of it refuses an existing file. No
+		 * job reads it: a lookup that worked found none. */
 		struct buf again;
 		buf_init_secret(&again);
-		buf_adds(&again, "rm -f -- ");
-		sh_quote_buf(&again, j->sidecar, strlen(j->sidecar));
-		buf_addc(&again, '\n');
+		buf_adds(&again, "again=1\n");
+		if (j->sidecar != NULL) {
+			buf_adds(&again, "rm -f -- ");
+			sh_quote_buf(&again, j->sidecar, strlen(j->sidecar));
+			buf_addc(&again, '\n');
+		}
 		buf_add(&again, sg->script.data, sg->script.len);
 		buf_free(&sg->script);
 		sg->script = again;

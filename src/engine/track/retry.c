@@ -12,6 +12,7 @@
 #include "engine/slurm/slurm.h"
 #include "engine/store/store.h"
 #include "engine/submit/secrets.h"
+#include "engine/submit/stage.h"
 #include "engine/submit/submit.h"
 #include "engine/track/classify.h"
 #include "ssh/conn.h"
@@ -85,38 +86,59 @@ static int not_launched(struct job_record *r, void *arg, char **err)
 	return record_transition(r, TAO_ERROR, NULL, arg, "taotop", time(NULL));
 }
 
+#define NODES_TIMEOUT_MS	30000
+
 /* ---- the retry ----------------------------------------------------------------------------- */
 
-/* Write the secrets' sidecar again (its job's end removed it), 0600 from
- * its first byte, from the same sources as the first submit: the
- * environment, then the .env beside the bundle (engine/submit/secrets.h). */
-static int restage_sidecar(struct conn *c, const struct job_record *r, const char *job_dir,
+/* Before the staged sbatch runs again: its job folder must still be the
+ * user's own real folder that no one else can write (on a shared root
+ * another user could have put theirs in its place), and the secrets'
+ * sidecar is written again (its job's end removed it) as a new file, 0600
+ * from its first byte, from the same sources as the first submit: the
+ * environment, then the .env beside the bundle (engine/submit/secrets.h).
+ * One command; a link or a FIFO at the sidecar's path refuses it. */
+static int restage(struct conn *c, const struct job_record *r, const char *job_dir,
     const char *first_id, char **err)
 {
 	struct buf text;
-	char *path, *why = NULL;
-	int rc;
+	struct stage sg;
+	struct conn_exec x;
+	char *path = NULL, *why = NULL, *stopped;
+	int rc = -1;
 
-	if (r->secrets == NULL || r->secrets[0] == '\0')
-		return 0;
 	buf_init(&text);
-	if (secrets_sidecar_text(r->secrets, NULL, 0, r->bundle, &text, &why) != 0) {
+	if (r->secrets != NULL && r->secrets[0] != '\0' &&
+	    secrets_sidecar_text(r->secrets, NULL, 0, r->bundle, &text, &why) != 0) {
 		*err = xasprintf("%s: the retry needs it for the job's sidecar; then run taotop "
 		    "retry %s", why, r->id);
 		free(why);
 		return -1;
 	}
-	path = secrets_sidecar_path(job_dir, first_id);
-	rc = conn_write_file(c, path, text.data, text.len, 0600, CONN_WRITE_ATOMIC, err) == CONN_OK
-	    ? 0 : -1;
-	free(path);
+	stage_init(&sg);
+	stage_own_folder(&sg, job_dir);
+	if (r->secrets != NULL && r->secrets[0] != '\0') {
+		path = secrets_sidecar_path(job_dir, first_id);
+		stage_write_secret(&sg, path, text.data, text.len, "the job's secrets");
+	}
 	secrets_wipe(&text);
+	if (stage_send(c, &sg, &x, NODES_TIMEOUT_MS, err) == 0) {
+		stopped = stage_failure(x.out.data);
+		if (stopped != NULL)
+			*err = xasprintf("%s on %s", stopped, conn_host(c));
+		else if (x.exit_status != 0)
+			*err = xasprintf("the job folder's check on %s ended with status %d: %s",
+			    conn_host(c), x.exit_status, x.err.data ? x.err.data : "");
+		else
+			rc = 0;
+		free(stopped);
+	}
+	conn_exec_free(&x);
+	stage_free(&sg);
+	free(path);
 	return rc;
 }
 
 /* ---- node exclusions ------------------------------------------------------------------------- */
-
-#define NODES_TIMEOUT_MS	30000
 
 /* What a retry's one remote command said of nodes. */
 struct node_answer {
@@ -340,7 +362,7 @@ static int retry_job_excluding(struct conn *c, struct record_store *st,
 	}
 	if (store_create(st, r, err) != 0)
 		goto out;
-	if (restage_sidecar(c, old, job_dir, first_id, err) != 0 ||
+	if (restage(c, old, job_dir, first_id, err) != 0 ||
 	    submit_launch_staged(c, st, nid, job_dir, sbatch, old->log_dir, exclude, slurm_id,
 	    &adopted, err) != 0) {
 		char *e2 = NULL;
