@@ -7,18 +7,28 @@
  *  - srun accepts --container-image, --container-mounts, --container-workdir,
  *    --container-env, --container-name (accepted, ignored),
  *    --container-mount-home / --no-container-mount-home;
- *  - an image that is not an existing squashfs file (first four bytes "hsqs")
- *    fails srun at once, in the local context, with rc 255. Registry URIs
- *    would make real Pyxis pull inside the allocation; the stand-in has no
- *    registry and refuses them, which is also the outcome taotop wants;
+ *  - --container-mounts is parsed as Pyxis's args.c parses it, where the
+ *    option is given (srun, sbatch): SRC[:DST[:FLAGS]], FLAGS joined by
+ *    "+" ("ro+rprivate"), a source "." or "/"-led (or tmpfs, umount), a
+ *    target "." or "/"-led, else Pyxis's own error lines and the option
+ *    refused;
+ *  - an image that is not an existing squashfs file fails the step on the
+ *    node, where Pyxis makes the container (slurmstepd), with Pyxis's
+ *    "failed to create container filesystem for image" and the enroot log
+ *    lines it prints (enroot's runtime.sh words). Registry URIs would make
+ *    real Pyxis pull inside the allocation; the stand-in has no registry
+ *    and fails them as a failed import, which is also the outcome taotop
+ *    wants;
  *  - the task runs inside the image: its own mount namespace, the image's
  *    root file system (extracted once per image file, as `enroot create`
  *    extracts it, with a private writable layer per task on top), /dev,
  *    /proc, /sys and the host's /etc/hosts and /etc/resolv.conf, a private
  *    /tmp, each --container-mounts SRC:DST[:ro] bound in, and nothing else
  *    of the host;
- *  - a mount whose source does not exist fails the task where Pyxis creates
- *    the container (task_init_privileged), so the job ends FAILED 1:0;
+ *  - a mount whose absolute source does not exist fails the task where
+ *    Pyxis creates the container (task_init_privileged), with its
+ *    "--container-mounts: source path does not exist", so the job ends
+ *    FAILED 1:0;
  *  - the environment: the job's passes in, but a variable the image defines
  *    (its ENV, which Enroot keeps in /etc/environment) takes the image's
  *    value, unless --container-env names it and the job has it; the job's
@@ -111,30 +121,45 @@ static int set_opt(char **slot, const char *arg)
 	return *slot ? 0 : -1;
 }
 
-/* Checked where srun runs, so a bad image fails srun at once (rc 255), and
- * again on the node before the container is made. */
+/* On the node, where Pyxis makes the container (pyxis_slurmstepd.c): a
+ * registry image is imported (here: a failed import, the stand-in has no
+ * registry), a path is `enroot create`d, which refuses a missing file or
+ * one that is not a squashfs (enroot's runtime.sh words); Pyxis then says
+ * which and prints enroot's log, each line after "pyxis:     ". */
+static int is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static int check_image(const char *path)
 {
 	char magic[4];
 	FILE *f;
+	int ok;
 
 	if (path[0] != '/' && path[0] != '.') {
-		slurm_error("pyxis: stand-in cannot pull registry image %s: "
-		    "convert it with enroot import first", path);
+		slurm_error("pyxis: failed to import docker image: %s", path);
+		slurm_error("pyxis: printing enroot log file:");
+		slurm_error("pyxis:     [ERROR] the rig's stand-in pulls nothing: convert the image "
+		    "with enroot import first");
 		return -1;
 	}
 	f = fopen(path, "rb");
-	if (f == NULL) {
-		slurm_error("pyxis: failed to open image %s: %s", path,
-		    strerror(errno));
-		return -1;
-	}
-	if (fread(magic, 1, 4, f) != 4 || memcmp(magic, "hsqs", 4) != 0) {
+	ok = f != NULL && is_file(path) && fread(magic, 1, 4, f) == 4 &&
+	    memcmp(magic, "hsqs", 4) == 0;
+	if (f != NULL)
 		fclose(f);
-		slurm_error("pyxis: %s is not a squashfs image", path);
+	if (!ok) {
+		slurm_error("pyxis: failed to create container filesystem for image: %s", path);
+		slurm_error("pyxis: printing enroot log file:");
+		if (!is_file(path))
+			slurm_error("pyxis:     [ERROR] No such file or directory: %s", path);
+		else
+			slurm_error("pyxis:     [ERROR] Invalid image format: %s", path);
 		return -1;
 	}
-	fclose(f);
 	return 0;
 }
 
@@ -145,8 +170,6 @@ static int opt_image(int val, const char *arg, int remote)
 	(void)val;
 	if (arg == NULL || *arg == '\0')
 		return -1;
-	if (!remote && check_image(arg) != 0)
-		return -1;
 	/* A relative path means the same file on the node: srun's cwd. */
 	if (arg[0] == '.' && !remote && (abs = realpath(arg, NULL)) != NULL) {
 		int rc = set_opt(&image, abs);
@@ -156,11 +179,60 @@ static int opt_image(int val, const char *arg, int remote)
 	return set_opt(&image, arg);
 }
 
+/* One SRC[:DST[:FLAGS]] entry, as Pyxis's parse_mount_option and
+ * add_mount judge it (args.c), with their error lines. */
+static int mount_entry_ok(const char *entry)
+{
+	char *dup = strdup(entry), *rest, *src, *dst;
+	int ok = 0;
+
+	if (dup == NULL)
+		return 0;
+	rest = dup;
+	src = strsep(&rest, ":");
+	dst = src;
+	if (src == NULL || *src == '\0')
+		goto invalid;
+	if (rest != NULL) {
+		dst = strsep(&rest, ":");
+		if (dst == NULL || *dst == '\0')
+			goto invalid;
+	}
+	if (strspn(src, "./") == 0 && strcmp(src, "tmpfs") != 0 && strcmp(src, "umount") != 0)
+		slurm_error("pyxis: mount source must be a relative path, an absolute path, "
+		    "\"tmpfs\" or \"umount\"");
+	else if (strspn(dst, "./") == 0)
+		slurm_error("pyxis: mount target must be a relative path or an absolute path");
+	else
+		ok = 1;
+	if (!ok)
+		slurm_error("pyxis: could not add mount entry: %s:%s", src, dst);
+	free(dup);
+	return ok;
+invalid:
+	slurm_error("pyxis: --container-mounts: invalid format: %s", entry);
+	free(dup);
+	return 0;
+}
+
 static int opt_mounts(int val, const char *arg, int remote)
 {
+	char *copy, *save = NULL, *item;
+	int ok = 1;
+
 	(void)val;
 	(void)remote;
-	return set_opt(&mounts, arg);
+	if (arg == NULL || *arg == '\0') {
+		slurm_error("pyxis: --container-mounts: argument required");
+		return -1;
+	}
+	if ((copy = strdup(arg)) == NULL)
+		return -1;
+	for (item = strtok_r(copy, ",", &save); item != NULL && ok;
+	    item = strtok_r(NULL, ",", &save))
+		ok = mount_entry_ok(item);
+	free(copy);
+	return ok ? set_opt(&mounts, arg) : -1;
 }
 
 static int opt_workdir(int val, const char *arg, int remote)
@@ -358,8 +430,26 @@ fail:
 	return -1;
 }
 
+/* Whether FLAGS ("ro+rprivate": Pyxis joins them with "+" and hands them
+ * to enroot with ",") make the mount read-only: the last of ro and rw. */
+static int read_only(const char *flags)
+{
+	const char *p = flags;
+	int ro = 0;
+
+	while (*p != '\0') {
+		size_t n = strcspn(p, "+,");
+		if (n == 2 && strncmp(p, "ro", 2) == 0)
+			ro = 1;
+		else if (n == 2 && strncmp(p, "rw", 2) == 0)
+			ro = 0;
+		p += n + (p[n] != '\0');
+	}
+	return ro;
+}
+
 /* The --container-mounts list: SRC[:DST[:FLAGS]],... (FLAGS: ro or rw, and
- * mount(8) words Pyxis passes on, accepted). */
+ * mount(8) words Pyxis passes on to enroot, accepted and not applied). */
 static int bind_mounts(const char *root, const char *list)
 {
 	char *copy = strdup(list), *save = NULL, *item;
@@ -377,8 +467,7 @@ static int bind_mounts(const char *root, const char *list)
 		}
 		if (dst == NULL || *dst == '\0')
 			dst = item;
-		rc = bind_in(root, item, dst, flags != NULL && strstr(flags, "ro") != NULL &&
-		    strstr(flags, "rw") == NULL);
+		rc = bind_in(root, item, dst, flags != NULL && read_only(flags));
 	}
 	free(copy);
 	return rc;
@@ -398,9 +487,9 @@ static int check_mounts(const char *list)
 		char *colon = strchr(item, ':');
 		if (colon != NULL)
 			*colon = '\0';
-		if (stat(item, &st) != 0) {
-			slurm_error("pyxis: mount source %s: %s", item,
-			    strerror(errno));
+		/* Pyxis's validate_mount_sources: absolute sources only. */
+		if (item[0] == '/' && stat(item, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+			slurm_error("pyxis: --container-mounts: source path does not exist: %s", item);
 			rc = -1;
 			break;
 		}

@@ -82,22 +82,76 @@ Test(rig, pyxis_stand_in_refuses_bad_images, .timeout = 60)
 	char *dir = scratch("badimage");
 	char *out = NULL;
 
+	/* Pyxis fails them on the node, making the container, with its
+	 * words and enroot's log lines (pyxis_slurmstepd.c, runtime.sh). */
 	char *cmd = xasprintf("printf 'not squashfs' > %s/fake.sqsh && "
-	    "srun -t 1 --container-image=%s/fake.sqsh true", dir, dir);
+	    "srun -t 1 --container-image=%s/fake.sqsh echo RAN", dir, dir);
 	int rc = rig_ssh(cmd, &out);
 	cr_expect_neq(rc, 0, "srun ran a non-squashfs image");
-	cr_expect(strstr(out, "is not a squashfs image") != NULL, "%s", out);
+	cr_expect(strstr(out, "pyxis: failed to create container filesystem for image: ") != NULL,
+	    "%s", out);
+	cr_expect(strstr(out, "[ERROR] Invalid image format: ") != NULL, "%s", out);
+	cr_expect(strstr(out, "RAN") == NULL, "%s", out);
 	free(out), free(cmd);
 
 	cmd = xasprintf("srun -t 1 --container-image=%s/missing.sqsh true", dir);
 	rc = rig_ssh(cmd, &out);
 	cr_expect_neq(rc, 0, "srun ran a missing image");
-	cr_expect(strstr(out, "No such file") != NULL, "%s", out);
+	cr_expect(strstr(out, "[ERROR] No such file or directory: ") != NULL, "%s", out);
 	free(out), free(cmd);
 
 	rc = rig_ssh("srun -t 1 --container-image='nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt' true", &out);
 	cr_expect_neq(rc, 0, "the stand-in pulled a registry image inside the allocation");
+	cr_expect(strstr(out, "pyxis: failed to import docker image: nvcr.io#") != NULL, "%s", out);
 	free(out), free(dir);
+}
+
+/* --container-mounts as Pyxis parses it where it is given (args.c): its
+ * error lines, and srun refuses the option; "+" joins flags. */
+Test(rig, pyxis_stand_in_parses_mounts_as_pyxis_does, .timeout = 120)
+{
+	char *dir = scratch("mountparse");
+	char *sqsh = convert_image(dir), *out = NULL, *cmd;
+	int rc;
+
+	cmd = xasprintf("srun -t 1 --container-image=%s --container-mounts=data:/data true", sqsh);
+	rc = rig_ssh(cmd, &out);
+	cr_expect_neq(rc, 0, "%s", out);
+	cr_expect(strstr(out, "pyxis: mount source must be a relative path, an absolute path, "
+	    "\"tmpfs\" or \"umount\"") != NULL, "%s", out);
+	cr_expect(strstr(out, "pyxis: could not add mount entry: data:/data") != NULL, "%s", out);
+	free(out), free(cmd);
+
+	cmd = xasprintf("srun -t 1 --container-image=%s --container-mounts=%s:data true", sqsh, dir);
+	rc = rig_ssh(cmd, &out);
+	cr_expect_neq(rc, 0, "%s", out);
+	cr_expect(strstr(out, "pyxis: mount target must be a relative path or an absolute path")
+	    != NULL, "%s", out);
+	free(out), free(cmd);
+
+	cmd = xasprintf("srun -t 1 --container-image=%s --container-mounts=%s::ro true", sqsh, dir);
+	rc = rig_ssh(cmd, &out);
+	cr_expect_neq(rc, 0, "%s", out);
+	cr_expect(strstr(out, "pyxis: --container-mounts: invalid format: ") != NULL, "%s", out);
+	free(out), free(cmd);
+
+	/* "ro+rprivate": read-only, the other flag passed on. */
+	cmd = xasprintf("srun -t 1 --container-image=%s --container-mounts=%s:/m:ro+rprivate "
+	    "sh -c 'touch /m/x 2>&1; echo rc=$?'", sqsh, dir);
+	rc = rig_ssh(cmd, &out);
+	cr_expect_eq(rc, 0, "%s", out);
+	cr_expect(strstr(out, "Read-only file system") != NULL && strstr(out, "rc=1") != NULL,
+	    "%s", out);
+	free(out), free(cmd);
+
+	/* A missing absolute source: Pyxis's own line, on the node. */
+	cmd = xasprintf("srun -t 1 --container-image=%s --container-mounts=%s/nope:/data true",
+	    sqsh, dir);
+	rc = rig_ssh(cmd, &out);
+	cr_expect_neq(rc, 0, "%s", out);
+	cr_expect(strstr(out, "pyxis: --container-mounts: source path does not exist: ") != NULL,
+	    "%s", out);
+	free(out), free(cmd), free(sqsh), free(dir);
 }
 
 Test(rig, missing_mount_source_fails_the_job, .timeout = 120)
