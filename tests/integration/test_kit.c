@@ -138,7 +138,7 @@ static char *tao_job(const char *dir, const char *name, const char *spec, char *
 		{ "TIME", "00:05:00" }, { "LOG_DIR", dir },
 		{ "SBATCH_EXTRA", "#SBATCH --nodes=1\n#SBATCH --partition=polar" },
 		{ "ENV_FILE", "" }, { "EXTRA_ENV", ": none" }, { "IMAGE", sqsh },
-		{ "CONTAINER_MOUNTS", mounts }, { "CHILD_TIMEOUT", "300s" },
+		{ "CONTAINER_MOUNTS", mounts },
 		{ "COMMAND", command }, { "JOB_ENV", jobenv },
 		/* What the template itself sets, as taotop's submit names them. */
 		{ "CONTAINER_ENV", "PYTHONNOUSERSITE,PYTHONDONTWRITEBYTECODE,HF_HOME" },
@@ -422,8 +422,9 @@ static char *probe(const char *dir, const char *name, const char *knobs, const c
 	    "srun --container-image=%s --container-mounts=%s:%s \\\n"
 	    "\t--container-env=WORLD_SIZE,NUM_GPU_PER_NODE,MASTER_ADDR,MASTER_PORT,"
 	    "TAOTOP_STANDIN_TIMEOUT_SCALE,NCCL_P2P_DISABLE,NCCL_IB_DISABLE,NCCL_DEBUG \\\n"
-	    "\tsh -c 'exec torchrun --nnodes=\"$WORLD_SIZE\" --nproc-per-node=\"$NUM_GPU_PER_NODE\" "
-	    "--node-rank=\"$SLURM_PROCID\" --master-addr=\"$MASTER_ADDR\" "
+	    "\tsh -c 'exec torchrun --nnodes=\"$WORLD_SIZE\" "
+	    "--nproc-per-node=\"$NUM_GPU_PER_NODE\" --node-rank=\"$SLURM_PROCID\" "
+	    "--master-addr=\"$MASTER_ADDR\" "
 	    "--master-port=\"$MASTER_PORT\" \"$1\"' taotop-probe %s\n",
 	    name, dir, dir, scale, knobs, sqsh, dir, dir, script);
 	put_file(sbatch, text);

@@ -178,8 +178,8 @@ Test(multinode, the_probe_climbs_the_ladder_caches_the_knob_and_later_jobs_skip_
 	    "collective's own timeout)"), "%s", out);
 	cr_expect_not_null(strstr(out, "rung 2: NCCL_P2P_DISABLE=1"), "%s", out);
 	cr_expect_not_null(strstr(out, "NCCL_PROBE_OK world=4"), "%s", out);
-	cr_expect_not_null(strstr(out, "taotop: the NCCL probe passed on 2x2 with NCCL_P2P_DISABLE=1"),
-	    "%s", out);
+	cr_expect_not_null(strstr(out, "taotop: the NCCL probe passed on 2x2 with "
+	    "NCCL_P2P_DISABLE=1"), "%s", out);
 	cr_expect(strstr(out, "NCCL_PROBE_OK") != NULL && strstr(out, "rank-line") != NULL &&
 	    strstr(out, "NCCL_PROBE_OK") < strstr(out, "rank-line"), "the probe first:\n%s", out);
 	free(out);
@@ -202,8 +202,9 @@ Test(multinode, the_probe_climbs_the_ladder_caches_the_knob_and_later_jobs_skip_
 		int seen = 0;
 		cr_assert_eq(store_load(e.store, res.record_id, &r, &err), 0, "%s", err);
 		for (i = 0; i < r->nhist; i++)
-			seen |= r->hist[i].message != NULL && strstr(r->hist[i].message, "the NCCL probe passed on 2x2 with "
-			    "NCCL_P2P_DISABLE=1: cached for cluster rig") != NULL;
+			seen |= r->hist[i].message != NULL && strstr(r->hist[i].message,
+			    "the NCCL probe passed on 2x2 with NCCL_P2P_DISABLE=1: cached for "
+			    "cluster rig") != NULL;
 		cr_expect(seen, "no history line for the cached probe");
 		record_free(r);
 	}

@@ -427,7 +427,8 @@ Test(tao, a_probe_behind_a_busy_partition_keeps_the_job_queued_and_probes_in_it,
 	cmd = xasprintf("squeue -h -j %s,%s -o '%%i %%T'", blocker, sid);
 	text = rig_ssh_ok(cmd);
 	{
-		char *want_b = xasprintf("%s RUNNING", blocker), *want_j = xasprintf("%s PENDING", sid);
+		char *want_b = xasprintf("%s RUNNING", blocker);
+		char *want_j = xasprintf("%s PENDING", sid);
 		cr_expect_not_null(strstr(text, want_b), "the blocker ended early:\n%s", text);
 		cr_expect_not_null(strstr(text, want_j), "the job is not queued:\n%s", text);
 		free(want_b), free(want_j);
@@ -441,10 +442,11 @@ Test(tao, a_probe_behind_a_busy_partition_keeps_the_job_queued_and_probes_in_it,
 	text = rig_ssh_ok(cmd);
 	{
 		char bid[32] = "", bs[32] = "", be[32] = "", jid[32] = "", js[32] = "", je[32] = "";
-		cr_assert_eq(sscanf(text, "%31[^|]|%31[^|]|%31[^\n]\n%31[^|]|%31[^|]|%31[^\n]", bid, bs,
-		    be, jid, js, je), 6, "%s", text);
+		cr_assert_eq(sscanf(text, "%31[^|]|%31[^|]|%31[^\n]\n%31[^|]|%31[^|]|%31[^\n]", bid,
+		    bs, be, jid, js, je), 6, "%s", text);
 		cr_expect_str_eq(bid, blocker, "%s", text);
-		cr_expect_geq(strcmp(js, be), 0, "the job started before the blocker ended:\n%s", text);
+		cr_expect_geq(strcmp(js, be), 0, "the job started before the blocker ended:\n%s",
+		    text);
 	}
 	free(text), free(cmd);
 	/* Its log: the probe first, on its own node, then the training. */

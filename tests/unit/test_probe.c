@@ -63,12 +63,15 @@ static void setup(void)
 	 * it; what --container-env named, in srun.log. */
 	put("bin/srun",
 	    "#!/bin/sh\n"
-	    "for a; do case $a in --container-env=*) echo \"${a#*=}\" >>\"${0%/bin/srun}/srun.log\" ;; esac; done\n"
+	    "for a; do case $a in --container-env=*)\n"
+	    "  echo \"${a#*=}\" >>\"${0%/bin/srun}/srun.log\" ;; esac; done\n"
 	    "if [ \"${NCCL_P2P_DISABLE:-}\" = 1 ]; then echo 'NCCL_PROBE_OK world=4'; exit 0; fi\n"
 	    "if [ -n \"${STANDIN_WATCHDOG:-}\" ]; then\n"
-	    "  echo '[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1) ran for 100 milliseconds before timing out.' >&2; exit 1\n"
+	    "  echo '[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)"
+	    " ran for 100 milliseconds before timing out.' >&2; exit 1\n"
 	    "fi\n"
-	    "if [ -n \"${STANDIN_BROKEN:-}\" ]; then echo 'torchrun: command not found' >&2; exit 127; fi\n"
+	    "if [ -n \"${STANDIN_BROKEN:-}\" ]; then\n"
+	    "  echo 'torchrun: command not found' >&2; exit 127\nfi\n"
 	    "exec sleep 30\n", 0755);
 	put("bin/scontrol", "#!/bin/sh\necho node01\n", 0755);
 	free(seg), free(probe), free(lib);
@@ -146,14 +149,16 @@ Test(probe, both_templates_carry_the_same_text)
 {
 	char *a = block_of("singlenode.sbatch.tmpl", "taotop-probe");
 	char *b = block_of("multinode.sbatch.tmpl", "taotop-probe");
-	cr_expect_str_eq(a, b, "the multi-node template's probe block differs from the single-node one's");
+	cr_expect_str_eq(a, b, "the multi-node template's probe block differs from the "
+	    "single-node one's");
 	free(a), free(b);
 }
 
 Test(probe, the_variables_name_the_shape_the_rungs_and_quote_the_paths)
 {
 	struct probe_plan p = { .dir = "/l/it's job", .nodes = 2,
-	    .gpus_per_node = 8, .timeout_s = 90, .ladder = "NCCL_P2P_DISABLE=1\nNCCL_IB_DISABLE=1\n" };
+	    .gpus_per_node = 8, .timeout_s = 90,
+	    .ladder = "NCCL_P2P_DISABLE=1\nNCCL_IB_DISABLE=1\n" };
 	struct buf b;
 	char *err = NULL;
 
@@ -164,7 +169,8 @@ Test(probe, the_variables_name_the_shape_the_rungs_and_quote_the_paths)
 	cr_assert_eq(probe_script_vars(&p, &b, &err), 0, "%s", err);
 	cr_expect_str_eq(b.data, "TAOTOP_PROBE=1\nTAOTOP_PROBE_SHAPE=2x8\nTAOTOP_PROBE_NODES=2\n"
 	    "TAOTOP_PROBE_GPUS=8\nTAOTOP_PROBE_TIMEOUT_S=90\n"
-	    "TAOTOP_PROBE_DIR='/l/it'\\''s job'\nTAOTOP_PROBE_ANSWER='/l/it'\\''s job/nccl-probe.env'\n"
+	    "TAOTOP_PROBE_DIR='/l/it'\\''s job'\n"
+	    "TAOTOP_PROBE_ANSWER='/l/it'\\''s job/nccl-probe.env'\n"
 	    "TAOTOP_PROBE_RUNGS='none\nNCCL_P2P_DISABLE=1\nNCCL_IB_DISABLE=1'");
 	buf_reset(&b);
 	p.ladder = "NCCL_P2P_DISABLE=1 $(reboot)\n";
@@ -187,13 +193,15 @@ Test(probe, a_hung_rung_is_followed_by_the_next_which_passes)
 		if (!have(shells[i]))
 			continue;
 		run(shells[i], v, "taotop_nccl_probe || exit 3\n"
-		    "echo \"after P2P=$NCCL_P2P_DISABLE names=$TAOTOP_NCCL_NAMES\"", &out, &err, &rc);
+		    "echo \"after P2P=$NCCL_P2P_DISABLE names=$TAOTOP_NCCL_NAMES\"", &out, &err,
+		    &rc);
 		cr_expect_eq(rc, 0, "%s: %s\n%s", shells[i], out, err);
-		cr_expect_not_null(strstr(out, "taotop: the NCCL probe on 1x4, rung 1: none (up to 1s)\n"
-		    "taotop: the NCCL probe hung with none (ran past 1s): its output is in "), "%s: %s",
-		    shells[i], out);
+		cr_expect_not_null(strstr(out, "taotop: the NCCL probe on 1x4, rung 1: none "
+		    "(up to 1s)\ntaotop: the NCCL probe hung with none (ran past 1s): its output "
+		    "is in "), "%s: %s", shells[i], out);
 		cr_expect_not_null(strstr(out, "rung 2: NCCL_P2P_DISABLE=1 (up to 1s)\n"
-		    "NCCL_PROBE_OK world=4\ntaotop: the NCCL probe passed on 1x4 with NCCL_P2P_DISABLE=1\n"
+		    "NCCL_PROBE_OK world=4\n"
+		    "taotop: the NCCL probe passed on 1x4 with NCCL_P2P_DISABLE=1\n"
 		    "after P2P=1 names=,NCCL_P2P_DISABLE\n"), "%s: %s", shells[i], out);
 		cr_expect_str_eq(err, "", "%s", shells[i]);
 		answer = slurp("nccl-probe.env");
@@ -239,13 +247,13 @@ Test(probe, every_rung_hanging_ends_the_job_before_training)
 		run(shells[i], body, "taotop_nccl_probe || exit 3\necho training", &out, &err, &rc);
 		cr_expect_eq(rc, 3, "%s: %s\n%s", shells[i], out, err);
 		cr_expect_null(strstr(out, "training"), "%s", out);
-		cr_expect_not_null(strstr(out, "hung with NCCL_IB_DISABLE=1 (ended by the collective's "
-		    "own timeout)"), "%s: %s", shells[i], out);
+		cr_expect_not_null(strstr(out, "hung with NCCL_IB_DISABLE=1 (ended by the "
+		    "collective's own timeout)"), "%s: %s", shells[i], out);
 		cr_expect_null(strstr(out, "Watchdog"), "a hung rung's output in the log: %s", out);
-		cr_expect_str_eq(err, "taotop: the NCCL probe hung with every rung of the ladder on 1x4 "
-		    "(tried: none; NCCL_IB_DISABLE=1): the training did not start; ask the cluster's "
-		    "admins which NCCL settings work there and set them as nccl_env for this cluster "
-		    "in taotop's config.yaml\n", "%s", shells[i]);
+		cr_expect_str_eq(err, "taotop: the NCCL probe hung with every rung of the ladder "
+		    "on 1x4 (tried: none; NCCL_IB_DISABLE=1): the training did not start; ask the "
+		    "cluster's admins which NCCL settings work there and set them as nccl_env for "
+		    "this cluster in taotop's config.yaml\n", "%s", shells[i]);
 		seg = slurp("segments.jsonl");
 		cr_expect_not_null(strstr(seg, "\"outcome\":\"hung\""), "%s", seg);
 		{
@@ -303,11 +311,31 @@ Test(probe, no_probe_runs_nothing)
 	char *out, *err, *log;
 	int rc;
 
-	run("dash", "TAOTOP_PROBE=0", "taotop_nccl_probe || exit 3\necho \"names=[$TAOTOP_NCCL_NAMES]\"",
-	    &out, &err, &rc);
+	run("dash", "TAOTOP_PROBE=0",
+	    "taotop_nccl_probe || exit 3\necho \"names=[$TAOTOP_NCCL_NAMES]\"", &out, &err, &rc);
 	cr_expect_eq(rc, 0);
 	cr_expect_str_eq(out, "names=[]\n");
 	log = slurp("srun.log");
 	cr_expect_str_eq(log, "");
 	free(log), free(out), free(err);
+}
+
+/* The probe's time comes out of the allocation: the training's child
+ * timeout is that much shorter (so it still ends before SLURM's wall). */
+Test(probe, the_probe_time_shortens_the_child_timeout)
+{
+	char *v = vars(1), *out, *err, *body;
+	int rc, child = 0;
+	const char *at;
+
+	body = xasprintf("%s\nTAOTOP_CHILD_TIMEOUT_S=1000", v);
+	run("bash", body, "taotop_nccl_probe || exit 3\necho \"child=$TAOTOP_CHILD_TIMEOUT_S\"", &out,
+	    &err, &rc);
+	cr_expect_eq(rc, 0, "%s\n%s", out, err);
+	cr_expect_not_null(strstr(out, "taotop: the NCCL probe took "), "%s", out);
+	at = strstr(out, "child=");
+	cr_assert_not_null(at, "%s", out);
+	child = atoi(at + 6);
+	cr_expect(child < 1000 && child > 900, "child timeout %d after the probe:\n%s", child, out);
+	free(out), free(err), free(v), free(body);
 }

@@ -43,8 +43,8 @@ int probe_ladder(const char *ladder, const char *template_dir, char ***rungs, si
 /* The shell variables the templates' probe block reads (their
  * @@NCCL_PROBE@@), appended to out: "TAOTOP_PROBE=0" for p NULL (no probe:
  * one GPU, or cached knobs), else the shape, the timeout, the folder and
- * the rungs (the image is the template's own @@IMAGE@@) ("none" for the first), each value quoted. -1 with
- * *err for a bad ladder. */
+ * the rungs ("none" for the first), each value quoted (the image is the
+ * template's own @@IMAGE@@). -1 with *err for a bad ladder. */
 int probe_script_vars(const struct probe_plan *p, struct buf *out, char **err);
 
 /* "export NAME='value'" lines for a knob set ("A=1 B=x"); -1 with *err for

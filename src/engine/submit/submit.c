@@ -706,9 +706,10 @@ static int nccl_knobs(struct job *j, char **err)
 	free(rungs);
 	j->probe = 1;
 	if (j->o->dry_run)
-		plan(j, "# the NCCL probe runs as the job's first step, inside its allocation on the %d "
-		    "node%s x %d GPUs it gets: each of the ladder's %zu rungs until one passes (%d s "
-		    "each), its knobs then exported for the training and cached", j->res.nodes,
+		plan(j, "# the NCCL probe runs as the job's first step, inside its allocation on "
+		    "the %d node%s x %d GPUs it gets: each of the ladder's %zu rungs until one "
+		    "passes (%d s each), its knobs then exported for the training and cached",
+		    j->res.nodes,
 		    j->res.nodes > 1 ? "s" : "", j->res.gpus_per_node, n, probe_timeout(j));
 	said = xasprintf("the NCCL probe runs as the job's first step on %s (not cached for this "
 	    "shape)", shape);
@@ -1314,7 +1315,7 @@ static int fill_template(const struct job *j, const char *tpath, const char *tmp
 		{ "TIME", j->res.time }, { "LOG_DIR", j->log_dir }, { "IMAGE", qimage },
 		{ "CONTAINER_MOUNTS", qmounts }, { "COMMAND", sp->command.data },
 		{ "SBATCH_EXTRA", sp->extra.data }, { "ENV_FILE", qenv }, { "EXTRA_ENV", sp->env.data },
-		{ "CHILD_TIMEOUT", j->res.child_timeout }, { "NUM_NODES", nnodes },
+		{ "NUM_NODES", nnodes },
 		{ "JOB_ENV", sp->jobenv.data }, { "CONTAINER_ENV", qnames },
 		{ "SEGMENTS", sp->segments.data }, { "NCCL_PROBE", sp->probe.data },
 	};
@@ -1347,7 +1348,8 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	make_extra(j, &sp.extra);
 	make_segments(j, &sp.segments);
 	if (make_command(j, &sp, err) == 0 && make_env(j, &sp.env, &sp.names, err) == 0 &&
-	    make_probe(j, &sp.probe, err) == 0 && fill_template(j, tpath, tmpl, &sp, &text, err) == 0 &&
+	    make_probe(j, &sp.probe, err) == 0 &&
+	    fill_template(j, tpath, tmpl, &sp, &text, err) == 0 &&
 	    lint_gate(j->sbatch_path, text, err) == 0) {
 		out->text = text;
 		text = NULL;

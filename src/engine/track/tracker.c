@@ -548,7 +548,7 @@ static int note_probe(struct job_record *r, void *arg, char **err)
 static void cache_probe(const struct tracker *t, struct record_store *st,
     const struct job_record *r, const char *lines, size_t len)
 {
-	char *env = NULL, *shape = NULL, **rungs = NULL, *err = NULL, *msg;
+	char *env = NULL, *shape = NULL, **rungs = NULL, *err = NULL, *msg, clean[32];
 	size_t n = 0, i;
 	int nodes = 0, gpus = 0, used = 0, ok = 0;
 
@@ -567,16 +567,18 @@ static void cache_probe(const struct tracker *t, struct record_store *st,
 	}
 	free(err);
 	err = NULL;
+	/* The shape as taotop writes it, whatever spelling parsed. */
+	snprintf(clean, sizeof(clean), "%dx%d", nodes, gpus);
 	if (!ok) {
 		log_msg(LOG_WARN, "poll: %s: the NCCL probe's answer is not a set of the ladder: "
 		    "not cached", r->id);
-	} else if (config_save_nccl_env(t->cl->name, env, shape, &err) != 0) {
+	} else if (config_save_nccl_env(t->cl->name, env, clean, &err) != 0) {
 		log_msg(LOG_WARN, "poll: %s: the NCCL knobs passed but were not cached: %s", r->id,
 		    err);
 		free(err);
 	} else {
 		msg = xasprintf("the NCCL probe passed on %s with %s: cached for cluster %s",
-		    shape, env[0] ? env : "no NCCL knobs", t->cl->name);
+		    clean, env[0] ? env : "no NCCL knobs", t->cl->name);
 		if (store_update(st, r->id, note_probe, msg, &err) != 0) {
 			log_msg(LOG_WARN, "poll: %s: %s", r->id, err);
 			free(err);
