@@ -238,3 +238,71 @@ Test(multinode, the_probe_climbs_the_ladder_caches_the_knob_and_later_jobs_skip_
 	free(cfgpath), free((char *)o.spec_path);
 	sub_close(&e);
 }
+
+/* Whether a transition of record id says `what`. */
+static int history_says(struct sub_env *e, const char *id, const char *what)
+{
+	struct job_record *r;
+	char *err = NULL;
+	int seen = 0;
+
+	cr_assert_eq(store_load(e->store, id, &r, &err), 0, "%s", err);
+	for (size_t i = 0; i < r->nhist; i++)
+		seen |= r->hist[i].message != NULL && strstr(r->hist[i].message, what) != NULL;
+	record_free(r);
+	return seen;
+}
+
+/* Every rung of the ladder hangs (the cluster's ladder has no
+ * NCCL_P2P_DISABLE=1, without which the rig's all-reduce hangs): the job
+ * ends before its training, main.err names the rungs tried, the failure
+ * is the infrastructure's (the NCCL probe's), never the program's, and
+ * nothing is cached. */
+Test(multinode, every_rung_hanging_ends_the_job_before_training_as_the_probes_failure,
+    .timeout = 300)
+{
+	struct sub_env e;
+	struct submit_result res;
+	char *err = NULL, *cfgpath, *spec, *path, *text;
+	struct job_record *r;
+
+	sub_open(&e, "probehang", NULL);
+	free(e.cl.nccl_env);
+	e.cl.nccl_env = NULL;
+	e.cl.nccl_probe_timeout_s = 90;
+	e.cl.nccl_ladder = xstrdup("NCCL_IB_DISABLE=1\n");
+	cfgpath = xasprintf("%s/config.yaml", e.local);
+	setenv("TAOTOP_CONFIG", cfgpath, 1);
+	spec = sub_bundle(&e, "probehang", rank_bundle);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_assert_eq(sub_wait_final(&e, res.record_id, 240), TAO_ERROR);
+	for (int i = 0; i < 10 && !history_says(&e, res.record_id, "nccl-probe"); i++) {
+		sleep(1);
+		sub_wait_final(&e, res.record_id, 5);
+	}
+	cr_expect(history_says(&e, res.record_id, "failure: the infrastructure's (nccl-probe): "
+	    "main.err: taotop: the NCCL probe hung with every rung of the ladder on 2x2 (tried: "
+	    "none; NCCL_IB_DISABLE=1): the training did not start"), "the verdict");
+	cr_expect(!history_says(&e, res.record_id, "the program's"), "a program fault");
+	cr_assert_eq(store_load(e.store, res.record_id, &r, &err), 0, "%s", err);
+	path = xasprintf("%s/%s-%s/main.out", r->log_dir, r->id, r->backend_ref);
+	text = sub_slurp(path);
+	cr_assert_not_null(text, "%s", path);
+	cr_expect_null(strstr(text, "rank-line"), "the training ran:\n%s", text);
+	cr_expect_null(strstr(text, "NCCL_PROBE_OK"), "%s", text);
+	free(text), free(path);
+	path = xasprintf("%s/%s-%s/main.err", r->log_dir, r->id, r->backend_ref);
+	text = sub_slurp(path);
+	cr_assert_not_null(text, "%s", path);
+	cr_expect_not_null(strstr(text, "taotop: the NCCL probe hung with every rung of the ladder on "
+	    "2x2 (tried: none; NCCL_IB_DISABLE=1)"), "%s", text);
+	free(text), free(path);
+	record_free(r);
+	text = sub_slurp(cfgpath);
+	cr_expect(text == NULL || strstr(text, "nccl_env") == NULL, "cached: %s", text);
+	free(text);
+	unsetenv("TAOTOP_CONFIG");
+	free(cfgpath), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}
