@@ -31,7 +31,7 @@ static void print_step(enum submit_step step, int state, const char *detail, voi
 	if (state == 0 && detail == NULL)
 		return;
 	if (state == 0) {
-		/* Progress of a long step (the NCCL probe's). */
+		/* Progress of a long step (the image conversion's). */
 		printf("%s %s: %s\n", *utf8 ? "\xe2\x80\xa6" : "...", submit_step_name(step), show(detail));
 		fflush(stdout);
 		return;

@@ -35,7 +35,7 @@ static const struct {
 	    "spaces", 0 },
 	[WZ_RESULTS] = { "Results dir", "lustre:///path (empty: the job's own folder)", 0 },
 	[WZ_GPUS] = { "GPUs", "GPUs in all; at 8 or more, whole nodes (the count is derived)", 0 },
-	[WZ_NODES] = { "Nodes", "nodes (more than one: the NCCL probe runs first, once)", 0 },
+	[WZ_NODES] = { "Nodes", "nodes (more than one: the NCCL probe runs first in the job, once)", 0 },
 	[WZ_TIME] = { "Time (h)", "hours of wall time, e.g. 4 or 3.5 (polar, polar3, polar4 and "
 	    "grizzly are 4-hour queues); training stops at 0.95 of it and the job requeues "
 	    "itself to go on (Preview shows the segments)", 0 },

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "engine/track/taostatus.h"
-#include "engine/submit/probe.h"
 #include "engine/submit/template.h"
 #include "integration/helper_rig.h"
 #include "util/file.h"
@@ -139,11 +138,11 @@ static char *tao_job(const char *dir, const char *name, const char *spec, char *
 		{ "TIME", "00:05:00" }, { "LOG_DIR", dir },
 		{ "SBATCH_EXTRA", "#SBATCH --nodes=1\n#SBATCH --partition=polar" },
 		{ "ENV_FILE", "" }, { "EXTRA_ENV", ": none" }, { "IMAGE", sqsh },
-		{ "CONTAINER_MOUNTS", mounts }, { "CHILD_TIMEOUT", "300s" },
+		{ "CONTAINER_MOUNTS", mounts },
 		{ "COMMAND", command }, { "JOB_ENV", jobenv },
 		/* What the template itself sets, as taotop's submit names them. */
 		{ "CONTAINER_ENV", "PYTHONNOUSERSITE,PYTHONDONTWRITEBYTECODE,HF_HOME" },
-		{ "SEGMENTS", segments },
+		{ "SEGMENTS", segments }, { "NCCL_PROBE", "TAOTOP_PROBE=0" },
 	};
 	char *sbatch, *id;
 
@@ -397,31 +396,43 @@ Test(kit, docker_hub_names_get_library_and_upper_case_is_refused, .timeout = 120
 	free(out), free(sqsh), free(dir);
 }
 
-/* The real probe program under the torchrun stand-in, with knobs; scale
- * shortens the probe's 100 s collective timeout (the stand-in's too: the
- * ranks of both nodes must meet within it). */
+/* The real probe program under the torchrun stand-in, with knobs, on two
+ * nodes of two GPUs, launched as the templates' probe block launches it
+ * (srun into the image, one torchrun a node, the rendezvous and the knobs
+ * named in --container-env); scale shortens the probe's 100 s collective
+ * timeout (the stand-in's too: the ranks of both nodes must meet within
+ * it). */
 static char *probe(const char *dir, const char *name, const char *knobs, const char *scale,
     char **state)
 {
-	char *sqsh = image(dir), *script = xasprintf("%s/nccl_probe.py", dir);
-	char *mount = xasprintf("%s:%s", dir, dir), *env, *sbatch, *id, *cmd;
+	char *sqsh = image(dir), *script = xasprintf("%s/nccl_probe.py", dir), *text;
+	char *sbatch = xasprintf("%s/%s.sbatch", dir, name), *id, *cmd;
 	const char *share = getenv("TAOTOP_SHARE");
 
-	env = xasprintf("export TAOTOP_STANDIN_TIMEOUT_SCALE=%s\n%s", scale, knobs);
-	const struct tmpl_value v[] = {
-		{ "JOB_NAME", name }, { "NUM_NODES", "2" }, { "NUM_GPUS", "2" }, { "PROBE_DIR", dir },
-		{ "SBATCH_EXTRA", "#SBATCH --partition=polar" }, { "EXTRA_ENV", env },
-		{ "IMAGE", sqsh }, { "PROBE_MOUNT", mount }, { "PROBE_SCRIPT", script },
-		/* The rendezvous and the knobs, as taotop's probe names them. */
-		{ "CONTAINER_ENV", PROBE_RENDEZVOUS_NAMES ",TAOTOP_STANDIN_TIMEOUT_SCALE,"
-		    "NCCL_P2P_DISABLE,NCCL_IB_DISABLE,NCCL_DEBUG" },
-	};
+	text = xasprintf("#!/bin/bash\n"
+	    "#SBATCH --job-name=%s\n#SBATCH --nodes=2\n#SBATCH --wait-all-nodes=1\n"
+	    "#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:2\n#SBATCH --cpus-per-task=4\n"
+	    "#SBATCH --time=00:10:00\n#SBATCH --output=%s/%%x-%%j.out\n"
+	    "#SBATCH --error=%s/%%x-%%j.out\n#SBATCH --partition=polar\n"
+	    "set -Eeuo pipefail\n"
+	    "export TAOTOP_STANDIN_TIMEOUT_SCALE=%s\n%s\n"
+	    "export WORLD_SIZE=2 NUM_GPU_PER_NODE=2 MASTER_PORT=29501\n"
+	    "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
+	    "export MASTER_ADDR\n"
+	    "srun --container-image=%s --container-mounts=%s:%s \\\n"
+	    "\t--container-env=WORLD_SIZE,NUM_GPU_PER_NODE,MASTER_ADDR,MASTER_PORT,"
+	    "TAOTOP_STANDIN_TIMEOUT_SCALE,NCCL_P2P_DISABLE,NCCL_IB_DISABLE,NCCL_DEBUG \\\n"
+	    "\tsh -c 'exec torchrun --nnodes=\"$WORLD_SIZE\" "
+	    "--nproc-per-node=\"$NUM_GPU_PER_NODE\" --node-rank=\"$SLURM_PROCID\" "
+	    "--master-addr=\"$MASTER_ADDR\" "
+	    "--master-port=\"$MASTER_PORT\" \"$1\"' taotop-probe %s\n",
+	    name, dir, dir, scale, knobs, sqsh, dir, dir, script);
+	put_file(sbatch, text);
 	cmd = xasprintf("cp %s/templates/nccl_probe.py %s && chown %s: %s", share ? share : ".",
 	    script, rig_get()->user, script);
 	cr_assert_eq(rig_local("%s", cmd), 0);
-	sbatch = render(dir, "nccl_probe.sbatch.tmpl", name, v, sizeof(v) / sizeof(v[0]));
 	id = run_batch(dir, name, sbatch, state);
-	free(sqsh), free(script), free(mount), free(env), free(sbatch), free(cmd);
+	free(sqsh), free(script), free(text), free(sbatch), free(cmd);
 	return id;
 }
 

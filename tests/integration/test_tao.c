@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "integration/helper_rig.h"
@@ -376,11 +377,17 @@ Test(tao, a_command_reaches_what_taotop_staged_through_placeholders, .timeout = 
 	user_close(&u);
 }
 
-/* A single-node job with several GPUs probes NCCL on one node with its
- * GPUs (the P2P hang is inside a node), the cache says which shape passed,
- * and a one-GPU job never probes. The rig's torchrun hangs without
- * NCCL_P2P_DISABLE=1, so the first rung fails and the second passes. */
-Test(tao, a_single_node_job_probes_on_one_node_and_a_one_gpu_job_never, .timeout = 300)
+/* The seed's "NCCL probe first" never costs the user their place: with
+ * the partition busy (a blocker holding every GPU of both nodes far
+ * longer than the old separate probe's give-up would allow: it gave up
+ * after 15 minutes pending, which this test's scaled clock makes 30 s),
+ * the submit queues the job itself at once, which waits PENDING, runs
+ * after the blocker, and probes as its first step on one node with its
+ * GPUs (the P2P hang is inside a node): the rig's torchrun hangs without
+ * NCCL_P2P_DISABLE=1, so the first rung hangs and the second passes, then
+ * the training runs with it. The poll caches the answer with its shape;
+ * the next submit's dry run says cached, and a one-GPU job never probes. */
+Test(tao, a_probe_behind_a_busy_partition_keeps_the_job_queued_and_probes_in_it, .timeout = 480)
 {
 	/* Each run a folder of its own (the job's): no results_dir. */
 	static const char *const four[][2] = {
@@ -391,34 +398,92 @@ Test(tao, a_single_node_job_probes_on_one_node_and_a_one_gpu_job_never, .timeout
 		{ "gpus: 8 ", "gpus: 1 " }, { "    num_epochs: 80\n", "    num_epochs: 2\n" },
 		{ "results_dir: lustre://", "# results_dir: lustre://" },
 	};
+	const int scaled_give_up_s = 30;	/* the old 15 minutes, on this test's clock */
 	struct user u;
-	char *out = NULL, *id, *bundle, *cmd, *text, *cfg, *err = NULL;
+	char *out = NULL, *id, *bundle, *cmd, *text, *cfg, *err = NULL, *blocker, *sid, *args;
+	cJSON *o, *st;
+	time_t t0;
 
-	user_open(&u, "probe", "clusters:\n  rig:\n    nccl_probe_timeout_s: 60\n");
+	user_open(&u, "busy", "clusters:\n  rig:\n    nccl_probe_timeout_s: 60\n");
+	/* Every GPU of both nodes, for longer than the scaled give-up. */
+	blocker = rig_sbatch("-N 2 --gres=gpu:8 -t 5 -J taotop-test-blocker", "'sleep 75'");
+	free(rig_wait_state(blocker, "RUNNING", 200));
 	bundle = user_example_bundle(&u, four, 3);
+	t0 = time(NULL);
 	id = user_submit(&u, bundle, &out);
-	free(out), free(id), free(bundle);
-	cmd = xasprintf("grep -h -e '^#SBATCH --nodes=' -e '^#SBATCH --gres=' %s/jobs/probes/*.sbatch "
-	    "| sort -u", u.remote);
+	cr_expect_lt(time(NULL) - t0, scaled_give_up_s, "the submit waited for the partition");
+	o = cJSON_Parse(strchr(out, '{'));
+	sid = xstrdup(json_str(o, "slurm_id"));
+	cJSON_Delete(o);
+	free(out);
+	cr_assert(atoi(sid) > 0, "the job itself was not submitted: '%s'", sid);
+	/* Its script probes first, in the job's shape. */
+	text = user_job_file(&u, id, "sbatch/*.sbatch");
+	cr_expect_not_null(strstr(text, "\nTAOTOP_PROBE=1\nTAOTOP_PROBE_SHAPE=1x4\n"), "%s", text);
+	free(text);
+	/* Past the scaled give-up: still queued, behind the blocker. */
+	while (time(NULL) - t0 < scaled_give_up_s + 5)
+		sleep(1);
+	cmd = xasprintf("squeue -h -j %s,%s -o '%%i %%T'", blocker, sid);
 	text = rig_ssh_ok(cmd);
-	cr_expect_str_eq(text, "#SBATCH --gres=gpu:4\n#SBATCH --nodes=1", "the probe's shape");
+	{
+		char *want_b = xasprintf("%s RUNNING", blocker);
+		char *want_j = xasprintf("%s PENDING", sid);
+		cr_expect_not_null(strstr(text, want_b), "the blocker ended early:\n%s", text);
+		cr_expect_not_null(strstr(text, want_j), "the job is not queued:\n%s", text);
+		free(want_b), free(want_j);
+	}
 	free(text), free(cmd);
+	/* It runs after the blocker, and ends Done. */
+	st = user_wait_final(&u, id, 360);
+	cr_assert_str_eq(json_str(st, "state"), "Done", "%s", json_str(st, "message"));
+	cJSON_Delete(st);
+	cmd = xasprintf("sacct -n -X -P -j %s,%s -o JobID,Start,End", blocker, sid);
+	text = rig_ssh_ok(cmd);
+	{
+		char bid[32] = "", bs[32] = "", be[32] = "", jid[32] = "", js[32] = "", je[32] = "";
+		cr_assert_eq(sscanf(text, "%31[^|]|%31[^|]|%31[^\n]\n%31[^|]|%31[^|]|%31[^\n]", bid,
+		    bs, be, jid, js, je), 6, "%s", text);
+		cr_expect_str_eq(bid, blocker, "%s", text);
+		cr_expect_geq(strcmp(js, be), 0, "the job started before the blocker ended:\n%s",
+		    text);
+	}
+	free(text), free(cmd);
+	/* Its log: the probe first, on its own node, then the training. */
+	text = user_job_file(&u, id, "slurm-logs/*/main.out");
+	cr_expect_not_null(strstr(text, "taotop: the NCCL probe on 1x4, rung 1: none (up to 60s)\n"),
+	    "%s", text);
+	cr_expect_not_null(strstr(text, "taotop: the NCCL probe hung with none"), "%s", text);
+	cr_expect_not_null(strstr(text, "NCCL_PROBE_OK world=4\n"), "%s", text);
+	cr_expect_not_null(strstr(text, "taotop: the NCCL probe passed on 1x4 with NCCL_P2P_DISABLE=1\n"),
+	    "%s", text);
+	cr_expect(strstr(text, "NCCL_PROBE_OK") != NULL && strstr(text, "taotop: segment 1 of") != NULL &&
+	    strstr(text, "NCCL_PROBE_OK") < strstr(text, "taotop: segment 1 of"),
+	    "the probe did not run before the training:\n%s", text);
+	free(text);
+	/* Cached, with the shape that passed. */
 	cfg = xasprintf("%s/config.yaml", u.local);
 	text = file_read_all(cfg, NULL, &err);
 	cr_assert_not_null(text, "%s", err);
 	cr_expect(strstr(text, "nccl_env: \"NCCL_P2P_DISABLE=1\"") != NULL, "%s", text);
 	cr_expect(strstr(text, "nccl_env_shape: \"1x4\"") != NULL, "the cache says the shape:\n%s",
 	    text);
-	free(text);
-	/* One GPU: no collective to hang, no probe sbatch written. */
-	cmd = xasprintf("ls %s/jobs/probes/*.sbatch | wc -l", u.remote);
-	char *before = rig_ssh_ok(cmd);
+	free(text), free(cfg);
+	/* The next submit of that shape skips it. */
+	args = xasprintf("submit %s --dry-run", bundle);
+	cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect_not_null(strstr(out, "probe: cached from a probe on 1x4: NCCL_P2P_DISABLE=1\n"),
+	    "%s", out);
+	cr_expect_not_null(strstr(out, "\nTAOTOP_PROBE=0\n"), "%s", out);
+	cr_expect_not_null(strstr(out, "\nexport NCCL_P2P_DISABLE=1\n"), "%s", out);
+	free(out), free(args), free(bundle), free(id);
+	/* One GPU: no collective to hang, no probe. */
 	bundle = user_example_bundle(&u, one, 3);
-	id = user_submit(&u, bundle, &out);
-	free(out), free(id), free(bundle), free(cfg);
-	text = rig_ssh_ok(cmd);
-	cr_expect_str_eq(text, before, "a one-GPU job probed");
-	free(text), free(before), free(cmd);
+	args = xasprintf("submit %s --dry-run", bundle);
+	cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect_null(strstr(out, "\xe2\x9c\x93 probe"), "a one-GPU job probes:\n%s", out);
+	cr_expect_not_null(strstr(out, "\nTAOTOP_PROBE=0\n"), "%s", out);
+	free(out), free(args), free(bundle), free(blocker), free(sid);
 	user_close(&u);
 }
 

@@ -54,6 +54,9 @@ static const struct sample {
 	{ "FAILED", "1:0", "", "[ERROR] Could not process JSON input\nslurmstepd: error: pyxis: failed to import docker image", INFRA, "pyxis-import" },
 	{ "FAILED", "1:0", "", "enroot-nsenter: failed to create user namespace: Operation not permitted", INFRA, "pyxis-import" },
 	{ "NODE_FAIL", "0:0", "", "", INFRA, "NODE_FAIL" },
+	/* taotop's NCCL probe, the job's first step, hung with every rung:
+	 * the cluster's, not the program's (no training ran). */
+	{ "FAILED", "1:0", "taotop: the NCCL probe on 2x2, rung 1: none (up to 120s)\ntaotop: the NCCL probe hung with none (ended by the collective's own timeout): its output is in /l/job/nccl-probe-7-1.out", "taotop: the NCCL probe hung with every rung of the ladder on 2x2 (tried: none; NCCL_P2P_DISABLE=1): the training did not start; ask the cluster's admins which NCCL settings work there and set them as nccl_env for this cluster in taotop's config.yaml", INFRA, "nccl-probe" },
 	/* The scheduler's word decides; a node's line is its evidence. */
 	{ "NODE_FAIL", "0:0", "", "Nov  3 10:11:12 node02 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1433, name=python, GPU has fallen off the bus.", INFRA, "NODE_FAIL" },
 	/* tao-core's RETRIABLE_ERROR_PATTERNS, one line each in the shape the

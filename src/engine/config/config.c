@@ -26,7 +26,7 @@
 
 int config_name_ok(const char *s)
 {
-	/* A SLURM name (a probe job's name holds it) that is no hidden file. */
+	/* A SLURM name (the record's history names it) that is no hidden file. */
 	return slurm_name_ok(s) && s[0] != '.';
 }
 

@@ -84,26 +84,27 @@ static void checks_script(struct buf *cmd, const char *root)
 		/* What another user could do there (engine/config/rootsafe.h). */
 		rootsafe_funcs(cmd);
 		rootsafe_ask_root(cmd, "unsafe-root", root);
-		for (size_t i = 0; i < 2; i++) {
-			char *sub = xasprintf("%s/%s", root, i == 0 ? "probes" : "images");
-			rootsafe_ask_dir(cmd, i == 0 ? "unsafe-probes" : "unsafe-images", sub);
+		{
+			/* The images folder (the NCCL probe runs from the
+			 * job's own folder: no probes folder is used). */
+			char *sub = xasprintf("%s/images", root);
+			rootsafe_ask_dir(cmd, "unsafe-images", sub);
 			free(sub);
 		}
 		buf_adds(cmd, "true");
 	}
 }
 
-/* Each unsafe thing about the root, its probes/ and images/ folders: a
- * warning line each, naming the path, what is wrong and the fix. */
+/* Each unsafe thing about the root and its images/ folder: a warning line
+ * each, naming the path, what is wrong and the fix. */
 static void add_root_safety(struct preflight *p, const char *out, const char *root)
 {
-	static const char *const tags[] = { "unsafe-root", "unsafe-probes", "unsafe-images" };
+	static const char *const tags[] = { "unsafe-root", "unsafe-images" };
 	size_t i, k = 0;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 2; i++) {
 		const char *at = out;
-		char *path = i == 0 ? xstrdup(root)
-		    : xasprintf("%s/%s", root, i == 1 ? "probes" : "images");
+		char *path = i == 0 ? xstrdup(root) : xasprintf("%s/images", root);
 		char code[64];
 		/* Every line of the tag: a root can be a link and open at once. */
 		while (at != NULL && rootsafe_read(at, tags[i], code, sizeof(code))) {

@@ -87,6 +87,7 @@ struct job {
 	const char		*name;		/* the run's (--name, else name:), or NULL */
 	char			*job_dir, *results_dir, *log_dir, *sidecar, *sbatch_path;
 	char			*nccl_env;	/* the cluster's NCCL knobs, or NULL */
+	int			 probe;		/* the job probes NCCL as its first step */
 	int			 sidecar_written;	/* removed again if the launch fails */
 	const char		*image_how;	/* "reused", "cached", "converted" */
 	/* The command's words, placeholders unexpanded: the bundle's, or
@@ -664,11 +665,6 @@ static int check_remote(struct job *j, char **err)
 
 /* ---- the NCCL probe ------------------------------------------------------------------------- */
 
-static void probe_said(const char *what, void *data)
-{
-	step(data, STEP_PROBE, 0, what);
-}
-
 /* "NxG" for a probe of n nodes with g GPUs each. */
 static void shape_text(int nodes, int gpus_per_node, char *out, size_t size)
 {
@@ -688,6 +684,11 @@ static int cache_covers(const char *cached, int nodes, int gpus_per_node)
 	return (nodes <= 1 || cn > 1) && (gpus_per_node <= 1 || cg > 1);
 }
 
+static int probe_timeout(const struct job *j)
+{
+	return j->cl->nccl_probe_timeout_s > 0 ? j->cl->nccl_probe_timeout_s : 120;
+}
+
 /* Whether the job needs no NCCL probe: one GPU (no collective to hang),
  * or knobs cached from a probe that covers its shape. */
 static int no_probe_needed(const struct job *j)
@@ -697,17 +698,17 @@ static int no_probe_needed(const struct job *j)
 }
 
 /* NCCL runs across GPUs here: the cluster's knobs, cached or probed. The
- * probe takes the job's shape: one node with its GPUs, or two nodes. */
+ * probe is the job's own first step (engine/submit/probe.h), in its shape
+ * on the nodes it gets: nothing waits in the queue before the job does. */
 static int nccl_knobs(struct job *j, char **err)
 {
-	struct probe_opts po;
-	char *env = NULL, *dir, *warn = NULL, shape[32], *said;
-	int pnodes = j->res.nodes > 1 ? 2 : 1;
+	char shape[32], *said, **rungs = NULL;
+	size_t n = 0, i;
 
 	if (j->res.nodes <= 1 && j->res.gpus_per_node <= 1)
 		return 0;	/* one GPU: no collective to hang */
 	step(j, STEP_PROBE, 0, NULL);
-	shape_text(pnodes, j->res.gpus_per_node, shape, sizeof(shape));
+	shape_text(j->res.nodes, j->res.gpus_per_node, shape, sizeof(shape));
 	if (no_probe_needed(j)) {
 		j->nccl_env = xstrdup(j->cl->nccl_env);
 		said = xasprintf("cached%s%s: %s", j->cl->nccl_env_shape ? " from a probe on " : "",
@@ -717,38 +718,21 @@ static int nccl_knobs(struct job *j, char **err)
 		free(said);
 		return 0;
 	}
-	dir = xasprintf("%s/probes", j->root);
-	if (j->o->dry_run) {
-		plan(j, "sbatch %s/taotop-nccl-probe-*.sbatch   # the NCCL probe on %d node%s x %d "
-		    "GPUs, each rung of the ladder until one passes (%d s each), then cached", dir,
-		    pnodes, pnodes > 1 ? "s" : "", j->res.gpus_per_node, j->cl->nccl_probe_timeout_s);
-		free(dir);
-		said = xasprintf("would run the NCCL probe on %s (not cached for this shape)", shape);
-		step(j, STEP_PROBE, 1, said);
-		free(said);
-		return 0;
-	}
-	memset(&po, 0, sizeof(po));
-	po.image = j->image.sqsh;
-	po.dir = dir;
-	po.partition = j->rq.partition;
-	po.account = j->rq.account;
-	po.template_dir = j->o->template_dir;
-	po.nodes = pnodes;
-	po.gpus_per_node = j->res.gpus_per_node;
-	po.timeout_s = j->cl->nccl_probe_timeout_s > 0 ? j->cl->nccl_probe_timeout_s : 120;
-	if (probe_nccl(j->c, j->cl, &po, probe_said, j, &env, err) != 0) {
-		free(dir);
+	/* The ladder is read now: a bad one stops the submit, not the job. */
+	if (probe_ladder(j->cl->nccl_ladder, j->o->template_dir, &rungs, &n, err) != 0)
 		return failed(j, STEP_PROBE, err);
-	}
-	free(dir);
-	/* Later jobs of a shape it covers skip the probe: into the config. */
-	if (config_save_nccl_env(j->cl->name, env, shape, &warn) != 0) {
-		log_msg(LOG_WARN, "submit: the NCCL knobs passed but were not cached: %s", warn);
-		free(warn);
-	}
-	j->nccl_env = env;
-	said = xasprintf("passed on %s with %s", shape, env[0] ? env : "no NCCL knobs");
+	for (i = 0; i < n; i++)
+		free(rungs[i]);
+	free(rungs);
+	j->probe = 1;
+	if (j->o->dry_run)
+		plan(j, "# the NCCL probe runs as the job's first step, inside its allocation on "
+		    "the %d node%s x %d GPUs it gets: each of the ladder's %zu rungs until one "
+		    "passes (%d s each), its knobs then exported for the training and cached",
+		    j->res.nodes,
+		    j->res.nodes > 1 ? "s" : "", j->res.gpus_per_node, n, probe_timeout(j));
+	said = xasprintf("the NCCL probe runs as the job's first step on %s (not cached for this "
+	    "shape)", shape);
 	step(j, STEP_PROBE, 1, said);
 	free(said);
 	return 0;
@@ -982,6 +966,23 @@ static int verify_supporting(const struct job *j, char **err)
 	return 0;
 }
 
+/* The NCCL probe's program, in the job's folder: its first step runs it. */
+static int stage_probe(struct job *j, struct stage *sg, char **err)
+{
+	char *dir = j->o->template_dir ? xstrdup(j->o->template_dir) : submit_template_dir();
+	char *src = xasprintf("%s/nccl_probe.py", dir), *dest, *text;
+	size_t len = 0;
+
+	text = file_read_all(src, &len, err);
+	free(dir), free(src);
+	if (text == NULL)
+		return -1;
+	dest = xasprintf("%s/nccl_probe.py", j->job_dir);
+	stage_write(sg, dest, text, len, NULL);
+	free(dest), free(text);
+	return 0;
+}
+
 /* One verified supporting file, beside spec.yaml. */
 static int stage_supporting(struct job *j, struct stage *sg, const struct spec_file *f,
     char **err)
@@ -1057,6 +1058,8 @@ static int stage(struct job *j, struct stage *sg, char **err)
 	cJSON_free(meta_text);
 	for (i = 0; rc == 0 && i < j->spec.nfiles; i++)
 		rc = stage_supporting(j, sg, &j->spec.files[i], err);
+	if (rc == 0 && j->probe)
+		rc = stage_probe(j, sg, err);
 	free(yaml);
 	cJSON_Delete(env);
 	cJSON_Delete(meta);
@@ -1119,6 +1122,7 @@ struct script_parts {
 	struct buf	env;		/* the spec's env and the NCCL knobs */
 	struct buf	names;		/* what --container-env keeps: NAME,NAME,... */
 	struct buf	segments;	/* the segments' settings (the template's TAOTOP_*) */
+	struct buf	probe;		/* the NCCL probe's settings (its TAOTOP_PROBE*) */
 };
 
 /* Identity mounts: the datasets, the job folder, the results. */
@@ -1311,6 +1315,18 @@ static char *segments_plan(const struct job *j)
 	return s;
 }
 
+/* The probe block's variables: none unless the job probes. */
+static int make_probe(const struct job *j, struct buf *probe, char **err)
+{
+	struct probe_plan p = {
+		.dir = j->job_dir, .ladder = j->cl->nccl_ladder,
+		.template_dir = j->o->template_dir, .nodes = j->res.nodes,
+		.gpus_per_node = j->res.gpus_per_node, .timeout_s = probe_timeout(j),
+	};
+
+	return probe_script_vars(j->probe ? &p : NULL, probe, err);
+}
+
 /* The template tmpl (read from tpath) with every placeholder filled. */
 static int fill_template(const struct job *j, const char *tpath, const char *tmpl,
     const struct script_parts *sp, char **text, char **err)
@@ -1329,9 +1345,9 @@ static int fill_template(const struct job *j, const char *tpath, const char *tmp
 		{ "TIME", j->res.time }, { "LOG_DIR", j->log_dir }, { "IMAGE", qimage },
 		{ "CONTAINER_MOUNTS", qmounts }, { "COMMAND", sp->command.data },
 		{ "SBATCH_EXTRA", sp->extra.data }, { "ENV_FILE", qenv }, { "EXTRA_ENV", sp->env.data },
-		{ "CHILD_TIMEOUT", j->res.child_timeout }, { "NUM_NODES", nnodes },
+		{ "NUM_NODES", nnodes },
 		{ "JOB_ENV", sp->jobenv.data }, { "CONTAINER_ENV", qnames },
-		{ "SEGMENTS", sp->segments.data },
+		{ "SEGMENTS", sp->segments.data }, { "NCCL_PROBE", sp->probe.data },
 	};
 	rc = template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), text, err);
 	free(qimage), free(qmounts), free(qenv), free(qnames);
@@ -1355,12 +1371,14 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	}
 	buf_init(&sp.mounts), buf_init(&sp.command), buf_init(&sp.jobenv);
 	buf_init(&sp.extra), buf_init(&sp.env), buf_init(&sp.names), buf_init(&sp.segments);
+	buf_init(&sp.probe);
 	/* The variables the template itself exports. */
 	buf_adds(&sp.names, "PYTHONNOUSERSITE,PYTHONDONTWRITEBYTECODE,HF_HOME");
 	make_mounts(j, &sp.mounts);
 	make_extra(j, &sp.extra);
 	make_segments(j, &sp.segments);
 	if (make_command(j, &sp, err) == 0 && make_env(j, &sp.env, &sp.names, err) == 0 &&
+	    make_probe(j, &sp.probe, err) == 0 &&
 	    fill_template(j, tpath, tmpl, &sp, &text, err) == 0 &&
 	    lint_gate(j->sbatch_path, text, err) == 0) {
 		out->text = text;
@@ -1370,6 +1388,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	free(text), free(tmpl), free(tpath);
 	buf_free(&sp.mounts), buf_free(&sp.command), buf_free(&sp.jobenv);
 	buf_free(&sp.extra), buf_free(&sp.env), buf_free(&sp.names), buf_free(&sp.segments);
+	buf_free(&sp.probe);
 	if (rc != 0)
 		return failed(j, STEP_LINT, err);
 	step(j, STEP_LINT, 1, NULL);
@@ -1955,8 +1974,7 @@ static void job_free(struct job *j)
 
 /* Whether the checks can ride in the launch's script: when what they find
  * can only stop the job, never change what is staged. Not when the image
- * is converted anyway (--force-reconvert of a :latest), when the NCCL
- * probe must run first (on the checked image), or when the time needs the
+ * is converted anyway (--force-reconvert of a :latest), or when the time needs the
  * partition's MaxTime (above the packaged 4 hours: any partition that
  * exists allows the rest). A registry image is taken to be cached: if it
  * is not, the gate stops the script and the submit goes the long way. */
@@ -1968,8 +1986,6 @@ static int can_fold(const struct job *j)
 	int ok;
 
 	if (!j->image.is_sqsh && j->image.latest && j->o->force_reconvert)
-		return 0;
-	if (!no_probe_needed(j))
 		return 0;
 	d = defaults_of(j->cl);
 	ok = policy_resources(&j->spec, &d, j->rq.partition, 1e-9, &r, NULL, &e) == 0;
@@ -2013,6 +2029,7 @@ static void withdraw(struct job *j, struct stage *sg, struct linted_script *scri
 		j->results_derived = 0;
 	}
 	free(j->nccl_env), j->nccl_env = NULL;
+	j->probe = 0;
 	free(script->text), script->text = NULL;
 	stage_free(sg);
 	stage_init(sg);

@@ -7,6 +7,7 @@
 
 #include "engine/logs/logpath.h"
 #include "engine/store/record.h"
+#include "engine/submit/probe.h"
 #include "util/buf.h"
 #include "util/sanitize.h"
 #include "util/xmalloc.h"
@@ -156,4 +157,40 @@ const char *segments_stopped(const struct job_record *r)
 		if (strcmp(s->outcome, stops[i]) == 0)
 			return s->message != NULL ? s->message : s->outcome;
 	return NULL;
+}
+
+int segments_probe_answer(const char *text, size_t len, char **env, char **shape)
+{
+	const char *p = text, *end = text + len, *nl;
+	int found = 0;
+
+	*env = *shape = NULL;
+	while (p < end) {
+		cJSON *o;
+		const cJSON *ev, *oc, *e, *sh;
+		char *copy;
+
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl == NULL)
+			break;	/* a line still being written */
+		copy = xstrndup(p, (size_t)(nl - p));
+		p = nl + 1;
+		o = cJSON_Parse(copy);
+		free(copy);
+		ev = cJSON_GetObjectItemCaseSensitive(o, "event");
+		oc = cJSON_GetObjectItemCaseSensitive(o, "outcome");
+		e = cJSON_GetObjectItemCaseSensitive(o, "env");
+		sh = cJSON_GetObjectItemCaseSensitive(o, "shape");
+		if (cJSON_IsString(ev) && strcmp(ev->valuestring, PROBE_EVENT) == 0 &&
+		    cJSON_IsString(oc) && strcmp(oc->valuestring, "passed") == 0 &&
+		    cJSON_IsString(e) && strlen(e->valuestring) < TEXT_MAX &&
+		    cJSON_IsString(sh) && strlen(sh->valuestring) < 32) {
+			free(*env), free(*shape);
+			*env = xstrdup(e->valuestring);
+			*shape = xstrdup(sh->valuestring);
+			found = 1;
+		}
+		cJSON_Delete(o);
+	}
+	return found;
 }

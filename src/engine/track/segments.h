@@ -34,4 +34,10 @@ const struct record_segment *segments_last(const struct job_record *r);
  * segment's message, or NULL when it did not. */
 const char *segments_stopped(const struct job_record *r);
 
+/* The NCCL probe's answer among the file's lines (text, len), when the
+ * job's first step told one that passed (engine/submit/probe.h): its knob
+ * set as the job wrote it ("none" for no knobs) and its shape ("2x4"),
+ * both unchecked (caller frees); 0 when none. The last such line wins. */
+int segments_probe_answer(const char *text, size_t len, char **env, char **shape);
+
 #endif

@@ -2,11 +2,14 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "engine/config/config.h"
 #include "engine/store/recindex.h"
 #include "engine/store/store.h"
 #include "engine/slurm/slurm.h"
+#include "engine/submit/probe.h"
 #include "engine/track/segments.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
@@ -530,6 +533,61 @@ static void rows_reserve(struct poll_result *res, size_t n)
 	}
 }
 
+/* The record's history line for a cached probe answer. */
+static int note_probe(struct job_record *r, void *arg, char **err)
+{
+	(void)err;
+	record_event(r, arg, "taotop", time(NULL));
+	return 1;
+}
+
+/* The NCCL probe the job ran as its first step passed (its line in the
+ * segments file): its knobs cached for the cluster, as a probe of its
+ * shape, so later jobs that shape covers skip it. Only a set of the
+ * cluster's own ladder is taken (the file is the job's to write). */
+static void cache_probe(const struct tracker *t, struct record_store *st,
+    const struct job_record *r, const char *lines, size_t len)
+{
+	char *env = NULL, *shape = NULL, **rungs = NULL, *err = NULL, *msg, clean[32];
+	size_t n = 0, i;
+	int nodes = 0, gpus = 0, used = 0, ok = 0;
+
+	if (!segments_probe_answer(lines, len, &env, &shape))
+		return;
+	if (strcmp(env, "none") == 0)
+		env[0] = '\0';
+	if (sscanf(shape, "%dx%d%n", &nodes, &gpus, &used) == 2 && shape[used] == '\0' &&
+	    nodes >= 1 && gpus >= 1 && probe_ladder(t->cl->nccl_ladder, NULL, &rungs, &n,
+	    &err) == 0) {
+		for (i = 0; i < n; i++) {
+			ok = ok || strcmp(rungs[i], env) == 0;
+			free(rungs[i]);
+		}
+		free(rungs);
+	}
+	free(err);
+	err = NULL;
+	/* The shape as taotop writes it, whatever spelling parsed. */
+	snprintf(clean, sizeof(clean), "%dx%d", nodes, gpus);
+	if (!ok) {
+		log_msg(LOG_WARN, "poll: %s: the NCCL probe's answer is not a set of the ladder: "
+		    "not cached", r->id);
+	} else if (config_save_nccl_env(t->cl->name, env, clean, &err) != 0) {
+		log_msg(LOG_WARN, "poll: %s: the NCCL knobs passed but were not cached: %s", r->id,
+		    err);
+		free(err);
+	} else {
+		msg = xasprintf("the NCCL probe passed on %s with %s: cached for cluster %s",
+		    clean, env[0] ? env : "no NCCL knobs", t->cl->name);
+		if (store_update(st, r->id, note_probe, msg, &err) != 0) {
+			log_msg(LOG_WARN, "poll: %s: %s", r->id, err);
+			free(err);
+		}
+		free(msg);
+	}
+	free(env), free(shape);
+}
+
 /* taotop's own rows: each live record decided from the answer (and
  * written when it changed), each finished one its page's. */
 static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
@@ -559,6 +617,8 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 			tracker_keep_status_path(st, r, p->found);
 		if (!tao_state_final(r->state) && r->backend_ref != NULL) {
 			struct seg_follow *sf = strmap_get(t->seg_ix, r->id);
+			if (sf != NULL && sf->lines.len > 0)
+				cache_probe(t, st, r, sf->lines.data, sf->lines.len);
 			if (sf != NULL && sf->lines.len > 0 &&
 			    tracker_keep_segments(st, r, sf->lines.data, sf->lines.len,
 			    p != NULL ? p->ts.epoch : -1) != 0) {
