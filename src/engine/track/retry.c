@@ -263,8 +263,8 @@ static const char *ckpt_dir_of(const struct job_record *p)
 	return p->results_dir;
 }
 
-/* dir with the folder was at its start named now instead (dir itself, or
- * below it), or a copy of dir. */
+/* dir with the folder `was` at its start replaced by `now` (dir itself,
+ * or a path below it), or a copy of dir. */
 static char *moved(const char *dir, const char *was, const char *now)
 {
 	size_t n = strlen(was);
