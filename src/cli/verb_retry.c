@@ -8,7 +8,31 @@
 #include <stdlib.h>
 
 #include "cli/session.h"
+#include "cli/show.h"
+#include "engine/store/store.h"
 #include "engine/track/retry.h"
+
+/* Where the retry's results go and what it resumes from, as its record
+ * says (engine/track/retry.h). */
+static void print_paths(struct session *s, const char *id)
+{
+	struct job_record *r = NULL;
+	char *err = NULL;
+
+	if (store_load(s->store, id, &r, &err) != 0) {
+		free(err);
+		return;
+	}
+	if (r->resume_dir != NULL) {
+		printf("  results %s\n", show(r->results_dir ? r->results_dir : "-"));
+		if (r->resume_checkpoint != NULL)
+			printf("  resumes from %s (the newest checkpoint in %s)\n",
+			    show(r->resume_checkpoint), show(r->resume_dir));
+		else
+			printf("  starts from the start: no checkpoint in %s\n", show(r->resume_dir));
+	}
+	record_free(r);
+}
 
 int cli_retry(const struct cli_args *a)
 {
@@ -21,11 +45,13 @@ int cli_retry(const struct cli_args *a)
 		return rc;
 	/* A job that succeeded runs again only with --force: said, not done. */
 	if (retry_job(s.conn, s.store, s.cl, job, "asked by the operator",
-	    cli_val(a, "force") != NULL, &new_id, &slurm_id, &err) == 0)
+	    cli_val(a, "force") != NULL, &new_id, &slurm_id, &err) == 0) {
 		printf("retried %s as %s, SLURM job %s (the staged sbatch, nothing staged again)\n",
 		    job, new_id, slurm_id);
-	else
+		print_paths(&s, new_id);
+	} else {
 		rc = session_say(EXIT_FAILED, err);
+	}
 	free(new_id), free(slurm_id);
 	session_close(&s);
 	return rc;

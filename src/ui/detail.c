@@ -305,6 +305,12 @@ static void add_record(struct lines *l, const struct job_record *r)
 		add(l, xasprintf("retry chain: %s%s%s%s%s", r->retry_of ? r->retry_of : "",
 		    r->retry_of ? " -> " : "", r->id, r->retried_as ? " -> " : "",
 		    r->retried_as ? r->retried_as : ""));
+	/* A retry: the checkpoint of the run it retries that it resumes from. */
+	if (r->retry_of != NULL && r->resume_dir != NULL)
+		add(l, r->resume_checkpoint != NULL
+		    ? xasprintf("resumes from %s (the newest checkpoint in %s)", r->resume_checkpoint,
+		    r->resume_dir)
+		    : xasprintf("starts from the start: no checkpoint in %s", r->resume_dir));
 	/* The nodes its sbatch kept away from, and why. */
 	for (i = 0; i < r->nexclude; i++)
 		add(l, xasprintf("excluded node %s%s%s%s%s", r->exclude[i].node,

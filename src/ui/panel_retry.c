@@ -76,11 +76,14 @@ static void retry_draw(struct app *a)
 {
 	char *v[2];
 
+	/* A retry has a results folder of its own and resumes from the
+	 * newest checkpoint of the run it retries (engine/track/retry.h). */
 	v[0] = state(a)->succeeded
-	    ? xasprintf("%s succeeded (Done): it runs again in the same results folder, as a new record,",
+	    ? xasprintf("%s succeeded (Done): it runs again as a new record, in a results folder",
 	    state(a)->job)
-	    : xasprintf("%s runs again as a new record linked to it,", state(a)->job);
-	v[1] = xstrdup("from the sbatch it staged: nothing is staged or converted again.");
+	    : xasprintf("%s runs again as a new record linked to it, in a results folder",
+	    state(a)->job);
+	v[1] = xstrdup("of its own, from its newest checkpoint; nothing is staged or converted again.");
 	dialog_draw(a, "Retry?", v, 2, 0, "y/Enter: retry    n/Esc: keep it", ROLE_DIALOG);
 	free(v[0]), free(v[1]);
 }

@@ -60,7 +60,9 @@ Test(newuser, an_extra_env_key_named_in_secrets_is_refused_by_name, .timeout = 1
 }
 
 /* `taotop retry` of a job that succeeded says so and runs nothing; with
- * --force it runs again, and the job's note still starts with its verdict.
+ * --force it runs again, in a results folder of its own from the job's
+ * newest checkpoint (said by the retry and by status), and the job's note
+ * still starts with its verdict.
  * An unknown --cluster with that job's id is a usage error (2), as
  * everywhere. */
 Test(newuser, a_job_that_succeeded_is_retried_only_with_force_and_keeps_its_verdict,
@@ -82,8 +84,9 @@ Test(newuser, a_job_that_succeeded_is_retried_only_with_force_and_keeps_its_verd
 
 	args = xasprintf("retry %s", id);
 	cr_expect_eq(run(&u, NULL, args, &out), 1, "%s", out);
-	want = xasprintf("taotop: %s succeeded (Done): a retry would run it again in the same "
-	    "results folder; taotop retry --force %s does that\n", id, id);
+	want = xasprintf("taotop: %s succeeded (Done): a retry would run it again in a results "
+	    "folder of its own, resuming from its newest checkpoint; taotop retry --force %s does "
+	    "that\n", id, id);
 	cr_expect_str_eq(out, want);
 	free(out), free(want), free(args);
 	args = xasprintf("status %s --json", id);
@@ -97,6 +100,22 @@ Test(newuser, a_job_that_succeeded_is_retried_only_with_force_and_keeps_its_verd
 	args = xasprintf("retry --force %s", id);
 	cr_expect_eq(run(&u, NULL, args, &out), 0, "%s", out);
 	cr_expect(strncmp(out, "retried ", 8) == 0, "%s", out);
+	{
+		/* Its own folder, and the checkpoint it resumes from. */
+		char *dir = xasprintf("%s/jobs/%s/results", u.remote, id), *line;
+		char *ck = xasprintf("  resumes from %s/train/model_epoch_000.pth (the newest "
+		    "checkpoint in %s)\n", dir, dir), *nid = NULL, *p = strstr(out, " as ");
+		cr_expect(strstr(out, ck) != NULL, "want '%s' in:\n%s", ck, out);
+		cr_assert_not_null(p, "%s", out);
+		nid = xstrndup(p + 4, strcspn(p + 4, ","));
+		line = xasprintf("  results %s/jobs/%s/results\n", u.remote, nid);
+		cr_expect(strstr(out, line) != NULL, "want '%s' in:\n%s", line, out);
+		free(out), free(args), free(line);
+		args = xasprintf("status %s", nid);
+		cr_assert_eq(run(&u, NULL, args, &out), 0, "%s", out);
+		cr_expect(strstr(out, ck) != NULL, "status: want '%s' in:\n%s", ck, out);
+		free(dir), free(ck), free(nid);
+	}
 	free(out), free(args);
 	args = xasprintf("status %s --json", id);
 	cr_assert_eq(run(&u, NULL, args, &out), 0, "%s", out);

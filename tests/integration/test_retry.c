@@ -120,11 +120,11 @@ Test(retry, an_nccl_timeout_gets_exactly_one_retry_from_what_was_staged, .timeou
 	sub_open(&e, "retry-once", NULL);
 	e.cl.retry_budget = 2;
 	/* Fails with an NCCL timeout the first time, succeeds after. Its mark
-	 * is in the results folder: the job runs in the image and sees only
-	 * its mounts. */
+	 * is in the job folder (the retry's results folder is its own): the
+	 * job runs in the image and sees only its mounts. */
 	spec = bundle_running(&e, "once",
-	    "if [ -e %B/results/ran-once ]; then echo recovered; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
-	    "%B/results/status.json; exit 0; fi; touch %B/results/ran-once; echo epoch 1; "
+	    "if [ -e {job_dir}/ran-once ]; then echo recovered; echo {\\\"status\\\": \\\"SUCCESS\\\"} > "
+	    "%B/results/status.json; exit 0; fi; touch {job_dir}/ran-once; echo epoch 1; "
 	    "echo \"" NCCL_TIMEOUT "\" >&2; exit 1");
 	{
 		/* A named run: its retry keeps the name. */
@@ -174,6 +174,219 @@ Test(retry, an_nccl_timeout_gets_exactly_one_retry_from_what_was_staged, .timeou
 	}
 	record_free(first), record_free(second);
 	free(retry_id), free(sqsh), free(sbatch), free(specyaml), free(root), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+/* A TAO training (the stand-in) whose first `fails` runs die of an NCCL
+ * timeout at epoch `fail_at` (the watchdog's words, an infrastructure
+ * failure) and whose next runs on: its command passes the resume key it
+ * is given ("$@") as taotop's own command does. */
+static char *tao_bundle(struct sub_env *e, const char *name, int fail_at, int fails)
+{
+	char *text = xasprintf(
+	    "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "network_arch: classification_pyt\n"
+	    "action: train\n"
+	    "command: [sh, -c, 'n=$(cat {job_dir}/runs 2>/dev/null || echo 0); echo $((n + 1)) > "
+	    "{job_dir}/runs; f=; [ $n -ge %d ] || f=train.nccl_timeout_at_epoch=%d; exec "
+	    "classification_pyt train -e {spec} results_dir={results_dir} $f \"$@\"', tao]\n"
+	    "datasets: [lustre://%%B/data/train]\n"
+	    "gpus: 1\ncpus_per_task: 1\ntime_hours: 0.5\n"
+	    "spec:\n  train:\n    num_epochs: 6\n    seconds_per_epoch: 1\n", fails, fail_at);
+	char *path = sub_bundle(e, name, text);
+	free(text);
+	return path;
+}
+
+/* The files below dir (the rig's shared storage is this machine's), each
+ * with its size and time, sorted: what "untouched" is compared by. */
+static char *listing(const char *dir)
+{
+	char *cmd = xasprintf("find '%s' -printf '%%P %%s %%T@ %%l\\n' 2>&1 | sort", dir), buf[8192];
+	FILE *p = popen(cmd, "r");
+	size_t n;
+
+	cr_assert_not_null(p);
+	n = fread(buf, 1, sizeof(buf) - 1, p);
+	buf[n] = '\0';
+	pclose(p);
+	free(cmd);
+	return xstrdup(buf);
+}
+
+/* Poll until id has a retry (the engine retries from its polls). */
+static char *wait_retry(struct sub_env *e, const char *id, int timeout_s)
+{
+	struct tracker *t = tracker_new(&e->cl);
+	time_t end = time(NULL) + timeout_s;
+	char *rid = NULL, *err = NULL;
+
+	while (retries_of(e, id, &rid) == 0) {
+		struct poll_result pr;
+		cr_assert(time(NULL) < end, "no retry of %s", id);
+		cr_assert_eq(tracker_poll(t, e->conn, e->store, &pr, &err), 0, "%s", err);
+		poll_result_free(&pr);
+		sleep(1);
+	}
+	tracker_free(t);
+	return rid;
+}
+
+/* The reference's rule (tao-skill-bank, failure-analysis-retry.md): a
+ * retry gets fresh paths. A training that saved epochs 1 to 3 and then
+ * lost its NCCL peer is retried into a results folder of its own (the
+ * first run's files stay as they were), and TAO resumes from the first
+ * run's newest checkpoint there: its epochs go on from 4, nothing is
+ * trained twice. */
+Test(retry, a_retry_has_a_results_folder_of_its_own_and_resumes_from_the_checkpoint, .timeout = 300)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *first, *second;
+	char *err = NULL, *spec, *retry_id, *before, *after, *path, *out, *want, *ckpt;
+
+	sub_open(&e, "retry-fresh", NULL);
+	e.cl.retry_budget = 2;
+	spec = tao_bundle(&e, "fresh", 4, 1);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	retry_id = wait_retry(&e, res.record_id, 200);
+	first = load(&e, res.record_id);
+	/* The first run's folder as the retry found it. */
+	before = listing(first->results_dir);
+	ckpt = xasprintf("%s/train/model_epoch_002.pth", first->results_dir);
+	cr_assert(strstr(before, "train/model_epoch_002.pth") != NULL &&
+	    strstr(before, "train/model_epoch_003.pth") == NULL,
+	    "the first run saved epochs 1 to 3 (0-based 000..002):\n%s", before);
+	cr_assert_eq(settle(&e, 200), 2, "the job and one retry");
+	record_free(first);
+	first = load(&e, res.record_id);
+	second = load(&e, retry_id);
+	cr_expect_eq(first->state, TAO_ERROR);
+	cr_expect(history_says(first, "failure: the infrastructure's (nccl-timeout)"),
+	    "an infrastructure failure");
+	cr_expect_eq(second->state, TAO_DONE, "the retry ran to Done: %s",
+	    tao_state_name(second->state));
+	/* Fresh paths: its own results folder, named as a new submit's. */
+	cr_assert_not_null(second->results_dir);
+	cr_expect_neq(strcmp(second->results_dir, first->results_dir), 0, "the same folder: %s",
+	    second->results_dir);
+	want = xasprintf("/%s/results", second->id);
+	cr_expect(strlen(second->results_dir) > strlen(want) && strcmp(second->results_dir +
+	    strlen(second->results_dir) - strlen(want), want) == 0, "%s", second->results_dir);
+	free(want);
+	/* The first run's files untouched. */
+	after = listing(first->results_dir);
+	cr_expect_str_eq(after, before, "the first run's folder changed");
+	free(after);
+	/* The record says where it resumes from, and which checkpoint. */
+	cr_expect_str_eq(second->resume_dir ? second->resume_dir : "(none)", first->results_dir);
+	cr_expect_str_eq(second->resume_checkpoint ? second->resume_checkpoint : "(none)", ckpt);
+	want = xasprintf("resumes from %s", ckpt);
+	cr_expect(history_says(second, want), "the history says '%s'", want);
+	free(want);
+	/* TAO took it: its own line names the first run's checkpoint, the
+	 * segment records it, and its epochs went on from there. */
+	path = xasprintf("%s/%s-%s/main.out", second->log_dir, second->id, second->backend_ref);
+	out = sub_slurp(path);
+	cr_assert_not_null(out, "%s", path);
+	want = xasprintf("Setting resume checkpoint to %s", ckpt);
+	cr_expect(strstr(out, want) != NULL, "TAO did not say '%s':\n%s", want, out);
+	free(want);
+	cr_expect(strstr(out, "taotop: a retry: resuming from") != NULL, "%s", out);
+	cr_expect(second->nseg >= 1 && second->seg[0].resumed_from != NULL &&
+	    strcmp(second->seg[0].resumed_from, ckpt) == 0, "the segment: %s",
+	    second->nseg ? second->seg[0].resumed_from : "none");
+	after = listing(second->results_dir);
+	cr_expect(strstr(after, "train/model_epoch_003.pth") != NULL &&
+	    strstr(after, "train/model_epoch_005.pth") != NULL &&
+	    strstr(after, "train/model_epoch_000.pth") == NULL,
+	    "the retry trained epochs 4 to 6 only:\n%s", after);
+	free(after), free(out), free(path);
+	record_free(first), record_free(second);
+	free(retry_id), free(spec), free(before), free(ckpt);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+/* A run that died before its first checkpoint: its retry starts from the
+ * start, in its own folder, and says so (the record and the job's log);
+ * TAO is given no checkpoint. */
+Test(retry, a_retry_of_a_run_with_no_checkpoint_starts_from_the_start_and_says_so, .timeout = 300)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *first, *second;
+	char *err = NULL, *spec, *retry_id = NULL, *path, *out, *want, *files;
+
+	sub_open(&e, "retry-fromstart", NULL);
+	e.cl.retry_budget = 2;
+	spec = tao_bundle(&e, "fromstart", 1, 1);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_assert_eq(settle(&e, 250), 2, "the job and one retry");
+	cr_assert_eq(retries_of(&e, res.record_id, &retry_id), 1);
+	first = load(&e, res.record_id);
+	second = load(&e, retry_id);
+	cr_expect_eq(second->state, TAO_DONE, "%s", tao_state_name(second->state));
+	cr_expect_neq(strcmp(second->results_dir, first->results_dir), 0);
+	cr_expect_null(second->resume_checkpoint, "%s", second->resume_checkpoint);
+	want = xasprintf("starts from the start: no checkpoint in %s", first->results_dir);
+	cr_expect(history_says(second, want), "the history says '%s'", want);
+	free(want);
+	path = xasprintf("%s/%s-%s/main.out", second->log_dir, second->id, second->backend_ref);
+	out = sub_slurp(path);
+	cr_assert_not_null(out, "%s", path);
+	want = xasprintf("taotop: a retry: starting from the start (no checkpoint in %s",
+	    first->results_dir);
+	cr_expect(strstr(out, want) != NULL, "the job did not say '%s':\n%s", want, out);
+	cr_expect(strstr(out, "Setting resume checkpoint") == NULL, "TAO resumed:\n%s", out);
+	free(want);
+	files = listing(second->results_dir);
+	cr_expect(strstr(files, "train/model_epoch_000.pth") != NULL &&
+	    strstr(files, "train/model_epoch_005.pth") != NULL, "all six epochs:\n%s", files);
+	free(files), free(out), free(path);
+	record_free(first), record_free(second);
+	free(retry_id), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+/* Down the chain: the first run saves epochs 1 to 3 and fails; its retry
+ * resumes from there and fails at once, before a checkpoint of its own;
+ * the retry of that one resumes from the first run's newest checkpoint
+ * (the newest of the chain), and says whose. */
+Test(retry, a_retry_of_a_retry_without_checkpoints_resumes_from_the_run_before, .timeout = 400)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *first, *second, *third;
+	char *err = NULL, *spec, *id2 = NULL, *id3 = NULL, *ckpt, *want, *path, *out;
+
+	sub_open(&e, "retry-chain", NULL);
+	e.cl.retry_budget = 2;
+	spec = tao_bundle(&e, "chain", 4, 2);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_assert_eq(settle(&e, 330), 3, "the job and two retries");
+	cr_assert_eq(retries_of(&e, res.record_id, &id2), 1);
+	cr_assert_eq(retries_of(&e, id2, &id3), 1);
+	first = load(&e, res.record_id);
+	second = load(&e, id2);
+	third = load(&e, id3);
+	ckpt = xasprintf("%s/train/model_epoch_002.pth", first->results_dir);
+	cr_expect_eq(second->state, TAO_ERROR);
+	cr_expect_eq(third->state, TAO_DONE, "%s", tao_state_name(third->state));
+	cr_expect(strcmp(third->results_dir, second->results_dir) != 0 &&
+	    strcmp(third->results_dir, first->results_dir) != 0, "a folder of its own");
+	cr_expect_str_eq(third->resume_dir ? third->resume_dir : "(none)", first->results_dir);
+	cr_expect_str_eq(third->resume_checkpoint ? third->resume_checkpoint : "(none)", ckpt);
+	path = xasprintf("%s/%s-%s/main.out", third->log_dir, third->id, third->backend_ref);
+	out = sub_slurp(path);
+	cr_assert_not_null(out, "%s", path);
+	want = xasprintf("Setting resume checkpoint to %s", ckpt);
+	cr_expect(strstr(out, want) != NULL, "TAO did not say '%s':\n%s", want, out);
+	free(want), free(out), free(path);
+	record_free(first), record_free(second), record_free(third);
+	free(id2), free(id3), free(spec), free(ckpt);
 	submit_result_free(&res);
 	sub_close(&e);
 }
@@ -277,9 +490,9 @@ Test(retry, a_retry_takes_its_secret_from_the_bundles_env_file, .timeout = 300)
 	cr_assert_eq(chmod(envfile, 0600), 0);
 	text = xasprintf(
 	    "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\nnetwork_arch: classification_pyt\n"
-	    "action: train\ncommand: [sh, -c, 'if [ -e %%B/results/ran-once ]; then echo \"recovered "
+	    "action: train\ncommand: [sh, -c, 'if [ -e {job_dir}/ran-once ]; then echo \"recovered "
 	    "token ${#RETRY_TOKEN}\"; echo {\\\"status\\\": \\\"SUCCESS\\\"} > %%B/results/status.json; "
-	    "exit 0; fi; touch %%B/results/ran-once; echo \"%s\" >&2; exit 1']\n"
+	    "exit 0; fi; touch {job_dir}/ran-once; echo \"%s\" >&2; exit 1']\n"
 	    "datasets: [lustre://%%B/data/train]\nresults_dir: lustre://%%B/results\ngpus: 1\n"
 	    "cpus_per_task: 1\ntime_hours: 0.5\nsecrets: [RETRY_TOKEN]\n", NCCL_TIMEOUT);
 	spec = sub_bundle(&e, "secret", text);
@@ -343,9 +556,9 @@ Test(retry, an_xid_on_node02_is_retried_away_from_node02, .timeout = 400)
 	    "'sleep 600'");
 	free(rig_wait_state(blocker, "RUNNING", 120));
 	spec = bundle_running(&e, "xid",
-	    "if [ -e %B/results/ran-once ]; then echo recovered on $SLURMD_NODENAME; "
+	    "if [ -e {job_dir}/ran-once ]; then echo recovered on $SLURMD_NODENAME; "
 	    "echo {\\\"status\\\": \\\"SUCCESS\\\"} > %B/results/status.json; exit 0; fi; "
-	    "touch %B/results/ran-once; echo epoch 1; echo \"" XID_LINE "\" >&2; "
+	    "touch {job_dir}/ran-once; echo epoch 1; echo \"" XID_LINE "\" >&2; "
 	    "echo \"Traceback (most recent call last):\" >&2; "
 	    "echo \"RuntimeError: CUDA error: unknown error\" >&2; exit 1");
 	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);

@@ -785,7 +785,7 @@ static int count_lines_with(const char *text, const char *what)
 }
 
 /* Retry of a job that succeeded: the dialog says it succeeded and that a
- * retry runs it again in the same results folder, and still asks; n keeps it as it
+ * retry runs it again in a results folder of its own, and still asks; n keeps it as it
  * was (no new run), y makes the retry, a new record linked to it. */
 Test(screen, retry_of_a_done_job_says_it_succeeded_and_asks, .timeout = 240)
 {
@@ -809,8 +809,9 @@ Test(screen, retry_of_a_done_job_says_it_succeeded_and_asks, .timeout = 240)
 
 	/* r: the dialog, in words that say what the retry means here. */
 	screen_keys(&s, "r");
-	want = xasprintf("%s succeeded (Done): it runs again in the same results folder", id);
-	screen_wait(&s, 5, "Retry?", want, "y/Enter: retry", "n/Esc: keep it", NULL);
+	want = xasprintf("%s succeeded (Done): it runs again as a new record, in a results folder", id);
+	screen_wait(&s, 5, "Retry?", want, "of its own, from its newest checkpoint", "y/Enter: retry",
+	    "n/Esc: keep it", NULL);
 	free(want);
 	/* n: the dialog goes, nothing is retried, and the row is as it was
 	 * (a poll later too: no new run, no note of one). */

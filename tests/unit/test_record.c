@@ -55,6 +55,9 @@ Test(record, json_round_trip_keeps_every_field_and_the_history)
 	record_set(&r->backend_ref, "12345");
 	record_set(&r->retry_of, "tao-20261128-abcdef");
 	record_set(&r->name, "lr-0.01");
+	record_set(&r->resume_dir, "/lustre/root/tao-20261128-abcdef/results");
+	record_set(&r->resume_checkpoint,
+	    "/lustre/root/tao-20261128-abcdef/results/train/model_epoch_002.pth");
 	cr_expect_eq(record_transition(r, TAO_PENDING, "PENDING", "Priority", "scheduler", 1000), 1);
 	cr_expect_eq(record_transition(r, TAO_RUNNING, "RUNNING", NULL, "scheduler", 2000), 1);
 	cr_expect_eq(record_transition(r, TAO_RUNNING, "RUNNING", NULL, "scheduler", 2500), 0,
@@ -71,6 +74,9 @@ Test(record, json_round_trip_keeps_every_field_and_the_history)
 	cr_expect_eq(back->hist[1].to, TAO_RUNNING);
 	cr_expect_str_eq(back->results_dir, "/lustre/results/it's \"quoted\"");
 	cr_expect_str_eq(back->name, "lr-0.01");
+	cr_expect_str_eq(back->resume_dir, "/lustre/root/tao-20261128-abcdef/results");
+	cr_expect_str_eq(back->resume_checkpoint,
+	    "/lustre/root/tao-20261128-abcdef/results/train/model_epoch_002.pth");
 	cr_expect_eq(store_create(s, r, &err), -1, "a second create of the same id");
 	free(err);
 	struct stat st;
@@ -318,6 +324,8 @@ Test(record, hostile_values_are_refused_on_load_before_any_command)
 		{ "retry_of", "../../etc/passwd" },
 		{ "log_dir", "-rf" },
 		{ "results_dir", "relative/path" },
+		{ "resume_dir", "relative/path" },
+		{ "resume_checkpoint", "-rf" },
 	};
 	struct cluster_cfg cl = { .name = (char *)"rig" };
 

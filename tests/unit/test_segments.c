@@ -196,6 +196,12 @@ Test(segments, best_and_latest_only_when_nothing_else)
 	"TAOTOP_RESUME_FIRST=0 TAOTOP_SEGMENTS_FILE=seg.jsonl SLURM_JOB_ID=7 " \
 	"taotop_signalled=%s taotop_again=\n"
 
+/* A retry's segment: its own folder "own", resuming from FROM's. */
+#define VARS_RETRY(from) "TAOTOP_REQUEUE=1 TAOTOP_CHILD_TIMEOUT_S=60 TAOTOP_MAX_SEGMENTS=9 " \
+	"TAOTOP_CKPT_ROOT=own TAOTOP_RESUME_KEY=train.resume_training_checkpoint_path " \
+	"TAOTOP_RESUME_FIRST=0 TAOTOP_SEGMENTS_FILE=seg.jsonl SLURM_JOB_ID=7 " \
+	"TAOTOP_RESUME_FROM=" from "\n"
+
 /* A fake scontrol: logs its words, refuses when ./refuse exists. */
 static void fake_scontrol(void)
 {
@@ -386,6 +392,116 @@ Test(segments, tao_auto_resume_0_turns_the_resume_off)
 	    "taotop_segment_start >/dev/null; printf '%s' \"[$TAOTOP_RESUME]\"", &rc);
 	cr_expect_str_eq(out, "[]");
 	free(out);
+}
+
+/* ---- a retry's own results folder ------------------------------------------------------- */
+
+/* What taotop_moved makes of word, the staged folder /x/r moved to /y/n/results. */
+static void expect_moved(const char *word, const char *want)
+{
+	size_t i;
+	for (i = 0; i < 2; i++) {
+		char *body, *got;
+		int rc;
+		if (!have(shells[i]))
+			continue;
+		body = xasprintf("TAOTOP_RESULTS_WAS=/x/r TAOTOP_RESULTS_DIR=/y/n/results\n"
+		    "printf '[%%s]' \"$(taotop_moved '%s')\"", word);
+		got = run(shells[i], body, &rc);
+		char *w = xasprintf("[%s]", want);
+		cr_expect_str_eq(got, w, "%s moved '%s' to %s, want %s", shells[i], word, got, w);
+		free(body), free(got), free(w);
+	}
+}
+
+Test(segments, a_retry_names_its_own_folder_where_the_staged_one_stood)
+{
+	expect_moved("results_dir=/x/r", "results_dir=/y/n/results");
+	expect_moved("/x/r", "/y/n/results");
+	expect_moved("/x/r/train/model_epoch_004.pth", "/y/n/results/train/model_epoch_004.pth");
+	expect_moved("if [ -e /x/r/m ]; then echo \"/x/r\"; fi",
+	    "if [ -e /y/n/results/m ]; then echo \"/y/n/results\"; fi");
+	/* Not the folder: another whose name starts or ends the same. */
+	expect_moved("/x/r1/train", "/x/r1/train");
+	expect_moved("/a/x/r", "/a/x/r");
+	expect_moved("-e", "-e");
+	expect_moved("/x/job/specs/spec.yaml", "/x/job/specs/spec.yaml");
+}
+
+/* The retry's paths file beside the job: its results folder replaces the
+ * staged one (the checkpoint root with it), is made, and mounted with
+ * the folder it resumes from when the staged mounts hold neither. */
+Test(segments, a_retry_reads_its_paths_file_and_a_first_run_has_none)
+{
+	size_t i;
+
+	sh("mkdir -p job/retries && printf 'results_dir=%s/new\\nresume_from=%s/prev\\n' \"$PWD\" "
+	    "\"$PWD\" > job/retries/tao-2.paths");
+	for (i = 0; i < 2; i++) {
+		char *body, *out, *want;
+		int rc;
+		if (!have(shells[i]))
+			continue;
+		sh("rm -rf new");
+		body = xasprintf("TAOTOP_JOB_DIR=%s/job TAOTOP_RESULTS_DIR=%s/old "
+		    "TAOTOP_CKPT_ROOT=%s/old/train SLURM_JOB_NAME=tao-2\ntaotop_retry_setup >/dev/null\n"
+		    "[ -d new ] && printf '%%s|%%s|%%s|%%s|%%s' \"$TAOTOP_RESULTS_DIR\" "
+		    "\"$TAOTOP_CKPT_ROOT\" \"$TAOTOP_RESULTS_WAS\" \"$TAOTOP_RESUME_FROM\" "
+		    "\"$TAOTOP_MOUNTS_MORE\"", dir, dir, dir);
+		out = run(shells[i], body, &rc);
+		want = xasprintf("%s/new|%s/new/train|%s/old|%s/prev|,%s/new:%s/new,%s/prev:%s/prev",
+		    dir, dir, dir, dir, dir, dir, dir, dir);
+		cr_expect_str_eq(out, want, "%s", shells[i]);
+		free(body), free(out), free(want);
+		/* The first run (its own name has no file): nothing changes. */
+		body = xasprintf("TAOTOP_JOB_DIR=%s/job TAOTOP_RESULTS_DIR=%s/old "
+		    "TAOTOP_CKPT_ROOT=%s/old SLURM_JOB_NAME=tao-1\ntaotop_retry_setup\n"
+		    "printf '%%s|%%s|%%s|%%s' \"$TAOTOP_RESULTS_DIR\" \"$TAOTOP_RESULTS_WAS\" "
+		    "\"$TAOTOP_RESUME_FROM\" \"$TAOTOP_MOUNTS_MORE\"", dir, dir, dir);
+		out = run(shells[i], body, &rc);
+		want = xasprintf("%s/old|||", dir);
+		cr_expect_str_eq(out, want, "%s", shells[i]);
+		free(body), free(out), free(want);
+	}
+}
+
+/* A retry's first segment: its own folder holds nothing yet, so the
+ * newest checkpoint of the run it retries (by the same rule); none there:
+ * from the start, said. Once its own folder has one, that one. */
+Test(segments, a_retry_resumes_from_the_run_it_retries_or_says_it_starts_over)
+{
+	size_t i;
+
+	fake_scontrol();
+	sh("mkdir -p prev/train own empty && echo x > prev/train/model_epoch_003.pth && "
+	    "echo x > prev/train/model_epoch_004.pth && touch -d '1 min ago' prev/train/model_epoch_003.pth && "
+	    "ln -s model_epoch_003.pth prev/train/classifier_model_latest.pth");
+	for (i = 0; i < 2; i++) {
+		char *out;
+		int rc;
+		if (!have(shells[i]))
+			continue;
+		out = run(shells[i], VARS_RETRY("prev") "taotop_segment_start\n"
+		    "printf '[%s]' \"$TAOTOP_RESUME\"", &rc);
+		cr_expect(strstr(out, "taotop: a retry: resuming from prev/train/model_epoch_004.pth "
+		    "(the newest checkpoint of the run it retries, in prev)") != NULL, "%s: %s",
+		    shells[i], out);
+		cr_expect(strstr(out, "[prev/train/model_epoch_004.pth]") != NULL, "%s: %s", shells[i],
+		    out);
+		free(out);
+		out = run(shells[i], VARS_RETRY("empty") "taotop_segment_start\n"
+		    "printf '[%s]' \"$TAOTOP_RESUME\"", &rc);
+		cr_expect(strstr(out, "taotop: a retry: starting from the start (no checkpoint in "
+		    "empty, the run it retries, nor in own)") != NULL, "%s: %s", shells[i], out);
+		cr_expect(strstr(out, "[]") != NULL, "%s: %s", shells[i], out);
+		free(out);
+		sh("mkdir -p own/train && echo z > own/train/model_epoch_006.pth");
+		out = run(shells[i], VARS_RETRY("prev") "SLURM_RESTART_COUNT=1\ntaotop_segment_start "
+		    ">/dev/null\nprintf '[%s]' \"$TAOTOP_RESUME\"", &rc);
+		cr_expect_str_eq(out, "[own/train/model_epoch_006.pth]", "%s", shells[i]);
+		free(out);
+		sh("rm -rf own/train");
+	}
 }
 
 /* ---- the segments file as taotop reads it ------------------------------------------------- */

@@ -86,6 +86,10 @@ struct job_record {
 					 * .env beside it again), or NULL */
 	char		*tao_results_dir; /* the spec's <action>.results_dir, where
 					 * TAO then writes, or NULL */
+	char		*resume_dir;	/* a retry's: the folder of the run it retries
+					 * that it resumes from, or NULL */
+	char		*resume_checkpoint; /* a retry's: the checkpoint chosen there
+					 * when it was opened, or NULL: none */
 	char		*status_path;	/* where TAO's status file was found, or
 					 * NULL: not yet (engine/track/taostatus.h) */
 	/* TAO's final line, seen while SLURM still ran the job (it shows as

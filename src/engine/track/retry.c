@@ -70,10 +70,11 @@ static int claim(struct job_record *r, void *arg, char **err)
 		return -1;
 	}
 	if (r->state == TAO_DONE && !cl->done_too) {
-		/* Not "from the start": the retry runs in the same results
-		 * folder, where TAO resumes from its own *_latest.pth. */
-		*err = xasprintf("%s succeeded (Done): a retry would run it again in the same results "
-		    "folder; taotop retry --force %s does that", r->id, r->id);
+		/* Not "from the start": the retry runs in a folder of its own,
+		 * resuming from this run's newest checkpoint (its last). */
+		*err = xasprintf("%s succeeded (Done): a retry would run it again in a results folder "
+		    "of its own, resuming from its newest checkpoint; taotop retry --force %s does "
+		    "that", r->id, r->id);
 		return -1;
 	}
 	record_set(&r->retried_as, cl->new_id);
@@ -264,6 +265,225 @@ static void apply_checks(struct job_record *r, const char *checks)
 	free(out);
 }
 
+/* ---- a results folder of its own ------------------------------------------------------------ */
+
+#define FRESH_TIMEOUT_MS	30000
+#define CHAIN_MAX		100
+
+/* Where record p's checkpoints are: TAO's task folder when its spec puts
+ * it outside the results folder, else the results folder. */
+static const char *ckpt_dir_of(const struct job_record *p)
+{
+	size_t n;
+
+	if (p->results_dir == NULL)
+		return p->tao_results_dir;
+	n = strlen(p->results_dir);
+	if (p->tao_results_dir != NULL && (strncmp(p->tao_results_dir, p->results_dir, n) != 0 ||
+	    (p->tao_results_dir[n] != '/' && p->tao_results_dir[n] != '\0')))
+		return p->tao_results_dir;
+	return p->results_dir;
+}
+
+/* dir with the folder `was` at its start replaced by `now` (dir itself,
+ * or a path below it), or a copy of dir. */
+static char *moved(const char *dir, const char *was, const char *now)
+{
+	size_t n = strlen(was);
+
+	if (strncmp(dir, was, n) == 0 && (dir[n] == '/' || dir[n] == '\0'))
+		return xasprintf("%s%s", now, dir + n);
+	return xstrdup(dir);
+}
+
+/* The folders a retry of old may resume from, newest run first: old's,
+ * then each earlier run's down its retry_of chain (a run that wrote no
+ * checkpoint leaves its predecessor's the newest), each once. */
+static size_t chain_dirs(struct record_store *st, const struct job_record *old, char ***out)
+{
+	char **v = NULL, *at = NULL, *err = NULL;
+	size_t n = 0, i;
+	int hops = 0;
+	const struct job_record *p = old;
+	struct job_record *loaded = NULL;
+
+	while (p != NULL && hops++ < CHAIN_MAX) {
+		const char *d = ckpt_dir_of(p);
+		int seen = 0;
+		for (i = 0; d != NULL && i < n; i++)
+			seen |= strcmp(v[i], d) == 0;
+		if (d != NULL && !seen && strpbrk(d, "\n\r") == NULL && d[0] == '/') {
+			v = xreallocarray(v, n + 1, sizeof(*v));
+			v[n++] = xstrdup(d);
+		}
+		free(at);
+		at = p->retry_of != NULL ? xstrdup(p->retry_of) : NULL;
+		record_free(loaded);
+		loaded = NULL;
+		p = NULL;
+		if (at != NULL && store_load(st, at, &loaded, &err) == 0)
+			p = loaded;
+		free(err);
+		err = NULL;
+	}
+	record_free(loaded);
+	free(at);
+	*out = v;
+	return n;
+}
+
+/* The value after "tag " on out's line that starts with it, or NULL. */
+static char *tagged(const char *out, const char *tag)
+{
+	size_t n = strlen(tag);
+	const char *p = out;
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, tag, n) == 0 && p[n] == ' ') {
+			size_t len = strcspn(p + n + 1, "\n");
+			return len > 0 ? xstrndup(p + n + 1, len) : NULL;
+		}
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return NULL;
+}
+
+/* Whether out has a line that is exactly tag. */
+static int has_line(const char *out, const char *tag)
+{
+	size_t n = strlen(tag);
+	const char *p = out;
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, tag, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
+			return 1;
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return 0;
+}
+
+/*
+ * The retry r (of old) gets a results folder of its own, named as a new
+ * submit's (<root>/<its id>/results), and resumes from the newest usable
+ * checkpoint of the run it retries (or, if that one wrote none, of the
+ * run before it, down the chain). One remote command: the choice is made
+ * by the staged script's own segments block (the rule its segments use),
+ * the folder made, and the retry's paths file written beside the job
+ * (retries/<id>.paths), which the script reads when it runs under the
+ * retry's name. r's results_dir, tao_results_dir, resume_dir,
+ * resume_checkpoint and history say what was chosen. A script staged
+ * before this knew no such file: the retry then runs in the same folder,
+ * and says so. -1 with *err: the folder or the file could not be made.
+ */
+static int fresh_paths(struct conn *c, struct record_store *st, const struct job_record *old,
+    struct job_record *r, const char *job_dir, const char *sbatch, char **err)
+{
+	char **dirs = NULL, *root = xstrndup(job_dir, (size_t)(strrchr(job_dir, '/') - job_dir));
+	char *results = xasprintf("%s/%s/results", root, r->id), *out = NULL, *e2 = NULL;
+	char *rdir = xasprintf("%s/retries", job_dir), *key = NULL, *from = NULL, *ckpt = NULL;
+	char *q, *msg, *qfirst = NULL;
+	size_t ndirs = chain_dirs(st, old, &dirs), i;
+	struct buf cmd;
+	int status = 0, rc = -1;
+
+	buf_init(&cmd);
+	q = sh_quote(sbatch);
+	buf_addf(&cmd, "sb=%s; if ! grep -q '^taotop_retry_setup()' \"$sb\"; then echo @@old; "
+	    "exit 0; fi; eval \"$(sed -n '/^# taotop-segments begin/,/^# taotop-segments end/p' "
+	    "\"$sb\")\" && eval \"$(grep '^TAOTOP_RESUME_KEY=' \"$sb\" | sed -n 1p)\" && "
+	    "echo \"@@key ${TAOTOP_RESUME_KEY:-}\" && from= && ck= && for d in", q);
+	free(q);
+	for (i = 0; i < ndirs; i++) {
+		q = sh_quote(dirs[i]);
+		buf_addf(&cmd, " %s", q);
+		if (i == 0)
+			qfirst = xstrdup(q);
+		free(q);
+	}
+	if (ndirs == 0)
+		buf_adds(&cmd, " ''");
+	buf_adds(&cmd, "; do [ -n \"$d\" ] || continue; c=$(taotop_ckpt_newest \"$d\"); "
+	    "if [ -n \"$c\" ]; then from=$d; ck=${c#* }; break; fi; done; ");
+	{
+		/* The paths file names the run it retries even when no checkpoint
+		 * was found: the job then says where it looked. The id is a
+		 * record id (letters, digits, -): a file name as it is. */
+		char *qres = sh_quote(results), *qrdir = sh_quote(rdir);
+		buf_addf(&cmd, "first=%s; mkdir -p %s %s && printf 'results_dir=%%s\\nresume_from=%%s\\n' "
+		    "%s \"${from:-$first}\" > %s/%s.paths.tmp && mv -f %s/%s.paths.tmp %s/%s.paths && "
+		    "echo \"@@from $from\" && echo \"@@ckpt $ck\" && echo @@ok", qfirst ? qfirst : "''",
+		    qres, qrdir, qres, qrdir, r->id, qrdir, r->id, qrdir, r->id);
+		free(qres), free(qrdir);
+	}
+	out = conn_run(c, cmd.data, FRESH_TIMEOUT_MS, &status, &e2);
+	buf_free(&cmd);
+	if (out != NULL && has_line(out, "@@old")) {
+		record_event(r, "its staged sbatch predates retries with a results folder of their "
+		    "own: it runs in the same results folder, where TAO resumes from its own "
+		    "*_latest.pth", "taotop", time(NULL));
+		rc = 0;
+		goto out;
+	}
+	if (out == NULL || !has_line(out, "@@ok")) {
+		*err = xasprintf("the retry's results folder %s could not be made on %s: %s", results,
+		    conn_host(c), e2 != NULL && e2[0] ? e2 : "no answer");
+		goto out;
+	}
+	key = tagged(out, "@@key");
+	from = tagged(out, "@@from");
+	ckpt = tagged(out, "@@ckpt");
+	if (from != NULL && strpbrk(from, "\r") != NULL)
+		free(from), from = NULL;
+	if (ckpt != NULL && (ckpt[0] != '/' || strpbrk(ckpt, "\r") != NULL))
+		free(ckpt), ckpt = NULL;
+	/* The record follows the retry's folder: TAO's task folder too when
+	 * it was below the results folder. */
+	if (old->tao_results_dir != NULL && old->results_dir != NULL) {
+		char *t = moved(old->tao_results_dir, old->results_dir, results);
+		record_set(&r->tao_results_dir, t);
+		free(t);
+	}
+	record_set(&r->results_dir, results);
+	msg = xasprintf("results: %s, a folder of its own (%s's stay as they were in %s)", results,
+	    old->id, old->results_dir ? old->results_dir : "?");
+	record_event(r, msg, "taotop", time(NULL));
+	free(msg);
+	if (key == NULL) {
+		record_event(r, "starts from the start: its job has no resume key (auto_resume: "
+		    "false, resume_key: null, or an action without one)", "taotop", time(NULL));
+	} else if (ckpt != NULL && from != NULL) {
+		record_set(&r->resume_dir, from);
+		record_set(&r->resume_checkpoint, ckpt);
+		msg = xasprintf("resumes from %s: the newest checkpoint in %s (as %s)", ckpt, from,
+		    key);
+		record_event(r, msg, "taotop", time(NULL));
+		free(msg);
+	} else {
+		struct buf where;
+		buf_init(&where);
+		for (i = 0; i < ndirs; i++)
+			buf_addf(&where, "%s%s", i ? ", " : "", dirs[i]);
+		if (ndirs > 0)
+			record_set(&r->resume_dir, dirs[0]);
+		msg = xasprintf("starts from the start: no checkpoint in %s", where.data ? where.data
+		    : "the runs it retries");
+		record_event(r, msg, "taotop", time(NULL));
+		free(msg);
+		buf_free(&where);
+	}
+	rc = 0;
+out:
+	for (i = 0; i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs), free(root), free(results), free(out), free(e2), free(rdir), free(key);
+	free(from), free(ckpt), free(qfirst);
+	return rc;
+}
+
 /* retry_job keeping the retry away from `node` (sbatch --exclude, with
  * `evidence`, the line that tied the failure to it, in the new record),
  * besides the nodes the chain already excluded; those are each checked
@@ -273,14 +493,14 @@ static void apply_checks(struct job_record *r, const char *checks)
  * the chain's. */
 static int retry_job_excluding(struct conn *c, struct record_store *st,
     const struct cluster_cfg *cl, const char *id, const char *why, int done_too,
-    const char *node, const char *evidence, const struct node_answer *asked, char **new_id,
-    char **slurm_id, char **err)
+    int same_folder, const char *node, const char *evidence, const struct node_answer *asked,
+    char **new_id, char **slurm_id, char **err)
 {
 	struct claim how;
 	struct job_record *old = NULL, *r = NULL;
 	struct conn_stat cs;
 	char *job_dir = NULL, *first_id, *sbatch = NULL, *nid = NULL, *msg, *exclude = NULL;
-	int adopted = 0, rc = -1;
+	int adopted = 0, rc = -1, fresh_rc = 0;
 	size_t i;
 
 	*new_id = *slurm_id = NULL;
@@ -360,10 +580,16 @@ static int retry_job_excluding(struct conn *c, struct record_store *st,
 		record_event(r, msg, "taotop", time(NULL));
 		free(msg);
 	}
+	/* The job folder checked as the user's own (and the sidecar written)
+	 * before anything is written into it; then its own results folder,
+	 * and the checkpoint it resumes from; a continuation (SLURM refused a
+	 * requeue) is the same run going on, in the same folder. */
+	fresh_rc = restage(c, old, job_dir, first_id, err);
+	if (fresh_rc == 0 && !same_folder)
+		fresh_rc = fresh_paths(c, st, old, r, job_dir, sbatch, err);
 	if (store_create(st, r, err) != 0)
 		goto out;
-	if (restage(c, old, job_dir, first_id, err) != 0 ||
-	    submit_launch_staged(c, st, nid, job_dir, sbatch, old->log_dir, exclude, slurm_id,
+	if (fresh_rc != 0 || submit_launch_staged(c, st, nid, job_dir, sbatch, old->log_dir, exclude, slurm_id,
 	    &adopted, err) != 0) {
 		char *e2 = NULL;
 		msg = xasprintf("not launched: %s", *err);
@@ -395,8 +621,15 @@ out:
 int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const char *id, const char *why, int done_too, char **new_id, char **slurm_id, char **err)
 {
-	return retry_job_excluding(c, st, cl, id, why, done_too, NULL, NULL, NULL, new_id,
+	return retry_job_excluding(c, st, cl, id, why, done_too, 0, NULL, NULL, NULL, new_id,
 	    slurm_id, err);
+}
+
+int retry_continue_run(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const char *id, const char *why, char **new_id, char **slurm_id, char **err)
+{
+	return retry_job_excluding(c, st, cl, id, why, 0, 1, NULL, NULL, NULL, new_id, slurm_id,
+	    err);
 }
 
 /* ---- the automatic retry -------------------------------------------------------------------- */
@@ -499,7 +732,7 @@ int retry_after_failure(struct conn *c, struct record_store *st, const struct cl
 		}
 	}
 	why = xasprintf("infrastructure failure: %s", v.reason);
-	if (retry_job_excluding(c, st, cl, id, why, 0, node, evidence, &asked, new_id, &slurm_id,
+	if (retry_job_excluding(c, st, cl, id, why, 0, 0, node, evidence, &asked, new_id, &slurm_id,
 	    err) != 0)
 		rc = -1;
 	else

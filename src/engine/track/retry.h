@@ -6,7 +6,12 @@
  * the chain: nothing is staged again, no image converted again. Only the
  * secrets' sidecar, which the first run shredded, is written again (from
  * the environment). Its logs go to a folder of its own (%x-%j: the new
- * record's name); a failure of the node the job ran on excludes that node
+ * record's name), its results too (<root>/<its id>/results, as a new
+ * submit's: the failed run's files stay as they were), and its first
+ * segment resumes from the newest usable checkpoint of the run it retries
+ * (or of the one before it, down the chain), chosen by the segments'
+ * rule (docs/segments.md); the record says which, or that it starts from
+ * the start. A failure of the node the job ran on excludes that node
  * from the retry (and the chain's later retries). The cluster's retry
  * budget (10 by default, as NVIDIA's references) bounds a chain; a
  * failure of the program itself is surfaced at once and never uses the
@@ -28,6 +33,12 @@ struct cluster_cfg;
  * in its note. */
 int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const char *id, const char *why, int done_too, char **new_id, char **slurm_id, char **err);
+
+/* The run of `id`, whose requeue SLURM refused, going on as a new linked
+ * record: retry_job, but in the same results folder (one run, its
+ * segments counted on). */
+int retry_continue_run(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    const char *id, const char *why, char **new_id, char **slurm_id, char **err);
 
 /* After record `id` ended in Error with SLURM state `native` (FAILED,
  * NODE_FAIL, ...) and exit code: classify, note the verdict, and retry an

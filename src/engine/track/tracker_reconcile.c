@@ -384,7 +384,7 @@ static void continue_run(struct conn *c, struct record_store *st, const struct c
 	text = xasprintf("%zu\n", r->nseg);
 	why = xasprintf("continued after segment %zu: SLURM refused its requeue", r->nseg);
 	if (conn_write_file(c, path, text, strlen(text), 0644, CONN_WRITE_ATOMIC, &err) != CONN_OK ||
-	    retry_job(c, st, cl, r->id, why, 0, &nid, &sid, &err) != 0) {
+	    retry_continue_run(c, st, cl, r->id, why, &nid, &sid, &err) != 0) {
 		char *n = xasprintf("SLURM refused the requeue and the run could not go on as a new "
 		    "job: %s; submit the bundle again with resume: true", err ? err : "?");
 		note(st, r->id, n);
