@@ -280,9 +280,12 @@ Test(multinode, every_rung_hanging_ends_the_job_before_training_as_the_probes_fa
 		sleep(1);
 		sub_wait_final(&e, res.record_id, 5);
 	}
-	cr_expect(history_says(&e, res.record_id, "failure: the infrastructure's (nccl-probe): "
+	cr_expect(history_says(&e, res.record_id, "failure: the cluster's setup (nccl-probe): "
 	    "main.err: taotop: the NCCL probe hung with every rung of the ladder on 2x2 (tried: "
 	    "none; NCCL_IB_DISABLE=1): the training did not start"), "the verdict");
+	cr_expect(history_says(&e, res.record_id, "not retried (a fresh allocation would fail "
+	    "the same way)"), "retried: the ladder would hang again");
+	cr_expect(!history_says(&e, res.record_id, "retry 1 of"), "retried");
 	cr_expect(!history_says(&e, res.record_id, "the program's"), "a program fault");
 	cr_assert_eq(store_load(e.store, res.record_id, &r, &err), 0, "%s", err);
 	path = xasprintf("%s/%s-%s/main.out", r->log_dir, r->id, r->backend_ref);

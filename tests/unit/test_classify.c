@@ -122,6 +122,10 @@ Test(classify, the_corpus)
 		cr_expect_eq(v.kind, corpus[i].want, "sample %zu: %s (%s: %s)", i,
 		    v.kind == FAILURE_INFRA ? "infra" : "program", v.reason, v.evidence);
 		cr_expect_str_eq(v.reason, corpus[i].reason, "sample %zu", i);
+		/* Only the cluster's setup (the probe's every rung hung) is
+		 * the infrastructure's and still never retried. */
+		cr_expect_eq(v.no_retry, strcmp(corpus[i].reason, "nccl-probe") == 0,
+		    "sample %zu: no_retry %d", i, v.no_retry);
 		infra += corpus[i].want == FAILURE_INFRA;
 	}
 	cr_expect(infra >= 10 && n - infra >= 10, "both kinds are well represented");

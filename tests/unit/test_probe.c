@@ -339,3 +339,36 @@ Test(probe, the_probe_time_shortens_the_child_timeout)
 	cr_expect(child < 1000 && child > 900, "child timeout %d after the probe:\n%s", child, out);
 	free(out), free(err), free(v), free(body);
 }
+
+/* A probe that took (nearly) all of the child timeout leaves the training
+ * a minute, never the whole timeout again (it would run past the wall). */
+Test(probe, a_probe_longer_than_the_margin_leaves_the_training_a_minute)
+{
+	char *v = vars(1), *out, *err, *body;
+	int rc;
+
+	body = xasprintf("%s\nTAOTOP_CHILD_TIMEOUT_S=61", v);
+	run("dash", body, "taotop_nccl_probe || exit 3\necho \"child=$TAOTOP_CHILD_TIMEOUT_S\"", &out,
+	    &err, &rc);
+	cr_expect_eq(rc, 0, "%s\n%s", out, err);
+	cr_expect_not_null(strstr(out, "child=60\n"), "%s", out);
+	free(out), free(err), free(v), free(body);
+}
+
+/* A job signalled (scancel, preemption) during a rung starts no next rung
+ * and says why: no "hung"/"failed" verdict for the ladder. */
+Test(probe, a_signal_during_the_probe_stops_the_ladder)
+{
+	char *v = vars(3), *out, *err, *body;
+	int rc;
+
+	body = xasprintf("%s\ntaotop_signalled=", v);
+	run("bash", body, "trap 'taotop_signalled=1' TERM\n"
+	    "( sleep 1; kill -TERM $$ ) &\n"
+	    "taotop_nccl_probe || exit 3\necho trained", &out, &err, &rc);
+	cr_expect_eq(rc, 3, "%s\n%s", out, err);
+	cr_expect_not_null(strstr(err, "signalled during the NCCL probe"), "%s", err);
+	cr_expect_null(strstr(out, "rung 2"), "a next rung started:\n%s", out);
+	cr_expect_null(strstr(out, "trained"), "%s", out);
+	free(out), free(err), free(v), free(body);
+}

@@ -13,11 +13,11 @@
  * an ignored line is no evidence; a fault of the program's decides before
  * any line of the infrastructure's; those before the program's generic
  * signs (a traceback, an exit code). */
-enum rule_kind { RULE_IGNORE, RULE_FAULT, RULE_NODE, RULE_INFRA, RULE_PROGRAM };
+enum rule_kind { RULE_IGNORE, RULE_FAULT, RULE_NODE, RULE_INFRA, RULE_SETUP, RULE_PROGRAM };
 
 static const struct { const char *word; enum rule_kind kind; } kinds[] = {
 	{ "ignore", RULE_IGNORE }, { "fault", RULE_FAULT }, { "node", RULE_NODE },
-	{ "infra", RULE_INFRA }, { "program", RULE_PROGRAM },
+	{ "infra", RULE_INFRA }, { "setup", RULE_SETUP }, { "program", RULE_PROGRAM },
 };
 
 struct pattern {
@@ -182,6 +182,7 @@ static int match(const struct patterns *ps, const struct lines *ls, unsigned whi
 			snprintf(v->source, sizeof(v->source), "%s", ls->v[k].source);
 			snprintf(v->evidence, sizeof(v->evidence), "%.255s", ls->v[k].text);
 			v->node_tied = ps->p[i].kind == RULE_NODE;
+			v->no_retry = ps->p[i].kind == RULE_SETUP;
 			return 1;
 		}
 	}
@@ -205,7 +206,7 @@ void classify_failure(const struct patterns *ps, const char *native, const char 
 	if (is_word(native, "NODE_FAIL") || is_word(native, "BOOT_FAIL")) {
 		/* The scheduler's own word for a node's failure needs no log;
 		 * a line of the node's, if any, is its evidence. */
-		if (match(ps, &ls, KIND(RULE_NODE) | KIND(RULE_INFRA), &line))
+		if (match(ps, &ls, KIND(RULE_NODE) | KIND(RULE_INFRA) | KIND(RULE_SETUP), &line))
 			*v = line;
 		v->kind = FAILURE_INFRA;	/* after the copy: line's is not set */
 		v->node_tied = 1;
@@ -226,7 +227,7 @@ void classify_failure(const struct patterns *ps, const char *native, const char 
 		v->kind = FAILURE_PROGRAM;
 		goto out;
 	}
-	if (match(ps, &ls, KIND(RULE_NODE) | KIND(RULE_INFRA), v)) {
+	if (match(ps, &ls, KIND(RULE_NODE) | KIND(RULE_INFRA) | KIND(RULE_SETUP), v)) {
 		v->kind = FAILURE_INFRA;
 		goto out;
 	}

@@ -41,6 +41,9 @@ struct verdict {
 	enum failure_kind kind;
 	int	 node_tied;	/* the infrastructure's, on the node it ran on (an
 				 * Xid, a lost GPU, NODE_FAIL): worth excluding */
+	int	 no_retry;	/* the infrastructure's, but a fresh allocation
+				 * fails the same way (the cluster's setup: every
+				 * NCCL rung hung): surfaced, not retried */
 	char	 reason[64];	/* the rule's name, or the native state */
 	char	 source[16];	/* "main.err", "main.out", or "" (the state) */
 	char	 evidence[256];	/* the line that decided it, or "" */

@@ -118,7 +118,18 @@ static int restage(struct conn *c, const struct job_record *r, const char *job_d
 	stage_init(&sg);
 	stage_own_folder(&sg, job_dir);
 	if (r->secrets != NULL && r->secrets[0] != '\0') {
+		char *q, *rm;
 		path = secrets_sidecar_path(job_dir, first_id);
+		/* A sidecar the run left (its removal at the end failed) is
+		 * the user's own regular file in the user's own folder: gone
+		 * first, or the new-file write would refuse the retry.
+		 * Anything else there (a FIFO, a link, another's file) still
+		 * refuses it. */
+		q = sh_quote(path);
+		rm = xasprintf("p=%s; if [ -f \"$p\" ] && [ ! -L \"$p\" ] && [ -O \"$p\" ]; then "
+		    "rm -f -- \"$p\"; fi", q);
+		stage_run(&sg, rm, "remove the run's own sidecar, if it was left");
+		free(rm), free(q);
 		stage_write_secret(&sg, path, text.data, text.len, "the job's secrets");
 	}
 	secrets_wipe(&text);
@@ -379,6 +390,32 @@ static int has_line(const char *out, const char *tag)
  * before this knew no such file: the retry then runs in the same folder,
  * and says so. -1 with *err: the folder or the file could not be made.
  */
+/* A continuation runs on in the folder of the run it continues: when that
+ * run was itself a retry (a paths file of its own names its folder), the
+ * same folder goes in the continuation's paths file, or the staged script
+ * would run in the first run's folder. No paths file: the staged folder,
+ * as it is. */
+static int same_paths(struct conn *c, const struct job_record *old, const struct job_record *r,
+    const char *job_dir, char **err)
+{
+	char *rdir = xasprintf("%s/retries", job_dir), *qrdir = sh_quote(rdir), *e2 = NULL, *out;
+	char *cmd = xasprintf("d=%s; p=$d/%s.paths; if [ -f \"$p\" ]; then "
+	    "res=$(sed -n 's/^results_dir=//p' \"$p\" | head -n 1); "
+	    "printf 'results_dir=%%s\\nresume_from=%%s\\n' \"$res\" \"$res\" > \"$d/%s.paths.tmp\" && "
+	    "mv -f \"$d/%s.paths.tmp\" \"$d/%s.paths\" || exit 1; fi; echo @@ok",
+	    qrdir, old->id, r->id, r->id, r->id);
+	int status = 0, rc = 0;
+
+	out = conn_run(c, cmd, FRESH_TIMEOUT_MS, &status, &e2);
+	if (out == NULL || !has_line(out, "@@ok")) {
+		*err = xasprintf("the continuation's paths file in %s could not be written on %s: %s",
+		    rdir, conn_host(c), e2 != NULL && e2[0] ? e2 : "no answer");
+		rc = -1;
+	}
+	free(out), free(e2), free(cmd), free(qrdir), free(rdir);
+	return rc;
+}
+
 static int fresh_paths(struct conn *c, struct record_store *st, const struct job_record *old,
     struct job_record *r, const char *job_dir, const char *sbatch, char **err)
 {
@@ -537,6 +574,7 @@ static int retry_job_excluding(struct conn *c, struct record_store *st,
 	record_set(&r->action, old->action);
 	record_set(&r->storage_tier, old->storage_tier);
 	record_set(&r->results_dir, old->results_dir);
+	record_set(&r->tao_results_dir, old->tao_results_dir);
 	record_set(&r->log_dir, old->log_dir);
 	record_set(&r->secrets, old->secrets);
 	record_set(&r->bundle, old->bundle);
@@ -587,6 +625,8 @@ static int retry_job_excluding(struct conn *c, struct record_store *st,
 	fresh_rc = restage(c, old, job_dir, first_id, err);
 	if (fresh_rc == 0 && !same_folder)
 		fresh_rc = fresh_paths(c, st, old, r, job_dir, sbatch, err);
+	else if (fresh_rc == 0)
+		fresh_rc = same_paths(c, old, r, job_dir, err);
 	if (store_create(st, r, err) != 0)
 		goto out;
 	if (fresh_rc != 0 || submit_launch_staged(c, st, nid, job_dir, sbatch, old->log_dir, exclude, slurm_id,
@@ -707,6 +747,11 @@ int retry_after_failure(struct conn *c, struct record_store *st, const struct cl
 	if (v.kind == FAILURE_PROGRAM) {
 		note(st, id, "failure: the program's (%s)%s%s: not retried", v.reason, sep,
 		    evidence ? evidence : "");
+		goto done;
+	}
+	if (v.no_retry) {
+		note(st, id, "failure: the cluster's setup (%s)%s%s: not retried (a fresh "
+		    "allocation would fail the same way)", v.reason, sep, evidence ? evidence : "");
 		goto done;
 	}
 	before = attempts_before(st, r);

@@ -533,10 +533,17 @@ static void rows_reserve(struct poll_result *res, size_t n)
 	}
 }
 
-/* The record's history line for a cached probe answer. */
+/* The record's history line for a cached probe answer, once: every new
+ * tracker (each `taotop status`, each start of the monitor) reads the
+ * segments file from its start and finds the answer again. */
 static int note_probe(struct job_record *r, void *arg, char **err)
 {
+	size_t i;
+
 	(void)err;
+	for (i = 0; i < r->nhist; i++)
+		if (r->hist[i].message != NULL && strcmp(r->hist[i].message, arg) == 0)
+			return 0;
 	record_event(r, arg, "taotop", time(NULL));
 	return 1;
 }
@@ -572,6 +579,9 @@ static void cache_probe(const struct tracker *t, struct record_store *st,
 	if (!ok) {
 		log_msg(LOG_WARN, "poll: %s: the NCCL probe's answer is not a set of the ladder: "
 		    "not cached", r->id);
+	} else if (t->cl->nccl_env != NULL && strcmp(t->cl->nccl_env, env) == 0 &&
+	    t->cl->nccl_env_shape != NULL && strcmp(t->cl->nccl_env_shape, clean) == 0) {
+		/* Cached already (by an earlier look at this run): no write. */
 	} else if (config_save_nccl_env(t->cl->name, env, clean, &err) != 0) {
 		log_msg(LOG_WARN, "poll: %s: the NCCL knobs passed but were not cached: %s", r->id,
 		    err);
