@@ -104,6 +104,19 @@ Test(preflight, ngc_credentials_go_in_0600_and_the_key_shows_nowhere, .timeout =
 	}
 	cr_assert_eq(stat(path, &st), 0);
 	cr_expect_eq(st.st_mode & 0777, 0600);
+	/* An entry over several lines: whose password line is whose is not
+	 * guessed; refused, the file as it was. */
+	free(rig_ssh_ok("printf 'machine other.io\\n  login me\\n  password keep\\n' >> "
+	    "~/.config/enroot/.credentials"));
+	cr_expect_eq(preflight_install_ngc(c, KEY, 1, &err), -1);
+	cr_expect(err != NULL && strstr(err, "netrc entries over several lines") != NULL, "%s", err);
+	free(err), err = NULL;
+	{
+		char *text = rig_ssh_ok("cat ~/.config/enroot/.credentials");
+		cr_expect(strstr(text, "nvapi-NewKey42") != NULL && strstr(text, "password keep") != NULL,
+		    "the file changed:\n%s", text);
+		free(text);
+	}
 	free(rig_ssh_ok("rm -f ~/.config/enroot/.credentials"));
 	/* With no file, replacing writes it new. */
 	cr_assert_eq(preflight_install_ngc(c, KEY, 1, &err), 0, "%s", err);

@@ -67,7 +67,7 @@ static char *results_root(const struct cluster_cfg *cl)
 
 /* Every check in one remote script: one command, one answer, each passed
  * check a "@@ok NAME" line. */
-static void checks_script(struct buf *cmd, const char *root)
+static void checks_script(struct buf *cmd, const char *root, const char *images)
 {
 	buf_adds(cmd, "for t in sbatch squeue sacct scancel srun scontrol; do "
 	    "command -v $t >/dev/null && echo \"@@ok $t\"; done; "
@@ -84,27 +84,25 @@ static void checks_script(struct buf *cmd, const char *root)
 		/* What another user could do there (engine/config/rootsafe.h). */
 		rootsafe_funcs(cmd);
 		rootsafe_ask_root(cmd, "unsafe-root", root);
-		{
-			/* The images folder (the NCCL probe runs from the
-			 * job's own folder: no probes folder is used). */
-			char *sub = xasprintf("%s/images", root);
-			rootsafe_ask_dir(cmd, "unsafe-images", sub);
-			free(sub);
-		}
+		/* The images folder (the cluster's image_cache, or the
+		 * root's images/; the NCCL probe runs from the job's own
+		 * folder: no probes folder is used). */
+		rootsafe_ask_dir(cmd, "unsafe-images", images);
 		buf_adds(cmd, "true");
 	}
 }
 
 /* Each unsafe thing about the root and its images/ folder: a warning line
  * each, naming the path, what is wrong and the fix. */
-static void add_root_safety(struct preflight *p, const char *out, const char *root)
+static void add_root_safety(struct preflight *p, const char *out, const char *root,
+    const char *images)
 {
 	static const char *const tags[] = { "unsafe-root", "unsafe-images" };
 	size_t i, k = 0;
 
 	for (i = 0; i < 2; i++) {
 		const char *at = out;
-		char *path = i == 0 ? xstrdup(root) : xasprintf("%s/images", root);
+		char *path = xstrdup(i == 0 ? root : images);
 		char code[64];
 		/* Every line of the tag: a root can be a link and open at once. */
 		while (at != NULL && rootsafe_read(at, tags[i], code, sizeof(code))) {
@@ -203,6 +201,8 @@ int preflight_run(struct conn *c, const struct cluster_cfg *cl, struct preflight
 	struct conn_exec x;
 	struct found f;
 	char *root = results_root(cl);
+	char *images = cl->image_cache != NULL ? xstrdup(cl->image_cache)
+	    : root != NULL ? xasprintf("%s/images", root) : NULL;
 	int rc = 0;
 
 	memset(p, 0, sizeof(*p));
@@ -210,7 +210,7 @@ int preflight_run(struct conn *c, const struct cluster_cfg *cl, struct preflight
 	p->all_ok = 1;
 	add(p, "ssh", 1, 0, NULL);	/* we are connected: key-only login works */
 	buf_init(&cmd);
-	checks_script(&cmd, root);
+	checks_script(&cmd, root, images);
 	conn_exec_init(&x, cmd.data);
 	x.timeout_ms = 60000;
 	if (conn_exec(c, &x, err) != CONN_OK) {
@@ -221,13 +221,13 @@ int preflight_run(struct conn *c, const struct cluster_cfg *cl, struct preflight
 		parse_found(x.out.data ? x.out.data : (char *)"", &f);
 		add_results(p, c, cl, &f, root);
 		if (root != NULL && root[0] == '/')
-			add_root_safety(p, copy, root);
+			add_root_safety(p, copy, root, images);
 		free(copy);
 	}
 	conn_exec_free(&x);
 	buf_free(&cmd);
 	free(f.parts);
-	free(root);
+	free(root), free(images);
 	return rc;
 }
 
@@ -301,6 +301,18 @@ static int creds_kept(struct conn *c, struct buf *out, char **err)
 	for (p = old.data ? old.data : "", end = p + old.len; p < end;) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		size_t sp = strspn(p, " \t");
+		/* A line that does not begin an entry continues the one above
+		 * (netrc allows it; enroot reads one-line entries only): which
+		 * entry it belongs to is not taotop's to guess. */
+		if (sp < len && strncmp(p + sp, "machine", 7) != 0 && strncmp(p + sp, "default", 7) != 0 &&
+		    p[sp] != '#') {
+			buf_free(&old);
+			*err = xstrdup("~/" CREDS_PATH " on the cluster has netrc entries over several "
+			    "lines: taotop replaces one-line entries only (the form enroot reads); "
+			    "edit it there by hand, or remove it and use --install-ngc-credentials");
+			return -1;
+		}
 		if (!ngc_line(p, len) && len > 0) {
 			buf_add(out, p, len);
 			buf_adds(out, "\n");

@@ -334,7 +334,11 @@ int watch_more_finished(struct watch *w, size_t cluster)
 		/* No poll will run soon (connecting, reconnecting, a host
 		 * key to answer): the next page comes from the disk alone,
 		 * on the worker (the tracker is its), without connecting. */
-		struct task *t = watch_task_new(w, cluster, T_POLL);
+		struct task *t;
+		if (cl->page_asked)
+			return 0;	/* one page at a time: it is on its way */
+		t = watch_task_new(w, cluster, T_POLL);
+		cl->page_asked = 1;
 		cl->page += TRACKER_PAGE;
 		t->u.poll.page = cl->page;
 		t->u.poll.disk = 1;

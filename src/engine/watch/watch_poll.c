@@ -49,6 +49,7 @@ void watch_done_poll(struct watch *w, struct cluster *cl, struct task *t)
 		poll_result_free(&p->last);
 		p->last = t->u.poll.res;
 		memset(&t->u.poll.res, 0, sizeof(t->u.poll.res));
+		cl->page_asked = 0;
 		watch_queue_push_state(&w->q, WATCH_EV_JOBS, t->ci);
 		return;
 	}
