@@ -449,12 +449,17 @@ static int fresh_paths(struct conn *c, struct record_store *st, const struct job
 		/* The paths file names the run it retries even when no checkpoint
 		 * was found: the job then says where it looked. The id is a
 		 * record id (letters, digits, -): a file name as it is. */
+		/* The retry's folder made new, as a job folder is (a shared
+		 * root: anything already there, a link included, refuses it;
+		 * closed to others whatever the umask), its results in it. */
+		char *nd = xasprintf("%s/%s", root, r->id), *qnd = sh_quote(nd);
 		char *qres = sh_quote(results), *qrdir = sh_quote(rdir);
-		buf_addf(&cmd, "first=%s; mkdir -p %s %s && printf 'results_dir=%%s\\nresume_from=%%s\\n' "
+		buf_addf(&cmd, "first=%s; mkdir -m 755 -- %s && mkdir -m 755 -- %s && mkdir -p %s && "
+		    "printf 'results_dir=%%s\\nresume_from=%%s\\n' "
 		    "%s \"${from:-$first}\" > %s/%s.paths.tmp && mv -f %s/%s.paths.tmp %s/%s.paths && "
 		    "echo \"@@from $from\" && echo \"@@ckpt $ck\" && echo @@ok", qfirst ? qfirst : "''",
-		    qres, qrdir, qres, qrdir, r->id, qrdir, r->id, qrdir, r->id);
-		free(qres), free(qrdir);
+		    qnd, qres, qrdir, qres, qrdir, r->id, qrdir, r->id, qrdir, r->id);
+		free(qres), free(qrdir), free(qnd), free(nd);
 	}
 	out = conn_run(c, cmd.data, FRESH_TIMEOUT_MS, &status, &e2);
 	buf_free(&cmd);
