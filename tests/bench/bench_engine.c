@@ -3,7 +3,8 @@
  * same run. Rows appended to $BENCH_RESULTS:
  *
  *  - the first screen (50 lines) of a 1 GiB log: log_tail over the open
- *    session vs `ssh login tail -n 50 FILE`;
+ *    session vs `ssh login tail -n 50 FILE`, and vs the same through an
+ *    OpenSSH master (ControlMaster, started and warmed first); best of 3;
  *  - bytes read per follow tick vs bytes appended: log_follow_tick vs a
  *    `tail -n 50` re-read each tick (what watch(1) + ssh does);
  *  - one status poll for 1, 100 and 1000 tracked jobs: tracker_poll (one
@@ -12,6 +13,13 @@
  *    1000 ssh processes take four minutes. taotop's steady tick (best of
  *    three) asks squeue only; its first tick also asks sacct about every
  *    tracked job, and is shown apart;
+ *  - the same ticks against what a user who cares runs, through an OpenSSH
+ *    master: one `squeue --me` with a format like taotop's per tick (the
+ *    queue holds the same 1000 held jobs in every row), plus one `sacct -j`
+ *    of the tracked jobs for the first tick; and a tick after a job left
+ *    the queue (cancelled between ticks): taotop's (squeue, then sacct of
+ *    that job, in one command) against `squeue --me` then `sacct -j ID`,
+ *    two commands through the master;
  *  - the history window from accounting (the user's jobs of the last 7
  *    days, 500 array tasks and what else ran): the tick
  *    that carries it against the same tick without it plus the history as
@@ -82,13 +90,19 @@ static double parse_flood_ms(size_t mib)
 	return best * 1e3;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
 static void bench_parse(void)
 {
 	double one = parse_flood_ms(1), sixteen = parse_flood_ms(16);
 	row("poll parse, 16 MiB of unended lines", sixteen, 16 * one, "ms (vs 16 x 1 MiB)");
 }
 
-static void bench_logs(struct conn *c, const struct rig *r)
+static void bench_logs(struct conn *c, const struct rig *r, const struct bench_mux *m)
 {
 	char *dir = xasprintf("%s/bench", r->shared), *path = xasprintf("%s/big.log", dir), *cmd;
 	struct buf out;
@@ -103,17 +117,27 @@ static void bench_logs(struct conn *c, const struct rig *r)
 	free(bench_remote(c, cmd));
 	free(cmd);
 
+	/* Each way best of 3, taken in turns. */
 	buf_init(&out);
-	double t0 = bench_now_s();
-	if (log_tail(c, path, 50, 0, &out, &end, &missing, &err) != 0) {
-		fprintf(stderr, "bench_engine: %s\n", err);
-		exit(1);
-	}
-	double ours = bench_now_s() - t0;
 	cmd = xasprintf("tail -n 50 %s", path);
-	double theirs = bench_ssh_process(r, cmd);
+	double ours = 1e9, theirs = 1e9, muxed = 1e9;
+	for (int i = 0; i < 3; i++) {
+		double t0 = bench_now_s(), t;
+		buf_reset(&out);
+		if (log_tail(c, path, 50, 0, &out, &end, &missing, &err) != 0) {
+			fprintf(stderr, "bench_engine: %s\n", err);
+			exit(1);
+		}
+		t = bench_now_s() - t0;
+		ours = t < ours ? t : ours;
+		t = bench_ssh_process(r, cmd);
+		theirs = t < theirs ? t : theirs;
+		t = bench_ssh_mux(r, m, cmd);
+		muxed = t < muxed ? t : muxed;
+	}
 	free(cmd);
 	row("logs: first screen of a 1 GiB log", ours * 1000, theirs * 1000, "ms");
+	row("logs: first screen, vs ssh ControlMaster", ours * 1000, muxed * 1000, "ms");
 
 	/* Follow: 20 ticks, each after 20 lines (~1 KiB) appended: a log
 	 * growing slower than a screen per tick, as training logs do. */
@@ -151,7 +175,39 @@ static void bench_logs(struct conn *c, const struct rig *r)
 	free(fpath), free(path), free(dir);
 }
 
-static void bench_poll(struct conn *c, const struct rig *r)
+/* squeue's format as a user who scripts it writes one: taotop's fields. */
+#define USER_SQUEUE "squeue --me -h -o '%A|%i|%F|%K|%j|%T|%r|%P|%D|%b|%M|%l'"
+#define USER_SACCT "sacct -X -n -P -o JobIDRaw,JobID,JobName,State,Reason,Partition,NNodes," \
+	"Elapsed,Timelimit,ExitCode -j "
+
+/* One command through the master that must succeed; its output (caller
+ * frees); its wall time added to *t. */
+static char *mux_ok(const struct rig *r, const struct bench_mux *m, const char *cmd, double *t)
+{
+	char *out = NULL;
+	int rc;
+
+	*t += bench_ssh_run(r, m, NULL, cmd, &out, &rc);
+	if (rc != 0) {
+		fprintf(stderr, "bench_engine: through the ssh master: %s: exit %d\n", cmd, rc);
+		exit(1);
+	}
+	return out;
+}
+
+/* Whether squeue's answer (USER_SQUEUE's) lists job id. */
+static int lists_job(const char *answer, const char *id)
+{
+	size_t n = strlen(id);
+	const char *p;
+
+	for (p = answer; *p != '\0'; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+		if (strncmp(p, id, n) == 0 && p[n] == '|')
+			return 1;
+	return 0;
+}
+
+static void bench_poll(struct conn *c, const struct rig *r, const struct bench_mux *m)
 {
 	const int sizes[] = { 1, 100, 1000 };
 	int sample = getenv("BENCH_SEED_SAMPLE") ? atoi(getenv("BENCH_SEED_SAMPLE")) : 10;
@@ -168,7 +224,9 @@ static void bench_poll(struct conn *c, const struct rig *r)
 	char *save = NULL, *tok = strtok_r(ids, "\n", &save), *first = xstrdup(tok);
 	int tracked = 0;
 	double per_job = 0;
+	struct buf tracked_ids;
 
+	buf_init(&tracked_ids);
 	/* The seed's way, on a sample: one ssh + sacct process per job. */
 	for (int i = 0; i < sample; i++) {
 		char *cmd = xasprintf("sacct -j %s -X -n -o State%%30", first);
@@ -186,33 +244,121 @@ static void bench_poll(struct conn *c, const struct rig *r)
 			store_create(st, rec, &err);
 			record_free(rec);
 			free(id);
+			buf_addf(&tracked_ids, "%s%s", tracked ? "," : "", tok);
 			tracked++;
 			tok = strtok_r(NULL, "\n", &save);
 		}
 		struct poll_result res;
-		double best = 1e9, first_tick = 0;
-		/* A fresh tracker: its first tick asks sacct about every job. */
+		double best = 1e9, first_tick = 0, user_tick = 1e9;
+		/* A fresh tracker: its first tick asks sacct about every job.
+		 * Each tick is followed by the user's: one squeue through the
+		 * master (the queue holds the same 1000 jobs in every row), so
+		 * the machine's load weighs on both alike; best of 3 each. */
 		tracker_free(tr);
 		tr = tracker_new(&cl);
 		for (int rep = 0; rep < 4; rep++) {
-			double t0 = bench_now_s();
+			const struct conn_counters *cc = conn_counters(c);
+			unsigned long ka = cc->keepalives;
+			uint64_t bytes = cc->exec_bytes_read;
+			double t0 = bench_now_s(), t;
 			if (tracker_poll(tr, c, st, &res, &err) != 0) {
 				fprintf(stderr, "bench_engine: %s\n", err);
 				exit(1);
 			}
-			double t = bench_now_s() - t0;
+			t = bench_now_s() - t0;
 			if (rep == 0)
 				first_tick = t;
 			else if (t < best)
 				best = t;
+			/* Where a tick's time went, to read a slow one by. */
+			printf("  tick %d, %d jobs: %.1f ms, %.1f of it on the laptop, %llu bytes "
+			    "answered, %lu keepalives\n", rep + 1, sizes[k], t * 1000,
+			    res.engine_us / 1000.0, (unsigned long long)(cc->exec_bytes_read - bytes),
+			    cc->keepalives - ka);
 			poll_result_free(&res);
+			if (rep == 0)
+				continue;
+			t = 0;
+			char *ans = mux_ok(r, m, USER_SQUEUE, &t);
+			if (!lists_job(ans, first)) {
+				fprintf(stderr, "bench_engine: squeue does not list job %s\n", first);
+				exit(1);
+			}
+			free(ans);
+			if (t < user_tick)
+				user_tick = t;
 		}
 		char measure[64];
 		snprintf(measure, sizeof(measure), "poll: one tick, %d tracked jobs", sizes[k]);
 		row(measure, best * 1000, per_job * sizes[k] * 1000, "ms");
 		snprintf(measure, sizeof(measure), "poll: first tick (+sacct), %d jobs", sizes[k]);
 		row(measure, first_tick * 1000, per_job * sizes[k] * 1000, "ms");
+
+		/* The user's first tick: squeue, then sacct of the jobs they
+		 * follow (best of 3). */
+		double user_first = 1e9;
+		char *sacct = xasprintf(USER_SACCT "%s", tracked_ids.data);
+		for (int rep = 0; rep < 3; rep++) {
+			double t = 0;
+			free(mux_ok(r, m, USER_SQUEUE, &t));
+			free(mux_ok(r, m, sacct, &t));
+			if (t < user_first)
+				user_first = t;
+		}
+		free(sacct);
+		snprintf(measure, sizeof(measure), "poll: one tick, %d jobs, vs squeue (ssh CM)",
+		    sizes[k]);
+		row(measure, best * 1000, user_tick * 1000, "ms");
+		snprintf(measure, sizeof(measure), "poll: first tick, %d, vs squeue+sacct (CM)",
+		    sizes[k]);
+		row(measure, first_tick * 1000, user_first * 1000, "ms");
 	}
+
+	/* A job leaves the queue (cancelled between ticks), 3 times. taotop:
+	 * the tick after it left asks squeue only and notes it missing, the
+	 * next asks sacct about it too (timed: the tick that learns its end).
+	 * The user: squeue through the master, the job missing from it, then
+	 * `sacct -j ID`: two commands, timed together. Medians. */
+	double ours_left[3], theirs_left[3];
+	char *save2 = NULL, *left_ids = xstrdup(tracked_ids.data);
+	char *job = strtok_r(left_ids, ",", &save2);
+	for (int rep = 0; rep < 3 && job != NULL; rep++, job = strtok_r(NULL, ",", &save2)) {
+		struct poll_result res;
+		char *cmd = xasprintf("scancel %s && for i in $(seq 100); do "
+		    "squeue --me -h -o %%i | grep -qx %s || break; sleep 0.1; done", job, job);
+		double t0, t = 0;
+		free(bench_remote(c, cmd));
+		free(cmd);
+		if (tracker_poll(tr, c, st, &res, &err) != 0)
+			exit(1);
+		poll_result_free(&res);
+		t0 = bench_now_s();
+		if (tracker_poll(tr, c, st, &res, &err) != 0)
+			exit(1);
+		ours_left[rep] = bench_now_s() - t0;
+		poll_result_free(&res);
+		char *ans = mux_ok(r, m, USER_SQUEUE, &t);
+		if (lists_job(ans, job)) {
+			fprintf(stderr, "bench_engine: job %s still queued\n", job);
+			exit(1);
+		}
+		free(ans);
+		cmd = xasprintf(USER_SACCT "%s", job);
+		ans = mux_ok(r, m, cmd, &t);
+		if (strstr(ans, job) == NULL) {
+			fprintf(stderr, "bench_engine: sacct -j %s: %s\n", job, ans);
+			exit(1);
+		}
+		free(ans);
+		free(cmd);
+		theirs_left[rep] = t;
+	}
+	qsort(ours_left, 3, sizeof(double), cmp_double);
+	qsort(theirs_left, 3, sizeof(double), cmp_double);
+	row("poll: tick after a job left, vs squeue+sacct", ours_left[1] * 1000,
+	    theirs_left[1] * 1000, "ms");
+	free(left_ids);
+	buf_free(&tracked_ids);
 	free(bench_remote(c, "scancel --name=bench-poll"));
 	free(first);
 	free(ids);
@@ -331,8 +477,11 @@ int main(void)
 	}
 	/* BENCH_ENGINE_ONLY=history runs that part alone (by hand). */
 	if (getenv("BENCH_ENGINE_ONLY") == NULL || strcmp(getenv("BENCH_ENGINE_ONLY"), "history") != 0) {
-		bench_logs(c, r);
-		bench_poll(c, r);
+		struct bench_mux m;
+		bench_mux_start(r, &m);
+		bench_logs(c, r, &m);
+		bench_poll(c, r, &m);
+		bench_mux_stop(r, &m);
 		bench_parse();
 	}
 	bench_history(c);

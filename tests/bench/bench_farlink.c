@@ -8,7 +8,11 @@
  * The baseline of `jobs` is the seed's way: `ssh login squeue --me` through
  * the same relay. Then the round trips of each operation, counted by the
  * relay itself (slowlink -r), against its floor and the seed's way (see
- * "round trips per operation" below). Rows appended to $BENCH_RESULTS.
+ * "round trips per operation" below). Each ssh way is measured twice: an
+ * ssh process per command, and the same through an OpenSSH master
+ * (ControlMaster=auto, ControlPersist=60, started through the relay and
+ * warmed before: a command then costs no connect). Rows appended to
+ * $BENCH_RESULTS.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,8 +147,9 @@ static void far_and_near(FILE *out, const char *far, const char *near, const cha
 struct counted {
 	const char	*what;
 	int		 floor;		/* the operation's, beyond the connect */
-	double		 ms, ssh_ms;
-	long long	 rt, ssh_rt;	/* rt: beyond the connect */
+	double		 ms, ssh_ms, cm_ms;
+	long long	 rt, ssh_rt, cm_rt;	/* rt: beyond the connect; cm: the
+						 * ssh way through a ControlMaster */
 	long long	 connect;	/* a CLI verb's connect, 0 in the monitor */
 };
 
@@ -208,7 +213,29 @@ struct far {
 	const struct rig	*r;
 	int			 port;
 	const char		*count, *kh, *ssh, *remote;
+	const char		*ssh_cm;	/* ssh's words through the master */
 };
+
+/* The master running (-O check is answered by it, nothing on the link),
+ * or started again and warmed: ControlPersist=60 may have ended it. */
+static void master_up(const char *ssh_cm)
+{
+	if (rig_local("%s -O check >/dev/null 2>&1", ssh_cm) == 0)
+		return;
+	if (rig_local("%s -M -N -f >/dev/null 2>&1 && %s true && %s true", ssh_cm, ssh_cm,
+	    ssh_cm) != 0) {
+		fprintf(stderr, "bench_farlink: the ssh master did not start\n");
+		exit(1);
+	}
+}
+
+/* Both ssh ways of cmds into m: plain processes, then through the master. */
+static void ssh_ways(const struct far *fl, const char *const *cmds, struct counted *m)
+{
+	ssh_way(fl->count, fl->ssh, cmds, &m->ssh_ms, &m->ssh_rt);
+	master_up(fl->ssh_cm);
+	ssh_way(fl->count, fl->ssh_cm, cmds, &m->cm_ms, &m->cm_rt);
+}
 
 /* RUNS runs of a taotop command through the relay, arg[run] after it if
  * given: the median wall time and round trips (less
@@ -253,8 +280,8 @@ static void counted_rows(FILE *out, const struct counted *m, size_t n)
 	char head[64];
 
 	snprintf(head, sizeof(head), "far link, %d ms each way", one_way_ms);
-	printf("\n%-36s %7s %7s %9s %8s %11s\n", head, "floor", "taotop", "ssh way", "taotop",
-	    "ssh way");
+	printf("\n%-36s %7s %7s %9s %9s %8s %11s %11s\n", head, "floor", "taotop", "ssh way",
+	    "ssh CM", "taotop", "ssh way", "ssh CM");
 	for (size_t i = 0; i < n; i++) {
 		char label[160], floor[16], ours[48];
 		/* A CLI verb's own connect shown apart: "4+2". */
@@ -265,8 +292,9 @@ static void counted_rows(FILE *out, const struct counted *m, size_t n)
 			snprintf(floor, sizeof(floor), "%d", m[i].floor);
 			snprintf(ours, sizeof(ours), "%lld", m[i].rt);
 		}
-		printf("%-36s %7s %7s %9lld %6.0f ms %8.0f ms%s\n", m[i].what, floor, ours, m[i].ssh_rt,
-		    m[i].ms, m[i].ssh_ms, m[i].rt > m[i].floor ? "  (over its floor)" : "");
+		printf("%-36s %7s %7s %9lld %9lld %6.0f ms %8.0f ms %8.0f ms%s\n", m[i].what, floor,
+		    ours, m[i].ssh_rt, m[i].cm_rt, m[i].ms, m[i].ssh_ms, m[i].cm_ms,
+		    m[i].rt > m[i].floor ? "  (over its floor)" : "");
 		if (out == NULL)
 			continue;
 		snprintf(label, sizeof(label), "round trips: %s (floor %s)", m[i].what, floor);
@@ -274,6 +302,12 @@ static void counted_rows(FILE *out, const struct counted *m, size_t n)
 		snprintf(label, sizeof(label), "far link, %s: %s", m[i].connect ? "taotop CLI" :
 		    "monitor", m[i].what);
 		fprintf(out, "%s\t%.1f\t%.1f\tms\n", label, m[i].ms, m[i].ssh_ms);
+		if (m[i].cm_rt < 0)
+			continue;
+		snprintf(label, sizeof(label), "round trips: %s, vs ssh ControlMaster", m[i].what);
+		fprintf(out, "%s\t%lld\t%lld\trt\n", label, m[i].connect + m[i].rt, m[i].cm_rt);
+		snprintf(label, sizeof(label), "far link: %s, vs ssh ControlMaster", m[i].what);
+		fprintf(out, "%s\t%.1f\t%.1f\tms\n", label, m[i].ms, m[i].cm_ms);
 	}
 }
 
@@ -327,7 +361,8 @@ static void measure_connect(const struct far *fl, struct counted *m)
 	qsort(t, CONNECT_RUNS, sizeof(t[0]), cmp_double);
 	qsort(n, CONNECT_RUNS, sizeof(n[0]), cmp_ll);
 	*m = (struct counted){ .what = "connect", .floor = CONNECT_FLOOR,
-	    .ms = t[CONNECT_RUNS / 2], .rt = n[CONNECT_RUNS / 2], .ssh_rt = -1, .ssh_ms = -1 };
+	    .ms = t[CONNECT_RUNS / 2], .rt = n[CONNECT_RUNS / 2], .ssh_rt = -1, .ssh_ms = -1,
+	    .cm_rt = -1, .cm_ms = -1 };	/* through a master, nothing connects */
 	{
 		const char *cmds[] = { "true", NULL };
 		ssh_way(fl->count, fl->ssh, cmds, &m->ssh_ms, &m->ssh_rt);
@@ -459,7 +494,7 @@ static void monitor_rows(const struct far *fl, struct counted *m)
 	{
 		char *q = xasprintf("'sacct -X -n -j %s -o State%%30'", id);
 		const char *cmds[] = { "'squeue --me'", q, NULL };
-		ssh_way(fl->count, fl->ssh, cmds, &m[0].ssh_ms, &m[0].ssh_rt);
+		ssh_ways(fl, cmds, &m[0]);
 		free(q);
 	}
 
@@ -475,7 +510,7 @@ static void monitor_rows(const struct far *fl, struct counted *m)
 		char *a = xasprintf("'tail -n 50 %s'", l.paths[0]), *b = xasprintf("'tail -n 50 %s'",
 		    l.paths[1]);
 		const char *cmds[] = { a, b, NULL };
-		ssh_way(fl->count, fl->ssh, cmds, &m[1].ssh_ms, &m[1].ssh_rt);
+		ssh_ways(fl, cmds, &m[1]);
 		free(a), free(b);
 	}
 
@@ -490,7 +525,7 @@ static void monitor_rows(const struct far *fl, struct counted *m)
 		char *b = xasprintf("'tail -c +%llu %s'", (unsigned long long)l.f[1].offset, l.paths[1]);
 		const char *cmds[] = { a, b, NULL };
 		append_lines(&l, RUNS);
-		ssh_way(fl->count, fl->ssh, cmds, &m[2].ssh_ms, &m[2].ssh_rt);
+		ssh_ways(fl, cmds, &m[2]);
 		free(a), free(b);
 	}
 	for (int i = 0; i < 2; i++)
@@ -607,10 +642,10 @@ static void cli_rows(const struct far *fl, const char *far_env, const char *bin,
 		const char *pre[] = { "'command -v sbatch squeue sacct scancel srun scontrol'",
 		    "'srun --help | grep -c -- --container-image'", "'command -v enroot; true'", p4,
 		    "'sinfo -h -o %P'", "'test -s ~/.config/enroot/.credentials; true'", NULL };
-		ssh_way(fl->count, fl->ssh, dry, &m[0].ssh_ms, &m[0].ssh_rt);
-		ssh_way(fl->count, fl->ssh, sub, &m[1].ssh_ms, &m[1].ssh_rt);
-		ssh_way(fl->count, fl->ssh, can, &m[2].ssh_ms, &m[2].ssh_rt);
-		ssh_way(fl->count, fl->ssh, pre, &m[3].ssh_ms, &m[3].ssh_rt);
+		ssh_ways(fl, dry, &m[0]);
+		ssh_ways(fl, sub, &m[1]);
+		ssh_ways(fl, can, &m[2]);
+		ssh_ways(fl, pre, &m[3]);
 		free(c1), free(c2), free(c3), free(c4), free(c5), free(c6), free(c7), free(p4);
 	}
 	free(seed);
@@ -621,7 +656,7 @@ int main(void)
 	const struct rig *r = rig_get();
 	const char *bin = getenv("TAOTOP_BIN"), *results = getenv("BENCH_RESULTS");
 	char dir[] = "/tmp/taotop-farlink-XXXXXX", *kh, *remote, *bundle, *base, *far, *near, *cmd;
-	char *count, *ssh;
+	char *count, *ssh, *ssh_cm;
 	int port = RELAY_PORT + (r->port - 2222);
 	double t_far, t_near, t_ssh;
 	FILE *out = results ? fopen(results, "a") : NULL, *f;
@@ -676,6 +711,15 @@ int main(void)
 	cmd = xasprintf("far link (%d ms each way): taotop jobs", one_way_ms);
 	row(out, cmd, t_far * 1000, t_ssh * 1000);
 	free(cmd);
+	/* The same squeue through a master started and warmed before. */
+	ssh_cm = xasprintf("ssh -q -o BatchMode=yes -o UserKnownHostsFile=%s -i %s -p %d "
+	    "-o ControlMaster=auto -o ControlPath=%s/cm -o ControlPersist=60 %s@127.0.0.1", kh,
+	    r->key, port, dir, r->user);
+	master_up(ssh_cm);
+	cmd = xasprintf("%s squeue --me", ssh_cm);
+	t_ssh = median_of(cmd);
+	free(cmd);
+	row(out, "far link: taotop jobs, vs ssh ControlMaster", t_far * 1000, t_ssh * 1000);
 	/* With a week of history from accounting: in the same command as the
 	 * poll, so no round trip more than `jobs` (against one ssh asking both). */
 	cmd = xasprintf("%s %s jobs --since 7d", far, bin);
@@ -691,6 +735,11 @@ int main(void)
 	t_ssh = median_of(cmd);
 	free(cmd);
 	row(out, "far link: taotop jobs --since 7d", t_near * 1000, t_ssh * 1000);
+	master_up(ssh_cm);
+	cmd = xasprintf("%s 'squeue --me; sacct -X -u %s -S now-7days'", ssh_cm, r->user);
+	t_ssh = median_of(cmd);
+	free(cmd);
+	row(out, "far link: jobs --since 7d, vs ssh ControlMaster", t_near * 1000, t_ssh * 1000);
 	printf("far link: --since 7d costs %.0f ms over jobs (one round trip is %d ms)\n",
 	    (t_near - t_far) * 1000, 2 * one_way_ms);
 
@@ -708,7 +757,7 @@ int main(void)
 	    kh, r->key, port, r->user);
 	{
 		const struct far fl = { .r = r, .port = port, .count = count, .kh = kh, .ssh = ssh,
-		    .remote = remote };
+		    .remote = remote, .ssh_cm = ssh_cm };
 		struct counted m[9];
 		char *root = xasprintf("lustre://%s/jobs", remote);
 		measure_connect(&fl, &m[0]);
@@ -717,10 +766,12 @@ int main(void)
 		cli_rows(&fl, far, bin, bundle, dir, m[0].rt, &m[5]);
 		/* The same seed's commands as the CLI's submit: measured once. */
 		m[4].ssh_ms = m[6].ssh_ms, m[4].ssh_rt = m[6].ssh_rt;
+		m[4].cm_ms = m[6].cm_ms, m[4].cm_rt = m[6].cm_rt;
 		counted_rows(out, m, 9);
 		free(root);
 	}
-	free(count), free(ssh);
+	rig_local("%s -O exit >/dev/null 2>&1; true", ssh_cm);
+	free(count), free(ssh), free(ssh_cm);
 
 	rig_local("kill $(cat %s/relay.pid) 2>/dev/null; scancel -u %s >/dev/null 2>&1; true", dir,
 	    r->user);

@@ -5,8 +5,9 @@
  *  - one sampling round for 1, 10 and 50 running jobs: use_sample (one
  *    remote command, every job's `srun --overlap` at once) vs what a user
  *    does by hand, one `ssh login srun --overlap --jobid=ID nvidia-smi ...`
- *    per job (measured on up to BENCH_SEED_SAMPLE (5) jobs, scaled); and
- *    the remote commands each took;
+ *    per job (measured on up to BENCH_SEED_SAMPLE (5) jobs, scaled), and
+ *    the same through an OpenSSH master (ControlMaster, started and warmed
+ *    first); and the remote commands each took;
  *  - the monitor's poll tick with 50 running taotop jobs, without sampling
  *    and with a round every 2 s: the real watch (engine/watch.h), the time
  *    from a poll's request to its answer (so a poll queued behind a round
@@ -54,7 +55,8 @@ static void bench_rounds(struct conn *c, const struct rig *r, char **ids)
 	const int sizes[] = { 1, 10, NJOBS };
 	int sample = getenv("BENCH_SEED_SAMPLE") ? atoi(getenv("BENCH_SEED_SAMPLE")) : 5;
 	struct use_job jobs[NJOBS];
-	double per_job = 0;
+	double per_job = 0, per_job_cm = 0;
+	struct bench_mux m;
 	size_t k;
 	int i;
 
@@ -71,6 +73,15 @@ static void bench_rounds(struct conn *c, const struct rig *r, char **ids)
 		free(cmd);
 	}
 	per_job /= sample;
+	bench_mux_start(r, &m);
+	for (i = 0; i < sample; i++) {
+		char *cmd = xasprintf("srun --overlap --jobid=%s nvidia-smi --query-gpu=index,"
+		    "utilization.gpu,memory.used,memory.total --format=csv,noheader,nounits", ids[i]);
+		per_job_cm += bench_ssh_mux(r, &m, cmd);
+		free(cmd);
+	}
+	per_job_cm /= sample;
+	bench_mux_stop(r, &m);
 	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 		double best = 1e9;
 		unsigned long execs = 0;
@@ -97,6 +108,9 @@ static void bench_rounds(struct conn *c, const struct rig *r, char **ids)
 		char measure[80];
 		snprintf(measure, sizeof(measure), "gpu use: one round, %d running jobs", sizes[k]);
 		row(measure, best * 1000, per_job * sizes[k] * 1000, "ms");
+		snprintf(measure, sizeof(measure), "gpu use: round, %d jobs, vs ssh ControlMaster",
+		    sizes[k]);
+		row(measure, best * 1000, per_job_cm * sizes[k] * 1000, "ms");
 		snprintf(measure, sizeof(measure), "gpu use: remote commands, %d jobs", sizes[k]);
 		row(measure, (double)execs, (double)sizes[k], "cmd");
 		printf("  (%zu of %d jobs answered with GPU lines: the rig has %d GPUs)\n", answered,

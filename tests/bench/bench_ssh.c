@@ -1,12 +1,15 @@
 /*
  * make bench: N sequential `true` commands over one persistent libssh
  * session (taotop's way) against N `ssh -o BatchMode=yes ... true` processes
- * (the seed's way), to the test cluster's sshd in the same run. Appends a row
- * (per-command milliseconds) to $BENCH_RESULTS and prints both.
+ * (the seed's way), to the test cluster's sshd in the same run; and the same
+ * `true` as ssh processes through an OpenSSH master (ControlMaster=auto,
+ * ControlPersist=60, started and warmed first: what a user who cares sets
+ * up). Appends two rows (per-command milliseconds) to $BENCH_RESULTS.
  *
  * BENCH_SSH_N (1000) commands for taotop; BENCH_SSH_BASELINE_N (200) ssh
  * processes, since each costs a quarter of a second: set it to 1000 for the
- * full comparison. Per-command means are compared, so the counts may differ.
+ * full comparison; BENCH_SSH_MUX_N (1000) through the master. Per-command
+ * means are compared, so the counts may differ.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench.h"
 #include "integration/helper_rig.h"
 #include "ssh/conn.h"
 
@@ -38,7 +42,9 @@ int main(void)
 	struct conn_target t;
 	struct conn_exec x;
 	char port[16], kh[4096], dest[256], *err = NULL;
-	double t0, ours, theirs;
+	double t0, ours, theirs, muxed;
+	int nm = env_int("BENCH_SSH_MUX_N", 1000), rc;
+	struct bench_mux m;
 
 	rig_target(&t);
 	struct conn *c = conn_new(&t);
@@ -78,13 +84,28 @@ int main(void)
 	}
 	theirs = (now_s() - t0) * 1000 / nb;
 
+	bench_mux_start(r, &m);
+	t0 = now_s();
+	for (i = 0; i < nm; i++) {
+		bench_ssh_run(r, &m, NULL, "true", NULL, &rc);
+		if (rc != 0) {
+			fprintf(stderr, "bench_ssh: ssh process %d through the master failed\n", i);
+			return 1;
+		}
+	}
+	muxed = (now_s() - t0) * 1000 / nm;
+	bench_mux_stop(r, &m);
+
 	printf("ssh: %d commands over one session: %.2f ms each; %d ssh processes: %.1f ms each; "
-	    "%.0fx\n", n, ours, nb, theirs, theirs / ours);
+	    "%.0fx; %d through a ControlMaster: %.2f ms each, %.1fx\n", n, ours, nb, theirs,
+	    theirs / ours, nm, muxed, muxed / ours);
 	const char *out = getenv("BENCH_RESULTS");
 	if (out != NULL) {
 		FILE *f = fopen(out, "a");
 		if (f != NULL) {
 			fprintf(f, "ssh: run `true` (per command)\t%.2f\t%.1f\tms\n", ours, theirs);
+			fprintf(f, "ssh: run `true`, vs ssh ControlMaster\t%.2f\t%.2f\tms\n", ours,
+			    muxed);
 			fclose(f);
 		}
 	}
