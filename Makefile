@@ -17,6 +17,7 @@
 #   make install         PREFIX=/usr/local DESTDIR= (binary, man page, templates, themes,
 #                        bash and zsh completions: BASHCOMPDIR, ZSHCOMPDIR)
 #   make dist            taotop-VERSION.tar.gz (reproducible) and its sha256
+#   make formula         make dist, then the Homebrew formula's url and sha256 set to it
 #   make deb             the Debian package (dpkg-buildpackage -us -uc -b; needs debhelper)
 
 # The release: the VERSION file is its one place (make dist names the
@@ -115,7 +116,7 @@ Q = $(if $(V),,@)
 export TAOTOP_SHARE = $(abspath .)
 export RIG_STATE   ?= /var/tmp/taotop-rig
 
-.PHONY: all taotop dist deb deps check check-layers check-names check-slurm-24.11 repeat check-unit check-integration demo bench fuzz valgrind install uninstall clean lint-man check-libs
+.PHONY: all taotop dist formula deb deps check check-layers check-names check-slurm-24.11 repeat check-unit check-integration demo bench fuzz valgrind install uninstall clean lint-man check-libs
 .DELETE_ON_ERROR:
 
 all: taotop
@@ -298,6 +299,11 @@ install: taotop
 DIST_OUT ?= .
 dist:
 	@scripts/dist '$(DIST_OUT)'
+
+# The same, then contrib/homebrew/taotop.rb's url and sha256 set to it
+# (docs/releasing.md: after tagging the release).
+formula:
+	@scripts/dist --formula '$(DIST_OUT)'
 
 # The Debian package from this tree (debian/): ../taotop_VERSION-1_ARCH.deb.
 # Needs dpkg-dev and debhelper; not part of make check.
