@@ -15,7 +15,7 @@ class Taotop < Formula
   desc "Terminal monitor and CLI for NVIDIA TAO training jobs on SLURM clusters over SSH"
   homepage "https://github.com/taotop/taotop"
   url "https://github.com/taotop/taotop/releases/download/v0.2.0/taotop-0.2.0.tar.gz"
-  sha256 "d4625676aa584433e3faaa7a43ba38d870754347053dbe608e40e70b4b4f9817"
+  sha256 "a21ee6eae4cd68844ddb15533760d747282a3ba86d24a53a90da099f71b06112"
   license "Apache-2.0"
   head "https://github.com/taotop/taotop.git", branch: "main"
 
