@@ -16,8 +16,25 @@
 #   make valgrind        every CLI verb and the monitor once under valgrind (by hand)
 #   make install         PREFIX=/usr/local DESTDIR= (binary, man page, templates, themes,
 #                        bash and zsh completions: BASHCOMPDIR, ZSHCOMPDIR)
+#   make dist            taotop-VERSION.tar.gz (reproducible) and its sha256
+#   make formula         make dist, then the Homebrew formula's url and sha256 set to it
+#   make deb             the Debian package (dpkg-buildpackage -us -uc -b; needs debhelper)
 
-VERSION    = 0.1.0
+# The release: the VERSION file is its one place (make dist names the
+# tarball after it, debian/changelog and the formula follow it).
+VERSION   := $(shell cat VERSION 2>/dev/null)
+ifeq ($(VERSION),)
+$(error the VERSION file is missing or empty)
+endif
+# What `taotop --version` says: the release, plus the commit when built from
+# a git checkout (this folder its top) whose HEAD is not the tag vVERSION.
+# An unpacked tarball, or a machine without git, says the release alone.
+GIT_TOP   := $(shell git -C '$(CURDIR)' rev-parse --show-toplevel 2>/dev/null)
+ifeq ($(realpath $(GIT_TOP)),$(realpath $(CURDIR)))
+GIT_TAGGED := $(shell git -C '$(CURDIR)' describe --tags --exact-match --match 'v$(VERSION)' HEAD 2>/dev/null)
+GIT_COMMIT := $(if $(GIT_TAGGED),,$(shell git -C '$(CURDIR)' rev-parse --short=8 HEAD 2>/dev/null))
+endif
+FULL_VERSION := $(VERSION)$(if $(GIT_COMMIT), (g$(GIT_COMMIT)))
 PREFIX    ?= /usr/local
 MANPREFIX ?= $(PREFIX)/share/man
 DATADIR   ?= $(PREFIX)/share/taotop
@@ -34,7 +51,7 @@ CFLAGS    += -std=c17 -D_POSIX_C_SOURCE=200809L -pthread
 CFLAGS    += -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
              -Wmissing-prototypes -Wwrite-strings -Wundef -Wpointer-arith \
              -Wold-style-definition -Wnull-dereference -Wvla
-CPPFLAGS  += -Isrc -DTAOTOP_VERSION='"$(VERSION)"' -DTAOTOP_DATADIR='"$(DATADIR)"'
+CPPFLAGS  += -Isrc -DTAOTOP_DATADIR='"$(DATADIR)"'
 PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
 ifeq ($(PORTABLE),1)
 # make portable-check: POSIX.1-2008 and nothing else. The libraries' own
@@ -99,7 +116,7 @@ Q = $(if $(V),,@)
 export TAOTOP_SHARE = $(abspath .)
 export RIG_STATE   ?= /var/tmp/taotop-rig
 
-.PHONY: all taotop deps check check-layers check-names check-slurm-24.11 repeat check-unit check-integration demo bench fuzz valgrind install uninstall clean lint-man check-libs
+.PHONY: all taotop dist formula deb deps check check-layers check-names check-slurm-24.11 repeat check-unit check-integration demo bench fuzz valgrind install uninstall clean lint-man check-libs
 .DELETE_ON_ERROR:
 
 all: taotop
@@ -109,6 +126,15 @@ taotop: $(BIN)
 
 $(BIN): $(BUILD)/src/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Only main.c says the version; it is compiled again when the words change
+# (a new commit), through a file holding them that is rewritten only then.
+$(BUILD)/src/main.o: CPPFLAGS += -DTAOTOP_VERSION='"$(FULL_VERSION)"'
+$(BUILD)/src/main.o: $(BUILD)/version
+$(BUILD)/version: FORCE
+	@mkdir -p $(@D)
+	@echo '$(FULL_VERSION)' > $@.new; cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@
+FORCE:
 
 $(LIB): $(LIB_OBJ)
 	rm -f $@
@@ -267,6 +293,22 @@ install: taotop
 	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 644 contrib/completion/taotop.bash $(DESTDIR)$(BASHCOMPDIR)/taotop
 	install -m 644 contrib/completion/_taotop $(DESTDIR)$(ZSHCOMPDIR)/_taotop
+
+# The release tarball (scripts/dist): taotop-VERSION.tar.gz in DIST_OUT
+# (this folder unless told), reproducible, its sha256 printed.
+DIST_OUT ?= .
+dist:
+	@scripts/dist '$(DIST_OUT)'
+
+# The same, then contrib/homebrew/taotop.rb's url and sha256 set to it
+# (docs/releasing.md: after tagging the release).
+formula:
+	@scripts/dist --formula '$(DIST_OUT)'
+
+# The Debian package from this tree (debian/): ../taotop_VERSION-1_ARCH.deb.
+# Needs dpkg-dev and debhelper; not part of make check.
+deb:
+	dpkg-buildpackage -us -uc -b
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/taotop $(DESTDIR)$(MANPREFIX)/man1/taotop.1

@@ -56,6 +56,20 @@ Test(cli, version_prints_name_and_version)
 	cr_assert_eq(taotop((const char *[]){ "--version", NULL }, &out, &err), 0);
 	cr_expect(strncmp(out.data, "taotop ", 7) == 0, "%s", out.data);
 	cr_expect_eq(err.len, 0);
+	{
+		/* The release from the VERSION file, then nothing or the
+		 * commit: "taotop 0.2.0\n" or "taotop 0.2.0 (g1a2b3c4d)\n". */
+		char *path = xasprintf("%s/VERSION", getenv("TAOTOP_SHARE"));
+		char *e = NULL, *release = file_read_all(path, NULL, &e);
+		size_t n;
+		cr_assert(release != NULL, "%s", e);
+		release[strcspn(release, "\n")] = '\0';
+		n = strlen(release);
+		cr_expect(n > 0 && strncmp(out.data + 7, release, n) == 0, "%s vs %s", out.data, release);
+		cr_expect(strcmp(out.data + 7 + n, "\n") == 0 ||
+		    strncmp(out.data + 7 + n, " (g", 3) == 0, "%s", out.data);
+		free(release), free(path), free(e);
+	}
 	buf_free(&out), buf_free(&err);
 	/* -V, as the man page gives it, says the same. */
 	cr_assert_eq(taotop((const char *[]){ "-V", NULL }, &out, &err), 0, "%s", err.data);
