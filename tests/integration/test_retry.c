@@ -722,3 +722,32 @@ Test(retry, the_programs_faults_are_never_retried, .timeout = 300)
 	}
 	sub_close(&e);
 }
+
+/* A command that does not name its results folder (TAO told where to
+ * write by other means): a fresh folder would not be where it writes, so
+ * the retry runs in the same one and says why. */
+Test(retry, a_command_that_does_not_name_its_results_folder_is_retried_in_it, .timeout = 300)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *first, *second;
+	char *err = NULL, *spec, *retry_id = NULL;
+
+	sub_open(&e, "retry-unnamed", NULL);
+	e.cl.retry_budget = 2;
+	spec = bundle_running(&e, "unnamed",
+	    "if [ -e {job_dir}/ran-once ]; then echo recovered; exit 0; fi; touch {job_dir}/ran-once; "
+	    "echo \"" NCCL_TIMEOUT "\" >&2; exit 1");
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_assert_eq(settle(&e, 200), 2, "the job and one retry");
+	cr_assert_eq(retries_of(&e, res.record_id, &retry_id), 1);
+	first = load(&e, res.record_id);
+	second = load(&e, retry_id);
+	cr_expect(history_says(second, "its command does not name its results folder"),
+	    "the retry does not say why it stays");
+	cr_expect_str_eq(second->results_dir, first->results_dir);
+	record_free(first), record_free(second);
+	free(retry_id), free(spec);
+	submit_result_free(&res);
+	sub_close(&e);
+}

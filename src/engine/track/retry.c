@@ -429,8 +429,13 @@ static int fresh_paths(struct conn *c, struct record_store *st, const struct job
 
 	buf_init(&cmd);
 	q = sh_quote(sbatch);
+	/* A command whose words do not name the staged results folder
+	 * (TAO told where to write some other way) cannot be moved: the
+	 * retry would write there all the same. */
 	buf_addf(&cmd, "sb=%s; if ! grep -q '^taotop_retry_setup()' \"$sb\"; then echo @@old; "
-	    "exit 0; fi; eval \"$(sed -n '/^# taotop-segments begin/,/^# taotop-segments end/p' "
+	    "exit 0; fi; rd=$(sed -n 's/^export TAOTOP_RESULTS_DIR=//p' \"$sb\" | sed -n 1p); "
+	    "if [ -z \"$rd\" ] || ! sed -n 's/^set -- //p' \"$sb\" | grep -qF -- \"$rd\"; then "
+	    "echo @@unnamed; exit 0; fi; eval \"$(sed -n '/^# taotop-segments begin/,/^# taotop-segments end/p' "
 	    "\"$sb\")\" && eval \"$(grep '^TAOTOP_RESUME_KEY=' \"$sb\" | sed -n 1p)\" && "
 	    "echo \"@@key ${TAOTOP_RESUME_KEY:-}\" && from= && ck= && for d in", q);
 	free(q);
@@ -463,6 +468,13 @@ static int fresh_paths(struct conn *c, struct record_store *st, const struct job
 	}
 	out = conn_run(c, cmd.data, FRESH_TIMEOUT_MS, &status, &e2);
 	buf_free(&cmd);
+	if (out != NULL && has_line(out, "@@unnamed")) {
+		record_event(r, "its command does not name its results folder (TAO is told where "
+		    "to write some other way): it runs in the same results folder, where TAO "
+		    "resumes from its own *_latest.pth", "taotop", time(NULL));
+		rc = 0;
+		goto out;
+	}
 	if (out != NULL && has_line(out, "@@old")) {
 		record_event(r, "its staged sbatch predates retries with a results folder of their "
 		    "own: it runs in the same results folder, where TAO resumes from its own "
