@@ -260,13 +260,13 @@ Test(newuser, dry_run_says_where_the_shape_and_the_secret_came_from, .timeout = 
 
 	/* The secret from the environment, then from .env beside the bundle. */
 	cr_expect_eq(run(&u, NULL, args, &out), 0, "%s", out);
-	cr_expect(strstr(out, "mode 0600 from its first byte: 1 secret: HF_TOKEN from your "
+	cr_expect(strstr(out, "mode 0600 from its first byte, a new file: 1 secret: HF_TOKEN from your "
 	    "environment\n") != NULL, "%s", out);
 	free(out);
 	cr_assert_eq(rig_local("echo HF_TOKEN=%s > %s/.env && chmod 600 %s/.env", USER_TOKEN, u.local,
 	    u.local), 0);
 	cr_expect_eq(run(&u, "HF_TOKEN=", args, &out), 0, "%s", out);
-	want = xasprintf("mode 0600 from its first byte: 1 secret: HF_TOKEN from %s/.env\n", u.local);
+	want = xasprintf("mode 0600 from its first byte, a new file: 1 secret: HF_TOKEN from %s/.env\n", u.local);
 	cr_expect(strstr(out, want) != NULL, "not '%s':\n%s", want, out);
 	cr_expect(strstr(out, USER_TOKEN) == NULL, "the dry run shows the secret");
 	free(out), free(want), free(args), free(b);
