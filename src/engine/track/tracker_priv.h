@@ -38,7 +38,7 @@ struct strmap;
  * STATUS_WHOLE is read whole as the job ends, so that every epoch's
  * metrics are kept (engine/store/series.h); a longer one by its tail. */
 #define STATUS_TAIL		(256u << 10)
-#define STATUS_WHOLE		(16u << 20)
+#define STATUS_WHOLE		(8u << 20)
 #define STATUS_TICK_MAX		(1u << 20)	/* of a status.json read by one poll */
 
 static inline int same(const char *a, const char *b)
