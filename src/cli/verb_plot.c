@@ -29,39 +29,6 @@
 
 enum plot_format { FMT_TEXT, FMT_CSV, FMT_JSON };
 
-/* Whether a lower value is better (-1), a higher one (1), or neither (0,
- * a learning rate): by TAO's names for them. */
-static int better(const char *name)
-{
-	static const char *const lower[] = { "loss", "err", "mse", "mae", "wer", "cer", "perplexity" };
-	size_t i;
-
-	if (strcmp(name, "lr") == 0 || strstr(name, "learning_rate") != NULL ||
-	    strstr(name, "_lr") != NULL)
-		return 0;
-	for (i = 0; i < sizeof(lower) / sizeof(lower[0]); i++)
-		if (strstr(name, lower[i]) != NULL)
-			return -1;
-	return 1;
-}
-
-/* The last finite point's index and the best one's (-1: none). */
-static void last_and_best(const struct series *s, long *last, long *best)
-{
-	int dir = better(s->name);
-	size_t i;
-
-	*last = *best = -1;
-	for (i = 0; i < s->n; i++) {
-		if (!isfinite(s->value[i]))
-			continue;
-		*last = (long)i;
-		if (dir != 0 && (*best < 0 || (dir < 0 ? s->value[i] < s->value[*best]
-		    : s->value[i] > s->value[*best])))
-			*best = (long)i;
-	}
-}
-
 static int terminal_width(void)
 {
 	struct winsize ws;
@@ -86,7 +53,7 @@ static void print_text(const struct job_record *r, const struct series *s, int u
 
 	for (i = 0; i < s->n; i++)
 		x[i] = s->epoch[i];
-	last_and_best(s, &last, &best);
+	series_last_best(s, &last, &best);
 	/* Names are TAO's, from the cluster: sanitised whatever stdout is. */
 	printf("%s  %s", show_tty(1, r->id), show_tty(1, s->name));
 	if (last >= 0)
@@ -168,7 +135,7 @@ static cJSON *json_series(const struct series *s)
 	cJSON_Delete(a);
 	cJSON_DeleteItemFromObject(o, "seen");
 	cJSON_DeleteItemFromObject(o, "tail_off");
-	last_and_best(s, &last, &best);
+	series_last_best(s, &last, &best);
 	cJSON_AddItemToObject(o, "last", json_point(s, last));
 	cJSON_AddItemToObject(o, "best", json_point(s, best));
 	return o;

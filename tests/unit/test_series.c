@@ -150,3 +150,27 @@ Test(series, what_cannot_be_read_is_left_out)
 	series_set_from_json(NULL, &set);
 	cr_expect_eq(set.n, 0);
 }
+
+Test(series, the_best_value_is_the_lowest_loss_and_the_highest_accuracy)
+{
+	struct series_set set;
+	long last, best;
+
+	series_set_init(&set);
+	series_set_add(&set, "val_loss", 1, 0.9, 1);
+	series_set_add(&set, "val_loss", 2, 0.4, 1);
+	series_set_add(&set, "val_loss", 3, 0.6, 1);
+	series_set_add(&set, "val_loss", 4, NAN, 1);
+	series_set_add(&set, "val_acc_1", 1, 0.5, 1);
+	series_set_add(&set, "val_acc_1", 2, 0.7, 1);
+	series_set_add(&set, "lr", 1, 0.01, 1);
+	series_last_best(series_set_find(&set, "val_loss"), &last, &best);
+	cr_expect_eq(last, 2, "the last finite one (epoch 4 is NaN)");
+	cr_expect_eq(best, 1);
+	series_last_best(series_set_find(&set, "val_acc_1"), &last, &best);
+	cr_expect_eq(best, 1);
+	series_last_best(series_set_find(&set, "lr"), &last, &best);
+	cr_expect_eq(last, 0);
+	cr_expect_eq(best, -1, "no best learning rate");
+	series_set_free(&set);
+}

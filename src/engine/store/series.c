@@ -154,6 +154,36 @@ void series_set_add(struct series_set *set, const char *name, int epoch, double 
 	}
 }
 
+int series_better(const char *name)
+{
+	static const char *const lower[] = { "loss", "err", "mse", "mae", "wer", "cer", "perplexity" };
+	size_t i;
+
+	if (strcmp(name, "lr") == 0 || strstr(name, "learning_rate") != NULL ||
+	    strstr(name, "_lr") != NULL)
+		return 0;
+	for (i = 0; i < sizeof(lower) / sizeof(lower[0]); i++)
+		if (strstr(name, lower[i]) != NULL)
+			return -1;
+	return 1;
+}
+
+void series_last_best(const struct series *s, long *last, long *best)
+{
+	int dir = series_better(s->name);
+	size_t i;
+
+	*last = *best = -1;
+	for (i = 0; i < s->n; i++) {
+		if (!isfinite(s->value[i]))
+			continue;
+		*last = (long)i;
+		if (dir != 0 && (*best < 0 || (dir < 0 ? s->value[i] < s->value[*best]
+		    : s->value[i] > s->value[*best])))
+			*best = (long)i;
+	}
+}
+
 static cJSON *value_json(double v)
 {
 	if (isnan(v))

@@ -59,6 +59,13 @@ const struct series *series_set_find(const struct series_set *set, const char *n
  * made when new (within the bounds above). */
 void series_set_add(struct series_set *set, const char *name, int epoch, double value,
     int pinned);
+/* Whether a lower value of metric name is better (-1: a loss, an error),
+ * a higher one (1: accuracy, mAP...), or neither (0: a learning rate), by
+ * TAO's names for them. */
+int series_better(const char *name);
+/* The last finite point's index and the best one's by series_better (-1:
+ * none). */
+void series_last_best(const struct series *s, long *last, long *best);
 /* Forget every point (a requeued run's follower starts over). */
 void series_set_clear(struct series_set *set);
 
