@@ -722,6 +722,34 @@ Test(screen, taos_progress_in_the_row_as_the_user_counts, .timeout = 240)
 	}
 	screen_keys(&s, "q");
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	/* taotop again, its records kept, in an ASCII locale (LANG=C): the
+	 * curves drawn in ASCII, from the record. */
+	{
+		struct screen s2;
+		struct screen_opts so2 = { .cols = 160, .lines = 40 };
+		char *env = xasprintf("LANG=C XDG_STATE_HOME=%s/state XDG_CONFIG_HOME=%s/config",
+		    s.dir, s.dir), *title = xasprintf("Curves: %s", id), *text, *p;
+		so2.env = env;
+		screen_open(&s2, "progress-ascii", &so2);
+		screen_wait(&s2, 30, "polled", NULL);
+		screen_filter(&s2, id);
+		screen_wait_line(&s2, 30, id, "Done", NULL);
+		screen_keys(&s2, "p");
+		screen_wait(&s2, 15, title, "val_loss (1 of 3)", "+-----", NULL);
+		text = screen_text(&s2);
+		/* No braille (U+2800..U+28FF); the box's frame is tmux's to draw. */
+		for (p = text; (p = strstr(p, "\xe2")) != NULL; p++)
+			cr_assert((unsigned char)p[1] < 0xa0 || (unsigned char)p[1] > 0xa3,
+			    "braille under LANG=C:\n%s", text);
+		cr_expect(rig_matches(text, "[0-9] \\+[ .'|-]*[.'|-]"), "an ASCII tick and curve:\n%s",
+		    text);
+		free(text);
+		screen_keys(&s2, "Escape");
+		screen_keys(&s2, "q");
+		cr_assert_eq(screen_wait_exit(&s2, 10), 0);
+		screen_close(&s2);
+		free(env), free(title);
+	}
 	screen_close(&s);
 	free(id), free(dir);
 }
