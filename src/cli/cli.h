@@ -96,6 +96,7 @@ int cli_jobs(const struct cli_args *a);
 int cli_status(const struct cli_args *a);
 int cli_cancel(const struct cli_args *a);
 int cli_logs(const struct cli_args *a);
+int cli_plot(const struct cli_args *a);
 int cli_submit(const struct cli_args *a);
 int cli_preflight(const struct cli_args *a);
 int cli_retry(const struct cli_args *a);

@@ -46,6 +46,14 @@ static const struct cli_opt logs_opts[] = {
 	{ NULL, 0, NULL, NULL },
 };
 
+static const struct cli_opt plot_opts[] = {
+	{ "metric", 0, "NAME", "only this metric, as TAO names it (val_loss, train_loss...)" },
+	{ "text", 0, NULL, "a text plot (the default on a terminal)" },
+	{ "csv", 0, NULL, "the series as CSV: job,metric,epoch,value (the default to a pipe)" },
+	{ "json", 0, NULL, "the series as JSON, with each one's last and best value" },
+	{ NULL, 0, NULL, NULL },
+};
+
 static const struct cli_opt cancel_opts[] = {
 	CLUSTER("the cluster of SLURM ids (a taotop id goes to its record's)"),
 	{ NULL, 0, NULL, NULL },
@@ -97,6 +105,8 @@ static const struct cli_verb verbs[] = {
 	  status_opts, cli_status },
 	{ "logs", "JOB", "print or follow a job's main.out or main.err",
 	  logs_opts, cli_logs },
+	{ "plot", "JOB...", "plot the metrics TAO reported for finished jobs, from their records",
+	  plot_opts, cli_plot },
 	{ "cancel", "JOB...", "cancel jobs (an already finished job counts as cancelled)",
 	  cancel_opts, cli_cancel },
 	{ "retry", "JOB", "submit a finished job again from its staged sbatch",

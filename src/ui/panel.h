@@ -34,6 +34,7 @@ struct app;
 	X(OUTCOMES, outcomes_panel, ACT_NONE) \
 	X(HOSTKEY, hostkey_panel, ACT_NONE) \
 	X(DETAIL, detail_panel, ACT_DETAIL) \
+	X(PLOT, plot_panel, ACT_PLOT) \
 	X(CONFIRM_RETRY, retry_panel, ACT_RETRY) \
 	X(ACTIONS, actions_panel, ACT_ACTIONS) \
 	X(SIGNALS, signals_panel, ACT_NONE) \

@@ -697,8 +697,59 @@ Test(screen, taos_progress_in_the_row_as_the_user_counts, .timeout = 240)
 	screen_keys(&s, "Enter");
 	screen_wait(&s, 15, "Job detail", "progress: epoch 4 of 4", NULL);
 	screen_keys(&s, "Escape");
+	/* p: its curves, every kpi key the stand-in wrote, from the record:
+	 * val_loss first (on the first epoch line), m the next metric, l a
+	 * log scale; train_loss's last and best value with their epochs. */
+	{
+		char *title = xasprintf("Curves: %s", id), *text;
+		screen_keys(&s, "p");
+		screen_wait(&s, 15, title, "val_loss (1 of 3)", "last 0.60025 at epoch 4",
+		    "best 0.60025 at epoch 4", "epoch", NULL);
+		text = screen_text(&s);
+		cr_expect(strstr(text, "\xe2\x94\xa4") != NULL && (strstr(text, "\xe2\xa0") != NULL ||
+		    strstr(text, "\xe2\xa1") != NULL || strstr(text, "\xe2\xa2") != NULL ||
+		    strstr(text, "\xe2\xa3") != NULL), "axes and braille dots:\n%s", text);
+		free(text);
+		screen_keys(&s, "m");
+		screen_wait(&s, 5, "val_acc_1 (2 of 3)", "best 0.78391 at epoch 4", NULL);
+		screen_keys(&s, "m");
+		screen_wait(&s, 5, "train_loss (3 of 3)", "last 0.55223 at epoch 4", NULL);
+		screen_keys(&s, "l");
+		screen_wait(&s, 5, "train_loss (3 of 3)  log scale", NULL);
+		screen_keys(&s, "Escape");
+		screen_wait_gone(&s, 5, title);
+		free(title);
+	}
 	screen_keys(&s, "q");
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	/* taotop again, its records kept, in an ASCII locale (LANG=C): the
+	 * curves drawn in ASCII, from the record. */
+	{
+		struct screen s2;
+		struct screen_opts so2 = { .cols = 160, .lines = 40 };
+		char *env = xasprintf("LANG=C XDG_STATE_HOME=%s/state XDG_CONFIG_HOME=%s/config",
+		    s.dir, s.dir), *title = xasprintf("Curves: %s", id), *text, *p;
+		so2.env = env;
+		screen_open(&s2, "progress-ascii", &so2);
+		screen_wait(&s2, 30, "polled", NULL);
+		screen_filter(&s2, id);
+		screen_wait_line(&s2, 30, id, "Done", NULL);
+		screen_keys(&s2, "p");
+		screen_wait(&s2, 15, title, "val_loss (1 of 3)", "+-----", NULL);
+		text = screen_text(&s2);
+		/* No braille (U+2800..U+28FF); the box's frame is tmux's to draw. */
+		for (p = text; (p = strstr(p, "\xe2")) != NULL; p++)
+			cr_assert((unsigned char)p[1] < 0xa0 || (unsigned char)p[1] > 0xa3,
+			    "braille under LANG=C:\n%s", text);
+		cr_expect(rig_matches(text, "[0-9] \\+[ .'|-]*[.'|-]"), "an ASCII tick and curve:\n%s",
+		    text);
+		free(text);
+		screen_keys(&s2, "Escape");
+		screen_keys(&s2, "q");
+		cr_assert_eq(screen_wait_exit(&s2, 10), 0);
+		screen_close(&s2);
+		free(env), free(title);
+	}
 	screen_close(&s);
 	free(id), free(dir);
 }

@@ -8,6 +8,7 @@
  * placeholders; every image form; the NCCL probe in the job's shape.
  */
 #include <cJSON.h>
+#include <math.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -628,5 +629,90 @@ Test(tao, the_examples_commented_forms_work_as_written, .timeout = 120)
 	cr_expect(strstr(out, "#SBATCH --comment=lr-0.01-run1\n") != NULL, "%s", out);
 	cr_expect(strstr(out, "--job-name=tao-DRYRUN ") != NULL, "%s", out);
 	free(want), free(out), free(args), free(bundle);
+	user_close(&u);
+}
+
+/* The stand-in's values (tests/cluster/tao.in): at the user's epoch n,
+ * f = 0.7^n, train_loss 2.3 f, val_loss 2.5 f, val_acc_1 1 - 0.9 f, each
+ * written by Python's repr of a %.6g. */
+static double stand_in_value(const char *metric, int n)
+{
+	double f = pow(0.7, n);
+
+	return strcmp(metric, "train_loss") == 0 ? 2.3 * f : strcmp(metric, "val_loss") == 0
+	    ? 2.5 * f : 1 - 0.9 * f;
+}
+
+/* A finished run's curves from its record alone: after the job ended, with
+ * the cluster unreachable (a port where nothing answers) and no config,
+ * `taotop plot` (a new process: taotop restarted) prints every kpi key the
+ * stand-in wrote, per epoch, epoch 2's NaN as a gap, the values as written. */
+Test(tao, plot_shows_a_finished_runs_curves_from_its_record_alone, .timeout = 300)
+{
+	static const char *const metrics[] = { "train_loss", "val_loss", "val_acc_1" };
+	struct user u;
+	struct watched w;
+	char *id, *out = NULL, *args, *env;
+	cJSON *st, *arr, *job, *s;
+	size_t m;
+	int rc, e;
+
+	user_open(&u, "plot", probed_config);
+	st = run_example(&u, "    nan_at_epoch: 2\n", NULL, &w, &id);
+	cr_assert_str_eq(json_str(st, "state"), "Done");
+	cJSON_Delete(st);
+	env = xasprintf("%s SLURM_HOSTNAME=127.0.0.1:1 TAOTOP_SSH_CONFIG=/nonexistent", u.env);
+	args = xasprintf("plot %s --json", id);
+	rc = rig_taotop(env, args, &out);
+	cr_assert_eq(rc, 0, "%s", out);
+	arr = cJSON_Parse(out);
+	cr_assert(cJSON_IsArray(arr) && cJSON_GetArraySize(arr) == 1, "%s", out);
+	job = cJSON_GetArrayItem(arr, 0);
+	cr_expect_str_eq(json_str(job, "job"), id);
+	cr_expect_str_eq(json_str(job, "state"), "Done");
+	for (m = 0; m < 3; m++) {
+		cJSON *epochs, *values;
+		s = NULL;
+		cJSON_ArrayForEach(s, cJSON_GetObjectItem(job, "series"))
+			if (strcmp(json_str(s, "name"), metrics[m]) == 0)
+				break;
+		cr_assert_not_null(s, "no %s series:\n%s", metrics[m], out);
+		epochs = cJSON_GetObjectItem(s, "epochs");
+		values = cJSON_GetObjectItem(s, "values");
+		cr_assert_eq(cJSON_GetArraySize(epochs), 4, "%s: 4 epochs:\n%s", metrics[m], out);
+		for (e = 1; e <= 4; e++) {
+			const cJSON *v = cJSON_GetArrayItem(values, e - 1);
+			cr_expect_eq(cJSON_GetNumberValue(cJSON_GetArrayItem(epochs, e - 1)), e);
+			if (m == 0 && e == 2) {
+				cr_expect(cJSON_IsNull(v), "train_loss at epoch 2 was NaN:\n%s", out);
+				continue;
+			}
+			cr_expect(cJSON_IsNumber(v) && fabs(v->valuedouble - stand_in_value(metrics[m], e))
+			    <= 1e-5 * stand_in_value(metrics[m], e), "%s at epoch %d: %g, the stand-in "
+			    "wrote %.6g", metrics[m], e, cJSON_GetNumberValue(v),
+			    stand_in_value(metrics[m], e));
+		}
+		cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(s, "last"),
+		    "epoch")), 4, "%s", out);
+	}
+	cJSON_Delete(arr);
+	free(out), free(args);
+	/* The text plot: its title with the last and best values, its axes. */
+	args = xasprintf("plot %s --metric val_loss --text", id);
+	rc = rig_taotop(env, args, &out);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect(strstr(out, "val_loss  last 0.60025 at epoch 4, best 0.60025 at epoch 4") != NULL,
+	    "%s", out);
+	cr_expect(strstr(out, "epoch") != NULL && (strstr(out, "+---") != NULL ||
+	    strstr(out, "\xe2\x94\x94") != NULL), "axes drawn:\n%s", out);
+	free(out), free(args);
+	/* A metric it does not have: said, with those it has. */
+	args = xasprintf("plot %s --metric mAP", id);
+	rc = rig_taotop(env, args, &out);
+	cr_expect_eq(rc, 1, "%s", out);
+	cr_expect(strstr(out, "has no metric 'mAP'; it has: ") != NULL &&
+	    strstr(out, "train_loss") != NULL, "%s", out);
+	free(out), free(args), free(env);
+	free(id);
 	user_close(&u);
 }

@@ -88,6 +88,48 @@ Test(record, json_round_trip_keeps_every_field_and_the_history)
 	store_close(s);
 }
 
+/* Every metric's series survives the store, NaN and the thinning's state
+ * with it; a record written before curves were kept loads with none. */
+Test(record, curves_round_trip_and_old_records_load_without_them)
+{
+	struct record_store *s = open_store(tmpdir());
+	struct job_record *r = sample(s), *back, *old;
+	struct series_set c;
+	const struct series *t;
+	char *err = NULL, *a, *b, *json;
+	int e;
+
+	series_set_init(&c);
+	for (e = 1; e <= 3000; e++)
+		series_set_add(&c, "train_loss", e, e == 5 ? NAN : 1.0 / e, 1);
+	series_set_add(&c, "val_acc_1", 1, 0.25, 1);
+	record_set_curves(r, &c);
+	series_set_free(&c);
+	cr_assert_eq(store_create(s, r, &err), 0, "%s", err);
+	cr_assert_eq(store_load(s, r->id, &back, &err), 0, "%s", err);
+	a = record_to_json(r), b = record_to_json(back);
+	cr_expect_str_eq(a, b);
+	cr_assert_eq(back->curves.n, 2);
+	t = series_set_find(&back->curves, "train_loss");
+	cr_assert_not_null(t);
+	cr_expect_eq(t->n, r->curves.s[0].n);
+	cr_expect_leq(t->n, SERIES_MAX_POINTS + 1);
+	cr_expect_eq(t->epoch[t->n - 1], 3000);
+	cr_expect_float_eq(t->value[t->n - 1], 1.0 / 3000, 1e-15);
+	cr_expect_eq(t->stride, 2);
+	cr_expect_float_eq(series_set_find(&back->curves, "val_acc_1")->value[0], 0.25, 1e-12);
+	/* Without "curves": as every record before them. */
+	record_set_curves(r, NULL);
+	json = record_to_json(r);
+	cr_expect(strstr(json, "\"curves\"") == NULL, "%s", json);
+	old = record_from_json(json, &err);
+	cr_assert_not_null(old, "%s", err);
+	cr_expect_eq(old->curves.n, 0);
+	free(a), free(b), free(json);
+	record_free(r), record_free(back), record_free(old);
+	store_close(s);
+}
+
 static int touch(struct job_record *x, void *arg, char **e)
 {
 	(void)arg, (void)e;

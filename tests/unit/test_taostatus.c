@@ -478,3 +478,53 @@ Test(taostatus, where_tao_writes_the_status_file)
 		free(v);
 	}
 }
+
+/* TAO 7.0.1's order as the stand-in writes it (kpi replaced on each set):
+ * the next epoch's validation before its epoch line, train_loss after it,
+ * TF1's graphical on the epoch line. Every key becomes a curve, each
+ * value at its own epoch. */
+Test(taostatus, every_kpi_and_graphical_key_is_a_curve_at_its_own_epoch)
+{
+	static const char lines[] =
+	    "{\"status\": \"RUNNING\", \"message\": \"Eval metrics generated.\", \"kpi\": {\"val_loss\": 0.9, \"val_acc_1\": 0.5}}\n"
+	    "{\"epoch\": 0, \"max_epoch\": 2, \"max_step\": 30, \"status\": \"RUNNING\", "
+	    "\"message\": \"Training loop in progress\", \"kpi\": {\"val_loss\": 0.9, \"val_acc_1\": 0.5}}\n"
+	    "{\"status\": \"RUNNING\", \"message\": \"Train metrics generated.\", \"kpi\": {\"train_loss\": 1.5}, "
+	    "\"graphical\": {\"lr\": 0.01}}\n"
+	    "{\"status\": \"RUNNING\", \"message\": \"Eval metrics generated.\", \"kpi\": {\"val_loss\": 0.8, \"val_acc_1\": 0.6}}\n"
+	    "{\"epoch\": 1, \"max_epoch\": 2, \"max_step\": 30, \"status\": \"RUNNING\", "
+	    "\"message\": \"Training loop in progress\", \"kpi\": {\"val_loss\": 0.8, \"val_acc_1\": 0.6}}\n"
+	    "{\"status\": \"RUNNING\", \"message\": \"Train metrics generated.\", \"kpi\": {\"train_loss\": NaN}}\n"
+	    "{\"status\": \"RUNNING\", \"message\": \"Eval metrics generated.\", \"kpi\": {\"val_loss\": 0.7, \"val_acc_1\": \"0.7\"}}\n"
+	    "{\"epoch\": 2, \"max_epoch\": 2, \"max_step\": 30, \"status\": \"RUNNING\", "
+	    "\"message\": \"Training loop in progress\", \"kpi\": {\"val_loss\": 0.7, \"val_acc_1\": \"0.7\", \"note\": \"x\"}}\n"
+	    "{\"status\": \"RUNNING\", \"message\": \"Train metrics generated.\", \"kpi\": {\"train_loss\": 0.5}}\n"
+	    "{\"status\": \"RUNNING\", \"message\": \"Training loop complete.\", \"kpi\": {\"train_loss\": 0.5}}\n";
+	struct tao_status ts;
+	const struct series *v, *a, *t, *lr;
+
+	tao_status_init(&ts);
+	feed(&ts, lines);
+	cr_expect_eq(ts.curves.n, 4, "val_loss, val_acc_1, train_loss, lr (not the text \"note\")");
+	v = series_set_find(&ts.curves, "val_loss");
+	a = series_set_find(&ts.curves, "val_acc_1");
+	t = series_set_find(&ts.curves, "train_loss");
+	lr = series_set_find(&ts.curves, "lr");
+	cr_assert(v && a && t && lr);
+	cr_assert_eq(v->n, 3);
+	cr_expect_eq(v->epoch[0], 1, "epochs as the user counts them");
+	cr_expect_eq(v->epoch[2], 3);
+	cr_expect_float_eq(v->value[0], 0.9, 1e-12, "epoch 1's own, not the next one's");
+	cr_expect_float_eq(v->value[1], 0.8, 1e-12);
+	cr_expect_float_eq(v->value[2], 0.7, 1e-12);
+	cr_expect_float_eq(a->value[2], 0.7, 1e-12, "a number written as text counts");
+	cr_assert_eq(t->n, 3);
+	cr_expect_float_eq(t->value[0], 1.5, 1e-12);
+	cr_expect(isnan(t->value[1]));
+	cr_expect_float_eq(t->value[2], 0.5, 1e-12);
+	cr_expect_eq(lr->n, 1);
+	cr_expect_eq(lr->epoch[0], 1);
+	tao_status_reset(&ts);
+	cr_expect_eq(ts.curves.n, 0, "a reset forgets them");
+	tao_status_free(&ts);
+}

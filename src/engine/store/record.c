@@ -102,6 +102,7 @@ void record_free(struct job_record *r)
 	free(r->results_dir), free(r->log_dir), free(r->backend_ref);
 	free(r->retry_of), free(r->retried_as), free(r->secrets), free(r->native);
 	record_set_progress(r, NULL);
+	series_set_free(&r->curves);
 	free(r->bundle), free(r->tao_results_dir), free(r->status_path);
 	free(r->resume_dir), free(r->resume_checkpoint);
 	free(r->tao_final_message), free(r->name);
@@ -261,6 +262,8 @@ char *record_to_json(const struct job_record *r)
 	add_time(o, "updated", r->updated);
 	if (r->progress != NULL)
 		record_progress_json(o, r->progress);
+	if (r->curves.n > 0)
+		cJSON_AddItemToObject(o, "curves", series_set_to_json(&r->curves));
 	if (r->tao_final != TAO_UNKNOWN) {
 		cJSON *f = cJSON_AddObjectToObject(o, "tao_final");
 		cJSON_AddStringToObject(f, "state", tao_state_name(r->tao_final));
@@ -416,6 +419,13 @@ void record_set_progress(struct job_record *r, const struct record_progress *p)
 	r->progress = (void *)xmemdup(p, sizeof(*p));
 	r->progress->series = p->nseries > 0 ? (void *)xmemdup(p->series, p->nseries * sizeof(*p->series))
 	    : NULL;
+}
+
+void record_set_curves(struct job_record *r, const struct series_set *c)
+{
+	series_set_free(&r->curves);
+	if (c != NULL)
+		series_set_copy(&r->curves, c);
 }
 
 /* The progress object, when there is one; a malformed one is left out
@@ -597,6 +607,8 @@ struct job_record *record_from_json(const char *json, char **err)
 		goto bad;
 	}
 	get_progress(cJSON_GetObjectItemCaseSensitive(o, "progress"), r);
+	/* A record written before curves were kept has none. */
+	series_set_from_json(cJSON_GetObjectItemCaseSensitive(o, "curves"), &r->curves);
 	if (get_tao_final(cJSON_GetObjectItemCaseSensitive(o, "tao_final"), r, err) != 0)
 		goto bad;
 	get_alloc(cJSON_GetObjectItemCaseSensitive(o, "allocation"), r);

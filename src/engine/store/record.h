@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "engine/slurm/state.h"
+#include "engine/store/series.h"
 
 struct transition {
 	time_t		 at;
@@ -101,6 +102,8 @@ struct job_record {
 	enum tao_state	 state;
 	char		*native;	/* last native state word */
 	struct record_progress *progress;	/* NULL until the job ended */
+	struct series_set curves;	/* every metric TAO reported, read as the
+					 * job ended (series.h); none: n 0 */
 	struct record_alloc alloc;
 	int		 has_alloc;	/* alloc was written */
 	long		 child_timeout_s;	/* its step's child timeout, 0 unknown */
@@ -122,6 +125,8 @@ void record_free(struct job_record *r);
 void record_set(char **field, const char *value);
 /* Set r's progress to a copy of p (NULL clears it). */
 void record_set_progress(struct job_record *r, const struct record_progress *p);
+/* Set r's curves to a copy of c (NULL clears them). */
+void record_set_curves(struct job_record *r, const struct series_set *c);
 
 /* Move r to state `to` (with SLURM's native word and a message) and append
  * a transition when either changed. Returns 1 when r changed. */

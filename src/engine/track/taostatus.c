@@ -36,6 +36,7 @@ static void free_lines(struct tao_status *ts)
 	free(ts->message);
 	free(ts->series);
 	free(ts->series_epoch);
+	series_set_free(&ts->curves);
 	free(ts->verdict_line);
 	free(ts->partial);
 }
@@ -308,6 +309,20 @@ static void feed_kpi(struct tao_status *ts, const cJSON *kpi, int raw_epoch)
 		add_point(ts, raw_epoch, d);
 }
 
+/* Every number of a kpi or graphical object into the curves, at the
+ * epoch as the user counts it. */
+static void feed_curves(struct tao_status *ts, const cJSON *obj, int raw_epoch, int pinned)
+{
+	const cJSON *v;
+	double d;
+
+	if (raw_epoch < 0 || !cJSON_IsObject(obj))
+		return;
+	cJSON_ArrayForEach(v, obj)
+		if (v->string != NULL && number_of(v, &d))
+			series_set_add(&ts->curves, v->string, raw_epoch + ts->zero_based, d, pinned);
+}
+
 /* "Train finished successfully.": the action's, or any one word's when
  * no action is set. */
 static int success_words(const struct tao_status *ts, const char *m)
@@ -456,6 +471,9 @@ static void feed_line(struct tao_status *ts, const char *line, size_t len)
 	v = cJSON_GetObjectItemCaseSensitive(o, "kpi");
 	if (cJSON_IsObject(v))
 		feed_kpi(ts, v, ts->raw_epoch);
+	/* A line with its own epoch pins its values to it (series.h). */
+	feed_curves(ts, v, ts->raw_epoch, epoch >= 0);
+	feed_curves(ts, cJSON_GetObjectItemCaseSensitive(o, "graphical"), ts->raw_epoch, epoch >= 0);
 	cJSON_Delete(o);
 }
 

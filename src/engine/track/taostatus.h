@@ -43,6 +43,7 @@
 #include <time.h>
 
 #include "engine/slurm/state.h"
+#include "engine/store/series.h"
 
 enum tao_verdict {
 	TAO_VERDICT_NONE = 0,	/* no final line (yet) */
@@ -69,6 +70,11 @@ struct tao_status {
 	double	*series;
 	int	*series_epoch;
 	size_t	 nseries;
+	/* Every numeric key of "kpi" and "graphical", per epoch as the
+	 * user counts them (engine/store/series.h says which value an epoch
+	 * keeps, and the bound); a kpi key wins over a graphical one of the
+	 * same name on one line. */
+	struct series_set curves;
 	size_t	 lines, bad_lines;
 	enum tao_verdict verdict;
 	char	*verdict_line;	/* the deciding line's message ("Train finished

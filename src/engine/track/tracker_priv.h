@@ -34,8 +34,11 @@ struct strmap;
 
 /* Above SLURM's MessageTimeout (10 s), so a slow controller is not a dead one. */
 #define POLL_TIMEOUT_MS		30000
-/* status.json can grow long; its last lines are all we need. */
+/* status.json can grow long; its last lines decide. A file up to
+ * STATUS_WHOLE is read whole as the job ends, so that every epoch's
+ * metrics are kept (engine/store/series.h); a longer one by its tail. */
 #define STATUS_TAIL		(256u << 10)
+#define STATUS_WHOLE		(8u << 20)
 #define STATUS_TICK_MAX		(1u << 20)	/* of a status.json read by one poll */
 
 static inline int same(const char *a, const char *b)

@@ -17,15 +17,32 @@
 
 /* ---- COMPLETED: TAO's status.json decides ------------------------------------- */
 
+/* What status.json reported as the job ended: the progress the record
+ * keeps and every metric's series with it (its curves). The progress is
+ * the first member: a change's progress pointer is one of these
+ * (progress_of makes every one), and curves_of finds the curves from it. */
+struct end_progress {
+	struct record_progress	p;
+	struct series_set	curves;
+};
+
+static const struct series_set *curves_of(const struct record_progress *p)
+{
+	return &((const struct end_progress *)(const void *)p)->curves;
+}
+
 /* TAO's progress as the record keeps it, or NULL when status.json
  * reported none. Caller frees with free_progress. */
 static struct record_progress *progress_of(const struct tao_status *ts)
 {
+	struct end_progress *ep;
 	struct record_progress *p;
 
 	if (ts->epoch < 0 && ts->nseries == 0)
 		return NULL;
-	p = xcalloc(1, sizeof(*p));
+	ep = xcalloc(1, sizeof(*ep));
+	p = &ep->p;
+	series_set_copy(&ep->curves, &ts->curves);
 	p->epoch = ts->epoch;
 	p->max_epoch = ts->max_epoch;
 	snprintf(p->eta, sizeof(p->eta), "%s", ts->eta);
@@ -39,9 +56,13 @@ static struct record_progress *progress_of(const struct tao_status *ts)
 
 static void free_progress(struct record_progress *p)
 {
-	if (p != NULL)
-		free(p->series);
-	free(p);
+	struct end_progress *ep = (struct end_progress *)(void *)p;
+
+	if (p == NULL)
+		return;
+	free(p->series);
+	series_set_free(&ep->curves);
+	free(ep);
 }
 
 /* Where a job's status file is: where it was found (the follower's, or
@@ -148,8 +169,8 @@ static enum judged judge_status(struct conn *c, const struct job_record *r,
 		    "one): not read", path);
 		goto out;
 	}
-	off = st.size > STATUS_TAIL ? st.size - STATUS_TAIL : 0;
-	if (conn_read_at(c, path, off, STATUS_TAIL, &b, &err) != CONN_OK) {
+	off = st.size <= STATUS_WHOLE ? 0 : st.size - STATUS_TAIL;
+	if (conn_read_at(c, path, off, off == 0 ? STATUS_WHOLE : STATUS_TAIL, &b, &err) != CONN_OK) {
 		res = JUDGE_LATER;
 		goto out;
 	}
@@ -247,8 +268,11 @@ static int apply_change(struct job_record *r, void *arg, char **err)
 	if (r->state != ch->from)
 		return 0;
 	ch->applied = 1;
-	if (ch->progress != NULL)
+	if (ch->progress != NULL) {
 		record_set_progress(r, ch->progress);
+		if (curves_of(ch->progress)->n > 0)
+			record_set_curves(r, curves_of(ch->progress));
+	}
 	if (ch->job != NULL)
 		keep_alloc(r, ch->job);
 	return record_transition(r, ch->to, ch->native, ch->message, ch->source, time(NULL));
@@ -466,8 +490,11 @@ static int write_change(struct record_store *st, struct job_record *r, struct ch
 		ev->what = xasprintf("requeued after segment %d", segments_last(r)->n);
 	else if (ch->to == TAO_RUNNING && r->state == TAO_PENDING && record_requeued(r))
 		ev->what = xasprintf("resumed: segment %d", segments_last(r)->n + 1);
-	if (ch->progress != NULL)
+	if (ch->progress != NULL) {
 		record_set_progress(r, ch->progress);
+		if (curves_of(ch->progress)->n > 0)
+			record_set_curves(r, curves_of(ch->progress));
+	}
 	keep_alloc(r, ch->job);
 	record_transition(r, ch->to, ch->native, ch->message, ch->source, ev->at);
 	return 1;
