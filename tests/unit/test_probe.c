@@ -57,7 +57,11 @@ static void setup(void)
 	cr_assert_not_null(mkdtemp(dir));
 	lib = xasprintf("%s\n%s\n", seg, probe);
 	put("lib.sh", lib, 0644);
-	cr_assert_eq(mkdir(xasprintf("%s/bin", dir), 0755), 0);
+	{
+		char *bin = xasprintf("%s/bin", dir);
+		cr_assert_eq(mkdir(bin, 0755), 0);
+		free(bin);
+	}
 	/* srun: the probe's all-reduce; hangs without the P2P knob (or
 	 * ends by the collective's own timeout when told to), passes with
 	 * it; what --container-env named, in srun.log. */
