@@ -406,6 +406,20 @@ Test(tao, a_probe_behind_a_busy_partition_keeps_the_job_queued_and_probes_in_it,
 	time_t t0;
 
 	user_open(&u, "busy", "clusters:\n  rig:\n    nccl_probe_timeout_s: 60\n");
+	/* First a one-GPU job, run for real: no collective to hang, so no
+	 * probe; it converts the image, which the conversion would otherwise
+	 * do behind the blocker below (the CPU partition is on the same
+	 * nodes), and the submit would wait for that, not for the probe. */
+	bundle = user_example_bundle(&u, one, 3);
+	id = user_submit(&u, bundle, &out);
+	free(out);
+	text = user_job_file(&u, id, "sbatch/*.sbatch");
+	cr_expect_not_null(strstr(text, "\nTAOTOP_PROBE=0\n"), "a one-GPU job probes:\n%s", text);
+	free(text);
+	st = user_wait_final(&u, id, 240);
+	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", json_str(st, "message"));
+	cJSON_Delete(st);
+	free(id), free(bundle);
 	/* Every GPU of both nodes, for longer than the scaled give-up after
 	 * the submit has returned, however long a loaded machine takes to
 	 * convert the image and submit. */

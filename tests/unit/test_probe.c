@@ -345,17 +345,23 @@ Test(probe, the_probe_time_shortens_the_child_timeout)
 }
 
 /* A probe that took (nearly) all of the child timeout leaves the training
- * a minute, never the whole timeout again (it would run past the wall). */
+ * a minute, or half the timeout when that is shorter: never the whole
+ * timeout again (it would run past the wall). Here 2 s, the probe's hung
+ * rung alone 1 s or more: 1 s left, the floor (half of 2). */
 Test(probe, a_probe_longer_than_the_margin_leaves_the_training_a_minute)
 {
 	char *v = vars(1), *out, *err, *body;
-	int rc;
+	const char *at;
+	int rc, child;
 
-	body = xasprintf("%s\nTAOTOP_CHILD_TIMEOUT_S=61", v);
+	body = xasprintf("%s\nTAOTOP_CHILD_TIMEOUT_S=2", v);
 	run("dash", body, "taotop_nccl_probe || exit 3\necho \"child=$TAOTOP_CHILD_TIMEOUT_S\"", &out,
 	    &err, &rc);
 	cr_expect_eq(rc, 0, "%s\n%s", out, err);
-	cr_expect_not_null(strstr(out, "child=60\n"), "%s", out);
+	at = strstr(out, "child=");
+	cr_assert_not_null(at, "%s", out);
+	child = atoi(at + 6);
+	cr_expect_eq(child, 1, "child timeout %d of 2 after the probe:\n%s", child, out);
 	free(out), free(err), free(v), free(body);
 }
 
