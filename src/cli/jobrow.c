@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/show.h"
 
 #include "engine/store/record.h"
 #include "engine/slurm/state.h"
@@ -112,3 +113,15 @@ void jobrow_print_json(cJSON *o)
 	cJSON_Delete(o);
 }
 
+
+void jobrow_print_resume(const struct job_record *rec)
+{
+	if (rec == NULL || rec->retry_of == NULL || rec->resume_dir == NULL)
+		return;
+	printf("  results %s\n", show(rec->results_dir ? rec->results_dir : "-"));
+	if (rec->resume_checkpoint != NULL)
+		printf("  resumes from %s (the newest checkpoint in %s)\n",
+		    show(rec->resume_checkpoint), show(rec->resume_dir));
+	else
+		printf("  starts from the start: no checkpoint in %s\n", show(rec->resume_dir));
+}

@@ -23,4 +23,10 @@ cJSON *jobrow_json(const struct job_row *r, const char *cluster);
 /* o printed on stdout and freed. */
 void jobrow_print_json(cJSON *o);
 
+/* A retry's own results folder and what it resumes from (the checkpoint,
+ * or "starts from the start"), two lines on stdout, sanitised; nothing
+ * for a record that is not such a retry. status and retry print them. */
+struct job_record;
+void jobrow_print_resume(const struct job_record *rec);
+
 #endif

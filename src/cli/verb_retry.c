@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "cli/session.h"
+#include "cli/jobrow.h"
 #include "cli/show.h"
 #include "engine/store/store.h"
 #include "engine/track/retry.h"
@@ -23,14 +24,7 @@ static void print_paths(struct session *s, const char *id)
 		free(err);
 		return;
 	}
-	if (r->resume_dir != NULL) {
-		printf("  results %s\n", show(r->results_dir ? r->results_dir : "-"));
-		if (r->resume_checkpoint != NULL)
-			printf("  resumes from %s (the newest checkpoint in %s)\n",
-			    show(r->resume_checkpoint), show(r->resume_dir));
-		else
-			printf("  starts from the start: no checkpoint in %s\n", show(r->resume_dir));
-	}
+	jobrow_print_resume(r);
 	record_free(r);
 }
 

@@ -186,19 +186,6 @@ static void print_exclude(const struct job_record *rec)
 		    show(rec->exclude[i].evidence ? rec->exclude[i].evidence : ""));
 }
 
-/* A retry's results folder and where it resumes from (engine/track/retry.h). */
-static void print_resume(const struct job_record *rec)
-{
-	if (rec == NULL || rec->retry_of == NULL || rec->resume_dir == NULL)
-		return;
-	printf("  results %s\n", show(rec->results_dir ? rec->results_dir : "-"));
-	if (rec->resume_checkpoint != NULL)
-		printf("  resumes from %s (the newest checkpoint in %s)\n",
-		    show(rec->resume_checkpoint), show(rec->resume_dir));
-	else
-		printf("  starts from the start: no checkpoint in %s\n", show(rec->resume_dir));
-}
-
 /* A run's segments (one SLURM start each, requeued at its child timeout). */
 static void print_segments(const struct job_record *rec)
 {
@@ -295,7 +282,7 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 		print_progress(st.row);
 		print_use(&st);
 		print_exclude(st.rec);
-		print_resume(st.rec);
+		jobrow_print_resume(st.rec);
 		print_segments(st.rec);
 		print_history(st.rec);
 	}

@@ -32,13 +32,7 @@ static struct detail *state(struct app *a)
 
 static void free_lines(struct detail *s)
 {
-	size_t i;
-
-	for (i = 0; i < s->n; i++)
-		free(s->lines[i]);
-	free(s->lines);
-	s->lines = NULL;
-	s->n = 0;
+	text_lines_free(&s->lines, &s->n);
 }
 
 static void detail_close(struct app *a)

@@ -31,13 +31,7 @@ static struct plotview *state(struct app *a)
 
 static void free_lines(struct plotview *s)
 {
-	size_t i;
-
-	for (i = 0; i < s->n; i++)
-		free(s->lines[i]);
-	free(s->lines);
-	s->lines = NULL;
-	s->n = 0;
+	text_lines_free(&s->lines, &s->n);
 }
 
 static void plot_close(struct app *a)
@@ -51,8 +45,7 @@ static void plot_close(struct app *a)
 
 static void add_line(struct plotview *s, char *line)
 {
-	s->lines = xreallocarray(s->lines, s->n + 1, sizeof(*s->lines));
-	s->lines[s->n++] = line;
+	text_lines_add(&s->lines, &s->n, line);
 }
 
 /* The lines: the metric's name (TAO's, sanitised) with its last and best

@@ -313,10 +313,21 @@ void text_draw_fixed(WINDOW *w, const char *s, int width, attr_t attr)
 		waddch(w, ' ');
 }
 
-static void add_line(char ***lines, size_t *n, char *line)
+void text_lines_add(char ***lines, size_t *n, char *line)
 {
 	*lines = xreallocarray(*lines, *n + 1, sizeof(**lines));
 	(*lines)[(*n)++] = line;
+}
+
+void text_lines_free(char ***lines, size_t *n)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		free((*lines)[i]);
+	free(*lines);
+	*lines = NULL;
+	*n = 0;
 }
 
 void text_wrap(char ***lines, size_t *n, const char *text, const char *indent, int width)
@@ -341,7 +352,7 @@ void text_wrap(char ***lines, size_t *n, const char *text, const char *indent, i
 				at--;
 			if (cut < left && at > 0)
 				cut = at + 1;
-			add_line(lines, n, xasprintf("%s%.*s", q == p ? "" : indent, (int)cut, q));
+			text_lines_add(lines, n, xasprintf("%s%.*s", q == p ? "" : indent, (int)cut, q));
 			q += cut;
 			left -= cut;
 		} while (left > 0);

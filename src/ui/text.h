@@ -27,6 +27,11 @@ size_t text_width(const char *s, size_t len);
  * (for wrapping); at least one character when width > 0. */
 size_t text_fit(const char *s, size_t len, size_t col, size_t width);
 
+/* A list of lines a view owns: line (taken) added at its end; every line
+ * and the array freed, the list left empty. */
+void text_lines_add(char ***lines, size_t *n, char *line);
+void text_lines_free(char ***lines, size_t *n);
+
 /* Add text's lines to *lines (n of them, caller frees each and the
  * array), each cut to at most width columns at a space when there is one
  * (words stay whole), continuations after indent. text is sanitised. */

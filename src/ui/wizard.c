@@ -612,12 +612,6 @@ int wizard_build(const struct wizard *w, struct spec *s, struct spec_kv **secret
 
 /* ---- the lines shown ------------------------------------------------------------------------ */
 
-static void add_line(char ***lines, size_t *n, char *line)
-{
-	*lines = xreallocarray(*lines, *n + 1, sizeof(**lines));
-	(*lines)[(*n)++] = line;
-}
-
 static char *masked(const char *v)
 {
 	size_t n = 0;
@@ -653,14 +647,14 @@ size_t wizard_lines(const struct wizard *w, int width, char ***lines, size_t *fo
 		}
 		free(p);
 		if (k == WR_PREVIEW) {
-			add_line(lines, &n, xstrdup(""));
-			add_line(lines, &n, xasprintf("%c  [ Preview: the sbatch and the commands ]", cur));
+			text_lines_add(lines, &n, xstrdup(""));
+			text_lines_add(lines, &n, xasprintf("%c  [ Preview: the sbatch and the commands ]", cur));
 			if (r == w->row)
 				*focus = n - 1;
 			continue;
 		}
 		if (k == WR_SUBMIT) {
-			add_line(lines, &n, xasprintf("%c  [ Submit ]", cur));
+			text_lines_add(lines, &n, xasprintf("%c  [ Submit ]", cur));
 			continue;
 		}
 		if (k == WR_SECRET) {
@@ -669,19 +663,19 @@ size_t wizard_lines(const struct wizard *w, int width, char ***lines, size_t *fo
 			shown = s->value[0] != '\0' ? masked(s->value)
 			    : xstrdup(env != NULL && env[0] != '\0' ? "(from your environment)"
 			    : "(type it here, or export it / put it in .env)");
-			add_line(lines, &n, xasprintf("%c   %-12.12s %s", cur, s->name, shown));
+			text_lines_add(lines, &n, xasprintf("%c   %-12.12s %s", cur, s->name, shown));
 			free(shown);
 			continue;
 		}
 		if (r == WZ_CLUSTER)
 			shown = xasprintf("< %s >", w->value[r]);
-		add_line(lines, &n, xasprintf("%c%c %-12s %s%s", cur, mark ? '!' : ' ',
+		text_lines_add(lines, &n, xasprintf("%c%c %-12s %s%s", cur, mark ? '!' : ' ',
 		    fields[r].label, shown ? shown : w->value[r], r == w->row && !shown ? "_" : ""));
 		free(shown);
 	}
 	/* A blank line as wide as the form: the box keeps its size as
 	 * values and messages come and go. */
-	add_line(lines, &n, xasprintf("%*s", width > 0 ? width : 0, ""));
+	text_lines_add(lines, &n, xasprintf("%*s", width > 0 ? width : 0, ""));
 	if (problem != NULL) {
 		char *msg = xasprintf("! %s", problem);
 		text_wrap(lines, &n, msg, "", width);

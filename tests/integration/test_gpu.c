@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cJSON.h>
@@ -119,6 +120,25 @@ static int gpu_percent(const char *line)
 	return -1;
 }
 
+/* `taotop status ID` (env as given) run until its output holds want, for
+ * at most timeout_s: the last output (caller frees). */
+static char *status_until(const char *env, const char *id, const char *want, int timeout_s)
+{
+	char *args = xasprintf("status %s", id), *out = NULL;
+	time_t end = time(NULL) + timeout_s;
+
+	for (;;) {
+		free(out);
+		out = NULL;
+		cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
+		if (strstr(out, want) != NULL || time(NULL) >= end)
+			break;
+		sleep(1);
+	}
+	free(args);
+	return out;
+}
+
 /* Wait until the row holding text shows a GPU% for which ok() holds. */
 static char *wait_gpu(struct screen *s, const char *text, int timeout_s, int at_least, int below)
 {
@@ -226,7 +246,7 @@ Test(gpu, a_training_job_shows_high_gpu_use_in_its_row_detail_and_status, .timeo
 Test(gpu, a_stuck_job_is_flagged_idle_noted_in_its_history_and_notified, .timeout = 240)
 {
 	char *dir = screen_shared_dir("gpustuck"), *cfg = write_config("stuck", 6, 14), *env;
-	char *id, *slurm, *line, *text, *want, *args, *envc, *out = NULL;
+	char *id, *slurm, *line, *text, *want, *envc, *out = NULL;
 	struct screen s;
 	struct screen_opts so = { .cols = 170, .lines = 45, .typescript = 1 };
 
@@ -258,22 +278,11 @@ Test(gpu, a_stuck_job_is_flagged_idle_noted_in_its_history_and_notified, .timeou
 
 	/* The record's history says it, and that progress stopped (epoch 2). */
 	envc = xasprintf("XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s", s.dir, cfg);
-	args = xasprintf("status %s", id);
-	{
-		int i;
-		for (i = 0; i < 30; i++) {
-			free(out);
-			out = NULL;
-			cr_assert_eq(rig_taotop(envc, args, &out), 0, "%s", out);
-			if (strstr(out, "progress stopped: epoch 2 for") != NULL)
-				break;
-			sleep(1);
-		}
-	}
+	out = status_until(envc, id, "progress stopped: epoch 2 for", 30);
 	cr_expect_not_null(strstr(out, "taotop    GPUs idle: every GPU below 5 % for"), "%s", out);
 	cr_expect_not_null(strstr(out, "progress stopped: epoch 2 for"), "%s", out);
 	cr_expect_not_null(strstr(out, "GPU use 0 %"), "%s", out);
-	free(out), free(args), free(envc);
+	free(out), free(envc);
 
 	screen_keys(&s, "q");
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);
@@ -360,7 +369,6 @@ Test(gpu, a_gpu_that_cannot_say_its_use_shows_n_a_not_an_error, .timeout = 240)
 	struct screen s;
 	struct screen_opts so = { .cols = 170, .lines = 45 };
 	cJSON *st, *use, *g0;
-	int k;
 
 	env = xasprintf("TAOTOP_CONFIG=%s", cfg);
 	so.env = env;
@@ -372,15 +380,7 @@ Test(gpu, a_gpu_that_cannot_say_its_use_shows_n_a_not_an_error, .timeout = 240)
 	    " %s %s > %s/fault/nvidia-smi-na", slurm, slurm, rig_get()->state), 0);
 
 	envc = xasprintf("XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s", s.dir, cfg);
-	args = xasprintf("status %s", id);
-	for (k = 0; k < 30; k++) {
-		free(out);
-		out = NULL;
-		rig_taotop(envc, args, &out);
-		if (strstr(out, "GPU use n/a") != NULL)
-			break;
-		sleep(2);
-	}
+	out = status_until(envc, id, "GPU use n/a", 60);
 	cr_expect_not_null(strstr(out, "GPU use n/a"), "%s", out);
 	{
 		/* Each GPU (its index is the one the job got) n/a too. */
@@ -391,7 +391,7 @@ Test(gpu, a_gpu_that_cannot_say_its_use_shows_n_a_not_an_error, .timeout = 240)
 	}
 	cr_expect_null(strstr(out, "GPU use not read"), "%s", out);
 	cr_expect_null(strstr(out, "[N/A]"), "nvidia-smi's word shown as an error: %s", out);
-	free(out), free(args);
+	free(out);
 
 	args = xasprintf("status %s --json", id);
 	cr_assert_eq(rig_taotop(envc, args, &out), 0, "%s", out);
@@ -429,10 +429,9 @@ Test(gpu, a_gpu_that_cannot_say_its_use_shows_n_a_not_an_error, .timeout = 240)
 Test(gpu, a_job_stuck_with_busy_gpus_is_flagged_by_its_progress_not_idle, .timeout = 240)
 {
 	char *dir = screen_shared_dir("gpubusyhang"), *cfg = write_config("busyhang", 4, 10), *env;
-	char *id, *slurm, *line, *args, *envc, *out = NULL;
+	char *id, *slurm, *line, *envc, *out = NULL;
 	struct screen s;
 	struct screen_opts so = { .cols = 220, .lines = 45 };
-	int i;
 
 	env = xasprintf("TAOTOP_CONFIG=%s", cfg);
 	so.env = env;
@@ -452,20 +451,12 @@ Test(gpu, a_job_stuck_with_busy_gpus_is_flagged_by_its_progress_not_idle, .timeo
 	free(line);
 
 	envc = xasprintf("XDG_STATE_HOME=%s/state TAOTOP_CONFIG=%s", s.dir, cfg);
-	args = xasprintf("status %s", id);
-	for (i = 0; i < 30; i++) {
-		free(out);
-		out = NULL;
-		cr_assert_eq(rig_taotop(envc, args, &out), 0, "%s", out);
-		if (strstr(out, "progress stopped: epoch 2 for") != NULL)
-			break;
-		sleep(1);
-	}
+	out = status_until(envc, id, "progress stopped: epoch 2 for", 30);
 	cr_expect_not_null(strstr(out, "progress stopped: epoch 2 for"), "%s", out);
 	cr_expect_null(strstr(out, "GPUs idle"), "busy GPUs called idle: %s", out);
 	cr_expect(strstr(out, "GPU use 99 %") != NULL || strstr(out, "GPU use 100 %") != NULL,
 	    "%s", out);
-	free(out), free(args), free(envc);
+	free(out), free(envc);
 
 	screen_keys(&s, "q");
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);

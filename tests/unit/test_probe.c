@@ -17,6 +17,8 @@
 #include "util/file.h"
 #include "util/xmalloc.h"
 
+#include "unit/shells.h"
+
 /* The text between a template's `# NAME begin` and `# NAME end` lines. */
 static char *block_of(const char *tmpl, const char *name)
 {
@@ -126,15 +128,6 @@ static char *slurp(const char *name)
 	return t ? t : xstrdup("");
 }
 
-static const char *const shells[] = { "bash", "dash" };
-
-static int have(const char *shell)
-{
-	char *cmd = xasprintf("command -v %s >/dev/null 2>&1", shell);
-	int ok = system(cmd) == 0;
-	free(cmd);
-	return ok;
-}
 
 /* taotop's variables for a probe on 1x4 in dir, the shipped ladder. */
 static char *vars(int timeout_s)

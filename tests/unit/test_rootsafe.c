@@ -76,53 +76,70 @@ static void expect(void (*ask)(struct buf *, const char *, const char *), const 
 	free(got);
 }
 
+/* One case: a path under the test's folder, made by `make` ($N its name;
+ * NULL: left missing, or made by an earlier case), and the code a
+ * question answers for it ("": nothing unsafe). */
+struct kase {
+	const char	*make, *name, *want;
+};
+
+typedef void ask_fn(struct buf *, const char *, const char *);
+
+static void cases(ask_fn *ask, const struct kase *k, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (k[i].make != NULL)
+			sh(k[i].make, strrchr(k[i].name, '/') ? strrchr(k[i].name, '/') + 1 : k[i].name);
+	for (i = 0; i < n; i++)
+		expect(ask, k[i].name, k[i].want);
+}
+
 Test(rootsafe, a_folder_taotop_writes_into_is_the_users_own_and_closed)
 {
-	sh("mkdir -m 755 $D/$N", "own");
-	sh("mkdir $D/$N && chmod 777 $D/$N", "open");
-	sh("mkdir $D/$N && chmod 1777 $D/$N", "sticky");
-	sh("mkdir $D/$N && chown 4242 $D/$N", "theirs");
-	sh("mkdir $D/real && ln -s $D/real $D/$N", "link");
-	sh("touch $D/$N", "file");
-	expect(rootsafe_ask_dir, "missing", "");
-	expect(rootsafe_ask_dir, "own", "");
-	expect(rootsafe_ask_dir, "open", "writable");
-	expect(rootsafe_ask_dir, "sticky", "writable");
-	expect(rootsafe_ask_dir, "theirs", "owner 4242");
-	expect(rootsafe_ask_dir, "link", "link");
-	expect(rootsafe_ask_dir, "file", "notdir");
+	static const struct kase k[] = {
+		{ NULL, "missing", "" },
+		{ "mkdir -m 755 $D/$N", "own", "" },
+		{ "mkdir $D/$N && chmod 777 $D/$N", "open", "writable" },
+		{ "mkdir $D/$N && chmod 1777 $D/$N", "sticky", "writable" },
+		{ "mkdir $D/$N && chown 4242 $D/$N", "theirs", "owner 4242" },
+		{ "mkdir $D/real && ln -s $D/real $D/$N", "link", "link" },
+		{ "touch $D/$N", "file", "notdir" },
+	};
+
+	cases(rootsafe_ask_dir, k, sizeof(k) / sizeof(k[0]));
 }
 
 Test(rootsafe, a_file_taotop_runs_is_nobody_elses_to_replace)
 {
-	sh("mkdir -m 755 $D/a && echo hsqs > $D/a/$N", "own.sqsh");
-	sh("mkdir -p $D/a && echo x > $D/a/$N && chown 4242 $D/a/$N", "theirs.sqsh");
-	sh("mkdir -p $D/a && echo x > $D/a/$N && chmod 666 $D/a/$N", "open.sqsh");
-	sh("mkdir -p $D/o && chmod 777 $D/o && echo x > $D/o/$N", "mine.sqsh");
-	sh("mkdir -p $D/s && chmod 1777 $D/s && echo x > $D/s/$N", "mine.sqsh");
-	sh("mkdir -p $D/t && chown 4242 $D/t && echo x > $D/t/$N", "mine.sqsh");
-	/* A link in a closed folder of the user's to a file in an open one. */
-	sh("mkdir -p $D/o && ln -s $D/o/mine.sqsh $D/a/$N", "via.sqsh");
-	expect(rootsafe_ask_file, "a/none.sqsh", "");
-	expect(rootsafe_ask_file, "a/own.sqsh", "");
-	expect(rootsafe_ask_file, "a/theirs.sqsh", "owner 4242");
-	expect(rootsafe_ask_file, "a/open.sqsh", "writable");
-	expect(rootsafe_ask_file, "o/mine.sqsh", "dirwritable");
-	expect(rootsafe_ask_file, "s/mine.sqsh", "");
-	expect(rootsafe_ask_file, "t/mine.sqsh", "dirowner 4242");
-	expect(rootsafe_ask_file, "a/via.sqsh", "dirwritable");
+	static const struct kase k[] = {
+		{ NULL, "a/none.sqsh", "" },
+		{ "mkdir -m 755 $D/a && echo hsqs > $D/a/$N", "a/own.sqsh", "" },
+		{ "mkdir -p $D/a && echo x > $D/a/$N && chown 4242 $D/a/$N", "a/theirs.sqsh",
+		  "owner 4242" },
+		{ "mkdir -p $D/a && echo x > $D/a/$N && chmod 666 $D/a/$N", "a/open.sqsh", "writable" },
+		{ "mkdir -p $D/o && chmod 777 $D/o && echo x > $D/o/$N", "o/mine.sqsh", "dirwritable" },
+		{ "mkdir -p $D/s && chmod 1777 $D/s && echo x > $D/s/$N", "s/mine.sqsh", "" },
+		{ "mkdir -p $D/t && chown 4242 $D/t && echo x > $D/t/$N", "t/mine.sqsh",
+		  "dirowner 4242" },
+		/* A link in a closed folder of the user's to a file in an open one. */
+		{ "mkdir -p $D/o && ln -s $D/o/mine.sqsh $D/a/$N", "a/via.sqsh", "dirwritable" },
+	};
+
+	cases(rootsafe_ask_file, k, sizeof(k) / sizeof(k[0]));
 }
 
 Test(rootsafe, a_root_open_to_all_without_the_sticky_bit_is_named)
 {
-	sh("mkdir $D/$N && chmod 777 $D/$N", "open");
-	sh("mkdir $D/$N && chmod 1777 $D/$N", "sticky");
-	sh("mkdir $D/$N && chown 4242 $D/$N", "theirs");
-	sh("mkdir $D/real && ln -s $D/real $D/$N", "link");
-	expect(rootsafe_ask_root, "open", "open");
-	expect(rootsafe_ask_root, "sticky", "");
-	expect(rootsafe_ask_root, "theirs", "owner 4242");
-	expect(rootsafe_ask_root, "link", "link");
+	static const struct kase k[] = {
+		{ "mkdir $D/$N && chmod 777 $D/$N", "open", "open" },
+		{ "mkdir $D/$N && chmod 1777 $D/$N", "sticky", "" },
+		{ "mkdir $D/$N && chown 4242 $D/$N", "theirs", "owner 4242" },
+		{ "mkdir $D/real && ln -s $D/real $D/$N", "link", "link" },
+	};
+
+	cases(rootsafe_ask_root, k, sizeof(k) / sizeof(k[0]));
 }
 
 Test(rootsafe, each_answer_has_words_and_a_fix_naming_the_path)

@@ -12,6 +12,8 @@
 #include "util/file.h"
 #include "util/xmalloc.h"
 
+#include "unit/shells.h"
+
 static char *lib_of(const char *name)
 {
 	const char *share = getenv("TAOTOP_SHARE");
@@ -83,31 +85,30 @@ static void sh(const char *lines)
 	free(cmd);
 }
 
-static const char *const shells[] = { "bash", "dash" };
 
-static int have(const char *shell)
+/* What body prints under each shell: want, or a failure naming what. */
+static void expect_each_shell(const char *body, const char *want, const char *what)
 {
-	char *cmd = xasprintf("command -v %s >/dev/null 2>&1", shell);
-	int ok = system(cmd) == 0;
-	free(cmd);
-	return ok;
+	size_t i;
+	for (i = 0; i < 2; i++) {
+		char *got;
+		int rc;
+		if (!have(shells[i]))
+			continue;
+		got = run(shells[i], body, &rc);
+		cr_expect_str_eq(got, want, "%s: %s gave '%s', want '%s'", shells[i], what, got, want);
+		free(got);
+	}
 }
 
 /* The checkpoint each shell picks below root (its path, relative to dir). */
 static void expect_pick(const char *root, const char *want)
 {
-	size_t i;
-	for (i = 0; i < 2; i++) {
-		char *body, *got;
-		int rc;
-		if (!have(shells[i]))
-			continue;
-		body = xasprintf("p=$(taotop_ckpt_newest '%s'); printf '%%s' \"${p#* }\"", root);
-		got = run(shells[i], body, &rc);
-		cr_expect_str_eq(got, want, "%s picked '%s' below %s, want '%s'", shells[i], got,
-		    root, want);
-		free(body), free(got);
-	}
+	char *body = xasprintf("p=$(taotop_ckpt_newest '%s'); printf '%%s' \"${p#* }\"", root);
+	char *what = xasprintf("the pick below %s", root);
+
+	expect_each_shell(body, want, what);
+	free(body), free(what);
 }
 
 TestSuite(segments, .init = setup, .fini = teardown);
@@ -399,19 +400,12 @@ Test(segments, tao_auto_resume_0_turns_the_resume_off)
 /* What taotop_moved makes of word, the staged folder /x/r moved to /y/n/results. */
 static void expect_moved(const char *word, const char *want)
 {
-	size_t i;
-	for (i = 0; i < 2; i++) {
-		char *body, *got;
-		int rc;
-		if (!have(shells[i]))
-			continue;
-		body = xasprintf("TAOTOP_RESULTS_WAS=/x/r TAOTOP_RESULTS_DIR=/y/n/results\n"
-		    "printf '[%%s]' \"$(taotop_moved '%s')\"", word);
-		got = run(shells[i], body, &rc);
-		char *w = xasprintf("[%s]", want);
-		cr_expect_str_eq(got, w, "%s moved '%s' to %s, want %s", shells[i], word, got, w);
-		free(body), free(got), free(w);
-	}
+	char *body = xasprintf("TAOTOP_RESULTS_WAS=/x/r TAOTOP_RESULTS_DIR=/y/n/results\n"
+	    "printf '[%%s]' \"$(taotop_moved '%s')\"", word);
+	char *w = xasprintf("[%s]", want), *what = xasprintf("moving '%s'", word);
+
+	expect_each_shell(body, w, what);
+	free(body), free(w), free(what);
 }
 
 Test(segments, a_retry_names_its_own_folder_where_the_staged_one_stood)

@@ -468,19 +468,21 @@ static int fresh_paths(struct conn *c, struct record_store *st, const struct job
 	}
 	out = conn_run(c, cmd.data, FRESH_TIMEOUT_MS, &status, &e2);
 	buf_free(&cmd);
-	if (out != NULL && has_line(out, "@@unnamed")) {
-		record_event(r, "its command does not name its results folder (TAO is told where "
-		    "to write some other way): it runs in the same results folder, where TAO "
-		    "resumes from its own *_latest.pth", "taotop", time(NULL));
-		rc = 0;
-		goto out;
-	}
-	if (out != NULL && has_line(out, "@@old")) {
-		record_event(r, "its staged sbatch predates retries with a results folder of their "
-		    "own: it runs in the same results folder, where TAO resumes from its own "
-		    "*_latest.pth", "taotop", time(NULL));
-		rc = 0;
-		goto out;
+	{
+		/* Why the retry cannot have a folder of its own, if it cannot. */
+		const char *why = out == NULL ? NULL
+		    : has_line(out, "@@unnamed") ? "its command does not name its results folder "
+		      "(TAO is told where to write some other way)"
+		    : has_line(out, "@@old") ? "its staged sbatch predates retries with a results "
+		      "folder of their own" : NULL;
+		if (why != NULL) {
+			msg = xasprintf("%s: it runs in the same results folder, where TAO resumes "
+			    "from its own *_latest.pth", why);
+			record_event(r, msg, "taotop", time(NULL));
+			free(msg);
+			rc = 0;
+			goto out;
+		}
 	}
 	if (out == NULL || !has_line(out, "@@ok")) {
 		*err = xasprintf("the retry's results folder %s could not be made on %s: %s", results,
