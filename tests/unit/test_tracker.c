@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine/config/config.h"
+#include "engine/slurm/slurm.h"
 #include "engine/store/store.h"
 #include "engine/track/tracker.h"
 #include "engine/track/tracker_priv.h"
@@ -289,6 +290,45 @@ Test(tracker, segments_not_written_leave_the_record_in_memory_as_on_disk)
 	cr_expect_eq(disk->nseg, 1, "written");
 	cr_expect_eq(disk->seg[0].start, 1764590000);
 	record_free(disk);
+	record_free(r);
+	store_close(st);
+}
+
+/* A job taotop cancelled that accounting still calls RUNNING long after
+ * (a runaway in slurmdbd): past the give-up the record keeps no word, one
+ * note says why, and it no longer awaits accounting, so the next polls do
+ * not ask again nor note it again. */
+Test(tracker, accounting_that_keeps_saying_running_is_given_up_once)
+{
+	struct record_store *st = fresh_store();
+	struct poll_result res;
+	struct slurm_job j;
+	struct job_record *r = NULL;
+	char *err = NULL;
+	size_t notes = 0, i;
+
+	put(st, "tao-20261201-runa01", "400", TAO_RUNNING, 500, NULL);
+	cr_assert_eq(store_update(st, "tao-20261201-runa01", cancel_it, NULL, &err), 0, "%s", err);
+	cr_assert_eq(store_load(st, "tao-20261201-runa01", &r, &err), 0, "%s", err);
+	cr_assert(awaits_accounting(r->state, r->native, r->backend_ref));
+	memset(&res, 0, sizeof(res));
+	res.scheduler_ok = res.accounting_ok = 1;
+	memset(&j, 0, sizeof(j));
+	snprintf(j.id, sizeof(j.id), "400");
+	j.state = (char *)"RUNNING";
+	j.from_sacct = 1;
+	/* Cancelled at 700, long past the give-up. */
+	cr_expect_eq(tracker_settle(st, r, &j, &res), 1);
+	cr_expect_null(r->native, "still '%s'", r->native ? r->native : "");
+	cr_expect_not(awaits_accounting(r->state, r->native, r->backend_ref),
+	    "asked about again on every poll");
+	record_free(r);
+	cr_assert_eq(store_load(st, "tao-20261201-runa01", &r, &err), 0, "%s", err);
+	cr_expect_null(r->native, "on disk: '%s'", r->native ? r->native : "");
+	for (i = 0; i < r->nhist; i++)
+		notes += r->hist[i].message != NULL &&
+		    strstr(r->hist[i].message, "accounting (sacct) still says RUNNING") != NULL;
+	cr_expect_eq(notes, 1);
 	record_free(r);
 	store_close(st);
 }

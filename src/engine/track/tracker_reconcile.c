@@ -690,8 +690,6 @@ int tracker_settle(struct record_store *st, struct job_record *r, const struct s
 			s.word = ns.word;
 		}
 		s.job = j;
-		s.word = ns.word;
-		s.job = j;
 	} else if (!res->scheduler_ok || !res->accounting_ok) {
 		return 0;
 	} else if (time(NULL) - since < SETTLE_GIVE_UP_S) {
