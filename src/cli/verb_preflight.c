@@ -109,6 +109,11 @@ int cli_preflight(const struct cli_args *a)
 	int replace = cli_val(a, "replace-ngc-credentials") != NULL;
 	int install = cli_val(a, "install-ngc-credentials") != NULL || replace, rc;
 
+	if (replace && cli_val(a, "install-ngc-credentials") != NULL) {
+		fprintf(stderr, "taotop: --install-ngc-credentials writes a new file, "
+		    "--replace-ngc-credentials replaces the NGC lines of one: give one of them\n");
+		return EXIT_USAGE;
+	}
 	if (cli_val(a, "ngc-key-file") != NULL && !install) {
 		fprintf(stderr, "taotop: --ngc-key-file goes with --install-ngc-credentials or "
 		    "--replace-ngc-credentials\n");

@@ -228,8 +228,10 @@ static int opt_mounts(int val, const char *arg, int remote)
 	}
 	if ((copy = strdup(arg)) == NULL)
 		return -1;
-	for (item = strtok_r(copy, ",", &save); item != NULL && ok;
-	    item = strtok_r(NULL, ",", &save))
+	/* strsep, as args.c splits the list: an empty entry ("a:/a,,b:/b",
+	 * a trailing comma) is an entry, and an invalid one. */
+	save = copy;
+	while (ok && (item = strsep(&save, ",")) != NULL)
 		ok = mount_entry_ok(item);
 	free(copy);
 	return ok ? set_opt(&mounts, arg) : -1;

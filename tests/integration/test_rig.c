@@ -135,6 +135,15 @@ Test(rig, pyxis_stand_in_parses_mounts_as_pyxis_does, .timeout = 120)
 	cr_expect(strstr(out, "pyxis: --container-mounts: invalid format: ") != NULL, "%s", out);
 	free(out), free(cmd);
 
+	/* An empty entry of the list is one, and invalid (args.c splits with
+	 * strsep): never skipped. */
+	cmd = xasprintf("srun -t 1 --container-image=%s --container-mounts=%s:/a,,%s:/b true", sqsh,
+	    dir, dir);
+	rc = rig_ssh(cmd, &out);
+	cr_expect_neq(rc, 0, "%s", out);
+	cr_expect(strstr(out, "pyxis: --container-mounts: invalid format: ") != NULL, "%s", out);
+	free(out), free(cmd);
+
 	/* "ro+rprivate": read-only, the other flag passed on. */
 	cmd = xasprintf("srun -t 1 --container-image=%s --container-mounts=%s:/m:ro+rprivate "
 	    "sh -c 'touch /m/x 2>&1; echo rc=$?'", sqsh, dir);

@@ -23,6 +23,7 @@
 #include "integration/helper_rig.h"
 #include "integration/helper_submit.h"
 #include "ssh/conn.h"
+#include "util/file.h"
 #include "util/xmalloc.h"
 
 #define OTHER "65534"
@@ -196,11 +197,13 @@ Test(roots, another_users_probes_folder_is_never_used, .timeout = 300)
 	    "gpus: 2\ncpus_per_task: 1\ntime_hours: 0.5\n");
 	memset(&res, 0, sizeof(res));
 	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
-	/* The job's script names no file of that folder. */
-	got = xasprintf("scontrol write batch_script %s - 2>/dev/null | grep -cF %s/ || true",
-	    res.slurm_id, probes);
-	out = rig_ssh_ok(got);
-	cr_expect_str_eq(out, "0", "the job's script uses %s", probes);
+	/* The job's script (as staged and submitted) probes, and names no
+	 * file of that folder. */
+	got = xasprintf("%s/root/%s/sbatch/job_%s.sbatch", e.base, res.record_id, res.record_id);
+	out = file_read_all(got, NULL, &err);
+	cr_assert_not_null(out, "%s", err);
+	cr_expect_not_null(strstr(out, "\nTAOTOP_PROBE=1\n"), "the job does not probe:\n%s", out);
+	cr_expect_null(strstr(out, probes), "the job's script uses %s", probes);
 	free(out), free(got);
 	free(rig_wait_state(res.slurm_id, "COMPLETED FAILED CANCELLED", 180));
 	got = xasprintf("%s/nccl_probe.py", probes);

@@ -141,8 +141,21 @@ Test(classify, a_bad_pattern_names_its_line)
 	free(err), err = NULL;
 	cr_expect_eq(patterns_parse("site.conf", "fatal x y\n", &p, &err), -1);
 	cr_expect(err && strstr(err, "site.conf:1: write KIND NAME REGEX") != NULL, "%s", err);
-	cr_expect(err && strstr(err, "ignore, fault, node, infra or program") != NULL, "%s", err);
-	free(err);
+	cr_expect(err && strstr(err, "ignore, fault, node, infra, setup or program") != NULL, "%s",
+	    err);
+	free(err), err = NULL;
+	/* A site's own setup rule: the cluster's, never retried. */
+	{
+		struct patterns *q = NULL;
+		struct verdict w;
+		cr_assert_eq(patterns_parse("site.conf", "setup site-mount lustre not mounted\n", &q,
+		    &err), 0, "%s", err);
+		classify_failure(q, "FAILED", "1:0", "", "error: lustre not mounted on node03", &w);
+		cr_expect_eq(w.kind, FAILURE_INFRA);
+		cr_expect(w.no_retry, "a setup rule is never retried");
+		cr_expect_str_eq(w.reason, "site-mount");
+		patterns_free(q);
+	}
 	cr_assert_eq(patterns_parse("site.conf", "infra site-fs lustre: .*evicted\n", &p, &err), 0);
 	struct verdict v;
 	classify_failure(p, "FAILED", "1:0", "", "LustreError: lustre: client 0x1 evicted by server", &v);

@@ -20,8 +20,8 @@
  *   TAOTOP_POLL_S   seconds between status polls (default 10)
  *
  * and for submitting:
- *   SLURM_PARTITION         GPU partitions, comma-separated; the first is
- *                           used (default polar,polar3,polar4,grizzly)
+ *   SLURM_PARTITION         GPU partitions, comma-separated, given to a job
+ *                           whole (default polar,polar3,polar4,grizzly)
  *   SLURM_ACCOUNT           #SBATCH --account (optional)
  *   SLURM_BASE_RESULTS_DIR  shared-storage root for job folders (required to
  *                           submit: lustre:///path or /path on the cluster)

@@ -6,7 +6,7 @@
  * shell functions defined once per command (rootsafe_funcs); every path
  * reaches them quoted (ssh/quote.h).
  *
- * The rules: a folder taotop writes into (probes/, images/) must be a
+ * The rules: a folder taotop writes into (images/, a job's folder) must be a
  * real folder, not a link, the user's own, and not writable by group or
  * others. A file taotop runs (an image, a probe's output it trusts) must
  * be the user's own or root's, not writable by group or others, and held

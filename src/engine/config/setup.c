@@ -136,7 +136,8 @@ char *setup_hint(const struct setup_draft *d, enum setup_field f)
 		return xstrdup("the cluster's shared storage for job folders, written "
 		    "lustre:///path; needed to submit, not to watch");
 	case SF_PARTITIONS:
-		return xstrdup("GPU partitions, comma-separated, the first the default; empty: "
+		return xstrdup("GPU partitions, comma-separated: a job is given them all, SLURM "
+		    "starts it on the first that can run it; empty: "
 		    "polar,polar3,polar4,grizzly");
 	case SF_ACCOUNT:
 		return xstrdup("#SBATCH --account, if your site charges one; empty: none");

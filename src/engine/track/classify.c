@@ -78,7 +78,7 @@ int patterns_parse(const char *file, const char *text, struct patterns **out, ch
 		if (sscanf(line, "%15s %63s %n", kind, name, &used) != 2 || used == 0 ||
 		    line[used] == '\0' || kind_of(kind, &k) != 0) {
 			*err = xasprintf("%s:%d: write KIND NAME REGEX, KIND being ignore, fault, node, "
-			    "infra or program", file, lineno);
+			    "infra, setup or program", file, lineno);
 			goto bad;
 		}
 		ps->p = xreallocarray(ps->p, ps->n + 1, sizeof(*ps->p));
