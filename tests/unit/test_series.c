@@ -174,3 +174,19 @@ Test(series, the_best_value_is_the_lowest_loss_and_the_highest_accuracy)
 	cr_expect_eq(best, -1, "no best learning rate");
 	series_set_free(&set);
 }
+
+/* A metric's name comes from the cluster: one with a control byte (an
+ * escape sequence a CSV to a terminal would print) or an empty one is not
+ * kept; its neighbours are. */
+Test(series, a_name_with_control_bytes_is_not_kept)
+{
+	struct series_set set;
+
+	series_set_init(&set);
+	series_set_add(&set, "loss\x1b]0;PWNED\x07", 1, 0.5, 1);
+	series_set_add(&set, "", 1, 0.5, 1);
+	series_set_add(&set, "val_loss", 1, 0.4, 1);
+	cr_expect_eq(set.n, 1);
+	cr_expect_not_null(series_set_find(&set, "val_loss"));
+	series_set_free(&set);
+}

@@ -114,7 +114,6 @@ struct config {
 /* A cluster's name: what it may hold, wherever it is read (the config
  * file, TAOTOP_CLUSTER, taotop init), since it reaches file names, shell
  * completion and the NCCL probe's cached answer. */
-#define CONFIG_NAME_MAX 64
 #define CONFIG_NAME_RULE "a cluster's name holds only letters, digits, '-', '_' and '.', " \
 	"starts with a letter or digit and has at most 64 characters"
 int config_name_ok(const char *s);

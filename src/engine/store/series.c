@@ -26,17 +26,6 @@ void series_set_free(struct series_set *set)
 	series_set_init(set);
 }
 
-void series_set_clear(struct series_set *set)
-{
-	size_t i;
-
-	for (i = 0; i < set->n; i++) {
-		set->s[i].n = 0;
-		set->s[i].stride = 1;
-		set->s[i].seen = 0;
-		set->s[i].tail_off = 0;
-	}
-}
 
 void series_set_copy(struct series_set *dst, const struct series_set *src)
 {
@@ -67,13 +56,26 @@ const struct series *series_set_find(const struct series_set *set, const char *n
 	return NULL;
 }
 
+/* A metric's name as TAO writes its keys: no control bytes (the names come
+ * from the cluster, and every consumer, a CSV to a terminal too, prints
+ * them), not empty. */
+static int name_ok(const char *name)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)name; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return 0;
+	return name[0] != '\0';
+}
+
 static struct series *series_of(struct series_set *set, const char *name)
 {
 	struct series *s = (struct series *)series_set_find(set, name);
 
 	if (s != NULL)
 		return s;
-	if (set->n >= SERIES_MAX_NAMES || strlen(name) >= SERIES_NAME_MAX)
+	if (set->n >= SERIES_MAX_NAMES || strlen(name) >= SERIES_NAME_MAX || !name_ok(name))
 		return NULL;
 	set->s = xreallocarray(set->s, set->n + 1, sizeof(*set->s));
 	s = &set->s[set->n++];

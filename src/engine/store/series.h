@@ -66,8 +66,6 @@ int series_better(const char *name);
 /* The last finite point's index and the best one's by series_better (-1:
  * none). */
 void series_last_best(const struct series *s, long *last, long *best);
-/* Forget every point (a requeued run's follower starts over). */
-void series_set_clear(struct series_set *set);
 
 /* The set as JSON (an array of {"name", "epochs", "values", "stride"};
  * NaN as null, the infinities as the strings "Infinity" and "-Infinity",

@@ -377,19 +377,6 @@ static int has_line(const char *out, const char *tag)
 	return 0;
 }
 
-/*
- * The retry r (of old) gets a results folder of its own, named as a new
- * submit's (<root>/<its id>/results), and resumes from the newest usable
- * checkpoint of the run it retries (or, if that one wrote none, of the
- * run before it, down the chain). One remote command: the choice is made
- * by the staged script's own segments block (the rule its segments use),
- * the folder made, and the retry's paths file written beside the job
- * (retries/<id>.paths), which the script reads when it runs under the
- * retry's name. r's results_dir, tao_results_dir, resume_dir,
- * resume_checkpoint and history say what was chosen. A script staged
- * before this knew no such file: the retry then runs in the same folder,
- * and says so. -1 with *err: the folder or the file could not be made.
- */
 /* A continuation runs on in the folder of the run it continues: when that
  * run was itself a retry (a paths file of its own names its folder), the
  * same folder goes in the continuation's paths file, or the staged script
@@ -416,6 +403,19 @@ static int same_paths(struct conn *c, const struct job_record *old, const struct
 	return rc;
 }
 
+/*
+ * The retry r (of old) gets a results folder of its own, named as a new
+ * submit's (<root>/<its id>/results), and resumes from the newest usable
+ * checkpoint of the run it retries (or, if that one wrote none, of the
+ * run before it, down the chain). One remote command: the choice is made
+ * by the staged script's own segments block (the rule its segments use),
+ * the folder made, and the retry's paths file written beside the job
+ * (retries/<id>.paths), which the script reads when it runs under the
+ * retry's name. r's results_dir, tao_results_dir, resume_dir,
+ * resume_checkpoint and history say what was chosen. A script staged
+ * before this knew no such file: the retry then runs in the same folder,
+ * and says so. -1 with *err: the folder or the file could not be made.
+ */
 static int fresh_paths(struct conn *c, struct record_store *st, const struct job_record *old,
     struct job_record *r, const char *job_dir, const char *sbatch, char **err)
 {
@@ -431,11 +431,15 @@ static int fresh_paths(struct conn *c, struct record_store *st, const struct job
 	q = sh_quote(sbatch);
 	/* A command whose words do not name the staged results folder
 	 * (TAO told where to write some other way) cannot be moved: the
-	 * retry would write there all the same. */
+	 * retry would write there all the same. The values are compared,
+	 * not their quoted text (a path with a space is quoted whole in the
+	 * export and inside 'results_dir=...' in the words); the staged
+	 * script is taotop's own, eval'd as its segments block is. */
 	buf_addf(&cmd, "sb=%s; if ! grep -q '^taotop_retry_setup()' \"$sb\"; then echo @@old; "
-	    "exit 0; fi; rd=$(sed -n 's/^export TAOTOP_RESULTS_DIR=//p' \"$sb\" | sed -n 1p); "
-	    "if [ -z \"$rd\" ] || ! sed -n 's/^set -- //p' \"$sb\" | grep -qF -- \"$rd\"; then "
-	    "echo @@unnamed; exit 0; fi; eval \"$(sed -n '/^# taotop-segments begin/,/^# taotop-segments end/p' "
+	    "exit 0; fi; TAOTOP_RESULTS_DIR=; eval \"$(grep '^export TAOTOP_RESULTS_DIR=' \"$sb\" | "
+	    "sed -n 1p)\"; rd=$TAOTOP_RESULTS_DIR; named=; eval \"set -- $(sed -n 's/^set -- //p' "
+	    "\"$sb\" | sed -n 1p)\"; for w; do case $w in *\"$rd\"*) named=1;; esac; done; "
+	    "if [ -z \"$rd\" ] || [ -z \"$named\" ]; then echo @@unnamed; exit 0; fi; eval \"$(sed -n '/^# taotop-segments begin/,/^# taotop-segments end/p' "
 	    "\"$sb\")\" && eval \"$(grep '^TAOTOP_RESUME_KEY=' \"$sb\" | sed -n 1p)\" && "
 	    "echo \"@@key ${TAOTOP_RESUME_KEY:-}\" && from= && ck= && for d in", q);
 	free(q);

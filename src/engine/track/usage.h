@@ -128,10 +128,10 @@ int use_sample_behind(struct conn *c, struct use_tracker *t, const struct use_jo
 /* Note the flags raised in their records' history (source "taotop"). */
 void use_note_events(struct record_store *st, const struct use_event *ev, size_t n);
 
-/* The mean GPU % of a use (0 with no GPU), and a "58.1/79.6G" of its
- * memory (the largest GPU's). */
-/* The mean of the GPUs' use that nvidia-smi could read; USE_UNKNOWN when
- * it could read none. */
+/* The mean GPU % of a use (0 with no GPU; USE_UNKNOWN when nvidia-smi could
+ * read none of its GPUs: the mean is of those it could), and a
+ * "58.1/79.6G" of its memory (the largest GPU's; n/a for what it could
+ * not read). */
 int use_mean_util(const struct job_use *u);
 void use_mem_text(const struct job_use *u, char *buf, size_t len);
 
