@@ -719,22 +719,29 @@ static int attempts_before(struct record_store *st, const struct job_record *r)
 	return n;
 }
 
-static char *tail_of(struct conn *c, const struct job_record *r, const char *name)
+/* The failed job's main.out and main.err, the last CLASSIFY_TAIL_LINES
+ * lines of each ("" when not read), in one round trip. */
+static void tails_of(struct conn *c, const struct job_record *r, char **out_tail,
+    char **err_tail)
 {
-	struct buf b;
-	uint64_t end;
-	int missing;
-	char *path, *err = NULL;
+	char *paths[2] = { job_log_file(r, "main.out"), job_log_file(r, "main.err") }, *err = NULL;
+	struct buf b[2];
+	uint64_t end[2];
+	int missing[2], i;
 
-	buf_init(&b);
-	if ((path = job_log_file(r, name)) != NULL) {
-		if (log_tail(c, path, CLASSIFY_TAIL_LINES, 0, &b, &end, &missing, &err) != 0)
-			free(err);
-		free(path);
+	buf_init(&b[0]);
+	buf_init(&b[1]);
+	if (paths[0] != NULL && paths[1] != NULL &&
+	    log_tails(c, (const char *const *)paths, 2, CLASSIFY_TAIL_LINES, 0, b, end, missing,
+	    &err) != 0)
+		free(err);
+	for (i = 0; i < 2; i++) {
+		if (b[i].data == NULL)
+			buf_adds(&b[i], "");
+		free(paths[i]);
 	}
-	if (b.data == NULL)
-		buf_adds(&b, "");
-	return buf_detach(&b);
+	*out_tail = buf_detach(&b[0]);
+	*err_tail = buf_detach(&b[1]);
 }
 
 int retry_after_failure(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
@@ -760,8 +767,7 @@ int retry_after_failure(struct conn *c, struct record_store *st, const struct cl
 		rc = -1;
 		goto done;
 	}
-	out = tail_of(c, r, "main.out");
-	errt = tail_of(c, r, "main.err");
+	tails_of(c, r, &out, &errt);	/* both logs, one round trip */
 	classify_failure(pat, native, exit_code, out, errt, &v);
 	/* The line that decided it, and where: "main.err: <line>" (NULL:
 	 * none), in the notes and as an excluded node's evidence. */
