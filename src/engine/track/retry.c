@@ -646,14 +646,21 @@ static int retry_job_excluding(struct conn *c, struct record_store *st,
 	 * and the checkpoint it resumes from; a continuation (SLURM refused a
 	 * requeue) is the same run going on, in the same folder. */
 	fresh_rc = restage(c, old, job_dir, first_id, err);
-	if (fresh_rc == 0 && !same_folder)
-		fresh_rc = fresh_paths(c, st, old, r, job_dir, sbatch, err);
-	else if (fresh_rc == 0)
-		fresh_rc = same_paths(c, old, r, job_dir, err);
+	if (fresh_rc == 0) {
+		fresh_rc = same_folder ? same_paths(c, old, r, job_dir, err)
+		    : fresh_paths(c, st, old, r, job_dir, sbatch, err);
+		if (fresh_rc != 0 && old->secrets != NULL && old->secrets[0] != '\0') {
+			/* Nothing will run: the secrets restage wrote go. */
+			char *p = secrets_sidecar_path(job_dir, first_id), *e2 = NULL;
+			if (conn_unlink(c, p, &e2) != CONN_OK)
+				log_msg(LOG_WARN, "retry %s: %s left: %s", nid, p, e2 ? e2 : "?");
+			free(e2), free(p);
+		}
+	}
 	if (store_create(st, r, err) != 0)
 		goto out;
-	if (fresh_rc != 0 || submit_launch_staged(c, st, nid, job_dir, sbatch, old->log_dir, exclude, slurm_id,
-	    &adopted, err) != 0) {
+	if (fresh_rc != 0 || submit_launch_staged(c, st, nid, job_dir, sbatch, old->log_dir,
+	    exclude, slurm_id, &adopted, err) != 0) {
 		char *e2 = NULL;
 		msg = xasprintf("not launched: %s", *err);
 		if (store_update(st, nid, not_launched, msg, &e2) != 0)
