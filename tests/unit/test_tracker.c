@@ -332,3 +332,55 @@ Test(tracker, accounting_that_keeps_saying_running_is_given_up_once)
 	record_free(r);
 	store_close(st);
 }
+
+/* Accounting's first final word on a job can lack where it ran (22.05:
+ * COMPLETED with an empty Partition for a poll or two). A record knowing
+ * only the list it asked for waits WHERE_LAG_S for the partition, then
+ * takes the word without it; a record that knows where it ran, a job
+ * cancelled before it started and an answer with the partition never
+ * wait. */
+Test(tracker, a_final_word_without_where_the_job_ran_waits_a_little_not_for_good)
+{
+	struct cluster_cfg cl = { .name = (char *)"rig" };
+	struct tracker *t = tracker_new(&cl);
+	struct job_record *r = record_new("tao-20261205-where1");
+	struct slurm_job j;
+	const time_t now = 1000000;
+
+	record_set(&r->backend_ref, "500");
+	r->has_alloc = 1;
+	snprintf(r->alloc.partition, sizeof(r->alloc.partition), "polar,polar3,grizzly");
+	memset(&j, 0, sizeof(j));
+	snprintf(j.id, sizeof(j.id), "500");
+	j.state = (char *)"COMPLETED";
+	j.partition = (char *)"";
+	j.elapsed_s = 1;
+	j.from_sacct = 1;
+	cr_expect(tracker_where_awaited(t, r, &j, now), "the first answer without a partition");
+	cr_expect(tracker_where_awaited(t, r, &j, now + WHERE_LAG_S - 1), "still within the lag");
+	cr_expect_not(tracker_where_awaited(t, r, &j, now + WHERE_LAG_S), "waited for good");
+	cr_expect_eq(t->nww, 0, "the wait is forgotten once over");
+	/* The answer that names it: taken at once. */
+	j.partition = (char *)"polar";
+	cr_expect_not(tracker_where_awaited(t, r, &j, now));
+	/* Still running as accounting says: the usual path, not this wait. */
+	j.partition = (char *)"";
+	j.state = (char *)"RUNNING";
+	cr_expect_not(tracker_where_awaited(t, r, &j, now));
+	/* Cancelled while pending: it never had a partition of its own. */
+	j.state = (char *)"CANCELLED by 1001";
+	j.elapsed_s = 0;
+	cr_expect_not(tracker_where_awaited(t, r, &j, now));
+	/* The record knows the one partition it ran in (the queue said). */
+	j.state = (char *)"FAILED";
+	snprintf(r->alloc.partition, sizeof(r->alloc.partition), "polar");
+	cr_expect_not(tracker_where_awaited(t, r, &j, now));
+	/* Never told anything, and the queue's answer: no wait either. */
+	r->has_alloc = 0;
+	cr_expect(tracker_where_awaited(t, r, &j, now));
+	j.from_sacct = 0;
+	cr_expect_not(tracker_where_awaited(t, r, &j, now + 1));
+	cr_expect_eq(t->nww, 0);
+	record_free(r);
+	tracker_free(t);
+}

@@ -113,6 +113,9 @@ void tracker_free(struct tracker *t)
 	strmap_free(t->seg_ix);
 	tracker_page_unref(t->pg);
 	free(t->spare);
+	for (i = 0; i < t->nww; i++)
+		free(t->ww[i].record_id);
+	free(t->ww);
 	free(t);
 }
 
@@ -644,6 +647,9 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 				 * lags a few seconds after submit and end). */
 				if (res->scheduler_ok)
 					res->waiting_for_accounting = 1;
+			} else if (j->from_sacct && res->accounting_ok &&
+			    tracker_where_awaited(t, r, j, time(NULL))) {
+				res->waiting_for_accounting = 1;	/* poll again soon */
 			} else if ((j->from_sacct ? res->accounting_ok : res->scheduler_ok) &&
 			    tracker_update_one(c, st, t->cl, r, j, p != NULL && p->caught_up
 			    ? &p->ts : NULL, p != NULL ? p->found : NULL, res)) {

@@ -171,6 +171,8 @@ struct tracker {
 	struct row_page	 *pg;		/* the finished ones' rows (a reference) */
 	struct job_row	 *spare;	/* the next poll's rows array (tracker_reuse_rows) */
 	size_t		  spare_cap;
+	struct where_wait *ww;		/* tracker_where_awaited's, a few at most */
+	size_t		  nww;
 };
 
 /* The answer's jobs by id: the queue's, and accounting's (the last line
@@ -193,6 +195,21 @@ static inline int awaits_accounting(enum tao_state state, const char *native,
 #define SETTLE_GIVE_UP_S	600
 /* The first minute of the wait polls soon (accounting lags the end). */
 #define SETTLE_SOON_S		60
+
+/* Accounting's final word on a job can come before where the job ran
+ * (SLURM 22.05's slurmdbd: the end written, the start's partition not yet,
+ * Partition empty for a poll or two). A record that knows only the list of
+ * partitions it asked for (or none) waits this long for it, from the first
+ * such answer, then takes the final word without it. */
+#define WHERE_LAG_S		15
+struct where_wait {
+	char	*record_id;
+	time_t	 first;		/* the first final answer without a partition */
+};
+/* tracker_reconcile.c: whether r's update waits for a later answer (1), j
+ * being accounting's final word without a partition, now the time. */
+int tracker_where_awaited(struct tracker *t, const struct job_record *r,
+    const struct slurm_job *j, time_t now);
 
 /* tracker_reconcile.c: accounting's last word on a record awaits_accounting
  * names (j: what the answer said of it, or NULL). Returns 1 when the

@@ -715,6 +715,44 @@ int tracker_settle(struct record_store *st, struct job_record *r, const struct s
 	return 1;
 }
 
+/* ---- accounting's end before where the job ran ---------------------------------------- */
+
+static void where_forget(struct tracker *t, size_t i)
+{
+	free(t->ww[i].record_id);
+	t->ww[i] = t->ww[--t->nww];
+	if (t->nww == 0) {
+		free(t->ww);
+		t->ww = NULL;
+	}
+}
+
+int tracker_where_awaited(struct tracker *t, const struct job_record *r,
+    const struct slurm_job *j, time_t now)
+{
+	struct native_state ns;
+	const char *have = r->has_alloc ? r->alloc.partition : "";
+	size_t i;
+	int wait;
+
+	for (i = 0; i < t->nww && strcmp(t->ww[i].record_id, r->id) != 0; i++)
+		;
+	native_state_map(j->state, &ns);
+	/* A job cancelled before it started never had a partition of its own. */
+	wait = j->from_sacct && ns.final && (j->partition == NULL || j->partition[0] == '\0') &&
+	    (have[0] == '\0' || strchr(have, ',') != NULL) &&
+	    !(strcmp(ns.word, "CANCELLED") == 0 && j->elapsed_s <= 0);
+	if (wait && i == t->nww) {
+		t->ww = xreallocarray(t->ww, t->nww + 1, sizeof(*t->ww));
+		t->ww[t->nww++] = (struct where_wait){ xstrdup(r->id), now };
+	}
+	if (wait && now - t->ww[i].first < WHERE_LAG_S)
+		return 1;
+	if (i < t->nww)
+		where_forget(t, i);
+	return 0;
+}
+
 struct seg_merge {
 	const char	*text;
 	size_t		 len;
