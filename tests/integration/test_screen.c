@@ -754,6 +754,76 @@ Test(screen, taos_progress_in_the_row_as_the_user_counts, .timeout = 240)
 	free(id), free(dir);
 }
 
+/* The epoch of the curves' "last V at epoch N" on line (-1: none). */
+static int last_epoch_of(const char *line)
+{
+	const char *p = line != NULL ? strstr(line, "last ") : NULL;
+	int epoch;
+
+	if (p == NULL || (p = strstr(p, " at epoch ")) == NULL || sscanf(p, " at epoch %d", &epoch) != 1)
+		return -1;
+	return epoch;
+}
+
+/*
+ * A running job's curves follow it: p while the TAO stand-in trains (six
+ * epochs, a NaN at epoch 2) shows its metrics so far, and without a key
+ * pressed the panel gains the next epochs' points (its last value's epoch
+ * moves on) while the row still says Running; once it ends, the whole
+ * file's curves from its record, the title no longer saying it follows.
+ */
+Test(screen, a_running_jobs_curves_grow_in_the_panel, .timeout = 240)
+{
+	char *dir = screen_shared_dir("growing"), *id, *title, *line, *text;
+	struct screen s;
+	struct screen_opts so = { .cols = 160, .lines = 40 };
+	int first, later = -1;
+
+	screen_open(&s, "growing", &so);
+	screen_wait(&s, 30, "polled", NULL);
+	id = cli_submit_with(&s, dir, "classification_pyt",
+	    "[classification_pyt, train, -e, '{spec}', 'results_dir={results_dir}']", NULL,
+	    "spec:\n  train:\n    num_epochs: 6\n    seconds_per_epoch: 8\n"
+	    "  stand_in:\n    nan_at_epoch: 2\n");
+	screen_filter(&s, id);
+	screen_wait_line(&s, 120, id, "Running", "1/6 ", NULL);
+	title = xasprintf("Curves: %s (running: follows the job)", id);
+	screen_keys(&s, "p");
+	screen_wait(&s, 15, title, "val_loss (1 of ", "epoch", NULL);
+	line = screen_wait_line_changed(&s, 30, "val_loss (1 of ", NULL);
+	first = last_epoch_of(line);
+	cr_assert(first >= 1 && first < 6, "a running job's last point: %s", line);
+	/* No key: the next epochs' points come with the polls. */
+	for (int i = 0; i < 600 && later <= first; i++) {
+		free(line);
+		line = screen_line_with(&s, "val_loss (1 of ");
+		later = last_epoch_of(line);
+		if (later <= first)
+			usleep(100 * 1000);
+	}
+	cr_assert(later > first, "the curves never grew past epoch %d: %s", first, line);
+	text = screen_text(&s);
+	cr_expect(strstr(text, title) != NULL, "still the running job's curves:\n%s", text);
+	free(text);
+	free(line);
+	line = screen_line_with(&s, id);
+	cr_expect(line == NULL || strstr(line, "Done") == NULL, "the job had ended: %s", line);
+	free(line);
+	/* It ends: the record's curves, every epoch (the panel still open). */
+	screen_wait_gone(&s, 120, title);
+	{
+		char *done = xasprintf("Curves: %s", id);
+		screen_wait(&s, 15, done, "val_loss (1 of 3)", "at epoch 6", NULL);
+		free(done);
+	}
+	screen_keys(&s, "Escape");
+	screen_wait_line(&s, 30, id, "Done", "6/6", NULL);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	free(title), free(id), free(dir);
+}
+
 Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
 {
 	char *dir = screen_shared_dir("detail"), *id, *dump, *text, *err = NULL;
