@@ -2,7 +2,10 @@
  * `taotop plot JOB...`: every metric series TAO wrote for the jobs, read
  * from their records alone (kept as each job ended: engine/store/series.h),
  * never from the cluster: no connection is opened. A text plot per job and
- * metric to a terminal (util/plot.h), CSV to a pipe, or JSON.
+ * metric to a terminal (util/plot.h), CSV to a pipe, or JSON. Two jobs or
+ * more with --metric: the runs compared, one plot, each run with its mark
+ * and named in the legend by the spec values that differ between them
+ * (engine/store/specdiff.h).
  */
 #include "cli/cli.h"
 
@@ -20,6 +23,7 @@
 #include "cli/show.h"
 #include "engine/store/jobref.h"
 #include "engine/store/series.h"
+#include "engine/store/specdiff.h"
 #include "engine/store/store.h"
 #include "util/plot.h"
 #include "util/xmalloc.h"
@@ -191,6 +195,85 @@ static int plot_job(const struct job_record *r, const char *metric, enum plot_fo
 	return 0;
 }
 
+/* One metric of runs compared (n >= 2, each with that metric): one text
+ * plot with a legend, CSV rows with each run's name, or JSON with each
+ * run's name and the spec values that differ. */
+static void compare(struct job_record *const *r, size_t n, const char *metric,
+    enum plot_format fmt, int utf8, int width, cJSON *out)
+{
+	const char **specs = xcalloc(n, sizeof(*specs)), **ids = xcalloc(n, sizeof(*ids));
+	struct plot_series *ps = xcalloc(n, sizeof(*ps));
+	double **x = xcalloc(n, sizeof(*x));
+	struct spec_diff d;
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		specs[i] = r[i]->spec;
+		ids[i] = r[i]->id;
+	}
+	specdiff_make(specs, ids, n, &d);
+	for (i = 0; i < n; i++) {
+		const struct series *s = series_set_find(&r[i]->curves, metric);
+		if (fmt == FMT_CSV) {
+			for (k = 0; k < s->n; k++) {
+				csv_field(r[i]->id);
+				putchar(',');
+				csv_field(d.label[i]);
+				putchar(',');
+				csv_field(s->name);
+				printf(",%d,", s->epoch[k]);
+				csv_value(s->value[k]);
+				putchar('\n');
+			}
+		} else if (fmt == FMT_JSON) {
+			cJSON *job = cJSON_CreateObject(), *diff, *list;
+			cJSON_AddStringToObject(job, "job", r[i]->id);
+			if (r[i]->name != NULL)
+				cJSON_AddStringToObject(job, "name", r[i]->name);
+			else
+				cJSON_AddNullToObject(job, "name");
+			cJSON_AddStringToObject(job, "state", tao_state_name(r[i]->state));
+			cJSON_AddStringToObject(job, "label", d.label[i]);
+			diff = cJSON_AddObjectToObject(job, "differs");
+			for (k = 0; k < d.nkeys; k++)
+				if (d.val[i][k] != NULL)
+					cJSON_AddStringToObject(diff, d.key[k], d.val[i][k]);
+				else
+					cJSON_AddNullToObject(diff, d.key[k]);
+			list = cJSON_AddArrayToObject(job, "series");
+			cJSON_AddItemToArray(list, json_series(s));
+			cJSON_AddItemToArray(out, job);
+		} else {
+			long last, best;
+			if (i == 0)
+				printf("%s: %zu runs compared\n", show_tty(1, metric), n);
+			series_last_best(s, &last, &best);
+			printf("  %c %s  %s", PLOT_MARKS[i], show_tty(1, d.label[i]),
+			    show_tty(1, r[i]->id));
+			if (last >= 0)
+				printf("  last %.6g at epoch %d", s->value[last], s->epoch[last]);
+			if (best >= 0)
+				printf(", best %.6g at epoch %d", s->value[best], s->epoch[best]);
+			printf("\n");
+			x[i] = xcalloc(s->n ? s->n : 1, sizeof(*x[i]));
+			for (k = 0; k < s->n; k++)
+				x[i][k] = s->epoch[k];
+			ps[i] = (struct plot_series){ x[i], s->value, s->n };
+		}
+	}
+	if (fmt == FMT_TEXT) {
+		struct plot_opts o = { .width = width, .height = PLOT_ROWS, .utf8 = utf8,
+			.x_label = "epoch", .marks = PLOT_MARKS };
+		char *p = plot_render(ps, n, &o);
+		fputs(p != NULL ? p : "  (no finite value to draw)\n", stdout);
+		free(p);
+	}
+	for (i = 0; i < n; i++)
+		free(x[i]);
+	free(x), free(ps), free(specs), free(ids);
+	specdiff_free(&d);
+}
+
 int cli_plot(const struct cli_args *a)
 {
 	struct record_store *st;
@@ -198,7 +281,9 @@ int cli_plot(const struct cli_args *a)
 	const char *metric = cli_val(a, "metric");
 	enum plot_format fmt = isatty(STDOUT_FILENO) ? FMT_TEXT : FMT_CSV;
 	cJSON *out = cJSON_CreateArray();
-	int i, failed = 0, utf8;
+	struct job_record **runs = xcalloc((size_t)a->npos + 1, sizeof(*runs));
+	size_t nruns = 0, k;
+	int i, failed = 0, utf8, comparing = metric != NULL && a->npos >= 2;
 
 	/* Of two formats given, the later wins. */
 	if (cli_at(a, "csv") > cli_at(a, "json") && cli_at(a, "csv") > cli_at(a, "text"))
@@ -212,10 +297,19 @@ int cli_plot(const struct cli_args *a)
 	/* The records alone: no config is needed, no connection is made. */
 	if ((st = store_open(NULL, &err)) == NULL) {
 		cJSON_Delete(out);
+		free(runs);
 		return session_say(EXIT_FAILED, err);
 	}
+	if (comparing && a->npos > PLOT_MAX_SERIES) {
+		cJSON_Delete(out);
+		free(runs);
+		store_close(st);
+		fprintf(stderr, "taotop: at most %d runs compared on one plot; give fewer jobs\n",
+		    PLOT_MAX_SERIES);
+		return EXIT_USAGE;
+	}
 	if (fmt == FMT_CSV)
-		printf("job,metric,epoch,value\n");
+		printf(comparing ? "job,label,metric,epoch,value\n" : "job,metric,epoch,value\n");
 	for (i = 0; i < a->npos; i++) {
 		struct job_ref ref;
 		if (job_ref_resolve(st, a->pos[i], &ref, &err) != 0) {
@@ -227,11 +321,25 @@ int cli_plot(const struct cli_args *a)
 			fprintf(stderr, "taotop: %s is not a job taotop submitted: only its records "
 			    "keep metrics\n", show_err(a->pos[i]));
 			failed++;
+		} else if (comparing) {
+			/* Each run must have the metric (said as a single job's
+			 * plot says it); the plot comes once all are read. */
+			if (series_set_find(&ref.rec->curves, metric) == NULL) {
+				failed += plot_job(ref.rec, metric, FMT_CSV, utf8, 0, NULL);
+			} else {
+				runs[nruns++] = ref.rec;
+				ref.rec = NULL;
+			}
 		} else {
 			failed += plot_job(ref.rec, metric, fmt, utf8, terminal_width(), out);
 		}
 		job_ref_free(&ref);
 	}
+	if (comparing && failed == 0)
+		compare(runs, nruns, metric, fmt, utf8, terminal_width(), out);
+	for (k = 0; k < nruns; k++)
+		record_free(runs[k]);
+	free(runs);
 	if (fmt == FMT_JSON) {
 		char *text = cJSON_Print(out);
 		printf("%s\n", text);

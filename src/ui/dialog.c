@@ -6,8 +6,38 @@
 
 #include "ui/text.h"
 
+/* Line i's marks (the legend's: its first one only) in their colours; the
+ * text drawn from column 2, one column a character (the plot's are). */
+static void paint_line(WINDOW *d, int row, const char *line, const struct dialog_paint *p,
+    int legend, int width)
+{
+	const unsigned char *c;
+	int col = 2;
+
+	for (c = (const unsigned char *)line; *c != '\0' && col < width + 2; c++) {
+		const char *m;
+		if ((*c & 0xC0) == 0x80)
+			continue;	/* inside a character */
+		if (*c != ' ' && (m = memchr(p->marks, *c, p->nmarks)) != NULL) {
+			attr_t at = p->attr[m - p->marks];
+			mvwchgat(d, row, col, 1, at & ~A_COLOR, (short)PAIR_NUMBER(at), NULL);
+			if (legend)
+				return;
+		} else if (legend && *c != ' ') {
+			return;
+		}
+		col++;
+	}
+}
+
 void dialog_draw(struct app *a, const char *title, char *const *lines, size_t n, size_t top,
     const char *footer, enum role role)
+{
+	dialog_draw_painted(a, title, lines, n, top, footer, role, NULL);
+}
+
+void dialog_draw_painted(struct app *a, const char *title, char *const *lines, size_t n,
+    size_t top, const char *footer, enum role role, const struct dialog_paint *paint)
 {
 	int maxw = a->cols - 4, maxh = a->lines - 2, w = (int)strlen(title) + 4, h, y, x;
 	size_t i;
@@ -37,6 +67,10 @@ void dialog_draw(struct app *a, const char *title, char *const *lines, size_t n,
 	for (i = top; i < n && (int)(i - top) < h - 4; i++) {
 		wmove(d, (int)(i - top) + 1, 2);
 		text_draw(d, lines[i], strlen(lines[i]), 0, w - 4, a->attr[role], 0);
+		if (paint != NULL && ((i >= paint->from && i < paint->to) ||
+		    (i >= paint->legend_from && i < paint->legend_to)))
+			paint_line(d, (int)(i - top) + 1, lines[i], paint, i >= paint->legend_from &&
+			    i < paint->legend_to, w - 4);
 	}
 	if (n > (size_t)(h - 4)) {
 		char more[48];

@@ -9,4 +9,18 @@
 void dialog_draw(struct app *a, const char *title, char *const *lines, size_t n, size_t top,
     const char *footer, enum role role);
 
+/* Marks coloured over a dialog's text (the curves' runs compared): in the
+ * lines from..to every one of the marks, in legend_from..legend_to the
+ * first character that is one; mark k in attr[k]. */
+struct dialog_paint {
+	const char	*marks;
+	size_t		 nmarks;
+	const attr_t	*attr;
+	size_t		 from, to, legend_from, legend_to;
+};
+
+/* dialog_draw, then paint's marks coloured (NULL: none). */
+void dialog_draw_painted(struct app *a, const char *title, char *const *lines, size_t n,
+    size_t top, const char *footer, enum role role, const struct dialog_paint *paint);
+
 #endif

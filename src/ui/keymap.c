@@ -50,7 +50,7 @@ static struct key_binding bindings[] = {
 	{ 'd', KC_JOBS, ACT_CANCEL_PREFIX, "dd: the same as c" },
 	{ '\r', KC_JOBS, ACT_DETAIL, "the job's detail: record, transitions, sbatch, spec" },
 	{ KEY_ENTER, KC_JOBS, ACT_DETAIL, NULL },
-	{ 'p', KC_JOBS, ACT_PLOT, "the curves of TAO's metrics, once the job has ended" },
+	{ 'p', KC_JOBS, ACT_PLOT, "the curves of TAO's metrics; of the marked jobs, compared" },
 	{ 'r', KC_JOBS, ACT_RETRY, "retry a finished taotop job from what it staged" },
 	{ 'a', KC_JOBS, ACT_ACTIONS, "requeue, hold, release, signal, time limit" },
 	{ 's', KC_ANY, ACT_SUBMIT, "submit a job: the form (from a bundle or empty), its steps" },

@@ -116,6 +116,9 @@ void detail_panel_files(struct app *a, struct watch_file *f, size_t n);
 /* A poll (polled: its record is read again) or a GPU sample: an open
  * detail is built again. */
 void detail_panel_refresh(struct app *a, int polled);
+/* A poll: the open curves of a running job drawn again when its row
+ * brought new points, and from its record once it has ended. */
+void plot_panel_refresh(struct app *a);
 /* Since when the open detail waits for its files (its spinner turns),
  * or 0. */
 int64_t detail_panel_fetching(struct app *a);

@@ -257,6 +257,7 @@ static void on_jobs(struct app *a)
 	notify_changes(a);
 	rebuild_jobs(a);
 	detail_panel_refresh(a, 1);
+	plot_panel_refresh(a);
 }
 
 static void on_link(struct app *a)

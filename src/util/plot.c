@@ -124,14 +124,15 @@ static double frac(double v, double lo, double hi)
 }
 
 struct canvas {
-	unsigned char	*dot;	/* dw x dh, 1 where a dot is set */
+	unsigned char	*dot;	/* dw x dh, 0: none; else the series' index plus one */
 	int		 dw, dh;
+	unsigned char	 pen;	/* what set_dot writes */
 };
 
 static void set_dot(struct canvas *c, int x, int y)
 {
 	if (x >= 0 && x < c->dw && y >= 0 && y < c->dh)
-		c->dot[(size_t)y * (size_t)c->dw + (size_t)x] = 1;
+		c->dot[(size_t)y * (size_t)c->dw + (size_t)x] = c->pen;
 }
 
 static void line(struct canvas *c, int x0, int y0, int x1, int y1)
@@ -155,14 +156,21 @@ static void line(struct canvas *c, int x0, int y0, int x1, int y1)
 	}
 }
 
-/* A cell of the canvas as its character (UTF-8 braille, or ASCII). */
-static void put_cell(struct buf *b, const struct canvas *c, int cx, int cy, int utf8)
+/* A cell of the canvas as its character (UTF-8 braille, or ASCII; with
+ * marks, one dot a cell: the mark of the series drawn there last). */
+static void put_cell(struct buf *b, const struct canvas *c, int cx, int cy, int utf8,
+    const char *marks)
 {
 	static const unsigned char braille[4][2] = {
 		{ 0x01, 0x08 }, { 0x02, 0x10 }, { 0x04, 0x20 }, { 0x40, 0x80 },
 	};
 	int x, y, bits = 0, count = 0;
 
+	if (marks != NULL) {
+		unsigned char d = c->dot[(size_t)cy * (size_t)c->dw + (size_t)cx];
+		buf_addc(b, d == 0 ? ' ' : marks[d - 1]);
+		return;
+	}
 	if (utf8) {
 		for (y = 0; y < 4; y++)
 			for (x = 0; x < 2; x++)
@@ -201,11 +209,12 @@ char *plot_render(const struct plot_series *s, size_t ns, const struct plot_opts
 	char lab[PLOT_MAX_TICKS][32];
 	int tick_row[PLOT_MAX_TICKS];
 	double xlo = 0, xhi = 0, ylo = 0, yhi = 0, lo, hi;
-	int any_x = 0, any_y = 0, lw = 0, pw, ph, cx, cy, i, cpd = o->utf8 ? 2 : 1;
-	int rpd = o->utf8 ? 4 : 3, next_free;
+	int any_x = 0, any_y = 0, lw = 0, pw, ph, cx, cy, i, cpd = o->utf8 && !o->marks ? 2 : 1;
+	int rpd = o->marks ? 1 : o->utf8 ? 4 : 3, next_free;
 	size_t k, j, start;
 
-	if (o->width < 20 || o->height < 5)
+	if (o->width < 20 || o->height < 5 || (o->marks != NULL && (ns > PLOT_MAX_SERIES ||
+	    strlen(o->marks) < ns)))
 		return NULL;
 	for (k = 0; k < ns; k++) {
 		if (plot_range(s[k].y, s[k].n, o->log_y, &lo, &hi) == 0) {
@@ -235,6 +244,7 @@ char *plot_render(const struct plot_series *s, size_t ns, const struct plot_opts
 	c.dot = xcalloc((size_t)c.dw * (size_t)c.dh, 1);
 	for (k = 0; k < ns; k++) {
 		int have = 0, px = 0, py = 0;
+		c.pen = (unsigned char)(o->marks != NULL ? k + 1 : 1);
 		for (j = 0; j < s[k].n; j++) {
 			double y = s[k].y[j];
 			int x1, y1;
@@ -268,7 +278,7 @@ char *plot_render(const struct plot_series *s, size_t ns, const struct plot_opts
 		buf_addf(&b, "%*s ", lw, label);
 		buf_adds(&b, tick ? (o->utf8 ? "\xe2\x94\xa4" : "+") : (o->utf8 ? "\xe2\x94\x82" : "|"));
 		for (cx = 0; cx < pw; cx++)
-			put_cell(&b, &c, cx, cy, o->utf8);
+			put_cell(&b, &c, cx, cy, o->utf8, o->marks);
 		end_line(&b, start);
 	}
 	/* The x axis, its ticks, then their labels (one that would touch the

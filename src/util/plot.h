@@ -16,6 +16,11 @@
 #include <stddef.h>
 
 #define PLOT_MAX_TICKS	12
+/* Runs compared on one plot, each with its own mark (plot_opts.marks). */
+#define PLOT_MAX_SERIES	8
+/* The marks a comparison draws its runs with, in order: ASCII, none of
+ * them the axes' characters, the same in every locale. */
+#define PLOT_MARKS	"ox*#@%&$"
 
 /* An axis: the range drawn and the ticks written on it. */
 struct plot_axis {
@@ -54,13 +59,18 @@ struct plot_opts {
 	int		 log_y;		/* a log scale (values <= 0 are gaps) */
 	const char	*x_label;	/* a line of its own under the x axis, at
 					 * the right ("epoch"), or NULL */
+	const char	*marks;		/* NULL: dots (braille or ASCII); else
+					 * series k is drawn with marks[k], one
+					 * a cell, the last one drawn in a cell
+					 * showing (several runs told apart) */
 };
 
 /*
  * The plot of the series (several share the axes) as height lines of at
  * most width columns each, each ending in '\n', no trailing blanks (caller
  * frees). NULL when no series has a value to draw or the size is too
- * small (width < 20, fewer than 3 rows left to draw in).
+ * small (width < 20, fewer than 3 rows left to draw in), or more series
+ * than marks (at most PLOT_MAX_SERIES) when marks are asked.
  */
 char *plot_render(const struct plot_series *s, size_t ns, const struct plot_opts *o);
 

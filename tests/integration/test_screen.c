@@ -754,6 +754,225 @@ Test(screen, taos_progress_in_the_row_as_the_user_counts, .timeout = 240)
 	free(id), free(dir);
 }
 
+/* The epoch of the curves' "last V at epoch N" on line (-1: none). */
+static int last_epoch_of(const char *line)
+{
+	const char *p = line != NULL ? strstr(line, "last ") : NULL;
+	int epoch;
+
+	if (p == NULL || (p = strstr(p, " at epoch ")) == NULL || sscanf(p, " at epoch %d", &epoch) != 1)
+		return -1;
+	return epoch;
+}
+
+/*
+ * A running job's curves follow it: p while the TAO stand-in trains (six
+ * epochs, a NaN at epoch 2) shows its metrics so far, and without a key
+ * pressed the panel gains the next epochs' points (its last value's epoch
+ * moves on) while the row still says Running; once it ends, the whole
+ * file's curves from its record, the title no longer saying it follows.
+ */
+Test(screen, a_running_jobs_curves_grow_in_the_panel, .timeout = 240)
+{
+	char *dir = screen_shared_dir("growing"), *id, *title, *line, *text;
+	struct screen s;
+	struct screen_opts so = { .cols = 160, .lines = 40 };
+	int first, later = -1;
+
+	screen_open(&s, "growing", &so);
+	screen_wait(&s, 30, "polled", NULL);
+	id = cli_submit_with(&s, dir, "classification_pyt",
+	    "[classification_pyt, train, -e, '{spec}', 'results_dir={results_dir}']", NULL,
+	    "spec:\n  train:\n    num_epochs: 6\n    seconds_per_epoch: 8\n"
+	    "  stand_in:\n    nan_at_epoch: 2\n");
+	screen_filter(&s, id);
+	screen_wait_line(&s, 120, id, "Running", "1/6 ", NULL);
+	title = xasprintf("Curves: %s (running: follows the job)", id);
+	screen_keys(&s, "p");
+	screen_wait(&s, 15, title, "val_loss (1 of ", "epoch", NULL);
+	line = screen_wait_line_changed(&s, 30, "val_loss (1 of ", NULL);
+	first = last_epoch_of(line);
+	cr_assert(first >= 1 && first < 6, "a running job's last point: %s", line);
+	/* No key: the next epochs' points come with the polls. */
+	for (int i = 0; i < 600 && later <= first; i++) {
+		free(line);
+		line = screen_line_with(&s, "val_loss (1 of ");
+		later = last_epoch_of(line);
+		if (later <= first)
+			usleep(100 * 1000);
+	}
+	cr_assert(later > first, "the curves never grew past epoch %d: %s", first, line);
+	text = screen_text(&s);
+	cr_expect(strstr(text, title) != NULL, "still the running job's curves:\n%s", text);
+	free(text);
+	free(line);
+	line = screen_line_with(&s, id);
+	cr_expect(line == NULL || strstr(line, "Done") == NULL, "the job had ended: %s", line);
+	free(line);
+	/* It ends: the record's curves, every epoch (the panel still open). */
+	screen_wait_gone(&s, 120, title);
+	{
+		char *done = xasprintf("Curves: %s", id);
+		screen_wait(&s, 15, done, "val_loss (1 of 3)", "at epoch 6", NULL);
+		free(done);
+	}
+	screen_keys(&s, "Escape");
+	screen_wait_line(&s, 30, id, "Done", "6/6", NULL);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	free(title), free(id), free(dir);
+}
+
+/* The line of text (attrs: with its escapes) holding what (caller frees). */
+static char *line_holding(const char *text, const char *what)
+{
+	const char *p = strstr(text, what), *b, *e;
+
+	if (p == NULL)
+		return NULL;
+	for (b = p; b > text && b[-1] != '\n'; b--)
+		;
+	e = strchr(p, '\n');
+	return xstrndup(b, e != NULL ? (size_t)(e - b) : strlen(b));
+}
+
+/* Back from at (in line) over escape sequences (ESC [ ... m): where the
+ * text before them ends. */
+static const char *skip_sgr_back(const char *line, const char *at)
+{
+	while (at > line && at[-1] == 'm') {
+		const char *e = at - 1;
+		while (e > line && *e != '\x1b')
+			e--;
+		if (*e != '\x1b')
+			break;
+		at = e;
+	}
+	return at;
+}
+
+/* The foreground colour (SGR 30-37, 90-97) the mark before " lr=" is drawn
+ * in, as its number ("31"), into out; "" when none. */
+static void colour_before(const char *line, const char *what, char *out, size_t len)
+{
+	const char *p = strstr(line, what), *mark, *sgr;
+
+	out[0] = '\0';
+	if (p == NULL || p == line || p[-1] != ' ')
+		return;
+	mark = skip_sgr_back(line, p - 1) - 1;	/* the mark's character */
+	if (mark < line)
+		return;
+	for (sgr = skip_sgr_back(line, mark); sgr < mark; sgr++) {
+		if (*sgr != '\x1b')
+			continue;
+		for (const char *q = sgr + 2; *q != 'm' && q < mark; q += strcspn(q, ";m"),
+		    q += *q == ';') {
+			int v = atoi(q);
+			if ((v >= 30 && v <= 37) || (v >= 90 && v <= 97))
+				snprintf(out, len, "%d", v);
+		}
+	}
+}
+
+/*
+ * Two runs of a sweep compared: two jobs through the stand-ins whose specs
+ * differ in train.optim.lr, both marked (Space), p: one plot of val_loss with
+ * each run's mark in its own colour and a legend naming each by lr.
+ */
+Test(screen, two_marked_runs_compared_with_a_legend_naming_lr, .timeout = 300)
+{
+	char *dir = screen_shared_dir("compare"), *id[2], *text, *lo, *hi;
+	const char *lr[2] = { "0.001", "0.01" };
+	char c0[64], c1[64];
+	struct screen s;
+	struct screen_opts so = { .cols = 160, .lines = 44 };
+	int k;
+
+	screen_open(&s, "compare", &so);
+	screen_wait(&s, 30, "polled", NULL);
+	for (k = 0; k < 2; k++) {
+		char *extra = xasprintf("name: lrsweep-%d\nspec:\n  train:\n    num_epochs: 4\n"
+		    "    seconds_per_epoch: 1\n    optim:\n      lr: %s\n", k, lr[k]);
+		id[k] = cli_submit_with(&s, dir, "classification_pyt",
+		    "[classification_pyt, train, -e, '{spec}', 'results_dir={results_dir}']", NULL,
+		    extra);
+		free(extra);
+	}
+	screen_filter(&s, "lrsweep-");
+	screen_wait_line(&s, 180, id[0], "Done", NULL);
+	screen_wait_line(&s, 180, id[1], "Done", NULL);
+	/* g: the first job; Space marks the selected job and moves down:
+	 * both marked. */
+	screen_keys(&s, "g");
+	screen_keys(&s, "Space");
+	screen_keys(&s, "Space");
+	screen_keys(&s, "p");
+	{
+		/* The legend: each run's mark (o, x: in the list's order), its
+		 * name by lr, its id, its last value. */
+		char *want0 = xasprintf("lr=0.001  %s  last ", id[0]);
+		char *want1 = xasprintf("lr=0.01  %s  last ", id[1]);
+		screen_wait(&s, 15, "Curves: 2 runs compared", "val_loss (1 of 3)  2 runs compared",
+		    want0, want1, "epoch", NULL);
+		free(want0), free(want1);
+	}
+	text = screen_text(&s);
+	lo = line_holding(text, "lr=0.001  ");
+	hi = line_holding(text, "lr=0.01  ");
+	cr_expect(lo != NULL && hi != NULL && (strstr(lo, "  o lr=") != NULL) !=
+	    (strstr(hi, "  o lr=") != NULL) && (strstr(lo, "  x lr=") != NULL) !=
+	    (strstr(hi, "  x lr=") != NULL), "one run o, the other x:\n%s", text);
+	cr_expect(lo != NULL && strstr(lo, "at epoch 4") != NULL, "%s", text);
+	free(lo), free(hi);
+	{
+		/* Both runs' marks in the plot: the dialog's inside (between
+		 * its frame's two bars) of the lines below the legend, down to
+		 * the x axis's name. */
+		const char *plot = strstr(text, "runs compared  ");
+		int o = 0, x = 0;
+		plot = plot != NULL ? strstr(plot, "lr=0.0") : NULL;
+		plot = plot != NULL ? strstr(plot + 1, "lr=0.0") : NULL;
+		for (const char *l = plot ? strchr(plot, '\n') : NULL; l != NULL; l = strchr(l + 1, '\n')) {
+			char *row = xstrndup(l + 1, strcspn(l + 1, "\n"));
+			char *a = strstr(row, "\xe2\x94\x82"), *b = NULL, *q;
+			for (q = a; q != NULL; q = strstr(q + 1, "\xe2\x94\x82"))
+				b = q;
+			if (strstr(row, "epoch") != NULL) {
+				free(row);
+				break;
+			}
+			for (q = a != NULL ? a + 3 : b; q != NULL && q < b; q++) {
+				o |= *q == 'o';
+				x |= *q == 'x';
+			}
+			free(row);
+		}
+		cr_expect(o && x, "both runs drawn:\n%s", text);
+	}
+	free(text);
+	/* Each run's mark in a colour of its own. */
+	text = screen_text_attrs(&s);
+	lo = line_holding(text, "lr=0.001");
+	hi = line_holding(text, "lr=0.01 ");
+	cr_assert(lo != NULL && hi != NULL, "%s", text);
+	colour_before(lo, "lr=0.001", c0, sizeof(c0));
+	colour_before(hi, "lr=0.01", c1, sizeof(c1));
+	cr_expect(c0[0] != '\0' && c1[0] != '\0' && strcmp(c0, c1) != 0,
+	    "the marks' colours: '%s' and '%s':\n%s\n%s", c0, c1, lo, hi);
+	free(lo), free(hi), free(text);
+	/* m: the next metric, still both runs. */
+	screen_keys(&s, "m");
+	screen_wait(&s, 5, "val_acc_1 (2 of 3)  2 runs compared", "lr=0.001  ", NULL);
+	screen_keys(&s, "Escape");
+	screen_wait_gone(&s, 5, "Curves: 2 runs compared");
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	free(id[0]), free(id[1]), free(dir);
+}
+
 Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
 {
 	char *dir = screen_shared_dir("detail"), *id, *dump, *text, *err = NULL;

@@ -668,6 +668,101 @@ static double stand_in_value(const char *metric, int n)
  * the cluster unreachable (a port where nothing answers) and no config,
  * `taotop plot` (a new process: taotop restarted) prints every kpi key the
  * stand-in wrote, per epoch, epoch 2's NaN as a gap, the values as written. */
+/*
+ * Two runs of a sweep compared from their records alone (the cluster
+ * unreachable): `taotop plot A B --metric val_loss` draws one plot, each
+ * run with its mark, its legend naming each by the spec value that
+ * differs (lr, the shortest form of train.optim.lr); JSON carries each
+ * run's differing values, CSV each run's name.
+ */
+Test(tao, plot_compares_two_runs_named_by_their_differing_learning_rate, .timeout = 420)
+{
+	struct user u;
+	struct watched w;
+	char *id[2], *out = NULL, *args, *env, *o_line, *x_line;
+	const char *lr[2] = { "0.001", "0.01" };
+	cJSON *st, *arr, *job, *diff;
+	int rc, k;
+
+	user_open(&u, "compare", probed_config);
+	for (k = 0; k < 2; k++) {
+		/* Each run its own results folder, as a sweep's runs have. */
+		char *edits[2][2], *bundle, *sub = NULL;
+		edits[0][0] = xstrdup("classification-run1");
+		edits[0][1] = xasprintf("classification-lr%d", k);
+		edits[1][0] = xstrdup("    num_epochs: 80\n");
+		edits[1][1] = xasprintf("    num_epochs: 4\n    optim:\n      lr: %s\n", lr[k]);
+		bundle = user_example_bundle(&u, (const char *const (*)[2])edits, 2);
+		id[k] = user_submit(&u, bundle, &sub);
+		free(sub);
+		st = wait_final_watching(&u, id[k], 240, &w);
+		cr_assert_str_eq(json_str(st, "state"), "Done");
+		cJSON_Delete(st);
+		for (int i = 0; i < 2; i++)
+			free(edits[i][0]), free(edits[i][1]);
+		free(bundle);
+	}
+	env = xasprintf("%s SLURM_HOSTNAME=127.0.0.1:1 TAOTOP_SSH_CONFIG=/nonexistent", u.env);
+	args = xasprintf("plot %s %s --metric val_loss --json", id[0], id[1]);
+	rc = rig_taotop(env, args, &out);
+	cr_assert_eq(rc, 0, "%s", out);
+	arr = cJSON_Parse(out);
+	cr_assert(cJSON_IsArray(arr) && cJSON_GetArraySize(arr) == 2, "%s", out);
+	for (k = 0; k < 2; k++) {
+		char *label = xasprintf("lr=%s", lr[k]);
+		job = cJSON_GetArrayItem(arr, k);
+		cr_expect_str_eq(json_str(job, "job"), id[k]);
+		cr_expect_str_eq(json_str(job, "label"), label, "%s", out);
+		diff = cJSON_GetObjectItem(job, "differs");
+		cr_expect(cJSON_IsObject(diff) && cJSON_GetArraySize(diff) == 1, "%s", out);
+		cr_expect_str_eq(json_str(diff, "train.optim.lr"), lr[k], "%s", out);
+		cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(job, "series")), 1, "%s", out);
+		free(label);
+	}
+	cJSON_Delete(arr);
+	free(out), free(args);
+	/* The text plot: one, both runs' marks in it, the legend. */
+	args = xasprintf("plot %s %s --metric val_loss --text", id[0], id[1]);
+	rc = rig_taotop(env, args, &out);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect(strstr(out, "val_loss: 2 runs compared") != NULL, "%s", out);
+	o_line = strstr(out, "  o lr=0.001  ");
+	x_line = strstr(out, "  x lr=0.01  ");
+	cr_expect(o_line != NULL && x_line != NULL, "the legend:\n%s", out);
+	cr_expect(o_line != NULL && strstr(o_line, id[0]) != NULL && strstr(o_line, "at epoch 4") != NULL,
+	    "%s", out);
+	{
+		/* Below the legend: the plot, both marks drawn (lr 0.01's curve
+		 * falls to 0.3 of lr 0.001's by epoch 4: they draw apart). */
+		const char *line = x_line != NULL ? strchr(x_line, '\n') : NULL;
+		int seen_o = 0, seen_x = 0;
+		for (; line != NULL && line[1] != '\0'; line = strchr(line + 1, '\n')) {
+			size_t len = strcspn(line + 1, "\n");
+			char *row = xstrndup(line + 1, len);
+			if (strstr(row, "epoch") == NULL) {	/* the x axis's name */
+				seen_o |= strchr(row, 'o') != NULL;
+				seen_x |= strchr(row, 'x') != NULL;
+			}
+			free(row);
+		}
+		cr_expect(seen_o && seen_x, "both runs drawn:\n%s", out);
+	}
+	free(out), free(args);
+	/* CSV: each row with its run's name. */
+	args = xasprintf("plot %s %s --metric val_loss --csv", id[0], id[1]);
+	rc = rig_taotop(env, args, &out);
+	cr_assert_eq(rc, 0, "%s", out);
+	{
+		char *row = xasprintf("\n%s,lr=0.01,val_loss,4,", id[1]);
+		cr_expect(strncmp(out, "job,label,metric,epoch,value\n", 29) == 0, "%s", out);
+		cr_expect(strstr(out, row) != NULL, "%s", out);
+		free(row);
+	}
+	free(out), free(args), free(env);
+	free(id[0]), free(id[1]);
+	user_close(&u);
+}
+
 Test(tao, plot_shows_a_finished_runs_curves_from_its_record_alone, .timeout = 300)
 {
 	static const char *const metrics[] = { "train_loss", "val_loss", "val_acc_1" };

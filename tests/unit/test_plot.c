@@ -217,3 +217,43 @@ Test(plot, nan_is_a_gap_and_one_point_is_a_dot)
 	o.width = 10;
 	cr_expect_null(plot_render(&s, 1, &o), "too narrow");
 }
+
+/* Runs compared: each series with its own mark on shared axes, the higher
+ * run above the lower, both in the same locale-free marks; more series
+ * than marks is refused. */
+Test(plot, several_runs_share_the_axes_each_with_its_own_mark)
+{
+	double x[] = { 1, 2, 3, 4, 5 };
+	double hi[] = { 10, 9, 8, 7, 6 }, lo[] = { 2, 1.5, NAN, 1.2, 1 };
+	struct plot_series s[] = { { x, hi, 5 }, { x, lo, 5 } };
+	struct plot_opts o = { .width = 50, .height = 14, .utf8 = 1, .marks = PLOT_MARKS };
+	char *p = plot_render(s, 2, &o), *line, *o_at = NULL, *x_at = NULL;
+	int row = 0, o_row = -1, x_row = -1;
+
+	cr_assert_not_null(p);
+	cr_expect(strstr(p, "\xe2\xa0") == NULL && strstr(p, "\xe2\xa1") == NULL,
+	    "marks, not braille:\n%s", p);
+	for (line = p; *line; row++) {
+		char *nl = strchr(line, '\n');
+		*nl = '\0';
+		if (o_row < 0 && (o_at = strchr(line, 'o')) != NULL)
+			o_row = row;
+		if (x_row < 0 && (x_at = strchr(line, 'x')) != NULL)
+			x_row = row;
+		*nl = '\n';
+		line = nl + 1;
+	}
+	cr_expect(o_row >= 0 && x_row >= 0, "both runs drawn:\n%s", p);
+	cr_expect(o_row < x_row, "the first run (10 to 6) above the second (2 to 1):\n%s", p);
+	cr_expect(strstr(p, "10") != NULL && strstr(p, "0 \xe2\x94\xa4") != NULL,
+	    "one y axis for both, 0 to 10:\n%s", p);
+	free(p);
+	o.marks = "o";
+	cr_expect_null(plot_render(s, 2, &o), "two series, one mark");
+	o.marks = PLOT_MARKS;
+	o.utf8 = 0;
+	p = plot_render(s, 2, &o);
+	cr_assert_not_null(p);
+	cr_expect(strchr(p, 'o') != NULL && strchr(p, 'x') != NULL, "%s", p);
+	free(p);
+}

@@ -58,6 +58,7 @@ Test(record, json_round_trip_keeps_every_field_and_the_history)
 	record_set(&r->resume_dir, "/lustre/root/tao-20261128-abcdef/results");
 	record_set(&r->resume_checkpoint,
 	    "/lustre/root/tao-20261128-abcdef/results/train/model_epoch_002.pth");
+	record_set(&r->spec, "train:\n  optim:\n    lr: 0.01\n");
 	cr_expect_eq(record_transition(r, TAO_PENDING, "PENDING", "Priority", "scheduler", 1000), 1);
 	cr_expect_eq(record_transition(r, TAO_RUNNING, "RUNNING", NULL, "scheduler", 2000), 1);
 	cr_expect_eq(record_transition(r, TAO_RUNNING, "RUNNING", NULL, "scheduler", 2500), 0,
@@ -77,6 +78,7 @@ Test(record, json_round_trip_keeps_every_field_and_the_history)
 	cr_expect_str_eq(back->resume_dir, "/lustre/root/tao-20261128-abcdef/results");
 	cr_expect_str_eq(back->resume_checkpoint,
 	    "/lustre/root/tao-20261128-abcdef/results/train/model_epoch_002.pth");
+	cr_expect_str_eq(back->spec, "train:\n  optim:\n    lr: 0.01\n", "the staged spec kept");
 	cr_expect_eq(store_create(s, r, &err), -1, "a second create of the same id");
 	free(err);
 	struct stat st;

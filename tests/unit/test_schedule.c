@@ -40,3 +40,18 @@ Test(schedule, accounting_that_never_answers_backs_off)
 	cr_expect_eq(schedule_after_poll(&s, 1, 0, 0), 10, "an answer brings the base back");
 	cr_expect_eq(schedule_after_poll(&s, 0, 1, 0), 1, "and the next wait starts soon again");
 }
+
+/* A one-second base (TAOTOP_POLL_S=1): a job that ends after a quiet
+ * stretch (polls backed off to the cap) is asked about again in a second,
+ * not after the quiet poll's minute. */
+Test(schedule, a_one_second_base_asks_again_soon_after_a_quiet_stretch)
+{
+	struct poll_schedule s;
+	int i;
+	schedule_init(&s, 1, 60);
+	for (i = 0; i < 8; i++)
+		schedule_after_poll(&s, 0, 0, 0);
+	cr_expect_eq(s.next_s, 60, "quiet: backed off to the cap");
+	cr_expect_eq(schedule_after_poll(&s, 0, 1, 0), 1, "the job just left the queue");
+	cr_expect_eq(schedule_after_poll(&s, 0, 1, 0), 1);
+}

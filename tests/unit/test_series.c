@@ -190,3 +190,31 @@ Test(series, a_name_with_control_bytes_is_not_kept)
 	cr_expect_not_null(series_set_find(&set, "val_loss"));
 	series_set_free(&set);
 }
+
+/* A running job's curves as the rows hand them on: a copy, unchanged as
+ * the set it was made from grows, alive while any reference is held. */
+Test(series, a_shared_copy_stands_while_the_set_grows_and_lives_while_held)
+{
+	struct series_set set;
+	struct series_shared *a, *b;
+	const struct series *s;
+
+	series_set_init(&set);
+	series_set_add(&set, "val_loss", 1, 0.9, 1);
+	a = series_shared_new(&set);
+	series_set_add(&set, "val_loss", 2, 0.8, 1);
+	series_set_add(&set, "train_loss", 2, 1.2, 1);
+	s = series_set_find(series_shared_set(a), "val_loss");
+	cr_assert_not_null(s);
+	cr_expect_eq(s->n, 1, "the copy grew with its source");
+	cr_expect_eq(series_shared_set(a)->n, 1);
+	b = series_shared_ref(a);
+	cr_assert_eq(b, a);
+	series_shared_unref(a);
+	/* Still held by b: its points readable (ASan would say otherwise). */
+	cr_expect_float_eq(series_shared_set(b)->s[0].value[0], 0.9, 1e-12);
+	series_shared_unref(b);
+	cr_expect_null(series_shared_ref(NULL));
+	series_shared_unref(NULL);
+	series_set_free(&set);
+}

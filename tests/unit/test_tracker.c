@@ -384,3 +384,34 @@ Test(tracker, a_final_word_without_where_the_job_ran_waits_a_little_not_for_good
 	record_free(r);
 	tracker_free(t);
 }
+
+/* A running job's curves ride on its row by reference: a copy of the row
+ * holds them, assigning another row's drops the old and holds the new,
+ * and clearing every row frees them (ASan and LSan say if not). */
+Test(tracker, a_rows_curves_are_held_by_each_copy_and_freed_with_the_last)
+{
+	struct series_set set;
+	struct series_shared *one, *two;
+	struct job_row a, b, c;
+
+	series_set_init(&set);
+	series_set_add(&set, "val_loss", 1, 0.9, 1);
+	one = series_shared_new(&set);
+	series_set_add(&set, "val_loss", 2, 0.8, 1);
+	two = series_shared_new(&set);
+	memset(&a, 0, sizeof(a));
+	memset(&c, 0, sizeof(c));
+	a.curves = one;			/* a holds one's first reference */
+	tracker_row_copy(&b, &a);
+	cr_assert_eq(b.curves, one);
+	c.curves = series_shared_ref(two);
+	tracker_row_assign(&b, &c);	/* b drops one, holds two */
+	cr_assert_eq(b.curves, two);
+	tracker_row_clear(&a);		/* one's last reference */
+	cr_expect_null(a.curves);
+	cr_expect_eq(series_shared_set(b.curves)->s[0].n, 2);
+	tracker_row_clear(&c);
+	tracker_row_clear(&b);
+	series_shared_unref(two);	/* the tracker's own */
+	series_set_free(&set);
+}

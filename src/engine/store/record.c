@@ -104,7 +104,7 @@ void record_free(struct job_record *r)
 	record_set_progress(r, NULL);
 	series_set_free(&r->curves);
 	free(r->bundle), free(r->tao_results_dir), free(r->status_path);
-	free(r->resume_dir), free(r->resume_checkpoint);
+	free(r->resume_dir), free(r->resume_checkpoint), free(r->spec);
 	free(r->tao_final_message), free(r->name);
 	for (i = 0; i < r->nseg; i++)
 		free(r->seg[i].resumed_from), free(r->seg[i].checkpoint), free(r->seg[i].message);
@@ -142,7 +142,7 @@ struct record_segment *record_segment_at(struct job_record *r, int n)
 	X(id) X(platform) X(cluster) X(image) X(network_arch) X(action)	\
 	X(storage_tier) X(results_dir) X(log_dir) X(backend_ref)	\
 	X(retry_of) X(retried_as) X(secrets) X(bundle) X(tao_results_dir)	\
-	X(status_path) X(name) X(resume_dir) X(resume_checkpoint)
+	X(status_path) X(name) X(resume_dir) X(resume_checkpoint) X(spec)
 
 static void add_time(cJSON *o, const char *name, time_t t)
 {

@@ -91,6 +91,10 @@ struct job_record {
 					 * that it resumes from, or NULL */
 	char		*resume_checkpoint; /* a retry's: the checkpoint chosen there
 					 * when it was opened, or NULL: none */
+	char		*spec;		/* the TAO spec it staged (specs/spec.yaml),
+					 * byte for byte: runs compared are told
+					 * apart by it (specdiff.h); NULL: an older
+					 * record, or one over RECORD_SPEC_MAX */
 	char		*status_path;	/* where TAO's status file was found, or
 					 * NULL: not yet (engine/track/taostatus.h) */
 	/* TAO's final line, seen while SLURM still ran the job (it shows as
@@ -115,6 +119,8 @@ struct job_record {
 	struct record_exclusion *exclude;	/* the nodes its sbatch excluded */
 	size_t		 nexclude;
 };
+
+#define RECORD_SPEC_MAX	(64u << 10)
 
 struct job_record *record_new(const char *id);
 /* Whether id may name a record (it names its file): letters, digits, '-',

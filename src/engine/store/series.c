@@ -2,6 +2,7 @@
 
 #include <cJSON.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,40 @@ void series_set_copy(struct series_set *dst, const struct series_set *src)
 		d->epoch = s->n ? (void *)xmemdup(s->epoch, s->n * sizeof(*s->epoch)) : NULL;
 		d->value = s->n ? (void *)xmemdup(s->value, s->n * sizeof(*s->value)) : NULL;
 	}
+}
+
+struct series_shared {
+	atomic_int		refs;
+	struct series_set	set;
+};
+
+struct series_shared *series_shared_new(const struct series_set *src)
+{
+	struct series_shared *sh = xcalloc(1, sizeof(*sh));
+
+	atomic_init(&sh->refs, 1);
+	series_set_copy(&sh->set, src);
+	return sh;
+}
+
+struct series_shared *series_shared_ref(struct series_shared *sh)
+{
+	if (sh != NULL)
+		atomic_fetch_add(&sh->refs, 1);
+	return sh;
+}
+
+void series_shared_unref(struct series_shared *sh)
+{
+	if (sh == NULL || atomic_fetch_sub(&sh->refs, 1) != 1)
+		return;
+	series_set_free(&sh->set);
+	free(sh);
+}
+
+const struct series_set *series_shared_set(const struct series_shared *sh)
+{
+	return &sh->set;
 }
 
 const struct series *series_set_find(const struct series_set *set, const char *name)

@@ -53,6 +53,22 @@ void series_set_init(struct series_set *set);
 void series_set_free(struct series_set *set);
 /* A deep copy of src into dst (dst's old content not freed). */
 void series_set_copy(struct series_set *dst, const struct series_set *src);
+/*
+ * A read-only copy of a set shared by whoever holds a reference (counted
+ * atomically: a poll's rows are made on a cluster's worker thread and
+ * freed on the monitor's). A running job's curves as the tracker follows
+ * them: one copy made when new lines came, held by every row given out
+ * until the next, never copied again per row.
+ */
+struct series_shared;
+/* A copy of src, one reference held. */
+struct series_shared *series_shared_new(const struct series_set *src);
+/* Another reference (NULL: NULL). */
+struct series_shared *series_shared_ref(struct series_shared *sh);
+/* One reference dropped; the last frees it (NULL: nothing). */
+void series_shared_unref(struct series_shared *sh);
+const struct series_set *series_shared_set(const struct series_shared *sh);
+
 /* The series called name, or NULL. */
 const struct series *series_set_find(const struct series_set *set, const char *name);
 /* One reported value (pinned: on its epoch's own line): name's series

@@ -853,6 +853,15 @@ static int open_record(struct job *j, char **err)
 	record_set(&r->log_dir, j->log_dir);
 	r->child_timeout_s = atol(j->res.child_timeout);
 	task_results_dir(j, r);
+	{
+		/* The spec as staged (the same text stage writes): runs of a
+		 * sweep compared are named by what differs in it. */
+		char *yaml = NULL, *why = NULL;
+		if (spec_emit_tao(&j->spec, &yaml, &why) == 0 && strlen(yaml) <= RECORD_SPEC_MAX)
+			record_set(&r->spec, yaml);
+		free(yaml);
+		free(why);
+	}
 	if (j->o->spec_path != NULL) {
 		/* Where a retry finds the bundle's .env again. */
 		char *abs = compat_realpath(j->o->spec_path);
@@ -1684,6 +1693,7 @@ static char *open_resubmit(struct record_store *st, const char *id, const char *
 	record_set(&r->log_dir, old->log_dir);
 	record_set(&r->secrets, old->secrets);
 	record_set(&r->bundle, old->bundle);
+	record_set(&r->spec, old->spec);
 	record_set(&r->retry_of, id);
 	msg = xasprintf("opened: %s's submit was lost (no job found by its name): submitted once "
 	    "more, its staged files as they are", id);

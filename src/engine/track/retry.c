@@ -601,6 +601,7 @@ static int retry_job_excluding(struct conn *c, struct record_store *st,
 	record_set(&r->log_dir, old->log_dir);
 	record_set(&r->secrets, old->secrets);
 	record_set(&r->bundle, old->bundle);
+	record_set(&r->spec, old->spec);	/* the same staged spec */
 	record_set(&r->retry_of, id);
 	record_set(&r->name, old->name);
 	if (old->has_alloc) {

@@ -19,7 +19,9 @@ int schedule_after_poll(struct poll_schedule *s, unsigned changes, int waiting_f
 	if (waiting_for_accounting && !failed) {
 		int wait = s->acct_waits < 3 ? 1 : 1 << (s->acct_waits - 2 < 10 ? s->acct_waits - 2 : 10);
 		s->acct_waits++;
-		if (wait < s->base_s)
+		/* At the base rate too (a base of 1 s: a quiet poll's 60 s
+		 * backoff would follow the job's end otherwise). */
+		if (wait <= s->base_s)
 			return s->next_s = wait;
 		s->next_s = s->next_s * 2 > s->max_s ? s->max_s : s->next_s < s->base_s ? s->base_s
 		    : s->next_s * 2;

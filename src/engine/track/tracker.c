@@ -83,6 +83,7 @@ static void progress_free(struct progress *p)
 	free(p->search_root);
 	log_follow_free(&p->follow);
 	tao_status_free(&p->ts);
+	series_shared_unref(p->curves);
 	free(p);
 }
 
@@ -141,6 +142,22 @@ static struct progress *progress_of_job(struct tracker *t, const struct job_reco
 	t->prog[t->nprog++] = p;
 	strmap_put(t->prog_ix, r->id, p);
 	return p;
+}
+
+/* Every metric TAO reported so far for a running job, a reference for
+ * its row (NULL: none yet): copied again only when lines came since. */
+static struct series_shared *curves_of_job(struct tracker *t, const struct job_record *r)
+{
+	struct progress *p = strmap_get(t->prog_ix, r->id);
+
+	if (p == NULL)
+		return NULL;
+	if (p->fresh || (p->curves == NULL && p->ts.curves.n > 0)) {
+		series_shared_unref(p->curves);
+		p->curves = p->ts.curves.n > 0 ? series_shared_new(&p->ts.curves) : NULL;
+		p->fresh = 0;
+	}
+	return series_shared_ref(p->curves);
 }
 
 /* What TAO reported so far for a job whose status.json is followed. */
@@ -256,6 +273,7 @@ static void status_take(struct progress *const *which, size_t n, const char *out
 				log_follow_free(&p->follow);
 				log_follow_init(&p->follow, p->found, 0);
 				tao_status_reset(&p->ts);
+				p->fresh = 1;
 			} else {
 				stop = NULL;
 			}
@@ -271,6 +289,7 @@ static void status_take(struct progress *const *which, size_t n, const char *out
 			if (p->follow.restarted)
 				tao_status_reset(&p->ts);	/* a requeued run starts over */
 			tao_status_feed(&p->ts, lines.data ? lines.data : "", lines.len);
+			p->fresh |= lines.len > 0 || p->follow.restarted;
 			buf_free(&lines);
 			p->caught_up = from + (unsigned long long)(stop - (body + 1)) >= size;
 		}
@@ -662,6 +681,8 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 		row = tracker_row_add(res);
 		tracker_row_fill(row, r, j, r->state == TAO_RUNNING && r->results_dir != NULL
 		    ? reported(t, r) : NULL);
+		if (r->state == TAO_RUNNING && r->results_dir != NULL)
+			row->curves = curves_of_job(t, r);
 		if (j == NULL && r->state == TAO_RUNNING && r->backend_ref != NULL &&
 		    res->scheduler_ok && t->primed) {
 			/* Gone from the queue, not yet in accounting: the job is

@@ -19,6 +19,7 @@
 struct conn;
 struct record_store;
 struct cluster_cfg;
+struct series_shared;
 
 /* One row: a job of taotop's (record_id set) or another job of the user's.
  * The user's other jobs are listed while in the queue and, once the tracker
@@ -50,6 +51,10 @@ struct job_row {
 	char		 metric[32];	/* the series' KPI ("loss"), or "" */
 	double		*series;	/* one value per epoch */
 	size_t		 nseries;
+	/* A running job's every metric so far (status.json as the poll
+	 * follows it; engine/store/series.h), a reference of its own, or
+	 * NULL: a finished job's are in its record, not in its row. */
+	struct series_shared *curves;
 	int		 shared;	/* its strings and series are its poll's
 					 * page's (below), not its own */
 	int		 segments;	/* the run's segments so far (0: none told) */

@@ -73,6 +73,12 @@ struct progress {
 	struct tao_status	 ts;
 	int			 caught_up;	/* this poll read it to its end: ts
 						 * says what the whole file says */
+	/* ts's curves as the rows hand them on (series_shared): made again
+	 * only after lines came (fresh), so a poll with nothing new copies
+	 * nothing, and a running job's plot follows it from memory (no
+	 * record written per poll, no command of its own). */
+	struct series_shared	*curves;
+	int			 fresh;
 };
 #define STATUS_SEARCH_EVERY_S	60
 /* COMPLETED with no final line in TAO's status file: checked again this

@@ -221,6 +221,7 @@ void tracker_row_clear(struct job_row *r)
 	free(r->native);
 	free(r->message);
 	free(r->series);
+	series_shared_unref(r->curves);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -233,6 +234,7 @@ void tracker_row_copy(struct job_row *dst, const struct job_row *src)
 	dst->partition = src->partition ? xstrdup(src->partition) : NULL;
 	dst->native = src->native ? xstrdup(src->native) : NULL;
 	dst->message = src->message ? xstrdup(src->message) : NULL;
+	dst->curves = series_shared_ref(src->curves);
 	dst->series = NULL;
 	dst->nseries = 0;
 	if (src->nseries > 0) {
@@ -272,6 +274,8 @@ void tracker_row_assign(struct job_row *dst, const struct job_row *src)
 	keep_or_set(&dst->partition, src->partition);
 	keep_or_set(&dst->native, src->native);
 	keep_or_set(&dst->message, src->message);
+	dst->curves = series_shared_ref(src->curves);
+	series_shared_unref(was.curves);
 	dst->series = was.series;
 	dst->nseries = was.nseries;
 	if (src->nseries != was.nseries || (src->nseries > 0 &&
