@@ -227,6 +227,16 @@ const struct jt_entry *jt_selected(const struct jobtable *t)
 	return is_job(t, t->sel) ? &t->entries[t->lines[t->sel].entry] : NULL;
 }
 
+const struct jt_entry *jt_by_key(const struct jobtable *t, const char *key)
+{
+	size_t i;
+
+	for (i = 0; key != NULL && i < t->n; i++)
+		if (strcmp(t->entries[i].key, key) == 0)
+			return &t->entries[i];
+	return NULL;
+}
+
 static void remember_selection(struct jobtable *t)
 {
 	const struct jt_entry *e = jt_selected(t);

@@ -70,6 +70,9 @@ void jt_rebuild(struct jobtable *t);
 const char *jt_sort_name(enum jt_sort s);
 /* The selected job, or NULL when the list is empty. */
 const struct jt_entry *jt_selected(const struct jobtable *t);
+/* The job of key (jt_entry's key) among the rows, or NULL (key NULL, or
+ * no longer listed). */
+const struct jt_entry *jt_by_key(const struct jobtable *t, const char *key);
 /* Move the selection by delta job lines (headers skipped), clamped. */
 void jt_move(struct jobtable *t, long delta);
 void jt_select_line(struct jobtable *t, size_t line);

@@ -50,16 +50,6 @@ static void detail_close(struct app *a)
 	s->fetching = 0;
 }
 
-static const struct jt_entry *entry_by_key(const struct app *a, const char *key)
-{
-	size_t i;
-
-	for (i = 0; key != NULL && i < a->jt.n; i++)
-		if (strcmp(a->jt.entries[i].key, key) == 0)
-			return &a->jt.entries[i];
-	return NULL;
-}
-
 /* The record read again from disk (a poll may have changed it). */
 static void load(struct app *a, const struct jt_entry *e)
 {
@@ -77,7 +67,7 @@ static void load(struct app *a, const struct jt_entry *e)
 static void build(struct app *a)
 {
 	struct detail *s = state(a);
-	const struct jt_entry *e = entry_by_key(a, s->key);
+	const struct jt_entry *e = jt_by_key(&a->jt, s->key);
 
 	if (e == NULL)
 		return;		/* gone from the list: keep what is shown */
@@ -143,7 +133,7 @@ void detail_panel_refresh(struct app *a, int polled)
 
 	if (a->mode != MODE_DETAIL)
 		return;
-	if (polled && (e = entry_by_key(a, state(a)->key)) != NULL)
+	if (polled && (e = jt_by_key(&a->jt, state(a)->key)) != NULL)
 		load(a, e);
 	build(a);
 }

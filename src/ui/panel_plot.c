@@ -90,16 +90,6 @@ static const struct series_set *curves(const struct run *r)
 	    : &none;
 }
 
-static const struct jt_entry *entry_by_key(const struct app *a, const char *key)
-{
-	size_t i;
-
-	for (i = 0; key != NULL && i < a->jt.n; i++)
-		if (strcmp(a->jt.entries[i].key, key) == 0)
-			return &a->jt.entries[i];
-	return NULL;
-}
-
 static void add_line(struct plotview *s, char *line)
 {
 	text_lines_add(&s->lines, &s->n, line);
@@ -317,7 +307,7 @@ static void plot_open(struct app *a)
 /* A run's curves again after a poll: 1 when they changed. */
 static int refresh_run(struct app *a, struct run *r)
 {
-	const struct jt_entry *e = entry_by_key(a, r->key);
+	const struct jt_entry *e = jt_by_key(&a->jt, r->key);
 	struct job_record *rec = NULL;
 	char *err = NULL;
 

@@ -6,6 +6,7 @@
 
 #include "engine/track/tracker.h"
 #include "ui/jobtable.h"
+#include "util/xmalloc.h"
 
 static struct job_row rows[8];
 
@@ -190,5 +191,29 @@ Test(jobtable, finished_jobs_hidden_are_counted)
 	jt_rebuild(&t);
 	cr_expect_eq(t.nhidden, 1, "train-a only: the filter counts too");
 	cr_expect_eq(t.nlines, 1, "train-b alone is shown: %zu lines", t.nlines);
+	jt_free(&t);
+}
+
+/* A panel that keeps a job's key (the detail view, the curves) finds its
+ * row again after the next poll's rebuild, and nothing once it is gone. */
+Test(jobtable, a_job_is_found_again_by_its_key)
+{
+	struct jobtable t;
+	const struct jt_entry *e;
+	char *key;
+
+	jt_init(&t);
+	fill(&t);
+	jt_move(&t, 3);
+	key = xstrdup(jt_selected(&t)->key);
+	fill(&t);	/* the next poll */
+	e = jt_by_key(&t, key);
+	cr_assert_not_null(e);
+	cr_expect_str_eq(e->row->slurm_id, "103");
+	cr_expect_null(jt_by_key(&t, NULL));
+	jt_begin(&t);
+	jt_rebuild(&t);
+	cr_expect_null(jt_by_key(&t, key), "gone from the rows");
+	free(key);
 	jt_free(&t);
 }
