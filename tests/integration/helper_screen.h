@@ -49,7 +49,9 @@ char *screen_typescript_wait(struct screen *s, int timeout_s, const char *want);
 char *screen_line_with(struct screen *s, const char *text);
 /* Row number (0-based) of the first line holding text, or -1. */
 int screen_row_of(struct screen *s, const char *text);
-/* tmux send-keys words: "j", "Enter", "Escape", "C-c", literal text... */
+/* tmux send-keys words: "j", "Enter", "Escape", "C-c", literal text...; they
+ * pass through sh -c unquoted (several words at once), so a key the shell
+ * expands ("*", "?", "~") is quoted: "'*'". */
 void screen_keys(struct screen *s, const char *keys);
 /* Literal text, typed. */
 void screen_type(struct screen *s, const char *text);
