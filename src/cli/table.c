@@ -50,7 +50,8 @@ static const struct cli_opt plot_opts[] = {
 	{ "metric", 0, "NAME", "only this metric, as TAO names it (val_loss, train_loss...); "
 	  "with two jobs or more, the runs compared on one plot" },
 	{ "text", 0, NULL, "a text plot (the default on a terminal)" },
-	{ "csv", 0, NULL, "the series as CSV: job,metric,epoch,value (the default to a pipe)" },
+	{ "csv", 0, NULL, "the series as CSV: job,metric,epoch,value, and a label column when "
+	    "runs are compared (the default to a pipe)" },
 	{ "json", 0, NULL, "the series as JSON, with each one's last and best value" },
 	{ NULL, 0, NULL, NULL },
 };
