@@ -14,6 +14,7 @@
 #include "cli/jobrow.h"
 #include "cli/session.h"
 #include "cli/show.h"
+#include "engine/store/bankrecord.h"
 #include "engine/store/store.h"
 #include "engine/track/schedule.h"
 #include "engine/slurm/state.h"
@@ -228,7 +229,7 @@ static void print_history(const struct job_record *rec)
 
 /* One poll and the job's status printed; *final and *state say where it
  * is. */
-static int show_status(struct session *s, const char *job, int json, int *final,
+static int show_status(struct session *s, const char *job, int json, int bank, int *final,
     enum tao_state *state, struct poll_schedule *sched, int *asked_history)
 {
 	struct poll_result res;
@@ -270,6 +271,19 @@ static int show_status(struct session *s, const char *job, int json, int *final,
 	*state = st.row->state;
 	if (st.row->record_id != NULL && store_load(s->store, st.row->record_id, &st.rec, &err) != 0)
 		session_say(0, err);
+	if (bank) {
+		if (st.rec == NULL) {
+			fprintf(stderr, "taotop: job %s is not one of taotop's (no record of it on "
+			    "this machine): only taotop's own jobs have a job record to print\n",
+			    show_err(job));
+			poll_result_free(&res);
+			return EXIT_FAILED;
+		}
+		jobrow_print_json(bankrecord_json(st.rec));
+		record_free(st.rec);
+		poll_result_free(&res);
+		return EXIT_OK;
+	}
 	st.have_use = sample_row(s, st.row, &st.use, &st.use_why) == 0;
 	if (json) {
 		print_status_json(&st, s->cl->name);
@@ -298,6 +312,7 @@ int cli_status(const struct cli_args *a)
 	struct poll_schedule sched;
 	const char *job = a->pos[0];
 	int json = cli_val(a, "json") != NULL, watch = cli_val(a, "watch") != NULL;
+	int bank = cli_val(a, "bank-record") != NULL;
 	int rc, final = 0, asked_history = 0;
 	enum tao_state state = TAO_UNKNOWN;
 
@@ -311,7 +326,7 @@ int cli_status(const struct cli_args *a)
 	 * pending for days is normal on a shared cluster. */
 	schedule_init(&sched, s.cl->poll_s, 60);
 	do {
-		rc = show_status(&s, job, json, &final, &state, &sched, &asked_history);
+		rc = show_status(&s, job, json, bank, &final, &state, &sched, &asked_history);
 		fflush(stdout);
 		if (rc == STATUS_POLL_FAILED && watch) {
 			/* Monitoring never stops on a failure: say it and go on. */

@@ -18,6 +18,7 @@
 
 #include "integration/helper_rig.h"
 #include "integration/helper_user.h"
+#include "bank_record_schema.h"
 #include "engine/slurm/duration.h"
 #include "util/buf.h"
 #include "util/file.h"
@@ -327,6 +328,27 @@ Test(tao, a_spec_that_makes_tao_fail_ends_in_error_with_taos_words_not_retried, 
 	cr_expect(!user_history_says(st, "retry 1 of"), "retried:\n%s", printed);
 	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "record"), "retried_as")),
 	    "%s", printed);
+	/* The same job as the skill bank's tools read a job record: valid
+	 * against its schema, ERROR for good, the program's fault. */
+	{
+		char *args = xasprintf("status %s --bank-record", id), *bout = NULL;
+		cJSON *bank, *tr;
+		cr_assert_eq(rig_taotop(u.env, args, &bout), 0, "taotop %s:\n%s", args, bout);
+		bank = cJSON_Parse(bout);
+		cr_assert_not_null(bank, "not JSON:\n%s", bout);
+		validate(bank);
+		cr_expect_str_eq(json_str(bank, "id"), id, "%s", bout);
+		cr_expect_str_eq(json_str(bank, "terminal_state"), "ERROR", "%s", bout);
+		cr_expect_str_eq(json_str(bank, "err_class"), "ERR_PROGRAM", "%s", bout);
+		cr_expect_str_eq(json_str(bank, "backend_ref"),
+		    json_str(cJSON_GetObjectItem(st, "record"), "backend_ref"), "%s", bout);
+		tr = cJSON_GetObjectItem(bank, "transitions");
+		cr_expect_str_eq(json_str(cJSON_GetArrayItem(tr, 0), "state"), "PENDING", "%s", bout);
+		cr_expect_str_eq(json_str(cJSON_GetArrayItem(tr, cJSON_GetArraySize(tr) - 1), "state"),
+		    "ERROR", "the terminal move is the last:\n%s", bout);
+		cJSON_Delete(bank);
+		free(args), free(bout);
+	}
 	free(printed);
 	cJSON_Delete(st);
 	free(id), free(bundle);

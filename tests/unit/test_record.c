@@ -337,6 +337,54 @@ Test(record, events_are_kept_even_without_a_state_change)
 	record_free(r);
 }
 
+/* The bank's rule: terminal_state never changes once set. A late or stale
+ * answer (a queue read before a cancel, accounting's word for another
+ * state) is refused whole; the native word of the same state may still be
+ * refined, and a failure's class added once, never changed. */
+Test(record, a_final_record_refuses_a_new_state_and_keeps_its_class)
+{
+	enum tao_state finals[] = { TAO_DONE, TAO_ERROR, TAO_CANCELED };
+	enum tao_state others[] = { TAO_PENDING, TAO_RUNNING, TAO_DONE, TAO_ERROR, TAO_CANCELED,
+	    TAO_UNKNOWN };
+	size_t i, k;
+
+	for (i = 0; i < 3; i++) {
+		for (k = 0; k < 6; k++) {
+			struct job_record *r = record_new("tao-20261205-000001");
+			cr_assert_eq(record_transition(r, TAO_RUNNING, "RUNNING", NULL, "scheduler",
+			    10), 1);
+			cr_assert_eq(record_transition(r, finals[i], "RUNNING", "ended", "taotop", 20),
+			    1);
+			size_t n = r->nhist;
+			int rc = record_transition(r, others[k], "PENDING", "late", "scheduler", 30);
+			if (others[k] == finals[i]) {
+				cr_expect_eq(rc, 1, "the same state, a new native word: refined");
+				cr_expect_str_eq(r->native, "PENDING");
+			} else {
+				cr_expect_eq(rc, 0, "%s -> %s refused", tao_state_name(finals[i]),
+				    tao_state_name(others[k]));
+				cr_expect_eq(r->nhist, n, "nothing appended");
+				cr_expect_str_eq(r->native, "RUNNING");
+			}
+			cr_expect_eq(r->state, finals[i], "the final state stands");
+			record_free(r);
+		}
+	}
+	struct job_record *r = record_new("tao-20261205-000002");
+	cr_expect_eq(record_set_err_class(r, "ERR_SOMETHING"), 0, "not one of the bank's two");
+	cr_expect_null(r->err_class);
+	cr_expect_eq(record_set_err_class(r, RECORD_ERR_INFRA), 1);
+	cr_expect_eq(record_set_err_class(r, RECORD_ERR_PROGRAM), 0, "set once, never changed");
+	cr_expect_str_eq(r->err_class, "ERR_INFRA");
+	char *json = record_to_json(r), *err = NULL;
+	struct job_record *back = record_from_json(json, &err);
+	cr_assert_not_null(back, "%s", err);
+	cr_expect_str_eq(back->err_class, "ERR_INFRA", "kept in the record");
+	free(json);
+	record_free(back);
+	record_free(r);
+}
+
 #include "engine/config/config.h"
 #include "engine/track/tracker.h"
 
@@ -370,6 +418,7 @@ Test(record, hostile_values_are_refused_on_load_before_any_command)
 		{ "results_dir", "relative/path" },
 		{ "resume_dir", "relative/path" },
 		{ "resume_checkpoint", "-rf" },
+		{ "err_class", "ERR_ANYTHING" },
 	};
 	struct cluster_cfg cl = { .name = (char *)"rig" };
 

@@ -51,6 +51,10 @@ int record_transition(struct job_record *r, enum tao_state to, const char *nativ
 
 	if (r->state == to && same(r->native, native))
 		return 0;
+	/* The bank's rule (terminal_state never changes once set): whatever
+	 * a late or stale answer says, the end a user was told stands. */
+	if (tao_state_final(r->state) && to != r->state)
+		return 0;
 	r->hist = xreallocarray(r->hist, r->nhist + 1, sizeof(*r->hist));
 	t = &r->hist[r->nhist++];
 	t->at = at;
@@ -62,6 +66,15 @@ int record_transition(struct job_record *r, enum tao_state to, const char *nativ
 	r->state = to;
 	record_set(&r->native, native);
 	r->updated = at;
+	return 1;
+}
+
+int record_set_err_class(struct job_record *r, const char *cls)
+{
+	if (r->err_class != NULL || cls == NULL ||
+	    (strcmp(cls, RECORD_ERR_INFRA) != 0 && strcmp(cls, RECORD_ERR_PROGRAM) != 0))
+		return 0;
+	r->err_class = xstrdup(cls);
 	return 1;
 }
 
@@ -101,6 +114,7 @@ void record_free(struct job_record *r)
 	free(r->network_arch), free(r->action), free(r->storage_tier);
 	free(r->results_dir), free(r->log_dir), free(r->backend_ref);
 	free(r->retry_of), free(r->retried_as), free(r->secrets), free(r->native);
+	free(r->err_class);
 	record_set_progress(r, NULL);
 	series_set_free(&r->curves);
 	free(r->bundle), free(r->tao_results_dir), free(r->status_path);
@@ -142,7 +156,7 @@ struct record_segment *record_segment_at(struct job_record *r, int n)
 	X(id) X(platform) X(cluster) X(image) X(network_arch) X(action)	\
 	X(storage_tier) X(results_dir) X(log_dir) X(backend_ref)	\
 	X(retry_of) X(retried_as) X(secrets) X(bundle) X(tao_results_dir)	\
-	X(status_path) X(name) X(resume_dir) X(resume_checkpoint) X(spec)
+	X(status_path) X(name) X(resume_dir) X(resume_checkpoint) X(spec) X(err_class)
 
 static void add_time(cJSON *o, const char *name, time_t t)
 {
@@ -386,6 +400,9 @@ static int check_values(const struct job_record *r, char **err)
 		bad = "retry_of";
 	else if (r->retried_as != NULL && !id_ok(r->retried_as))
 		bad = "retried_as";
+	else if (r->err_class != NULL && strcmp(r->err_class, RECORD_ERR_INFRA) != 0 &&
+	    strcmp(r->err_class, RECORD_ERR_PROGRAM) != 0)
+		bad = "err_class";
 	else if (r->secrets != NULL && !names_ok(r->secrets))
 		bad = "secrets";
 	else if (r->log_dir != NULL && !remote_dir_ok(r->log_dir))

@@ -81,6 +81,11 @@ struct job_record {
 	char		*backend_ref;	/* the SLURM job id, once launched */
 	char		*retry_of;	/* the id this retries, or NULL */
 	char		*retried_as;	/* the retry that followed this, or NULL */
+	/* Whose failure an Error was, as the skill bank's job record names
+	 * it: RECORD_ERR_INFRA (the cluster's: retriable) or
+	 * RECORD_ERR_PROGRAM (never retried), NULL: not classified (not an
+	 * Error, or one no rule judged: a wall-time end). Set once. */
+	char		*err_class;
 	char		*secrets;	/* names of the secrets its sidecar held,
 					 * comma-separated (a retry writes it again) */
 	char		*bundle;	/* the bundle's local path (a retry reads the
@@ -135,9 +140,19 @@ void record_set_progress(struct job_record *r, const struct record_progress *p);
 void record_set_curves(struct job_record *r, const struct series_set *c);
 
 /* Move r to state `to` (with SLURM's native word and a message) and append
- * a transition when either changed. Returns 1 when r changed. */
+ * a transition when either changed. Returns 1 when r changed. A final
+ * record (Done, Error, Canceled) never changes state: a transition to
+ * another state is refused (0, nothing written); its native word may still
+ * be refined (accounting's final word after a cancel). */
 int record_transition(struct job_record *r, enum tao_state to, const char *native,
     const char *message, const char *source, time_t at);
+
+#define RECORD_ERR_INFRA	"ERR_INFRA"
+#define RECORD_ERR_PROGRAM	"ERR_PROGRAM"
+/* Set r's err_class to cls (one of the two) when it has none: a final
+ * record may gain its classification later, never change it. Returns 1
+ * when it was set. */
+int record_set_err_class(struct job_record *r, const char *cls);
 
 /* Add a node to r's exclusions (once: a node already there keeps its first
  * evidence). Returns 1 when it was added. */

@@ -33,6 +33,8 @@ static int add_event(struct job_record *r, void *arg, char **err)
 
 static void note(struct record_store *st, const char *id, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+static void judged(struct record_store *st, const char *id, const char *err_class,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static void note(struct record_store *st, const char *id, const char *fmt, ...)
 {
@@ -46,6 +48,47 @@ static void note(struct record_store *st, const char *id, const char *fmt, ...)
 		log_msg(LOG_ERROR, "retry: %s: %s", id, err);
 		free(err);
 	}
+	free(msg);
+}
+
+struct judgement {
+	const char	*err_class;
+	const char	*message;
+};
+
+static int add_judgement(struct job_record *r, void *arg, char **err)
+{
+	const struct judgement *j = arg;
+
+	(void)err;
+	record_set_err_class(r, j->err_class);
+	record_event(r, j->message, "taotop", time(NULL));
+	return 1;
+}
+
+void retry_note_judged(struct record_store *st, const char *id, const char *err_class,
+    const char *message)
+{
+	struct judgement j = { err_class, message };
+	char *err = NULL;
+
+	if (store_update(st, id, add_judgement, &j, &err) != 0) {
+		log_msg(LOG_ERROR, "retry: %s: %s", id, err);
+		free(err);
+	}
+}
+
+/* A failure's verdict in the history, its class kept with it. */
+static void judged(struct record_store *st, const char *id, const char *err_class,
+    const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	retry_note_judged(st, id, err_class, msg);
 	free(msg);
 }
 
@@ -782,24 +825,25 @@ int retry_after_failure(struct conn *c, struct record_store *st, const struct cl
 	evidence = v.evidence[0] ? xasprintf("%s: %s", v.source, v.evidence) : NULL;
 	sep = evidence != NULL ? ": " : "";
 	if (v.kind == FAILURE_PROGRAM) {
-		note(st, id, "failure: the program's (%s)%s%s: not retried", v.reason, sep,
-		    evidence ? evidence : "");
+		judged(st, id, RECORD_ERR_PROGRAM, "failure: the program's (%s)%s%s: not retried",
+		    v.reason, sep, evidence ? evidence : "");
 		goto done;
 	}
 	if (v.no_retry) {
-		note(st, id, "failure: the cluster's setup (%s)%s%s: not retried (a fresh "
-		    "allocation would fail the same way)", v.reason, sep, evidence ? evidence : "");
+		judged(st, id, RECORD_ERR_INFRA, "failure: the cluster's setup (%s)%s%s: not retried "
+		    "(a fresh allocation would fail the same way)", v.reason, sep,
+		    evidence ? evidence : "");
 		goto done;
 	}
 	before = attempts_before(st, r);
 	if (before >= cl->retry_budget) {
-		note(st, id, "failure: the infrastructure's (%s)%s%s; the retry budget (%d) is "
-		    "used up: not retried", v.reason, sep, evidence ? evidence : "",
+		judged(st, id, RECORD_ERR_INFRA, "failure: the infrastructure's (%s)%s%s; the retry "
+		    "budget (%d) is used up: not retried", v.reason, sep, evidence ? evidence : "",
 		    cl->retry_budget);
 		goto done;
 	}
-	note(st, id, "failure: the infrastructure's (%s)%s%s: retry %d of %d", v.reason, sep,
-	    evidence ? evidence : "", before + 1, cl->retry_budget);
+	judged(st, id, RECORD_ERR_INFRA, "failure: the infrastructure's (%s)%s%s: retry %d of %d",
+	    v.reason, sep, evidence ? evidence : "", before + 1, cl->retry_budget);
 	/* The job's nodes and the chain's exclusions: one command. */
 	ask_nodes(c, v.node_tied ? r->backend_ref : NULL, r, &asked);
 	if (v.node_tied && r->backend_ref != NULL) {

@@ -40,8 +40,13 @@ int retry_job(struct conn *c, struct record_store *st, const struct cluster_cfg 
 int retry_continue_run(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const char *id, const char *why, char **new_id, char **slurm_id, char **err);
 
+/* A line in id's history that judges its failure, with the record's
+ * err_class (RECORD_ERR_INFRA or _PROGRAM) set when it has none. */
+void retry_note_judged(struct record_store *st, const char *id, const char *err_class,
+    const char *message);
+
 /* After record `id` ended in Error with SLURM state `native` (FAILED,
- * NODE_FAIL, ...) and exit code: classify, note the verdict, and retry an
+ * NODE_FAIL, ...) and exit code: classify, note the verdict (and the err_class), and retry an
  * infrastructure failure within the budget. Returns 1 when a retry was
  * submitted (*new_id set), 0 when none was due, -1 when one was due but
  * failed (*err, also in the history). */

@@ -449,7 +449,8 @@ static void after_change(struct conn *c, struct record_store *st, const struct c
 	if (to == TAO_ERROR && tao_failed) {
 		/* TAO caught it and named it (a configuration, parameter or
 		 * file system error, an interruption): the program's. */
-		note(st, r->id, "failure: the program's, as TAO's status file says: not retried");
+		retry_note_judged(st, r->id, RECORD_ERR_PROGRAM,
+		    "failure: the program's, as TAO's status file says: not retried");
 		return;
 	}
 	if (to == TAO_ERROR && ns->infra_candidate && r->retried_as == NULL) {
