@@ -31,6 +31,9 @@ static const struct cli_opt submit_opts[] = {
 static const struct cli_opt status_opts[] = {
 	CLUSTER("the cluster of a SLURM id (a taotop id goes to its record's)"),
 	{ "json", 0, NULL, "print the job and its record as JSON" },
+	{ "why", 0, NULL, "for a pending job: why it waits, in words, with the scheduler's start "
+	  "estimate, its priority factors, your fair-share and what you could change (asks the "
+	  "scheduler to plan it: on demand only)" },
 	{ "bank-record", 0, NULL, "print the job's record as the skill bank's job record "
 	  "(JSON, schema_version 1), for the bank's tools; taotop's own jobs only" },
 	{ "watch", 0, NULL, "poll until the job is final, a block each poll; exit 0 Done, "

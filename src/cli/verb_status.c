@@ -16,6 +16,7 @@
 #include "cli/show.h"
 #include "engine/store/bankrecord.h"
 #include "engine/store/store.h"
+#include "engine/track/actions.h"
 #include "engine/track/schedule.h"
 #include "engine/slurm/state.h"
 #include "engine/track/tracker.h"
@@ -33,6 +34,9 @@ struct status {
 	struct job_use		 use;
 	int			 have_use;
 	char			*use_why;	/* why not, or NULL */
+	char			**why;		/* --why: why it waits (sanitised lines) */
+	size_t			 nwhy;
+	char			*why_error;	/* --why: why that is not known, or NULL */
 };
 
 /* A running job's GPUs, sampled once on its nodes (engine/track/usage.h): 0 and
@@ -107,6 +111,11 @@ static void print_status_json(const struct status *st, const char *cluster)
 		cJSON_AddItemToObject(o, "use", use_json(&st->use));
 	else if (st->use_why != NULL)
 		cJSON_AddStringToObject(o, "use_error", show(st->use_why));
+	if (st->nwhy > 0)
+		cJSON_AddItemToObject(o, "why_waiting", cJSON_CreateStringArray(
+		    (const char *const *)st->why, (int)st->nwhy));
+	else if (st->why_error != NULL)
+		cJSON_AddStringToObject(o, "why_waiting_error", show(st->why_error));
 	jobrow_print_json(o);
 }
 
@@ -229,7 +238,8 @@ static void print_history(const struct job_record *rec)
 
 /* One poll and the job's status printed; *final and *state say where it
  * is. */
-static int show_status(struct session *s, const char *job, int json, int bank, int *final,
+static int show_status(struct session *s, const char *job, int json, int bank, int why,
+    int *final,
     enum tao_state *state, struct poll_schedule *sched, int *asked_history)
 {
 	struct poll_result res;
@@ -285,6 +295,16 @@ static int show_status(struct session *s, const char *job, int json, int bank, i
 		return EXIT_OK;
 	}
 	st.have_use = sample_row(s, st.row, &st.use, &st.use_why) == 0;
+	if (why && st.row->state == TAO_PENDING) {
+		char *werr = NULL;
+		if (job_explain_pending(s->conn, s->store, st.row->slurm_id[0] ? st.row->slurm_id :
+		    job, &st.why, &st.nwhy, &werr) != 0) {
+			st.why_error = werr;
+		}
+	} else if (why) {
+		st.why_error = xasprintf("it is not pending (%s): nothing waits",
+		    tracker_row_label(st.row));
+	}
 	if (json) {
 		print_status_json(&st, s->cl->name);
 	} else {
@@ -299,7 +319,14 @@ static int show_status(struct session *s, const char *job, int json, int bank, i
 		jobrow_print_resume(st.rec);
 		print_segments(st.rec);
 		print_history(st.rec);
+		for (size_t i = 0; i < st.nwhy; i++)
+			printf("%s\n", st.why[i]);
+		if (st.why_error != NULL)
+			printf("Why it waits: %s\n", show(st.why_error));
 	}
+	for (size_t i = 0; i < st.nwhy; i++)
+		free(st.why[i]);
+	free(st.why), free(st.why_error);
 	free(st.use_why);
 	record_free(st.rec);
 	poll_result_free(&res);
@@ -312,7 +339,7 @@ int cli_status(const struct cli_args *a)
 	struct poll_schedule sched;
 	const char *job = a->pos[0];
 	int json = cli_val(a, "json") != NULL, watch = cli_val(a, "watch") != NULL;
-	int bank = cli_val(a, "bank-record") != NULL;
+	int bank = cli_val(a, "bank-record") != NULL, why = cli_val(a, "why") != NULL;
 	int rc, final = 0, asked_history = 0;
 	enum tao_state state = TAO_UNKNOWN;
 
@@ -326,7 +353,7 @@ int cli_status(const struct cli_args *a)
 	 * pending for days is normal on a shared cluster. */
 	schedule_init(&sched, s.cl->poll_s, 60);
 	do {
-		rc = show_status(&s, job, json, bank, &final, &state, &sched, &asked_history);
+		rc = show_status(&s, job, json, bank, why, &final, &state, &sched, &asked_history);
 		fflush(stdout);
 		if (rc == STATUS_POLL_FAILED && watch) {
 			/* Monitoring never stops on a failure: say it and go on. */

@@ -113,6 +113,10 @@ void outcomes_panel_add(struct app *a, struct watch_outcome *o, size_t n);
 void outcomes_panel_expect(struct app *a, size_t n);
 /* The detail's fetched files (handed over; freed when no detail is open). */
 void detail_panel_files(struct app *a, struct watch_file *f, size_t n);
+/* Why a pending job waits (the answer to the detail's w): shown at the
+ * top of its detail while it is open (its lines taken from ev). */
+struct watch_event;
+void detail_panel_explain(struct app *a, struct watch_event *ev);
 /* A poll (polled: its record is read again) or a GPU sample: an open
  * detail is built again. */
 void detail_panel_refresh(struct app *a, int polled);

@@ -10,6 +10,7 @@
 #include "engine/store/store.h"
 #include "ui/app.h"
 #include "ui/detail.h"
+#include "ui/message.h"
 #include "ui/dialog.h"
 #include "ui/text.h"
 #include "util/xmalloc.h"
@@ -23,6 +24,11 @@ struct detail {
 	size_t			 nfiles;
 	int			 fetching;
 	int64_t			 fetch_started_ms;	/* since (monotonic) */
+	/* w on a pending job: why it waits (asked once per w, never by a
+	 * poll), shown at the top; asking while the answer is awaited. */
+	char			**why;
+	size_t			 nwhy;
+	int			 asking;
 };
 
 static struct detail *state(struct app *a)
@@ -33,6 +39,12 @@ static struct detail *state(struct app *a)
 static void free_lines(struct detail *s)
 {
 	text_lines_free(&s->lines, &s->n);
+}
+
+static void free_why(struct detail *s)
+{
+	text_lines_free(&s->why, &s->nwhy);
+	s->asking = 0;
 }
 
 static void detail_close(struct app *a)
@@ -48,6 +60,7 @@ static void detail_close(struct app *a)
 	s->files = NULL;
 	s->nfiles = 0;
 	s->fetching = 0;
+	free_why(s);
 }
 
 /* The record read again from disk (a poll may have changed it). */
@@ -76,7 +89,39 @@ static void build(struct app *a)
 	    e->row->state == TAO_RUNNING ? watch_use(a->watch, e->cluster, e->row->slurm_id) : NULL,
 	    s->files, s->nfiles, s->fetching ? watch_now_ms() - s->fetch_started_ms : -1,
 	    text_utf8(), &s->lines);
+	if (s->asking || s->nwhy > 0) {
+		/* Why it waits, first: what the user asked for is in view. */
+		size_t k = s->asking ? 1 : s->nwhy, i;
+		s->lines = xreallocarray(s->lines, s->n + k + 1, sizeof(*s->lines));
+		memmove(s->lines + k + 1, s->lines, s->n * sizeof(*s->lines));
+		for (i = 0; i < k; i++)
+			s->lines[i] = xstrdup(s->asking ? "Why it waits: asking the scheduler "
+			    "(its start estimate, the priority factors, your fair-share)..." :
+			    s->why[i]);
+		s->lines[k] = xstrdup("");
+		s->n += k + 1;
+	}
 	a->dirty |= DIRTY_DIALOG;
+}
+
+void detail_panel_explain(struct app *a, struct watch_event *ev)
+{
+	struct detail *s = state(a);
+	const struct jt_entry *e;
+
+	if (a->mode != MODE_DETAIL || !s->asking || (e = jt_by_key(&a->jt, s->key)) == NULL ||
+	    strcmp(ui_engine_id(e->row), ev->u.explain.job) != 0)
+		return;		/* closed, or another job's detail since: moot */
+	free_why(s);
+	if (ev->u.explain.lines != NULL) {
+		s->why = ev->u.explain.lines;
+		s->nwhy = ev->u.explain.n;
+		ev->u.explain.lines = NULL;
+		ev->u.explain.n = 0;
+	} else {
+		ui_message(a, 1, "why %s waits: %s", ev->u.explain.job, ev->u.explain.err);
+	}
+	build(a);
 }
 
 static void detail_open(struct app *a)
@@ -155,6 +200,21 @@ static enum panel_next detail_key(struct app *a, wint_t ch, int func)
 
 	if (!func && (ch == KEY_ESC || ch == 'q' || ch == '\r' || ch == '\n'))
 		return PANEL_CLOSE;
+	if (!func && ch == 'w') {
+		const struct jt_entry *e = jt_by_key(&a->jt, s->key);
+		if (e == NULL)
+			return PANEL_KEEP;
+		if (e->row->state != TAO_PENDING) {
+			ui_message(a, 1, "%s is not pending: nothing to explain", ui_engine_id(e->row));
+			return PANEL_KEEP;
+		}
+		free_why(s);
+		s->asking = 1;
+		s->top = 0;
+		watch_explain(a->watch, e->cluster, ui_engine_id(e->row));
+		build(a);
+		return PANEL_KEEP;
+	}
 	/* The dump's key as the user bound it (config keys:), not 'P'. */
 	if (!ui_scroll_key(&s->top, s->n, ch, func) && keymap_lookup(KC_ANY, (int)ch) == ACT_DUMP)
 		dump_screen(a);
@@ -165,7 +225,12 @@ static void detail_draw(struct app *a)
 {
 	struct detail *s = state(a);
 
-	dialog_draw(a, "Job detail", s->lines, s->n, s->top,
+	const struct jt_entry *e = jt_by_key(&a->jt, s->key);
+	int pending = e != NULL && e->row->state == TAO_PENDING;
+
+	dialog_draw(a, "Job detail", s->lines, s->n, s->top, pending ?
+	    "j/k, PgUp/PgDn, g/G: scroll    w: why it waits    P: write the screen    "
+	    "Esc/Enter: close" :
 	    "j/k, PgUp/PgDn, g/G: scroll    P: write the screen    Esc/Enter: close", ROLE_DIALOG);
 }
 

@@ -1201,6 +1201,85 @@ Test(screen, actions_signal_time_limit_hold_with_the_schedulers_answer, .timeout
 	free(id), free(dir);
 }
 
+/* A job of the user's waits behind a blocker holding its node: the detail
+ * view says nothing of why until w; then SLURM's reason in words, the
+ * scheduler's start estimate (once its backfill pass planned the job: w
+ * asks again), the priority factors (the rig runs priority/multifactor,
+ * weighted by age) and the user's fair-share. `status --why` says the same
+ * from the command line. (The poll never asks: tests/unit/test_pending.) */
+Test(screen, a_pending_jobs_detail_says_why_it_waits_on_w, .timeout = 240)
+{
+	char *dir = screen_shared_dir("why"), *blocker, *id, name[64], opts[512], *text;
+	struct screen s;
+	struct screen_opts so = { .cols = 150, .lines = 44 };
+	time_t end;
+
+	snprintf(name, sizeof(name), "scr%d-why", rig_uniq());
+	/* One node held for the test's length (the other stays free for the
+	 * suites around it); the job asks for that node. */
+	snprintf(opts, sizeof(opts), "-J %.*s-blk -w node01 --exclusive -t 5 -o /dev/null",
+	    (int)strlen(name) - 4, name);
+	blocker = rig_sbatch(opts, "'sleep 300'");
+	free(rig_wait_state(blocker, "RUNNING", 60));
+	snprintf(opts, sizeof(opts), "-J %s -w node01 --gres=gpu:2 -t 30 -o /dev/null", name);
+	id = rig_sbatch(opts, "'sleep 5'");
+	screen_open(&s, "why", &so);
+	screen_filter(&s, name);
+	screen_wait_line(&s, 30, name, "Pending", NULL);
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 10, "Job detail", "w: why it waits", NULL);
+	text = screen_text(&s);
+	cr_expect(strstr(text, "Why it waits:") == NULL, "explained before it was asked:\n%s",
+	    text);
+	free(text);
+	screen_keys(&s, "w");
+	screen_wait(&s, 20, "Why it waits: ", "(SLURM: ", "asked: 1 node, ", "gres",
+	    "time limit 30:00", NULL);
+	screen_wait(&s, 5, "priority ", " = age ", "+ fair-share ", NULL);
+	screen_wait(&s, 5, "your fair-share: ", NULL);
+	/* The start estimate comes once the backfill pass planned it (every
+	 * 30 s at the defaults): w again until it says when, and where. */
+	end = time(NULL) + 90;
+	for (;;) {
+		text = screen_text(&s);
+		if (strstr(text, "estimated start: 20") != NULL || time(NULL) > end)
+			break;
+		free(text);
+		sleep(3);
+		screen_keys(&s, "w");
+	}
+	cr_expect(strstr(text, "estimated start: 20") != NULL && strstr(text, ", on node01") != NULL,
+	    "no start estimate on node01:\n%s", text);
+	cr_expect(strstr(text, "it is next in line") != NULL || strstr(text, "higher priority")
+	    != NULL, "the reason in words:\n%s", text);
+	cr_expect(strstr(text, "you could: a shorter time limit") != NULL, "%s", text);
+	free(text);
+	screen_keys(&s, "Escape");
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+
+	/* The command line: the same words, and nothing asked without --why. */
+	{
+		char *env = xasprintf("XDG_STATE_HOME=%s/cli", dir), *args, *out = NULL;
+		args = xasprintf("status %s", id);
+		cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
+		cr_expect(strstr(out, "Why it waits") == NULL, "%s", out);
+		free(args), free(out);
+		args = xasprintf("status %s --why", id);
+		cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
+		cr_expect(strstr(out, "Why it waits: ") != NULL && strstr(out, "priority ") != NULL &&
+		    strstr(out, "your fair-share: ") != NULL, "%s", out);
+		free(args), free(out), free(env);
+	}
+	{
+		char *cmd = xasprintf("scancel %s %s", id, blocker);
+		free(rig_ssh_ok(cmd));
+		free(cmd);
+	}
+	free(id), free(blocker), free(dir);
+}
+
 Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout = 180)
 {
 	char *dir = screen_shared_dir("notify"), *cfg, *env, *id;

@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/slurm/duration.h"
+#include "engine/slurm/pending.h"
 #include "engine/store/jobref.h"
 #include "engine/slurm/slurm.h"
 #include "ssh/conn.h"
@@ -144,5 +146,35 @@ int job_action_run(struct conn *c, struct record_store *st, const char *job, enu
 	conn_exec_free(&x);
 out:
 	free(why), free(cmd), free(qarg), free(qid), free(id);
+	return rc;
+}
+
+int job_explain_pending(struct conn *c, struct record_store *st, const char *job, char ***lines,
+    size_t *n, char **err)
+{
+	char nonce[SLURM_NONCE_LEN + 1], *id, *cmd, *why = NULL;
+	struct pending_why w;
+	struct conn_exec x;
+	int rc = -1;
+
+	*lines = NULL;
+	*n = 0;
+	if ((id = slurm_id_of(st, job, err)) == NULL)
+		return -1;
+	slurm_nonce(nonce);
+	cmd = pending_command(id, nonce);	/* the id checked: digits and '_' */
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = ACTION_TIMEOUT_MS;
+	if (conn_exec(c, &x, &why) != CONN_OK) {
+		*err = xasprintf("why %s waits: %s", id, why);
+	} else if (pending_parse(x.out.data, nonce, &w) != 0) {
+		*err = xasprintf("why %s waits: the scheduler's answer was not understood", id);
+	} else {
+		*n = pending_lines(&w, (long)time(NULL), lines);
+		pending_free(&w);
+		rc = 0;
+	}
+	conn_exec_free(&x);
+	free(why), free(cmd), free(id);
 	return rc;
 }

@@ -9,6 +9,8 @@
 #ifndef TAOTOP_ENGINE_ACTIONS_H
 #define TAOTOP_ENGINE_ACTIONS_H
 
+#include <stddef.h>
+
 struct conn;
 struct record_store;
 
@@ -27,5 +29,14 @@ int job_time_limit_parse(const char *text, char *out, unsigned size, char **err)
  * scheduler's words where it gave some). */
 int job_action_run(struct conn *c, struct record_store *st, const char *job, enum job_action a,
     const char *arg, char **answer, char **err);
+
+/* Why a pending job waits (engine/slurm/pending.h): SLURM's reason in
+ * words, the start estimate, the priority factors, the user's fair-share
+ * and what to change, as lines for a terminal (sanitised; caller frees
+ * each and the array). One remote command, asked only on demand: it makes
+ * the controller simulate the job's start. 0, or -1 with *err. */
+#include <stddef.h>
+int job_explain_pending(struct conn *c, struct record_store *st, const char *job, char ***lines,
+    size_t *n, char **err);
 
 #endif

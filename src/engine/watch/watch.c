@@ -218,6 +218,7 @@ static const struct {
 	[T_SUBMIT] = { watch_run_submit, watch_done_submit, watch_free_submit },
 	[T_SAMPLE] = { watch_run_sample, watch_done_sample, watch_free_sample },
 	[T_PREFLIGHT] = { watch_run_preflight, watch_done_preflight, watch_free_preflight },
+	[T_EXPLAIN] = { watch_run_explain, watch_done_explain, watch_free_explain },
 };
 
 struct task *watch_task_new(struct watch *w, size_t ci, enum task_kind kind)

@@ -145,6 +145,11 @@ void watch_fetch(struct watch *w, size_t cluster, char *const *paths, size_t n);
  * WATCH_EV_RETRY. */
 void watch_retry(struct watch *w, size_t cluster, const char *job);
 
+/* Why a pending job waits (engine/track/actions.h's job_explain_pending):
+ * the answer comes with WATCH_EV_EXPLAIN. Only when the user asks: it
+ * makes the scheduler plan the job. */
+void watch_explain(struct watch *w, size_t cluster, const char *job);
+
 /* An action of engine/track/actions.h on a job (arg: the signal or time limit);
  * its answer (a sentence, and whether the scheduler agreed) comes with
  * WATCH_EV_ANSWER. */

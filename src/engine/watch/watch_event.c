@@ -43,6 +43,13 @@ void watch_event_free(struct watch_event *ev)
 			preflight_free(&ev->u.preflight.p);
 		free(ev->u.preflight.err);
 		break;
+	case WATCH_EV_EXPLAIN:
+		for (size_t i = 0; i < ev->u.explain.n; i++)
+			free(ev->u.explain.lines[i]);
+		free(ev->u.explain.lines);
+		free(ev->u.explain.job);
+		free(ev->u.explain.err);
+		break;
 	}
 	memset(&ev->u, 0, sizeof(ev->u));
 }

@@ -63,6 +63,7 @@ enum watch_kind {
 	WATCH_EV_SUBMITTED,	/* u.submitted: a watch_submit() ended */
 	WATCH_EV_FLAG,		/* u.flag: a running job flagged by its sampling */
 	WATCH_EV_PREFLIGHT,	/* u.preflight: a watch_preflight() finished */
+	WATCH_EV_EXPLAIN,	/* u.explain: a watch_explain() finished */
 };
 
 struct watch_event {
@@ -83,6 +84,8 @@ struct watch_event {
 		struct { char *job; char *text; } flag;	/* job: record id, else SLURM id */
 		/* ok 1: it ran (p, whatever it found); 0: it could not (err) */
 		struct { int ok; struct preflight p; char *err; } preflight;
+		/* why job waits: n sanitised lines, or err (lines NULL) */
+		struct { char *job; char **lines; size_t n; char *err; } explain;
 	} u;
 };
 

@@ -96,7 +96,7 @@ struct watch {
  * kinds[] (watch.c) and the three functions it names (its file,
  * watch_KIND.c; declared at the end of this header). */
 enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY, T_ACTION, T_SUBMIT,
-	T_SAMPLE, T_PREFLIGHT };
+	T_SAMPLE, T_PREFLIGHT, T_EXPLAIN };
 
 struct poll_req {
 	struct poll_result	 res;
@@ -143,6 +143,13 @@ struct action_req {
 	char			*message;
 };
 
+struct explain_req {
+	char			*job;
+	char			**lines;	/* why it waits, once it ran */
+	size_t			 n;
+	char			*err;
+};
+
 struct submit_req {
 	struct submit_job	*sub;
 };
@@ -182,6 +189,7 @@ struct task {
 		struct submit_req	submit;
 		struct sample_req	sample;
 		struct preflight_req	preflight;
+		struct explain_req	explain;
 	} u;
 };
 
@@ -241,6 +249,11 @@ void watch_done_retry(struct watch *w, struct cluster *cl, struct task *t);
 void watch_run_action(struct conn *c, struct worker_task *wt);
 void watch_free_action(struct task *t);
 void watch_done_action(struct watch *w, struct cluster *cl, struct task *t);
+
+/* watch_explain.c */
+void watch_run_explain(struct conn *c, struct worker_task *wt);
+void watch_free_explain(struct task *t);
+void watch_done_explain(struct watch *w, struct cluster *cl, struct task *t);
 
 /* watch_submit.c */
 void watch_take_news(struct watch *w, size_t ci, struct submit_job *sj);
