@@ -83,6 +83,10 @@ cJSON *jobrow_json(const struct job_row *r, const char *cluster)
 	/* A run that requeues itself: its segments so far (the record's
 	 * "segments" list says each). */
 	cJSON_AddNumberToObject(o, "segments", r->segments);
+	/* A finished job's efficiency card in one figure (the record's
+	 * "efficiency" object has the card). */
+	if (r->efficiency[0] != '\0')
+		cJSON_AddStringToObject(o, "efficiency", r->efficiency);
 	if (r->record_id != NULL && r->segments_more >= 0) {
 		cJSON_AddNumberToObject(o, "segments_more", r->segments_more);
 		cJSON_AddNumberToObject(o, "eta_total_s", (double)r->eta_total_s);

@@ -65,6 +65,10 @@ static int sample_row(struct session *s, const struct job_row *row, struct job_u
 		return -1;
 	}
 	*u = r.jobs[0];
+	if (u->at == 0)
+		u->at = time(NULL);
+	/* Kept for the job's efficiency card, as the monitor's rounds are. */
+	use_fold_records(s->store, u, 1, &j, 1, s->cl->idle_percent);
 	use_round_free(&r);
 	return 0;
 }
@@ -315,6 +319,16 @@ static int show_status(struct session *s, const char *job, int json, int bank, i
 			    show(st.rec->action ? st.rec->action : "-"));
 		print_progress(st.row);
 		print_use(&st);
+		if (st.rec != NULL && st.rec->has_card) {
+			char **cl;
+			size_t ncl = card_lines(&st.rec->card, &cl);
+			printf("  efficiency:\n");
+			for (size_t i = 0; i < ncl; i++) {
+				printf("  %s\n", cl[i]);
+				free(cl[i]);
+			}
+			free(cl);
+		}
 		print_exclude(st.rec);
 		jobrow_print_resume(st.rec);
 		print_segments(st.rec);

@@ -349,6 +349,15 @@ size_t detail_lines(const struct job_record *r, const struct job_row *row, const
 	add_row(&l, r, row, cluster, utf8);
 	if (use != NULL)
 		add_use(&l, use, utf8);
+	if (r != NULL && r->has_card) {
+		/* What the allocation was worth, once it ended. */
+		char **cl;
+		size_t ncl = card_lines(&r->card, &cl);
+		add(&l, xstrdup("Efficiency:"));
+		for (i = 0; i < ncl; i++)
+			add(&l, cl[i]);
+		free(cl);
+	}
 	if (r == NULL) {
 		add(&l, xstrdup(""));
 		add(&l, xstrdup("Not a taotop job: no record, no staged files."));

@@ -132,7 +132,8 @@ static const struct column {
 	[C_PROGRESS] = { "PROGRESS", "progress", 18, 8, 0 },
 	[C_REASON] = { "REASON", "reason", 0, 4, 0 },
 	/* live use (engine/track/usage.h): "97%", "0% IDLE", "n/a", and
-	 * "100% STALL" whole (a hung collective spins its GPUs at 100 %) */
+	 * "100% STALL" whole (a hung collective spins its GPUs at 100 %);
+	 * once final, its efficiency card's "avg 87%" ("avg 12% !": a note) */
 	[C_GPU] = { "GPU%", "gpu", 10, 8, 0 },
 	[C_GPUMEM] = { "GPUMEM", "gpumem", 11, 10, 0 },
 };
@@ -253,6 +254,9 @@ static void cell_text(const struct app *a, const struct jt_entry *e, int c, int 
 			    u->stalled ? " STALL" : "");
 		else if (u != NULL)
 			snprintf(buf, len, "?");
+		else if (tao_state_final(r->state) && r->efficiency[0] != '\0')
+			/* Its efficiency card's figure: the run's mean use. */
+			snprintf(buf, len, "%s", r->efficiency);
 		break;
 	case C_GPUMEM:
 		if (u != NULL)

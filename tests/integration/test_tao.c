@@ -854,3 +854,100 @@ Test(tao, plot_shows_a_finished_runs_curves_from_its_record_alone, .timeout = 30
 	free(id);
 	user_close(&u);
 }
+
+/* The efficiency card, from taotop's own samples of the jobs' GPUs (the
+ * rig's slurmdbd records no GPU use: its GPUs are not NVML's, so the
+ * gres/gpuutil TRES stays empty; tests/unit/test_card reads a site's):
+ * status reads the GPUs at each call (the monitor at each of its rounds),
+ * and each reading is kept in the record. A 4-GPU run TAO was told of
+ * keeps them busy; an 8-GPU one whose spec gives TAO no count trains on
+ * one GPU (TAO's default) and leaves seven idle. Both asked for an hour
+ * and needed a minute or so. The card is the record's: every later
+ * taotop process reads it, and `jobs --json` rows carry its figure. */
+Test(tao, the_efficiency_card_says_what_the_gpus_and_the_hour_were_worth, .timeout = 420)
+{
+	static const char *const busy[][2] = {
+		{ "gpus: 8 ", "gpus: 4 " }, { "time_hours: 4 ", "time_hours: 1 " },
+		{ "    num_epochs: 80\n", "    num_epochs: 5\n    seconds_per_epoch: 4\n" },
+		{ "results_dir: lustre://", "# results_dir: lustre://" },
+	};
+	static const char *const idle[][2] = {
+		{ "time_hours: 4 ", "time_hours: 1 " },
+		{ "# gpu_spec_key: train.num_gpus ", "gpu_spec_key: null " },
+		{ "    num_epochs: 80\n", "    num_epochs: 5\n    seconds_per_epoch: 4\n" },
+		{ "results_dir: lustre://", "# results_dir: lustre://" },
+	};
+	struct user u;
+	char *out = NULL, *ids[2], *bundle, *args, *printed;
+	cJSON *st, *card, *notes, *arr, *row;
+	int k;
+
+	user_open(&u, "card", probed_config);
+	/* One after the other: each is sampled by the status calls that wait
+	 * for it (a job nobody looks at while it runs has no samples, and its
+	 * card says so). */
+	for (k = 0; k < 2; k++) {
+		bundle = user_example_bundle(&u, k == 0 ? busy : idle, 4);
+		ids[k] = user_submit(&u, bundle, &out);
+		free(out), free(bundle);
+		out = NULL;
+		st = user_wait_final(&u, ids[k], 300);
+		cr_expect_str_eq(json_str(st, "state"), "Done", "%s", ids[k]);
+		cJSON_Delete(st);
+	}
+	for (k = 0; k < 2; k++) {
+		/* A new process: the card as the record keeps it. */
+		args = xasprintf("status %s --json", ids[k]);
+		cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+		st = cJSON_Parse(strchr(out, '{'));
+		cr_assert_not_null(st, "%s", out);
+		printed = cJSON_Print(st);
+		card = cJSON_GetObjectItem(cJSON_GetObjectItem(st, "record"), "efficiency");
+		cr_assert_not_null(card, "no card:\n%s", printed);
+		notes = cJSON_GetObjectItem(card, "notes");
+		cr_expect_str_eq(json_str(card, "gpu_source"), "taotop", "%s", printed);
+		cr_expect_gt(cJSON_GetNumberValue(cJSON_GetObjectItem(card, "samples")), 0, "%s",
+		    printed);
+		cr_expect(strstr(printed, "asked for 1 h, needed ") != NULL, "the time note:\n%s",
+		    printed);
+		if (k == 0) {
+			cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(card, "gpus")), 4, "%s",
+			    printed);
+			cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(card, "gpus_used")), 4,
+			    "%s", printed);
+			cr_expect_geq(cJSON_GetNumberValue(cJSON_GetObjectItem(card, "util_median")), 80,
+			    "%s", printed);
+			cr_expect(strstr(printed, "used 1") == NULL, "%s", printed);
+		} else {
+			cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(card, "gpus")), 8, "%s",
+			    printed);
+			cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(card, "gpus_used")), 1,
+			    "%s", printed);
+			cr_expect_leq(cJSON_GetNumberValue(cJSON_GetObjectItem(card, "util_mean")), 15,
+			    "%s", printed);
+			cr_expect_str_eq(cJSON_GetArrayItem(notes, 0)->valuestring,
+			    "asked for 8 GPUs, used 1", "%s", printed);
+		}
+		free(printed), free(args), free(out);
+		out = NULL;
+		cJSON_Delete(st);
+		/* The text form says the same. */
+		args = xasprintf("status %s", ids[k]);
+		cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+		cr_expect(strstr(out, "efficiency:") != NULL && strstr(out, "GPU hours: ") != NULL &&
+		    strstr(out, "from taotop's ") != NULL, "%s", out);
+		if (k == 1)
+			cr_expect(strstr(out, "note: asked for 8 GPUs, used 1") != NULL, "%s", out);
+		free(args), free(out);
+		out = NULL;
+	}
+	arr = user_json_array(&u, "jobs --json", &out);
+	row = json_find(arr, "id", ids[1]);
+	cr_assert_not_null(row, "%s", out);
+	cr_expect(strncmp(json_str(row, "efficiency"), "avg ", 4) == 0 &&
+	    strstr(json_str(row, "efficiency"), "!") != NULL, "the row's figure:\n%s", out);
+	cJSON_Delete(arr);
+	free(out);
+	free(ids[0]), free(ids[1]);
+	user_close(&u);
+}

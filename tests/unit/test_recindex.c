@@ -391,7 +391,7 @@ Test(recindex, an_index_file_of_the_old_format_is_rebuilt_not_misread)
 	store_close(s);
 	text = file_read_all(file, NULL, &err);
 	cr_assert_not_null(text, "%s", err);
-	cr_expect(strncmp(text, "taotop-index 6\n", 15) == 0, "written again in format 6: %.40s", text);
+	cr_expect(strncmp(text, "taotop-index 7\n", 15) == 0, "written again in format 7: %.40s", text);
 	free(text), free(path), free(file), free(dir);
 }
 
@@ -434,7 +434,7 @@ Test(recindex, an_index_file_that_matches_is_used_without_reading_the_records)
 
 struct row_seen {
 	char	arch[64], native[64], message[128], partition[64], exit_code[16], eta[32];
-	char	name[64];
+	char	name[64], figure[16];
 	int	has_alloc, has_progress, gpus, epoch;
 	long	elapsed_s;
 	size_t	nseries;
@@ -449,6 +449,7 @@ static void take_row(const struct rec_meta *m, void *arg)
 	snprintf(v->native, sizeof(v->native), "%s", m->native ? m->native : "(null)");
 	snprintf(v->name, sizeof(v->name), "%s", m->name ? m->name : "(null)");
 	snprintf(v->message, sizeof(v->message), "%s", m->message ? m->message : "(null)");
+	snprintf(v->figure, sizeof(v->figure), "%s", m->figure);
 	v->has_alloc = m->alloc != NULL;
 	if (m->alloc != NULL) {
 		snprintf(v->partition, sizeof(v->partition), "%s", m->alloc->partition);
@@ -494,6 +495,10 @@ Test(recindex, a_records_row_survives_the_index_file)
 	p.series = series;
 	p.nseries = 3;
 	record_set_progress(r, &p);
+	r->has_card = 1;	/* its efficiency card: a figure for the row */
+	card_make(&r->card, NULL, NULL, 8, 5);
+	r->card.util_mean = 12;
+	r->card.gpus_used = 1;
 	cr_assert_eq(store_create(s, r, &err), 0, "%s", err);
 	record_free(r);
 	recindex_refresh(recindex_of(s), NULL);
@@ -518,6 +523,7 @@ Test(recindex, a_records_row_survives_the_index_file)
 	cr_expect_eq(v.epoch, 3);
 	cr_expect_eq(v.nseries, 3);
 	cr_expect(v.last == 1e-300, "the series read back exactly: %g", v.last);
+	cr_expect_str_eq(v.figure, "avg 12% !", "the efficiency card's figure");
 	cr_expect_eq(recindex_get(recindex_of(s), "tao-20261201-nonexistent", take_row, &v), -1);
 	store_close(s);
 	free(dir);

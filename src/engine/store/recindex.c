@@ -30,9 +30,10 @@
  * version 4 the run's name; version 5 (the requeue branch's, without the
  * name) its segments: how many (the line's next-to-last column) and whether
  * it waits requeued for the next (the last); version 6 both the name and
- * those. A file of another version is not read as one: its magic differs,
+ * those; version 7 the efficiency card's figure (the last column). A
+ * file of another version is not read as one: its magic differs,
  * so it is rebuilt from the records. */
-#define INDEX_MAGIC	"taotop-index 6\n"
+#define INDEX_MAGIC	"taotop-index 7\n"
 #define NSTRINGS	8	/* cluster .. name: one block per entry */
 #define SWEEP_DEFAULT	256	/* files stat'ed per refresh: ~2 ms here */
 #define SAVE_EVERY_S	300
@@ -55,6 +56,7 @@ struct entry {
 	struct record_alloc *alloc;		/* NULL: none */
 	struct record_progress *progress;	/* NULL: none */
 	int		 segments, requeued;	/* rec_meta's */
+	char		 figure[16];		/* rec_meta's */
 	/* The file as last read: a different inode, mtime or size is a change. */
 	uint64_t	 ino;
 	int64_t		 mtime_ns, size;
@@ -179,6 +181,9 @@ void recindex_meta_of(const struct job_record *r, struct rec_meta *m)
 	m->progress = r->progress;
 	m->segments = (int)r->nseg;
 	m->requeued = r->state == TAO_PENDING && record_requeued(r);
+	m->figure[0] = '\0';
+	if (r->has_card)
+		card_figure(&r->card, m->figure, sizeof(m->figure));
 }
 
 static void free_progress(struct record_progress *p)
@@ -217,6 +222,7 @@ static void set_row(struct entry *e, const struct rec_meta *m)
 {
 	e->segments = m->segments;
 	e->requeued = m->requeued;
+	memcpy(e->figure, m->figure, sizeof(e->figure));
 	free(e->alloc);
 	e->alloc = m->alloc != NULL ? (void *)xmemdup(m->alloc, sizeof(*m->alloc)) : NULL;
 	free_progress(e->progress);
@@ -258,6 +264,7 @@ static void meta_of_entry(const struct entry *e, struct rec_meta *m)
 	m->progress = e->progress;
 	m->segments = e->segments;
 	m->requeued = e->requeued;
+	memcpy(m->figure, e->figure, sizeof(m->figure));
 }
 
 static struct entry *entry_add(struct rec_index *x, const char *id)
@@ -595,6 +602,7 @@ static void put_entry(struct buf *b, const struct entry *e)
 	put_field(b, pr != NULL ? pr->metric : NULL);
 	put_series(b, pr);
 	buf_addf(b, "\t%d\t%d", e->segments, e->requeued);
+	put_field(b, e->figure[0] ? e->figure : NULL);
 	buf_addc(b, '\n');
 }
 
@@ -602,7 +610,7 @@ static void put_entry(struct buf *b, const struct entry *e)
 enum { F_ID, F_INO, F_MTIME, F_SIZE, F_STATE, F_CREATED, F_CLUSTER, F_REF, F_ARCH, F_ACTION,
 	F_NATIVE, F_MESSAGE, F_RESULTS, F_NAME, F_HAS_ALLOC, F_PARTITION, F_NODES, F_GPUS, F_ELAPSED, F_LIMIT,
 	F_EXIT, F_HAS_PROGRESS, F_EPOCH, F_MAX_EPOCH, F_ETA, F_METRIC, F_SERIES, F_SEGMENTS, F_REQUEUED,
-	F_COUNT };
+	F_FIGURE, F_COUNT };
 
 /* The numbers of a line, n[k] for field k (others 0). */
 static int get_numbers(char **f, long long *n)
@@ -624,7 +632,7 @@ static int meta_of_line(char **f, struct rec_meta *m, struct record_alloc *al,
     struct record_progress *pr, uint64_t *ino, int64_t stamp[2])
 {
 	long long n[F_COUNT] = { 0 };
-	char *s[NSTRINGS], *part, *exit_code, *eta, *metric;
+	char *s[NSTRINGS], *part, *exit_code, *eta, *metric, *figure;
 	int k;
 
 	memset(m, 0, sizeof(*m));
@@ -637,8 +645,9 @@ static int meta_of_line(char **f, struct rec_meta *m, struct record_alloc *al,
 	    tao_state_parse(f[F_STATE], &m->state) != 0 ||
 	    get_field(f[F_PARTITION], &part) != 0 || get_field(f[F_EXIT], &exit_code) != 0 ||
 	    get_field(f[F_ETA], &eta) != 0 || get_field(f[F_METRIC], &metric) != 0 ||
-	    get_series(f[F_SERIES], pr) != 0)
+	    get_series(f[F_SERIES], pr) != 0 || get_field(f[F_FIGURE], &figure) != 0)
 		return -1;
+	snprintf(m->figure, sizeof(m->figure), "%s", figure ? figure : "");
 	m->id = f[F_ID];
 	stamp[0] = n[F_MTIME], stamp[1] = n[F_SIZE];
 	m->created = (time_t)n[F_CREATED];

@@ -59,6 +59,7 @@ struct rec_meta {
 	const struct record_progress *progress;	/* NULL: none kept */
 	int		 segments;	/* the run's segments (0: none told) */
 	int		 requeued;	/* waiting in the queue for its next segment */
+	char		 figure[16];	/* its efficiency card's (card_figure), "" none */
 };
 
 /* r as the index would hold it (borrowing r's strings; gen 0). */

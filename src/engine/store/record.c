@@ -294,6 +294,10 @@ char *record_to_json(const struct job_record *r)
 		cJSON_AddNumberToObject(a, "time_limit_s", (double)al->limit_s);
 		cJSON_AddStringToObject(a, "exit_code", al->exit_code);
 	}
+	if (r->samples.rounds > 0)
+		card_samples_to_json(o, "gpu_samples", &r->samples);
+	if (r->has_card)
+		card_to_json(o, "efficiency", &r->card);
 	if (r->nexclude > 0) {
 		cJSON *ex = cJSON_AddArrayToObject(o, "exclude");
 		for (i = 0; i < r->nexclude; i++) {
@@ -629,6 +633,9 @@ struct job_record *record_from_json(const char *json, char **err)
 	if (get_tao_final(cJSON_GetObjectItemCaseSensitive(o, "tao_final"), r, err) != 0)
 		goto bad;
 	get_alloc(cJSON_GetObjectItemCaseSensitive(o, "allocation"), r);
+	card_samples_from_json(cJSON_GetObjectItemCaseSensitive(o, "gpu_samples"), &r->samples);
+	r->has_card = card_from_json(cJSON_GetObjectItemCaseSensitive(o, "efficiency"),
+	    &r->card) == 0;
 	if (get_exclude(cJSON_GetObjectItemCaseSensitive(o, "exclude"), r, err) != 0)
 		goto bad;
 	get_segments(cJSON_GetObjectItemCaseSensitive(o, "segments"), r);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "engine/slurm/state.h"
+#include "engine/store/card.h"
 #include "engine/store/series.h"
 
 struct transition {
@@ -115,6 +116,12 @@ struct job_record {
 					 * job ended (series.h); none: n 0 */
 	struct record_alloc alloc;
 	int		 has_alloc;	/* alloc was written */
+	/* taotop's samples of its GPUs while it ran (every sampling round,
+	 * the monitor's or `status`'s, folded in), and its efficiency card,
+	 * made once as it ended (card.h). */
+	struct card_samples samples;
+	struct card	 card;
+	int		 has_card;
 	long		 child_timeout_s;	/* its step's child timeout, 0 unknown */
 	struct record_segment *seg;	/* the run's segments, in order */
 	size_t		 nseg;

@@ -676,7 +676,10 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 			}
 		} else if (awaits_accounting(r->state, r->native, r->backend_ref) &&
 		    (j == NULL || (j->from_sacct ? res->accounting_ok : res->scheduler_ok))) {
-			tracker_settle(st, r, j, res);
+			/* A cancel's card once accounting has its end. */
+			if (tracker_settle(st, r, j, res) && !awaits_accounting(r->state, r->native,
+			    r->backend_ref))
+				tracker_make_card(c, st, t->cl, r);
 		}
 		row = tracker_row_add(res);
 		tracker_row_fill(row, r, j, r->state == TAO_RUNNING && r->results_dir != NULL

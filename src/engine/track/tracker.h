@@ -59,6 +59,8 @@ struct job_row {
 					 * page's (below), not its own */
 	int		 segments;	/* the run's segments so far (0: none told) */
 	int		 requeued;	/* its next segment waits in the queue */
+	char		 efficiency[16];	/* a finished job's card (engine/store/card.h):
+					 * "avg 87%", "avg 12% !" (a note), "" none */
 	int		 segments_more;	/* about this many more needed, -1 unknown */
 	long		 eta_total_s;	/* TAO's eta plus the queue's mean wait for
 					 * each segment still needed, -1 unknown */

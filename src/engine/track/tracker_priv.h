@@ -9,6 +9,7 @@
  *   tracker_shown.c      which records are shown, their cache, the finished ones' page
  *   tracker_foreign.c    the scheduler's answer by id, the user's other jobs
  *   tracker_cancel.c     cancel
+ *   tracker_card.c       the efficiency card of a job that ended
  */
 #ifndef TAOTOP_ENGINE_TRACKER_PRIV_H
 #define TAOTOP_ENGINE_TRACKER_PRIV_H
@@ -220,6 +221,10 @@ int tracker_where_awaited(struct tracker *t, const struct job_record *r,
 /* tracker_reconcile.c: accounting's last word on a record awaits_accounting
  * names (j: what the answer said of it, or NULL). Returns 1 when the
  * record changed. */
+/* r's efficiency card, once, as it ended (tracker_card.c): one command. */
+struct cluster_cfg;
+void tracker_make_card(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    struct job_record *r);
 int tracker_settle(struct record_store *st, struct job_record *r, const struct slurm_job *j,
     struct poll_result *res);
 /* tracker_reconcile.c: ts is what the poll read of the job's status file,

@@ -613,8 +613,10 @@ static int final_while_running(struct conn *c, struct record_store *st,
 	progress = progress_of(ts);
 	ch = (struct change){ .from = r->state, .to = to, .native = ns->word, .message = event,
 	    .progress = progress, .job = j, .source = "taotop" };
-	if ((changed = write_change(st, r, &ch, res)) != 0)
+	if ((changed = write_change(st, r, &ch, res)) != 0) {
+		tracker_make_card(c, st, cl, r);
 		after_change(c, st, cl, r, j, ns, to, to == TAO_ERROR, res);
+	}
 	free_progress(progress);
 	free(event);
 	free(message);
@@ -843,8 +845,11 @@ int tracker_update_one(struct conn *c, struct record_store *st, const struct clu
 	if (to != r->state || !same(ns.word, r->native)) {
 		ch = (struct change){ .from = r->state, .to = to, .native = ns.word,
 		    .message = message, .progress = progress, .job = j, .source = "scheduler" };
-		if ((changed = write_change(st, r, &ch, res)) != 0)
+		if ((changed = write_change(st, r, &ch, res)) != 0) {
+			if (tao_state_final(to))
+				tracker_make_card(c, st, cl, r);
 			after_change(c, st, cl, r, j, &ns, to, tao_failed, res);
+		}
 	}
 	free(message);
 	free_progress(progress);

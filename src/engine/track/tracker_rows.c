@@ -112,6 +112,7 @@ void tracker_row_of_meta(struct job_row *row, const struct rec_meta *m)
 		row->eta[0] = '\0';
 	row->segments = m->segments;
 	row->requeued = m->requeued;
+	memcpy(row->efficiency, m->figure, sizeof(row->efficiency));
 	row->segments_more = -1;
 	row->eta_total_s = -1;
 	row->native = m->native != NULL ? xstrdup(m->native) : NULL;

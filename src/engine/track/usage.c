@@ -670,3 +670,49 @@ void use_note_events(struct record_store *st, const struct use_event *ev, size_t
 		free(err);
 	}
 }
+
+struct fold {
+	const struct job_use	*u;
+	int			 idle_pct;
+};
+
+static int add_samples(struct job_record *r, void *arg, char **err)
+{
+	const struct fold *f = arg;
+	int util[CARD_MAX_GPUS], used[CARD_MAX_GPUS], total[CARD_MAX_GPUS], i, n;
+
+	(void)err;
+	if (tao_state_final(r->state))
+		return 0;
+	n = f->u->ngpu < CARD_MAX_GPUS ? f->u->ngpu : CARD_MAX_GPUS;
+	for (i = 0; i < n; i++) {
+		util[i] = f->u->gpu[i].util;
+		used[i] = f->u->gpu[i].mem_used;
+		total[i] = f->u->gpu[i].mem_total;
+	}
+	card_samples_fold(&r->samples, util, used, total, n, f->idle_pct, f->u->at);
+	return 1;
+}
+
+void use_fold_records(struct record_store *st, const struct job_use *use, size_t nuse,
+    const struct use_job *jobs, size_t njobs, int idle_pct)
+{
+	size_t i, k;
+
+	for (i = 0; i < nuse; i++) {
+		const char *rid = NULL;
+		struct fold f = { &use[i], idle_pct };
+		char *err = NULL;
+
+		if (!use[i].ok || use[i].ngpu == 0)
+			continue;
+		for (k = 0; k < njobs && rid == NULL; k++)
+			if (strcmp(jobs[k].slurm_id, use[i].slurm_id) == 0)
+				rid = jobs[k].record_id;
+		if (rid == NULL)
+			continue;	/* not taotop's: nothing kept */
+		if (store_update(st, rid, add_samples, &f, &err) != 0)
+			log_msg(LOG_WARN, "usage: %s: %s", rid, err ? err : "?");
+		free(err);
+	}
+}

@@ -125,6 +125,12 @@ int use_sample(struct conn *c, const struct use_job *jobs, size_t n, struct use_
  * answer comes with the next). -1 only when the command could not run. */
 int use_sample_behind(struct conn *c, struct use_tracker *t, const struct use_job *jobs, size_t n,
     struct use_round *r, int *have, char **err);
+/* Fold each of taotop's jobs' readings in use into its record's samples
+ * (engine/store/card.h), for the efficiency card at its end: every round
+ * that read its GPUs, the monitor's or `status`'s. idle_pct: the cluster's
+ * idle threshold. */
+void use_fold_records(struct record_store *st, const struct job_use *use, size_t nuse,
+    const struct use_job *jobs, size_t njobs, int idle_pct);
 /* Note the flags raised in their records' history (source "taotop"). */
 void use_note_events(struct record_store *st, const struct use_event *ev, size_t n);
 

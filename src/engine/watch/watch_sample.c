@@ -35,6 +35,7 @@ void watch_run_sample(struct conn *c, struct worker_task *wt)
 		use_tracker_fold(cl->use, &r, s->uj, s->nuj, &s->lim, watch_now_ms(), &s->use,
 		    &s->nuse, &s->uev, &s->nuev);
 		use_note_events(t->w->store, s->uev, s->nuev);
+		use_fold_records(t->w->store, s->use, s->nuse, s->uj, s->nuj, s->lim.idle_percent);
 	}
 	use_round_free(&r);
 }
