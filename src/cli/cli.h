@@ -93,6 +93,7 @@ int cli_complete(int argc, char **argv);
 
 int cli_init(const struct cli_args *a);
 int cli_jobs(const struct cli_args *a);
+int cli_report(const struct cli_args *a);
 int cli_status(const struct cli_args *a);
 int cli_cancel(const struct cli_args *a);
 int cli_logs(const struct cli_args *a);

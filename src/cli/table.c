@@ -79,6 +79,13 @@ static const struct cli_opt jobs_opts[] = {
 	{ NULL, 0, NULL, NULL },
 };
 
+static const struct cli_opt report_opts[] = {
+	CLUSTER("only this cluster (default: every configured cluster)"),
+	{ "since", 0, "SPAN", "the window: the jobs that ran within SPAN (default 7d; 1d, 12h, 2w)" },
+	{ "json", 0, NULL, "print the report as JSON" },
+	{ NULL, 0, NULL, NULL },
+};
+
 static const struct cli_opt preflight_opts[] = {
 	CLUSTER("the cluster to check (default: the configured default)"),
 	{ "install-ngc-credentials", 0, NULL,
@@ -120,6 +127,8 @@ static const struct cli_verb verbs[] = {
 	  retry_opts, cli_retry },
 	{ "jobs", "", "list taotop's jobs and your other jobs, on every cluster",
 	  jobs_opts, cli_jobs },
+	{ "report", "", "where your GPU hours went: by outcome, idle, the jobs that wasted the "
+	  "most, the queue waits", report_opts, cli_report },
 	{ "preflight", "", "check that a cluster can run taotop's jobs",
 	  preflight_opts, cli_preflight },
 };

@@ -951,3 +951,142 @@ Test(tao, the_efficiency_card_says_what_the_gpus_and_the_hour_were_worth, .timeo
 	free(ids[0]), free(ids[1]);
 	user_close(&u);
 }
+
+/* The job's GPU hours as its record keeps them (accounting's allocation). */
+static double record_hours(struct user *u, const char *id)
+{
+	char *args = xasprintf("status %s --json", id), *out = NULL;
+	cJSON *st, *al;
+	double h;
+
+	cr_assert_eq(rig_taotop(u->env, args, &out), 0, "%s", out);
+	st = cJSON_Parse(strchr(out, '{'));
+	cr_assert_not_null(st, "%s", out);
+	al = cJSON_GetObjectItem(cJSON_GetObjectItem(st, "record"), "allocation");
+	cr_assert_not_null(al, "no allocation kept:\n%s", out);
+	h = cJSON_GetNumberValue(cJSON_GetObjectItem(al, "gpus")) *
+	    cJSON_GetNumberValue(cJSON_GetObjectItem(al, "elapsed_s")) / 3600.0;
+	cJSON_Delete(st);
+	free(args), free(out);
+	return h;
+}
+
+/* `taotop report` over a day of a user's runs through the stand-ins: one
+ * Done, one the program failed (TAO's FAILURE), one the infrastructure
+ * failed (NCCL's watchdog; no retry budget, so it stays failed), one
+ * cancelled while it ran, one that left 7 of its 8 GPUs idle. Each line's
+ * GPU hours are what the records say, the idle hours come from the cards,
+ * the worst waster is named, and the cluster took one remote command. The
+ * rig's other tests share the user's accounting: taotop's part is checked
+ * exactly, the whole only for holding it. */
+Test(tao, the_report_adds_up_gpu_hours_by_outcome_from_one_command, .timeout = 600)
+{
+	static const char *const done[][2] = {
+		{ "gpus: 8 ", "gpus: 2 " },
+		{ "    num_epochs: 80\n", "    num_epochs: 3\n    seconds_per_epoch: 3\n" },
+		{ "results_dir: lustre://", "# results_dir: lustre://" },
+	};
+	static const char *const prog[][2] = {
+		{ "gpus: 8 ", "gpus: 2 " },
+		{ "    num_epochs: 80\n", "    num_epochs: 3\n    seconds_per_epoch: 3\n"
+		  "    fail_at_epoch: 2\n" },
+		{ "results_dir: lustre://", "# results_dir: lustre://" },
+	};
+	static const char *const infra[][2] = {
+		{ "gpus: 8 ", "gpus: 2 " },
+		{ "    num_epochs: 80\n", "    num_epochs: 3\n    seconds_per_epoch: 3\n"
+		  "    nccl_timeout_at_epoch: 1\n" },
+		{ "results_dir: lustre://", "# results_dir: lustre://" },
+	};
+	static const char *const slow[][2] = {
+		{ "gpus: 8 ", "gpus: 2 " },
+		{ "    num_epochs: 80\n", "    num_epochs: 3\n    seconds_per_epoch: 120\n" },
+		{ "results_dir: lustre://", "# results_dir: lustre://" },
+	};
+	static const char *const idle[][2] = {
+		{ "# gpu_spec_key: train.num_gpus ", "gpu_spec_key: null " },
+		{ "    num_epochs: 80\n", "    num_epochs: 4\n    seconds_per_epoch: 4\n" },
+		{ "results_dir: lustre://", "# results_dir: lustre://" },
+	};
+	const char *const (*bundles[5])[2] = { done, prog, infra, slow, idle };
+	static const char *const ends[5] = { "Done", "Error", "Error", "Canceled", "Done" };
+	struct user u;
+	char *out = NULL, *ids[5], *bundle, *args;
+	double h[5], sum;
+	cJSON *st, *rep, *th, *all, *top;
+	int k;
+
+	user_open(&u, "report", "clusters:\n  rig:\n    retry_budget: 0\n"
+	    "    nccl_env: \"NCCL_P2P_DISABLE=1\"\n    nccl_env_shape: \"1x8\"\n");
+	for (k = 0; k < 5; k++) {
+		bundle = user_example_bundle(&u, bundles[k], 3);
+		ids[k] = user_submit(&u, bundle, &out);
+		free(out), free(bundle);
+		out = NULL;
+		if (k == 3) {
+			/* Cancelled once it runs. */
+			time_t end = time(NULL) + 120;
+			for (;;) {
+				st = user_wait_final(&u, ids[k], 1);
+				int running = strcmp(json_str(st, "state"), "Running") == 0;
+				cJSON_Delete(st);
+				if (running || time(NULL) > end)
+					break;
+				sleep(2);
+			}
+			args = xasprintf("cancel %s", ids[k]);
+			cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+			free(args), free(out);
+			out = NULL;
+		}
+		st = user_wait_final(&u, ids[k], 300);
+		cr_assert_str_eq(json_str(st, "state"), ends[k], "%s", ids[k]);
+		cJSON_Delete(st);
+	}
+	/* Accounting's end for the cancelled one, then every record's hours. */
+	sleep(3);
+	for (k = 0; k < 5; k++)
+		h[k] = record_hours(&u, ids[k]);
+
+	cr_assert_eq(rig_taotop(u.env, "report --since 1d --json", &out), 0, "%s", out);
+	rep = cJSON_Parse(strchr(out, '{'));
+	cr_assert_not_null(rep, "%s", out);
+	th = cJSON_GetObjectItem(rep, "taotop_gpu_hours");
+	all = cJSON_GetObjectItem(rep, "gpu_hours");
+#define NEAR(name, want) cr_expect(fabs(cJSON_GetNumberValue(cJSON_GetObjectItem(th, name)) - \
+	(want)) < 0.002, "%s: %g, the records say %g\n%s", name, \
+	cJSON_GetNumberValue(cJSON_GetObjectItem(th, name)), (double)(want), out)
+	NEAR("done", h[0] + h[4]);
+	NEAR("error_program", h[1]);
+	NEAR("error_infrastructure", h[2]);
+	NEAR("canceled", h[3]);
+	NEAR("error_unjudged", 0);
+#undef NEAR
+	cr_expect_geq(cJSON_GetNumberValue(cJSON_GetObjectItem(all, "done")) + 0.002,
+	    h[0] + h[4], "the whole holds taotop's part:\n%s", out);
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "jobs"),
+	    "taotops")), 5, "%s", out);
+	/* The idle one: its card says one GPU of 8 worked, so most of its
+	 * hours were idle; those that worked had a card too. */
+	sum = cJSON_GetNumberValue(cJSON_GetObjectItem(all, "idle"));
+	cr_expect(sum >= h[4] * 0.8 && sum <= h[0] + h[1] + h[2] + h[3] + h[4] + 0.002,
+	    "idle %g of the idle run's %g:\n%s", sum, h[4], out);
+	top = cJSON_GetArrayItem(cJSON_GetObjectItem(rep, "wasted_most"), 0);
+	cr_expect_not_null(top, "%s", out);
+	cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(rep, "remote_commands")), 1,
+	    "one remote command for the cluster:\n%s", out);
+	cJSON_Delete(rep);
+	free(out);
+	out = NULL;
+	/* The text form. */
+	cr_assert_eq(rig_taotop(u.env, "report --since 1d", &out), 0, "%s", out);
+	cr_expect(strstr(out, "GPU hours over the last 1d: ") != NULL &&
+	    strstr(out, "Error, the program's") != NULL &&
+	    strstr(out, "Error, the infrastructure's") != NULL && strstr(out, "Canceled") != NULL &&
+	    strstr(out, "Wasted the most") != NULL && strstr(out, "Median queue wait:") != NULL,
+	    "%s", out);
+	free(out);
+	for (k = 0; k < 5; k++)
+		free(ids[k]);
+	user_close(&u);
+}
