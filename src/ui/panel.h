@@ -35,6 +35,7 @@ struct app;
 	X(HOSTKEY, hostkey_panel, ACT_NONE) \
 	X(DETAIL, detail_panel, ACT_DETAIL) \
 	X(PLOT, plot_panel, ACT_PLOT) \
+	X(REPORT, report_panel, ACT_REPORT) \
 	X(CONFIRM_RETRY, retry_panel, ACT_RETRY) \
 	X(ACTIONS, actions_panel, ACT_ACTIONS) \
 	X(SIGNALS, signals_panel, ACT_NONE) \
@@ -117,6 +118,8 @@ void detail_panel_files(struct app *a, struct watch_file *f, size_t n);
  * top of its detail while it is open (its lines taken from ev). */
 struct watch_event;
 void detail_panel_explain(struct app *a, struct watch_event *ev);
+/* One cluster's report (the answer to E), added to the open report. */
+void report_panel_add(struct app *a, struct watch_event *ev);
 /* A poll (polled: its record is read again) or a GPU sample: an open
  * detail is built again. */
 void detail_panel_refresh(struct app *a, int polled);

@@ -298,6 +298,7 @@ static void on_event(struct app *a, struct watch_event *ev)
 	case WATCH_EV_RETRY:		retry_panel_done(a, &ev->u.retry); break;
 	case WATCH_EV_ANSWER:		on_answer(a, ev); break;
 	case WATCH_EV_EXPLAIN:		detail_panel_explain(a, ev); break;
+	case WATCH_EV_REPORT:		report_panel_add(a, ev); break;
 	case WATCH_EV_STEP:		submit_panel_step(a, ev); break;
 	case WATCH_EV_SUBMITTED:	submit_panel_ended(a, ev); break;
 	case WATCH_EV_FLAG:		notify_flag(a, ev); break;

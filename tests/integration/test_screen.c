@@ -1280,6 +1280,26 @@ Test(screen, a_pending_jobs_detail_says_why_it_waits_on_w, .timeout = 240)
 	free(id), free(blocker), free(dir);
 }
 
+/* E: where the GPU hours went, taotop report's summary in a dialog, each
+ * cluster's as its one command answers (the rig's accounting holds the
+ * suites' jobs of the test user: outcomes and waits are there). */
+Test(screen, e_shows_where_the_gpu_hours_went, .timeout = 120)
+{
+	struct screen s;
+	struct screen_opts so = { .cols = 130, .lines = 44 };
+
+	screen_open(&s, "report", &so);
+	screen_wait(&s, 20, " rig: ", NULL);
+	screen_keys(&s, "E");
+	screen_wait(&s, 30, "GPU hours, the last 7 days", "== rig ==",
+	    "GPU hours over the last 7d: ", "Done ", "Median queue wait:", NULL);
+	screen_keys(&s, "Escape");
+	screen_wait_gone(&s, 5, "GPU hours, the last 7 days");
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+}
+
 Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout = 180)
 {
 	char *dir = screen_shared_dir("notify"), *cfg, *env, *id;

@@ -219,6 +219,7 @@ static const struct {
 	[T_SAMPLE] = { watch_run_sample, watch_done_sample, watch_free_sample },
 	[T_PREFLIGHT] = { watch_run_preflight, watch_done_preflight, watch_free_preflight },
 	[T_EXPLAIN] = { watch_run_explain, watch_done_explain, watch_free_explain },
+	[T_REPORT] = { watch_run_report, watch_done_report, watch_free_report },
 };
 
 struct task *watch_task_new(struct watch *w, size_t ci, enum task_kind kind)

@@ -150,6 +150,11 @@ void watch_retry(struct watch *w, size_t cluster, const char *job);
  * makes the scheduler plan the job. */
 void watch_explain(struct watch *w, size_t cluster, const char *job);
 
+/* Where the GPU hours went on a cluster over the last since_s seconds
+ * (engine/store/report.h: one remote command); its lines come with
+ * WATCH_EV_REPORT. */
+void watch_report(struct watch *w, size_t cluster, long since_s);
+
 /* An action of engine/track/actions.h on a job (arg: the signal or time limit);
  * its answer (a sentence, and whether the scheduler agreed) comes with
  * WATCH_EV_ANSWER. */

@@ -43,6 +43,12 @@ void watch_event_free(struct watch_event *ev)
 			preflight_free(&ev->u.preflight.p);
 		free(ev->u.preflight.err);
 		break;
+	case WATCH_EV_REPORT:
+		for (size_t i = 0; i < ev->u.report.n; i++)
+			free(ev->u.report.lines[i]);
+		free(ev->u.report.lines);
+		free(ev->u.report.err);
+		break;
 	case WATCH_EV_EXPLAIN:
 		for (size_t i = 0; i < ev->u.explain.n; i++)
 			free(ev->u.explain.lines[i]);

@@ -64,6 +64,7 @@ enum watch_kind {
 	WATCH_EV_FLAG,		/* u.flag: a running job flagged by its sampling */
 	WATCH_EV_PREFLIGHT,	/* u.preflight: a watch_preflight() finished */
 	WATCH_EV_EXPLAIN,	/* u.explain: a watch_explain() finished */
+	WATCH_EV_REPORT,	/* u.report: a watch_report() finished (one cluster's) */
 };
 
 struct watch_event {
@@ -86,6 +87,8 @@ struct watch_event {
 		struct { int ok; struct preflight p; char *err; } preflight;
 		/* why job waits: n sanitised lines, or err (lines NULL) */
 		struct { char *job; char **lines; size_t n; char *err; } explain;
+		/* a cluster's report: n lines, or err (lines NULL) */
+		struct { char **lines; size_t n; char *err; } report;
 	} u;
 };
 

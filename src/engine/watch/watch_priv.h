@@ -96,7 +96,7 @@ struct watch {
  * kinds[] (watch.c) and the three functions it names (its file,
  * watch_KIND.c; declared at the end of this header). */
 enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY, T_ACTION, T_SUBMIT,
-	T_SAMPLE, T_PREFLIGHT, T_EXPLAIN };
+	T_SAMPLE, T_PREFLIGHT, T_EXPLAIN, T_REPORT };
 
 struct poll_req {
 	struct poll_result	 res;
@@ -150,6 +150,13 @@ struct explain_req {
 	char			*err;
 };
 
+struct report_req {
+	long			 since_s;
+	char			**lines;	/* the cluster's report, once it ran */
+	size_t			 n;
+	char			*err;
+};
+
 struct submit_req {
 	struct submit_job	*sub;
 };
@@ -190,6 +197,7 @@ struct task {
 		struct sample_req	sample;
 		struct preflight_req	preflight;
 		struct explain_req	explain;
+		struct report_req	report;
 	} u;
 };
 
@@ -254,6 +262,11 @@ void watch_done_action(struct watch *w, struct cluster *cl, struct task *t);
 void watch_run_explain(struct conn *c, struct worker_task *wt);
 void watch_free_explain(struct task *t);
 void watch_done_explain(struct watch *w, struct cluster *cl, struct task *t);
+
+/* watch_report.c */
+void watch_run_report(struct conn *c, struct worker_task *wt);
+void watch_free_report(struct task *t);
+void watch_done_report(struct watch *w, struct cluster *cl, struct task *t);
 
 /* watch_submit.c */
 void watch_take_news(struct watch *w, size_t ci, struct submit_job *sj);
