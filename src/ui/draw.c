@@ -181,6 +181,9 @@ static enum role role_of_state(enum tao_state s)
 	}
 }
 
+/* The row drawn is a task under its expanded array: indented. */
+static int drawing_task;
+
 static void cell_text(const struct app *a, const struct jt_entry *e, int c, int width, char *buf,
     size_t len)
 {
@@ -197,7 +200,8 @@ static void cell_text(const struct app *a, const struct jt_entry *e, int c, int 
 		snprintf(buf, len, "%s", r->record_id ? r->record_id : "-");
 		break;
 	case C_SLURM:
-		snprintf(buf, len, "%s", r->shown_id[0] ? r->shown_id : r->slurm_id[0] ? r->slurm_id : "-");
+		snprintf(buf, len, "%s%s", drawing_task ? "  " : "",
+		    r->shown_id[0] ? r->shown_id : r->slurm_id[0] ? r->slurm_id : "-");
 		break;
 	case C_NAME:
 		snprintf(buf, len, "%s", r->name ? r->name : "");
@@ -405,9 +409,12 @@ static void draw_jobs(struct app *a)
 		wmove(w, y + 1, 0);
 		if (l->header)
 			draw_group_header(a, l->cluster);
-		else
+		else {
+			drawing_task = l->task;
 			draw_job_row(a, &t->entries[l->entry], t->top + (size_t)y == t->sel, now,
 			    ncols, order, width);
+			drawing_task = 0;
+		}
 	}
 	if (t->nlines == 0) {
 		char said[96];

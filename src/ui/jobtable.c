@@ -1,12 +1,14 @@
 #include "ui/jobtable.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/slurm/state.h"
 #include "engine/track/tracker.h"
 #include "util/buf.h"
+#include "util/strmap.h"
 #include "util/xmalloc.h"
 
 void jt_init(struct jobtable *t)
@@ -14,10 +16,24 @@ void jt_init(struct jobtable *t)
 	memset(t, 0, sizeof(*t));
 }
 
+static void free_arrays(struct jobtable *t)
+{
+	for (size_t i = 0; i < t->narrays; i++) {
+		free(t->arrays[i]->name);
+		free(t->arrays[i]->partition);
+		free(t->arrays[i]->message);
+		free(t->arrays[i]);
+	}
+	free(t->arrays);
+	t->arrays = NULL;
+	t->narrays = 0;
+}
+
 static void clear_entries(struct jobtable *t)
 {
-	t->n = 0;
+	t->n = t->nreal = t->text_real = 0;
 	buf_reset(&t->text);
+	free_arrays(t);
 }
 
 void jt_free(struct jobtable *t)
@@ -28,6 +44,9 @@ void jt_free(struct jobtable *t)
 	free(t->lines);
 	free(t->sel_key);
 	jt_clear_marks(t);
+	for (size_t i = 0; i < t->nexpanded; i++)
+		free(t->expanded[i]);
+	free(t->expanded);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -108,6 +127,116 @@ void jt_add(struct jobtable *t, size_t cluster, const char *cluster_name, const 
 	 * once here. */
 	e->num = strtoull(row->slurm_id, NULL, 10);
 	e->rank = state_rank(row->state);
+	t->nreal = t->n;
+	t->text_real = t->text.len;
+}
+
+/* ---- job arrays ----------------------------------------------------------------------- */
+
+/* The array a row is a task of: the user's own job (taotop submits no
+ * arrays) shown as "120_3" or "120_[4-9]" (the tasks still pending): the
+ * id before '_'; 0 when it is none. */
+static size_t array_of(const struct job_row *r, char *id, size_t len)
+{
+	const char *u = strchr(r->shown_id, '_');
+	size_t n;
+
+	if (r->record_id != NULL || u == NULL || u == r->shown_id)
+		return 0;
+	n = (size_t)(u - r->shown_id);
+	if (n + 1 > len)
+		return 0;
+	memcpy(id, r->shown_id, n);
+	id[n] = '\0';
+	return n;
+}
+
+static int is_expanded(const struct jobtable *t, const char *key)
+{
+	for (size_t i = 0; i < t->nexpanded; i++)
+		if (strcmp(t->expanded[i], key) == 0)
+			return 1;
+	return 0;
+}
+
+/* How many tasks a row stands for: squeue shows an array's pending rest as
+ * one "120_[3-4,7]" (ranges, steps "1-9:2", a throttle "%2" after). */
+static size_t tasks_of(const struct job_row *r)
+{
+	const char *p = strchr(r->shown_id, '[');
+	size_t n = 0;
+
+	if (p == NULL)
+		return 1;
+	for (p++; *p != '\0' && *p != ']' && *p != '%';) {
+		char *end;
+		unsigned long a = strtoul(p, &end, 10), b = a, step = 1;
+		if (end == p)
+			return n > 0 ? n : 1;
+		p = end;
+		if (*p == '-') {
+			b = strtoul(p + 1, &end, 10);
+			p = end;
+			if (*p == ':') {
+				step = strtoul(p + 1, &end, 10);
+				p = end;
+			}
+		}
+		if (b >= a && step > 0)
+			n += (b - a) / step + 1;
+		if (*p == ',')
+			p++;
+	}
+	return n > 0 ? n : 1;
+}
+
+struct array_group {
+	size_t	*members;	/* entry indexes, in the list's order */
+	size_t	 n;
+	size_t	 entry;		/* the array's own entry, once made */
+	int	 emitted;
+};
+
+/* The array's own row, from its tasks. */
+static struct job_row *array_row(const struct jobtable *t, const struct array_group *g,
+    const char *id)
+{
+	static const char *const order[] = { "Running", "Pending", "Error", "Canceled", "Done",
+		"Unknown" };
+	struct job_row *r = xcalloc(1, sizeof(*r));
+	const struct job_row *first = t->entries[g->members[0]].row;
+	size_t count[6] = { 0 }, i, k, tasks = 0;
+	struct buf m;
+
+	snprintf(r->slurm_id, sizeof(r->slurm_id), "%s", id);
+	snprintf(r->shown_id, sizeof(r->shown_id), "%s_[*]", id);
+	r->name = xstrdup(first->name ? first->name : "");
+	r->partition = first->partition ? xstrdup(first->partition) : NULL;
+	r->state = TAO_UNKNOWN;
+	r->epoch = r->max_epoch = -1;
+	r->elapsed_s = r->limit_s = -1;
+	snprintf(r->limit, sizeof(r->limit), "%s", first->limit);
+	r->created = first->created;
+	for (i = 0; i < g->n; i++) {
+		const struct job_row *x = t->entries[g->members[i]].row;
+		int rank = state_rank(x->state);
+		size_t nt = tasks_of(x);
+		count[rank] += nt;
+		tasks += nt;
+		if (r->state == TAO_UNKNOWN || rank < state_rank(r->state))
+			r->state = x->state;
+		r->nodes += x->nodes;
+		r->gpus += x->gpus;
+		r->gpus_known = x->gpus_known;
+	}
+	buf_init(&m);
+	buf_addf(&m, "%zu tasks:", tasks);
+	for (k = 0; k < 6; k++)
+		if (count[k] > 0)
+			buf_addf(&m, " %zu %s", count[k], order[k]);
+	buf_adds(&m, " (x: expand)");
+	r->message = buf_detach(&m);
+	return r;
 }
 
 const char *jt_sort_name(enum jt_sort s)
@@ -178,6 +307,10 @@ void jt_rebuild(struct jobtable *t)
 	size_t i, njobs = 0, out, old_sel = t->sel;
 	struct jt_line *jobs;
 
+	/* The last rebuild's array lines go: made again from the tasks. */
+	t->n = t->nreal;
+	t->text.len = t->text_real;
+	free_arrays(t);
 	for (i = 0; t->filter[i] != '\0'; i++)
 		needle[i] = (char)tolower((unsigned char)t->filter[i]);
 	needle[i] = '\0';
@@ -194,19 +327,92 @@ void jt_rebuild(struct jobtable *t)
 	qsort(jobs, njobs, sizeof(*jobs), cmp_entries);
 	sort_table = NULL;
 
-	/* Grouped: a header before each cluster's first job. */
-	free(t->lines);
-	t->lines = xcalloc(njobs * 2 + 1, sizeof(*t->lines));
-	out = 0;
-	for (i = 0; i < njobs; i++) {
-		const struct jt_entry *e = &t->entries[jobs[i].entry];
-		if (t->group && (i == 0 || t->entries[jobs[i - 1].entry].cluster != e->cluster)) {
-			t->lines[out].header = 1;
-			t->lines[out++].cluster = e->cluster;
+	/* Job arrays (two tasks or more listed): one line each. */
+	{
+		struct strmap *groups = strmap_new();
+		struct array_group *g;
+		char id[32], gkey[160];
+		size_t emit_cap = njobs * 2 + 1;
+
+		for (i = 0; i < njobs; i++) {
+			const struct jt_entry *e = &t->entries[jobs[i].entry];
+			if (array_of(e->row, id, sizeof(id)) == 0)
+				continue;
+			snprintf(gkey, sizeof(gkey), "%s\x1f%s", e->cluster_name, id);
+			if ((g = strmap_get(groups, gkey)) == NULL) {
+				g = xcalloc(1, sizeof(*g));
+				strmap_put(groups, gkey, g);
+			}
+			g->members = xreallocarray(g->members, g->n + 1, sizeof(*g->members));
+			g->members[g->n++] = jobs[i].entry;
 		}
-		t->lines[out++] = jobs[i];
+		free(t->lines);
+		t->lines = xcalloc(emit_cap + strmap_count(groups) * 2, sizeof(*t->lines));
+		out = 0;
+		for (i = 0; i < njobs; i++) {
+			const struct jt_entry *e = &t->entries[jobs[i].entry];
+			size_t line_entry = jobs[i].entry, k;
+			g = NULL;
+			if (array_of(e->row, id, sizeof(id)) > 0) {
+				snprintf(gkey, sizeof(gkey), "%s\x1f%s", e->cluster_name, id);
+				g = strmap_get(groups, gkey);
+				if (g != NULL && g->n < 2)
+					g = NULL;
+			}
+			if (g != NULL && g->emitted)
+				continue;	/* listed under its array already */
+			if (g != NULL) {
+				struct job_row *ar = array_row(t, g, id);
+				size_t cluster = e->cluster;
+				const char *cname = e->cluster_name;
+				t->arrays = xreallocarray(t->arrays, t->narrays + 1, sizeof(*t->arrays));
+				t->arrays[t->narrays++] = ar;
+				{
+					/* The table's own, not a poll's: dropped at
+					 * the next rebuild. */
+					size_t nreal = t->nreal, text_real = t->text_real;
+					jt_add(t, cluster, cname, ar);
+					t->nreal = nreal;
+					t->text_real = text_real;
+				}
+				line_entry = g->entry = t->n - 1;
+				g->emitted = 1;
+				e = &t->entries[line_entry];
+			}
+			/* Grouped: a header before each cluster's first job. */
+			if (t->group && (out == 0 ||
+			    t->entries[t->lines[out - 1].entry].cluster != e->cluster)) {
+				t->lines[out].header = 1;
+				t->lines[out].task = 0;
+				t->lines[out++].cluster = e->cluster;
+			}
+			t->lines[out].header = 0;
+			t->lines[out].task = 0;
+			t->lines[out++].entry = line_entry;
+			if (g != NULL && is_expanded(t, t->entries[line_entry].key)) {
+				for (k = 0; k < g->n; k++) {
+					t->lines[out].header = 0;
+					t->lines[out].task = 1;
+					t->lines[out++].entry = g->members[k];
+				}
+			}
+		}
+		t->nlines = out;
+		{
+			/* The groups, freed through the members of each. */
+			for (i = 0; i < njobs; i++) {
+				const struct jt_entry *e = &t->entries[jobs[i].entry];
+				if (array_of(e->row, id, sizeof(id)) == 0)
+					continue;
+				snprintf(gkey, sizeof(gkey), "%s\x1f%s", e->cluster_name, id);
+				if ((g = strmap_del(groups, gkey)) != NULL) {
+					free(g->members);
+					free(g);
+				}
+			}
+		}
+		strmap_free(groups);
 	}
-	t->nlines = out;
 	free(jobs);
 
 	/* The same job as before, else the nearest job line. */
@@ -306,6 +512,42 @@ static int cmp_str(const void *a, const void *b)
 static char **find_mark(const struct jobtable *t, const char *key)
 {
 	return t->nmarks ? bsearch(&key, t->marks, t->nmarks, sizeof(*t->marks), cmp_str) : NULL;
+}
+
+int jt_toggle_array(struct jobtable *t)
+{
+	const struct jt_entry *e = jt_selected(t);
+	const struct jt_entry *arr = NULL;
+	char id[32], key[160];
+	size_t i;
+
+	if (e == NULL)
+		return 0;
+	if (t->lines[t->sel].task && array_of(e->row, id, sizeof(id)) > 0) {
+		/* A task: fold its array, the selection going to the array. */
+		snprintf(key, sizeof(key), "%s\x1f%s_[*]", e->cluster_name, id);
+		arr = jt_by_key(t, key);
+	} else if (strstr(e->row->shown_id, "_[*]") != NULL && e->row->record_id == NULL) {
+		arr = e;
+	}
+	if (arr == NULL)
+		return 0;
+	for (i = 0; i < t->nexpanded; i++) {
+		if (strcmp(t->expanded[i], arr->key) == 0) {
+			free(t->expanded[i]);
+			t->expanded[i] = t->expanded[--t->nexpanded];
+			free(t->sel_key);
+			t->sel_key = xstrdup(arr->key);
+			jt_rebuild(t);
+			return 1;
+		}
+	}
+	t->expanded = xreallocarray(t->expanded, t->nexpanded + 1, sizeof(*t->expanded));
+	t->expanded[t->nexpanded++] = xstrdup(arr->key);
+	free(t->sel_key);
+	t->sel_key = xstrdup(arr->key);
+	jt_rebuild(t);
+	return 1;
 }
 
 int jt_is_marked(const struct jobtable *t, const struct jt_entry *e)

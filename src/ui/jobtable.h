@@ -29,11 +29,17 @@ struct jt_entry {
 	int			 rank;		/* of its state, for sorting */
 };
 
-/* A line of the list: a job, or (grouped) a cluster's header. */
+/* A line of the list: a job, or (grouped) a cluster's header. A job
+ * array's tasks of the user's (not taotop's) are one line, their array's
+ * (an entry of the table's own, its row made from theirs: its SLURM id the
+ * array's, so a cancel cancels them all; its state the liveliest of
+ * theirs; its reason their count by state), unless it is expanded: then
+ * its tasks follow it, indented (task 1). */
 struct jt_line {
 	int	 header;
 	size_t	 entry;		/* index in entries (jobs) */
 	size_t	 cluster;	/* headers */
+	int	 task;		/* a task shown under its expanded array */
 };
 
 struct jobtable {
@@ -55,6 +61,13 @@ struct jobtable {
 	char		*sel_key;
 	char		**marks;	/* sorted keys */
 	size_t		 nmarks;
+	/* The arrays' own rows (made at each rebuild) and the arrays the
+	 * user expanded (keys, kept across polls). */
+	struct job_row	**arrays;
+	size_t		 narrays;
+	size_t		 nreal, text_real;	/* the polls' entries and their text */
+	char		**expanded;
+	size_t		 nexpanded;
 };
 
 void jt_init(struct jobtable *t);
@@ -78,6 +91,10 @@ void jt_move(struct jobtable *t, long delta);
 void jt_select_line(struct jobtable *t, size_t line);
 /* Keep the selection within a window of `rows` lines. */
 void jt_scroll_to_selection(struct jobtable *t, size_t rows);
+
+/* Whether the selected line is a job array's (rolled up or expanded),
+ * and expand or fold it. Returns 1 when the selection was an array. */
+int jt_toggle_array(struct jobtable *t);
 
 int jt_is_marked(const struct jobtable *t, const struct jt_entry *e);
 void jt_toggle_mark(struct jobtable *t);

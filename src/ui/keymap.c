@@ -51,6 +51,7 @@ static struct key_binding bindings[] = {
 	{ '\r', KC_JOBS, ACT_DETAIL, "the job's detail: record, transitions, sbatch, spec" },
 	{ KEY_ENTER, KC_JOBS, ACT_DETAIL, NULL },
 	{ 'p', KC_JOBS, ACT_PLOT, "the curves of TAO's metrics; of the marked jobs, compared" },
+	{ 'x', KC_JOBS, ACT_ARRAY, "expand or fold a job array (its tasks are one line)" },
 	{ 'E', KC_JOBS, ACT_REPORT, "where your GPU hours went: the last 7 days, by outcome "
 	  "(taotop report)" },
 	{ 'r', KC_JOBS, ACT_RETRY, "retry a finished taotop job from what it staged" },
@@ -76,7 +77,7 @@ static const char *const action_names[] = {
 	[ACT_SPLIT] = "split", [ACT_MAXIMIZE] = "maximize", [ACT_WRAP] = "wrap",
 	[ACT_LEFT] = "left", [ACT_RIGHT] = "right", [ACT_DETAIL] = "detail",
 	[ACT_RETRY] = "retry", [ACT_DUMP] = "dump", [ACT_ACTIONS] = "actions",
-	[ACT_SUBMIT] = "submit", [ACT_COLUMNS] = "columns", [ACT_PLOT] = "plot", [ACT_REPORT] = "report",
+	[ACT_SUBMIT] = "submit", [ACT_COLUMNS] = "columns", [ACT_PLOT] = "plot", [ACT_REPORT] = "report", [ACT_ARRAY] = "array",
 };
 
 const char *keymap_action_name(enum action a)

@@ -500,6 +500,12 @@ static void act_list(struct app *a, enum action act)
 	case ACT_FINISHED:
 		a->jt.hide_finished = !a->jt.hide_finished;
 		break;
+	case ACT_ARRAY:
+		if (!jt_toggle_array(&a->jt))
+			ui_message(a, 1, "not a job array: x expands or folds one");
+		follow_selected(a);
+		a->dirty |= DIRTY_JOBS;
+		break;
 	case ACT_MARK:
 		jt_toggle_mark(&a->jt);
 		jt_move(&a->jt, 1);

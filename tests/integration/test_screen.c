@@ -1300,6 +1300,46 @@ Test(screen, e_shows_where_the_gpu_hours_went, .timeout = 120)
 	screen_close(&s);
 }
 
+/* A 5-task job array of the user's is one row with its tasks' counts; x
+ * expands it (each task on its own line, indented) and folds it again. */
+Test(screen, a_five_task_array_is_one_row_expanded_on_x, .timeout = 180)
+{
+	char *id, name[64], opts[256], *arr, *task, *text;
+	struct screen s;
+	struct screen_opts so = { .cols = 150, .lines = 40 };
+
+	snprintf(name, sizeof(name), "scr%d-arr", rig_uniq());
+	snprintf(opts, sizeof(opts), "-J %s --array=0-4 -t 5 -o /dev/null", name);
+	id = rig_sbatch(opts, "'sleep 120'");
+	arr = xasprintf("%s_[*]", id);
+	task = xasprintf("%s_3", id);
+	screen_open(&s, "array", &so);
+	screen_filter(&s, name);
+	screen_wait_line(&s, 40, arr, "5 tasks: 5 Running", NULL);
+	text = screen_text(&s);
+	cr_expect(strstr(text, task) == NULL, "a task on its own line while folded:\n%s", text);
+	free(text);
+	screen_keys(&s, "x");
+	screen_wait_line(&s, 10, task, "Running", NULL);
+	screen_wait(&s, 5, arr, NULL);
+	{
+		char *l = screen_line_with(&s, task);
+		cr_expect(l != NULL && strstr(l, "  ") != NULL, "%s", l ? l : "");
+		free(l);
+	}
+	screen_keys(&s, "x");
+	screen_wait_gone(&s, 10, task);
+	screen_keys(&s, "q");
+	cr_assert_eq(screen_wait_exit(&s, 10), 0);
+	screen_close(&s);
+	{
+		char *cmd = xasprintf("scancel %s", id);
+		free(rig_ssh_ok(cmd));
+		free(cmd);
+	}
+	free(arr), free(task), free(id);
+}
+
 Test(screen, a_state_change_emits_desktop_notifications_through_tmux, .timeout = 180)
 {
 	char *dir = screen_shared_dir("notify"), *cfg, *env, *id;

@@ -217,3 +217,73 @@ Test(jobtable, a_job_is_found_again_by_its_key)
 	free(key);
 	jt_free(&t);
 }
+
+/* A job array of the user's: its five tasks (three running, "120_[3-4]"
+ * the pending rest as squeue shows them, a task shown alone) are one line
+ * with their counts, its SLURM id the array's; x expands it (the tasks
+ * under it, indented) and folds it again from a task; a filter, a
+ * re-sort and a new poll keep it so. A taotop record is never taken for a
+ * task, and an array listed with one task is that task's line. */
+Test(jobtable, a_job_arrays_tasks_are_one_line_expanded_on_x)
+{
+	static struct job_row r[7];
+	static const char *const shown[] = { "120_0", "120_1", "120_2", "120_[3-4]", "130",
+		"140_7", "150_1" };
+	static const enum tao_state st[] = { TAO_RUNNING, TAO_RUNNING, TAO_ERROR, TAO_PENDING,
+		TAO_PENDING, TAO_RUNNING, TAO_DONE };
+	struct jobtable t;
+	char o[256];
+	const struct jt_entry *e;
+
+	for (int i = 0; i < 7; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		snprintf(r[i].shown_id, sizeof(r[i].shown_id), "%s", shown[i]);
+		snprintf(r[i].slurm_id, sizeof(r[i].slurm_id), "%d", i == 5 ? 100 : 120 + i);
+		r[i].name = (char *)(i < 4 ? "sweep" : "other");
+		r[i].state = st[i];
+		r[i].epoch = r[i].max_epoch = -1;
+		r[i].gpus = 2;
+	}
+	r[6].record_id = (char *)"tao-20261205-aaaaaa";	/* taotop's: not a task */
+	jt_init(&t);
+	for (int poll = 0; poll < 2; poll++) {
+		jt_begin(&t);
+		for (int i = 0; i < 7; i++)
+			jt_add(&t, 0, "rig", &r[i]);
+		jt_rebuild(&t);
+		order(&t, o, sizeof(o));
+		if (poll == 0)
+			cr_expect_str_eq(o, "120 100 124 126 ", "the array first (its newest "
+			    "task runs), one line: %s", o);
+		e = &t.entries[t.lines[0].entry];
+		cr_expect_str_eq(e->row->shown_id, "120_[*]");
+		cr_expect_str_eq(e->row->message,
+		    "5 tasks: 2 Running 2 Pending 1 Error (x: expand)", "its tasks by state");
+		cr_expect_eq(e->row->state, TAO_RUNNING);
+		cr_expect_eq(e->row->gpus, 8);
+	}
+	jt_select_line(&t, 0);
+	cr_assert(jt_toggle_array(&t));
+	order(&t, o, sizeof(o));
+	cr_expect_str_eq(o, "120 121 120 123 122 100 124 126 ", "its tasks under it: %s", o);
+	cr_expect(t.lines[1].task && !t.lines[0].task);
+	cr_expect_str_eq(jt_selected(&t)->row->shown_id, "120_[*]", "the selection stays on it");
+	/* Expanded across a poll and a filter. */
+	jt_begin(&t);
+	for (int i = 0; i < 7; i++)
+		jt_add(&t, 0, "rig", &r[i]);
+	snprintf(t.filter, sizeof(t.filter), "sweep");
+	jt_rebuild(&t);
+	order(&t, o, sizeof(o));
+	cr_expect_str_eq(o, "120 121 120 123 122 ", "%s", o);
+	/* x on a task folds its array. */
+	jt_move(&t, 2);
+	cr_assert(jt_toggle_array(&t));
+	order(&t, o, sizeof(o));
+	cr_expect_str_eq(o, "120 ");
+	t.filter[0] = '\0';
+	jt_rebuild(&t);
+	jt_select_line(&t, 1);	/* 100 (140_7): an array listed with one task */
+	cr_expect(!jt_toggle_array(&t), "not an array");
+	jt_free(&t);
+}
