@@ -234,7 +234,7 @@ static struct job_row *array_row(const struct jobtable *t, const struct array_gr
 	for (k = 0; k < 6; k++)
 		if (count[k] > 0)
 			buf_addf(&m, " %zu %s", count[k], order[k]);
-	buf_adds(&m, " (x: expand)");
+	buf_adds(&m, " (e: expand)");
 	r->message = buf_detach(&m);
 	return r;
 }

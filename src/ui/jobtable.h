@@ -33,7 +33,7 @@ struct jt_entry {
  * array's tasks of the user's (not taotop's) are one line, their array's
  * (an entry of the table's own, its row made from theirs: its SLURM id the
  * array's, so a cancel cancels them all; its state the liveliest of
- * theirs; its reason their count by state), unless it is expanded: then
+ * theirs; its reason their count by state), unless it is expanded (e): then
  * its tasks follow it, indented (task 1). */
 struct jt_line {
 	int	 header;

@@ -51,7 +51,7 @@ static struct key_binding bindings[] = {
 	{ '\r', KC_JOBS, ACT_DETAIL, "the job's detail: record, transitions, sbatch, spec" },
 	{ KEY_ENTER, KC_JOBS, ACT_DETAIL, NULL },
 	{ 'p', KC_JOBS, ACT_PLOT, "the curves of TAO's metrics; of the marked jobs, compared" },
-	{ 'x', KC_JOBS, ACT_ARRAY, "expand or fold a job array (its tasks are one line)" },
+	{ 'e', KC_JOBS, ACT_ARRAY, "expand or fold a job array (its tasks are one line)" },
 	{ 'E', KC_JOBS, ACT_REPORT, "where your GPU hours went: the last 7 days, by outcome "
 	  "(taotop report)" },
 	{ 'r', KC_JOBS, ACT_RETRY, "retry a finished taotop job from what it staged" },

@@ -502,7 +502,7 @@ static void act_list(struct app *a, enum action act)
 		break;
 	case ACT_ARRAY:
 		if (!jt_toggle_array(&a->jt))
-			ui_message(a, 1, "not a job array: x expands or folds one");
+			ui_message(a, 1, "not a job array: e expands or folds one");
 		follow_selected(a);
 		a->dirty |= DIRTY_JOBS;
 		break;

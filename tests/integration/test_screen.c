@@ -1300,7 +1300,7 @@ Test(screen, e_shows_where_the_gpu_hours_went, .timeout = 120)
 	screen_close(&s);
 }
 
-/* A 5-task job array of the user's is one row with its tasks' counts; x
+/* A 5-task job array of the user's is one row with its tasks' counts; e
  * expands it (each task on its own line, indented) and folds it again. */
 Test(screen, a_five_task_array_is_one_row_expanded_on_x, .timeout = 180)
 {
@@ -1319,7 +1319,7 @@ Test(screen, a_five_task_array_is_one_row_expanded_on_x, .timeout = 180)
 	text = screen_text(&s);
 	cr_expect(strstr(text, task) == NULL, "a task on its own line while folded:\n%s", text);
 	free(text);
-	screen_keys(&s, "x");
+	screen_keys(&s, "e");
 	screen_wait_line(&s, 10, task, "Running", NULL);
 	screen_wait(&s, 5, arr, NULL);
 	{
@@ -1327,7 +1327,7 @@ Test(screen, a_five_task_array_is_one_row_expanded_on_x, .timeout = 180)
 		cr_expect(l != NULL && strstr(l, "  ") != NULL, "%s", l ? l : "");
 		free(l);
 	}
-	screen_keys(&s, "x");
+	screen_keys(&s, "e");
 	screen_wait_gone(&s, 10, task);
 	screen_keys(&s, "q");
 	cr_assert_eq(screen_wait_exit(&s, 10), 0);

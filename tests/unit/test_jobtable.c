@@ -220,7 +220,7 @@ Test(jobtable, a_job_is_found_again_by_its_key)
 
 /* A job array of the user's: its five tasks (three running, "120_[3-4]"
  * the pending rest as squeue shows them, a task shown alone) are one line
- * with their counts, its SLURM id the array's; x expands it (the tasks
+ * with their counts, its SLURM id the array's; e expands it (the tasks
  * under it, indented) and folds it again from a task; a filter, a
  * re-sort and a new poll keep it so. A taotop record is never taken for a
  * task, and an array listed with one task is that task's line. */
@@ -258,7 +258,7 @@ Test(jobtable, a_job_arrays_tasks_are_one_line_expanded_on_x)
 		e = &t.entries[t.lines[0].entry];
 		cr_expect_str_eq(e->row->shown_id, "120_[*]");
 		cr_expect_str_eq(e->row->message,
-		    "5 tasks: 2 Running 2 Pending 1 Error (x: expand)", "its tasks by state");
+		    "5 tasks: 2 Running 2 Pending 1 Error (e: expand)", "its tasks by state");
 		cr_expect_eq(e->row->state, TAO_RUNNING);
 		cr_expect_eq(e->row->gpus, 8);
 	}
@@ -276,7 +276,7 @@ Test(jobtable, a_job_arrays_tasks_are_one_line_expanded_on_x)
 	jt_rebuild(&t);
 	order(&t, o, sizeof(o));
 	cr_expect_str_eq(o, "120 121 120 123 122 ", "%s", o);
-	/* x on a task folds its array. */
+	/* e on a task folds its array. */
 	jt_move(&t, 2);
 	cr_assert(jt_toggle_array(&t));
 	order(&t, o, sizeof(o));
