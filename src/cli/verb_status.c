@@ -37,6 +37,8 @@ struct status {
 	char			**why;		/* --why: why it waits (sanitised lines) */
 	size_t			 nwhy;
 	char			*why_error;	/* --why: why that is not known, or NULL */
+	char			**card;		/* a finished job not taotop's: its card */
+	size_t			 ncard;
 };
 
 /* A running job's GPUs, sampled once on its nodes (engine/track/usage.h): 0 and
@@ -115,6 +117,9 @@ static void print_status_json(const struct status *st, const char *cluster)
 		cJSON_AddItemToObject(o, "use", use_json(&st->use));
 	else if (st->use_why != NULL)
 		cJSON_AddStringToObject(o, "use_error", show(st->use_why));
+	if (st->ncard > 0)
+		cJSON_AddItemToObject(o, "efficiency_lines", cJSON_CreateStringArray(
+		    (const char *const *)st->card, (int)st->ncard));
 	if (st->nwhy > 0)
 		cJSON_AddItemToObject(o, "why_waiting", cJSON_CreateStringArray(
 		    (const char *const *)st->why, (int)st->nwhy));
@@ -309,6 +314,13 @@ static int show_status(struct session *s, const char *job, int json, int bank, i
 		st.why_error = xasprintf("it is not pending (%s): nothing waits",
 		    tracker_row_label(st.row));
 	}
+	if (st.rec == NULL && tao_state_final(st.row->state) && st.row->slurm_id[0] != '\0') {
+		/* Not taotop's: its efficiency card from accounting alone. */
+		char *cerr = NULL;
+		if (job_card_lines(s->conn, st.row->slurm_id, s->cl->idle_percent, &st.card,
+		    &st.ncard, &cerr) != 0)
+			free(cerr);
+	}
 	if (json) {
 		print_status_json(&st, s->cl->name);
 	} else {
@@ -333,11 +345,16 @@ static int show_status(struct session *s, const char *job, int json, int bank, i
 		jobrow_print_resume(st.rec);
 		print_segments(st.rec);
 		print_history(st.rec);
+		for (size_t i = 0; i < st.ncard; i++)
+			printf("  %s\n", show(st.card[i]));
 		for (size_t i = 0; i < st.nwhy; i++)
 			printf("%s\n", st.why[i]);
 		if (st.why_error != NULL)
 			printf("Why it waits: %s\n", show(st.why_error));
 	}
+	for (size_t i = 0; i < st.ncard; i++)
+		free(st.card[i]);
+	free(st.card);
 	for (size_t i = 0; i < st.nwhy; i++)
 		free(st.why[i]);
 	free(st.why), free(st.why_error);

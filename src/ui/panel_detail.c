@@ -25,7 +25,9 @@ struct detail {
 	int			 fetching;
 	int64_t			 fetch_started_ms;	/* since (monotonic) */
 	/* w on a pending job: why it waits (asked once per w, never by a
-	 * poll), shown at the top; asking while the answer is awaited. */
+	 * poll); a finished job of the user's that is not taotop's: its
+	 * efficiency card from accounting, asked as the detail opens. Shown
+	 * at the top; asking (1 why, 2 the card) while it is awaited. */
 	char			**why;
 	size_t			 nwhy;
 	int			 asking;
@@ -95,9 +97,9 @@ static void build(struct app *a)
 		s->lines = xreallocarray(s->lines, s->n + k + 1, sizeof(*s->lines));
 		memmove(s->lines + k + 1, s->lines, s->n * sizeof(*s->lines));
 		for (i = 0; i < k; i++)
-			s->lines[i] = xstrdup(s->asking ? "Why it waits: asking the scheduler "
+			s->lines[i] = xstrdup(s->asking == 1 ? "Why it waits: asking the scheduler "
 			    "(its start estimate, the priority factors, your fair-share)..." :
-			    s->why[i]);
+			    s->asking == 2 ? "Efficiency: asking accounting (sacct)..." : s->why[i]);
 		s->lines[k] = xstrdup("");
 		s->n += k + 1;
 	}
@@ -140,6 +142,12 @@ static void detail_open(struct app *a)
 		watch_use_request(a->watch, e->cluster, e->row->slurm_id);
 	s->top = 0;
 	load(a, e);
+	/* A finished job that is not taotop's: its card from accounting. */
+	if (e->row->record_id == NULL && tao_state_final(e->row->state) &&
+	    e->row->slurm_id[0] != '\0') {
+		s->asking = 2;
+		watch_card(a->watch, e->cluster, e->row->slurm_id);
+	}
 	if (s->rec != NULL) {
 		n = detail_paths(s->rec, &paths);
 		if (n > 0) {

@@ -1277,6 +1277,18 @@ Test(screen, a_pending_jobs_detail_says_why_it_waits_on_w, .timeout = 240)
 		free(rig_ssh_ok(cmd));
 		free(cmd);
 	}
+	/* The blocker, finished and not taotop's: its efficiency card from
+	 * accounting alone (status asks for it). */
+	free(rig_wait_state(blocker, "CANCELLED", 60));
+	{
+		char *env = xasprintf("XDG_STATE_HOME=%s/cli", dir), *args, *out = NULL;
+		args = xasprintf("status %s", blocker);
+		cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
+		cr_expect(strstr(out, "Efficiency (from accounting") != NULL &&
+		    strstr(out, " of 00:05:00 (") != NULL && strstr(out, "queue wait: ") != NULL,
+		    "%s", out);
+		free(args), free(out), free(env);
+	}
 	free(id), free(blocker), free(dir);
 }
 

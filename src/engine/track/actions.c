@@ -7,7 +7,9 @@
 #include <time.h>
 
 #include "engine/slurm/duration.h"
+#include "engine/slurm/acctcard.h"
 #include "engine/slurm/pending.h"
+#include "engine/store/card.h"
 #include "engine/store/jobref.h"
 #include "engine/slurm/slurm.h"
 #include "ssh/conn.h"
@@ -176,5 +178,44 @@ int job_explain_pending(struct conn *c, struct record_store *st, const char *job
 	}
 	conn_exec_free(&x);
 	free(why), free(cmd), free(id);
+	return rc;
+}
+
+int job_card_lines(struct conn *c, const char *slurm_id, int idle_pct, char ***lines, size_t *n,
+    char **err)
+{
+	struct acct_facts f;
+	struct card card;
+	struct conn_exec x;
+	char *cmd, *why = NULL, **cl;
+	size_t ncl, i;
+	int rc = -1;
+
+	*lines = NULL;
+	*n = 0;
+	if (!slurm_id_ok(slurm_id)) {
+		*err = xasprintf("'%s' is not a SLURM job id", slurm_id);
+		return -1;
+	}
+	cmd = acct_card_command(slurm_id);
+	conn_exec_init(&x, cmd);
+	x.timeout_ms = ACTION_TIMEOUT_MS;
+	if (conn_exec(c, &x, &why) != CONN_OK) {
+		*err = xasprintf("efficiency of %s: %s", slurm_id, why);
+	} else if (acct_card_parse(x.out.data, slurm_id, &f) != 0) {
+		*err = xasprintf("efficiency of %s: accounting (sacct) has no record of it", slurm_id);
+	} else {
+		card_make(&card, &f, NULL, 0, idle_pct);
+		ncl = card_lines(&card, &cl);
+		*lines = xcalloc(ncl + 1, sizeof(**lines));
+		(*lines)[(*n)++] = xstrdup("Efficiency (from accounting; taotop keeps no samples of "
+		    "jobs it did not submit):");
+		for (i = 0; i < ncl; i++)
+			(*lines)[(*n)++] = cl[i];
+		free(cl);
+		rc = 0;
+	}
+	conn_exec_free(&x);
+	free(cmd), free(why);
 	return rc;
 }

@@ -39,4 +39,11 @@ int job_action_run(struct conn *c, struct record_store *st, const char *job, enu
 int job_explain_pending(struct conn *c, struct record_store *st, const char *job, char ***lines,
     size_t *n, char **err);
 
+/* A finished job's efficiency card (engine/store/card.h) from accounting
+ * alone, for a job of the user's that is not taotop's (taotop's keep
+ * theirs): "Efficiency:" and its lines (caller frees each and the array).
+ * One remote command. 0, or -1 with *err. */
+int job_card_lines(struct conn *c, const char *slurm_id, int idle_pct, char ***lines, size_t *n,
+    char **err);
+
 #endif

@@ -149,6 +149,9 @@ void watch_retry(struct watch *w, size_t cluster, const char *job);
  * the answer comes with WATCH_EV_EXPLAIN. Only when the user asks: it
  * makes the scheduler plan the job. */
 void watch_explain(struct watch *w, size_t cluster, const char *job);
+/* A finished job's efficiency card from accounting (a job that is not
+ * taotop's: taotop's keep theirs): its lines come with WATCH_EV_EXPLAIN. */
+void watch_card(struct watch *w, size_t cluster, const char *slurm_id);
 
 /* Where the GPU hours went on a cluster over the last since_s seconds
  * (engine/store/report.h: one remote command); its lines come with

@@ -5,6 +5,7 @@
  */
 #include "engine/watch/watch_priv.h"
 
+#include "engine/config/config.h"
 #include "engine/track/actions.h"
 
 void watch_run_explain(struct conn *c, struct worker_task *wt)
@@ -12,7 +13,8 @@ void watch_run_explain(struct conn *c, struct worker_task *wt)
 	struct task *t = (struct task *)wt;
 	struct explain_req *r = &t->u.explain;
 
-	if (job_explain_pending(c, t->w->store, r->job, &r->lines, &r->n, &r->err) != 0 &&
+	if ((r->card ? job_card_lines(c, r->job, r->idle_pct, &r->lines, &r->n, &r->err)
+	    : job_explain_pending(c, t->w->store, r->job, &r->lines, &r->n, &r->err)) != 0 &&
 	    r->err == NULL)
 		r->err = xstrdup("the scheduler did not say");
 }
@@ -47,7 +49,7 @@ void watch_done_explain(struct watch *w, struct cluster *cl, struct task *t)
 	}
 }
 
-void watch_explain(struct watch *w, size_t cluster, const char *job)
+static void ask(struct watch *w, size_t cluster, const char *job, int card)
 {
 	struct task *t;
 
@@ -55,5 +57,17 @@ void watch_explain(struct watch *w, size_t cluster, const char *job)
 		return;
 	t = watch_task_new(w, cluster, T_EXPLAIN);
 	t->u.explain.job = xstrdup(job);
+	t->u.explain.card = card;
+	t->u.explain.idle_pct = w->cl[cluster].pub.cfg->idle_percent;
 	worker_submit(w->cl[cluster].worker, &t->wt);
+}
+
+void watch_explain(struct watch *w, size_t cluster, const char *job)
+{
+	ask(w, cluster, job, 0);
+}
+
+void watch_card(struct watch *w, size_t cluster, const char *slurm_id)
+{
+	ask(w, cluster, slurm_id, 1);
 }

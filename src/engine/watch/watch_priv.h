@@ -145,6 +145,8 @@ struct action_req {
 
 struct explain_req {
 	char			*job;
+	int			 card;		/* a finished job's card, not why it waits */
+	int			 idle_pct;
 	char			**lines;	/* why it waits, once it ran */
 	size_t			 n;
 	char			*err;
