@@ -5,6 +5,7 @@
  * from the best source, its notes, and its JSON round trip. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,4 +193,38 @@ Test(card, busy_idle_and_unknown)
 	cr_expect(strstr(text, "GPU use: not known") != NULL, "%s", text);
 	cr_expect(strstr(text, "CPU efficiency 63 %") != NULL, "%s", text);
 	free(text);
+}
+
+/* A job array's id: its tasks' lines summed (sacct -j 300 lists 300_0,
+ * 300_0.batch, 300_1, ...), each task's GPUs times its own time. */
+Test(card, a_job_arrays_card_sums_its_tasks)
+{
+	static const char arr[] =
+	    "300_0|2026-12-05T07:00:00|2026-12-05T07:00:10|600|60|4|00:20:00||"
+	    "billing=4,cpu=4,gres/gpu=2,node=1|||\n"
+	    "300_0.batch|2026-12-05T07:00:10|2026-12-05T07:00:10|600||4|00:20:00|2G|"
+	    "cpu=4,gres/gpu=2,node=1|||\n"
+	    "300_1|2026-12-05T07:00:00|2026-12-05T07:00:40|1200|60|4|00:40:00||"
+	    "billing=4,cpu=4,gres/gpu=2,node=1|||\n"
+	    "300_2|2026-12-05T07:00:00|2026-12-05T07:01:00|300|60|4|00:05:00||"
+	    "billing=4,cpu=4,gres/gpu=2,node=1|||\n";
+	struct acct_facts f;
+	struct card c;
+	char *text;
+
+	cr_assert_eq(acct_card_parse(arr, "300", &f), 0);
+	cr_expect_eq(f.tasks, 3);
+	cr_expect_eq(f.elapsed_s, 1200, "the longest task");
+	cr_expect_eq(f.wait_s, 10, "the first to start");
+	cr_expect_eq(f.rss_peak_kib, 2097152);
+	cr_expect(fabs(f.gpu_s - 2.0 * 2100) < 1e-9, "%f", f.gpu_s);
+	card_make(&c, &f, NULL, 0, 5);
+	cr_expect(fabs(c.gpu_hours - 4200.0 / 3600) < 1e-9, "%f", c.gpu_hours);
+	cr_expect_eq(c.cpu_eff, 46, "65 min of CPU over 4 CPUs x 35 min");
+	text = all_lines(&c);
+	cr_expect(strstr(text, "a job array: its 3 tasks summed") != NULL, "%s", text);
+	free(text);
+	cr_assert_eq(acct_card_parse(arr, "300_1", &f), 0, "one task alone");
+	cr_expect_eq(f.tasks, 1);
+	cr_expect_eq(f.elapsed_s, 1200);
 }

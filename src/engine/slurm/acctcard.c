@@ -125,25 +125,39 @@ int acct_card_parse(const char *out, const char *id, struct acct_facts *f)
 		long x;
 
 		if (split_line(line, v) != 0 || strncmp(v[0], id, idlen) != 0 ||
-		    (v[0][idlen] != '\0' && v[0][idlen] != '.'))
+		    (v[0][idlen] != '\0' && v[0][idlen] != '.' && v[0][idlen] != '_'))
 			continue;
-		if (v[0][idlen] == '\0') {	/* the job's own line */
-			long sub = stamp(v[1]), start = stamp(v[2]);
+		/* The job's own line, or an array's task's (ID_N, not a
+		 * step's ID_N.batch). */
+		if (v[0][idlen] == '\0' || (v[0][idlen] == '_' && strchr(v[0], '.') == NULL)) {
+			long sub = stamp(v[1]), start = stamp(v[2]), el = *v[3] ? atol(v[3]) : -1;
+			int cpus = atoi(v[5]), gpus = 0;
+			long cpu_s = acct_cpu_seconds(v[6]);
 			found = 1;
-			if (sub >= 0 && start >= sub)
+			f->tasks++;
+			if (sub >= 0 && start >= sub && (f->wait_s < 0 || start - sub < f->wait_s))
 				f->wait_s = start - sub;
-			if (*v[3] != '\0')
-				f->elapsed_s = atol(v[3]);
+			if (el > f->elapsed_s)
+				f->elapsed_s = el;
 			if (*v[4] != '\0' && strcmp(v[4], "UNLIMITED") != 0 &&
 			    strcmp(v[4], "Partition_Limit") != 0)
 				f->limit_s = atol(v[4]) * 60;
-			f->cpus = atoi(v[5]);
-			f->cpu_s = acct_cpu_seconds(v[6]);
+			if (cpus > f->cpus)
+				f->cpus = cpus;
+			if (cpu_s >= 0)
+				f->cpu_s = (f->cpu_s < 0 ? 0 : f->cpu_s) + cpu_s;
 			if ((s = tres(v[8], "gres/gpu")) != NULL) {
-				f->gpus = atoi(s);
+				gpus = atoi(s);
 				free(s);
 			}
-			f->jobstats = strncmp(v[11], "JS1:", 4) == 0;
+			if (gpus > f->gpus)
+				f->gpus = gpus;
+			if (el > 0) {
+				f->gpu_s += (double)gpus * el;
+				f->cpu_alloc_s += (double)cpus * el;
+			}
+			if (strncmp(v[11], "JS1:", 4) == 0)
+				f->jobstats = 1;
 		}
 		if ((x = acct_kib(v[7])) > f->rss_peak_kib)
 			f->rss_peak_kib = x;

@@ -8,6 +8,8 @@
  * jobstats summary in the admin comment ("JS1:...", Princeton's jobstats)
  * is noticed, not decoded (it is gzip'd JSON).
  *
+ * The id of a job array sums its tasks' lines: the card of a sweep.
+ *
  * Pure: the command and its parser.
  */
 #ifndef TAOTOP_ENGINE_ACCTCARD_H
@@ -23,6 +25,11 @@ struct acct_facts {
 	int	 gpu_util;		/* gres/gpuutil, %, the steps' largest; -1 */
 	long	 gpu_mem_mib;		/* gres/gpumem peak, MiB; -1 */
 	int	 jobstats;		/* the admin comment holds a jobstats summary */
+	/* A job array's id: its tasks summed (the allocation lines
+	 * "ID_N"); 1 for a plain job. gpu_s and cpu_alloc_s are the sums of
+	 * each task's GPUs and CPUs times its time (0: unknown). */
+	int	 tasks;
+	double	 gpu_s, cpu_alloc_s;
 };
 
 /* The command for job id (it must pass slurm_id_ok). */

@@ -80,13 +80,18 @@ void card_make(struct card *c, const struct acct_facts *f, const struct card_sam
 		c->wait_s = f->wait_s;
 		c->rss_peak_kib = f->rss_peak_kib;
 		c->jobstats = f->jobstats;
-		if (f->cpu_s >= 0 && f->cpus > 0 && f->elapsed_s > 0)
+		c->tasks = f->tasks;
+		if (f->cpu_s >= 0 && f->cpu_alloc_s > 0)
+			c->cpu_eff = (int)lround(100.0 * (double)f->cpu_s / f->cpu_alloc_s);
+		else if (f->cpu_s >= 0 && f->cpus > 0 && f->elapsed_s > 0)
 			c->cpu_eff = (int)lround(100.0 * (double)f->cpu_s /
 			    ((double)f->elapsed_s * f->cpus));
 		if (c->cpu_eff > 100)
 			c->cpu_eff = 100;
 	}
-	if (c->gpus > 0 && c->elapsed_s >= 0)
+	if (f != NULL && f->tasks > 1)
+		c->gpu_hours = f->gpu_s / 3600.0;	/* each task's GPUs x its time */
+	else if (c->gpus > 0 && c->elapsed_s >= 0)
 		c->gpu_hours = c->gpus * (double)c->elapsed_s / 3600.0;
 	if (f != NULL && f->gpu_util >= 0) {
 		/* The site's own record of the GPUs: the best source. */
@@ -173,6 +178,9 @@ size_t card_lines(const struct card *c, char ***out)
 	size_t n = 0, nn, i;
 
 	*out = NULL;
+	if (c->tasks > 1)
+		push(out, &n, "  a job array: its %d tasks summed (time: the longest task's)",
+		    c->tasks);
 	if (c->gpus > 0 && c->gpu_hours >= 0) {
 		if (c->gpu_hours_used >= 0)
 			push(out, &n, "  GPU hours: %.2f allocated (%d GPUs), %.2f used", c->gpu_hours,
@@ -353,6 +361,8 @@ void card_to_json(cJSON *o, const char *name, const struct card *c)
 	cJSON_AddNumberToObject(x, "time_limit_s", (double)c->limit_s);
 	cJSON_AddNumberToObject(x, "queue_wait_s", (double)c->wait_s);
 	cJSON_AddNumberToObject(x, "samples", c->rounds);
+	if (c->tasks > 1)
+		cJSON_AddNumberToObject(x, "tasks", c->tasks);
 	a = cJSON_AddArrayToObject(x, "notes");
 	for (i = 0; i < nn; i++) {
 		cJSON_AddItemToArray(a, cJSON_CreateString(notes[i]));
@@ -388,5 +398,6 @@ int card_from_json(const cJSON *o, struct card *c)
 	c->limit_s = (long)num(o, "time_limit_s", -1, 1e10, -1);
 	c->wait_s = (long)num(o, "queue_wait_s", -1, 1e10, -1);
 	c->rounds = (int)num(o, "samples", 0, 1e9, 0);
+	c->tasks = (int)num(o, "tasks", 0, 1e7, 0);
 	return 0;
 }

@@ -53,6 +53,7 @@ struct card {
 	long	 rss_peak_kib;		/* -1 */
 	long	 elapsed_s, limit_s, wait_s;	/* -1 */
 	int	 rounds;		/* taotop's sampling rounds */
+	int	 tasks;			/* a job array's, summed; 1 or 0 a plain job */
 };
 
 struct acct_facts;
