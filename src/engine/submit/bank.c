@@ -1029,7 +1029,14 @@ int bank_bind(struct spec *s, const char *results_dir, int gpus_per_node, char *
 	size_t i;
 	int rc = 0;
 
-	for (i = 0; i < s->noutputs; i++)
+	for (i = 0; i < s->noutputs; i++) {
+		/* Bound again (a submit that opens a second record): the
+		 * new results folder's. */
+		if (s->outputs[i].bound) {
+			free(s->outputs[i].path);
+			s->outputs[i].path = NULL;
+			s->outputs[i].bound = 0;
+		}
 		if (s->outputs[i].path == NULL && !s->outputs[i].left) {
 			const char *key = s->outputs[i].spec_key, *last = strrchr(key, '.');
 			last = last ? last + 1 : key;
@@ -1039,6 +1046,7 @@ int bank_bind(struct spec *s, const char *results_dir, int gpus_per_node, char *
 			    ? xstrdup(results_dir) : xasprintf("%s/%s", results_dir, last);
 			s->outputs[i].bound = 1;
 		}
+	}
 	if (s->tao_spec == NULL)
 		return 0;
 	if (yamldoc_load("spec", s->tao_spec, strlen(s->tao_spec), &doc, err) != 0)
