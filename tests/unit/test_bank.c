@@ -66,6 +66,19 @@ static const char dino_json[] =
     " \"compute_shape\": {\"gpus\": 8, \"nodes\": 1},\n"
     " \"gpu_spec_key\": \"train.num_gpus\"}\n";
 
+/* fmt with its one %s (if any) filled by arg (caller frees). */
+static char *xasprintf_test(const char *fmt, const char *arg)
+{
+	size_t n = strlen(fmt) + strlen(arg) + 1;
+	char *out = malloc(n);
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	snprintf(out, n, fmt, arg);
+#pragma GCC diagnostic pop
+	return out;
+}
+
 static int parse(const char *file, const char *text, struct spec *s, char **err)
 {
 	return spec_parse(file, text, strlen(text), s, err);
@@ -393,4 +406,59 @@ Test(bank, the_spec_is_written_in_its_config_format)
 	    "key out, or write the spec in yaml or json");
 	free(err), free(b);
 	spec_free(&s);
+}
+
+/* The execution contract's shape, as the schema says it (what it does is
+ * the common field handling's): each refusal names the field. */
+Test(bank, the_execution_contracts_shape_is_the_schemas)
+{
+	static const char sha[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	struct { const char *execution, *want; } cases[] = {
+		{ "  supporting_files:\n    - {source: /etc/helper.py, destination: helper.py, sha256: %s}\n",
+		  "execution.supporting_files[0].source: '/etc/helper.py' is an absolute path" },
+		{ "  supporting_files:\n    - {source: ../outside.py, destination: helper.py, sha256: %s}\n",
+		  "execution.supporting_files[0].source: '../outside.py' climbs out with '..'" },
+		{ "  supporting_files:\n    - {source: a/b.py, destination: x/../../b.py, sha256: %s}\n",
+		  "execution.supporting_files[0].destination: 'x/../../b.py' climbs out with '..'" },
+		{ "  supporting_files:\n    - {source: a/b.py, destination: /b.py, sha256: %s}\n",
+		  "execution.supporting_files[0].destination: '/b.py' is an absolute path" },
+		{ "  supporting_files:\n    - {source: scripts/helper.py, destination: helper.py}\n",
+		  "execution.supporting_files[0]: field 'sha256' is missing" },
+		{ "  supporting_files:\n    - {source: a.py, destination: a.py, sha256: ABC}\n",
+		  "execution.supporting_files[0].sha256: 'ABC' is not a sha256" },
+		{ "  supporting_files:\n    - {source: a.py, destination: a.py, sha256: %s, mode: 0755}\n",
+		  "execution.supporting_files[0]: unknown field 'mode'" },
+		{ "  environment: {bad-name: value}\n",
+		  "execution.environment: 'bad-name' is not a variable name" },
+		{ "  post_scope: rank0\n", "execution.post_scope: must be all or leader" },
+		{ "  distributed: {launcher: torchrun, processes_per_node: 8, tasks_per_node: 2}\n",
+		  "execution.distributed.tasks_per_node: must be 1" },
+		{ "  distributed: {launcher: mpirun, processes_per_node: 8}\n",
+		  "execution.distributed.launcher: must be direct or torchrun" },
+		{ "  completion: {child_exit_code_path: x, success_states: []}\n",
+		  "execution.completion.success_states: must list at least one state" },
+		{ "  completion: {child_exit_code_path: x, success_states: [SUCCESS, SUCCESS]}\n",
+		  "execution.completion.success_states: 'SUCCESS' is listed twice" },
+		{ "  completion: {structured_status_path: x}\n",
+		  "execution.completion: field 'child_exit_code_path' is missing" },
+		{ "  pre_commands: ['']\n", "execution.pre_commands[0]: must be a non-empty text" },
+		{ "  retries: 3\n", "execution: unknown field 'retries'" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct spec s;
+		char *err = NULL, *block = xasprintf_test(cases[i].execution, sha);
+		char *with = malloc(strlen(block) + 16);
+		sprintf(with, "execution:\n%s", block);
+		char *text = edited("gpu_spec_key: train.num_gpus\n", with);
+		int rc = parse("dino.yaml", text, &s, &err);
+		cr_expect_eq(rc, -1, "case %zu was accepted", i);
+		if (rc == 0)
+			spec_free(&s);
+		else
+			cr_expect(strstr(err, cases[i].want) != NULL, "case %zu: want '%s' in '%s'", i,
+			    cases[i].want, err);
+		free(err), free(text), free(with), free(block);
+	}
 }

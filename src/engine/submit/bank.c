@@ -853,6 +853,188 @@ static int get_args(struct ctx *c, const yaml_node_t *n, struct spec *s, char **
 	return 0;
 }
 
+/* A supporting file's source or destination: the schema's
+ * "^(?!/)(?!.*(?:^|/)\.\.(?:/|$))\S+$", relative, no "..", no blank. */
+static const char *relative_problem(const char *v)
+{
+	const char *p;
+
+	if (v[0] == '\0')
+		return "is empty";
+	if (v[0] == '/')
+		return "is an absolute path: give it relative (to the producing skill's root for "
+		    "source, below the staged helper folder for destination)";
+	for (p = v; *p != '\0'; p++)
+		if (isspace((unsigned char)*p))
+			return "holds a blank: the schema allows none";
+	for (p = v; p != NULL; p = strchr(p, '/')) {
+		if (*p == '/')
+			p++;
+		if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || p[2] == '\0'))
+			return "climbs out with '..': the schema forbids parent traversal";
+	}
+	return NULL;
+}
+
+static int want_texts_nonempty(struct ctx *c, const yaml_node_t *n, const char *path)
+{
+	yaml_node_item_t *it;
+	char sub[96];
+
+	if (want_texts(c, n, path) != 0)
+		return -1;
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+		snprintf(sub, sizeof(sub), "%s[%d]", path, (int)(it - n->data.sequence.items.start));
+		if (want_text(c, node(c, *it), sub) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int exec_files(struct ctx *c, const yaml_node_t *n)
+{
+	yaml_node_item_t *it;
+	char path[64], sub[96];
+	static const char *const fields[] = { "source", "destination", "sha256" };
+	size_t f;
+
+	if (n->type != YAML_SEQUENCE_NODE)
+		return bfail(c, n, "execution.supporting_files", "must be a list of {source, "
+		    "destination, sha256}, not %s", type_name(n));
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+		const yaml_node_t *e = node(c, *it);
+		snprintf(path, sizeof(path), "execution.supporting_files[%d]",
+		    (int)(it - n->data.sequence.items.start));
+		if (want_object(c, e, path, "source destination sha256") != 0)
+			return -1;
+		for (f = 0; f < NELEM(fields); f++) {
+			const yaml_node_t *v = member(c, e, fields[f]);
+			const char *why;
+			snprintf(sub, sizeof(sub), "%s.%s", path, fields[f]);
+			if (v == NULL)
+				return bfail(c, e, path, "field '%s' is missing (a supporting file needs "
+				    "source, destination and sha256)", fields[f]);
+			if (want_text(c, v, sub) != 0)
+				return -1;
+			if (f < 2 && (why = relative_problem(yamldoc_scalar(v))) != NULL)
+				return bfail(c, v, sub, "'%s' %s", yamldoc_scalar(v), why);
+			if (f == 2) {
+				const char *h = yamldoc_scalar(v);
+				size_t i;
+				for (i = 0; i < 64 && ((h[i] >= '0' && h[i] <= '9') ||
+				    (h[i] >= 'a' && h[i] <= 'f')); i++)
+					;
+				if (i != 64 || h[64] != '\0')
+					return bfail(c, v, sub, "'%s' is not a sha256 (64 hex digits, lower "
+					    "case: sha256sum FILE)", h);
+			}
+		}
+	}
+	return 0;
+}
+
+static int exec_distributed(struct ctx *c, const yaml_node_t *n)
+{
+	const yaml_node_t *l, *ppn, *tpn;
+	int x;
+
+	if (want_object(c, n, "execution.distributed", "launcher processes_per_node "
+	    "tasks_per_node") != 0)
+		return -1;
+	l = member(c, n, "launcher"), ppn = member(c, n, "processes_per_node");
+	tpn = member(c, n, "tasks_per_node");
+	if (l == NULL || ppn == NULL)
+		return bfail(c, n, "execution.distributed", "field '%s' is missing (it needs launcher "
+		    "and processes_per_node)", l == NULL ? "launcher" : "processes_per_node");
+	if (l->type != YAML_SCALAR_NODE || kind(l) != K_STR ||
+	    (strcmp(yamldoc_scalar(l), "direct") != 0 && strcmp(yamldoc_scalar(l), "torchrun") != 0))
+		return bfail(c, l, "execution.distributed.launcher", "must be direct or torchrun");
+	if (want_int(c, ppn, "execution.distributed.processes_per_node", 1, &x) != 0)
+		return -1;
+	if (tpn != NULL && (tpn->type != YAML_SCALAR_NODE || kind(tpn) != K_INT ||
+	    strtol(yamldoc_scalar(tpn), NULL, 0) != 1))
+		return bfail(c, tpn, "execution.distributed.tasks_per_node", "must be 1 (one platform "
+		    "task per node; the launcher starts its processes)");
+	return 0;
+}
+
+static int exec_completion(struct ctx *c, const yaml_node_t *n)
+{
+	const yaml_node_t *ex, *ss, *st;
+	yaml_node_item_t *it, *jt;
+
+	if (want_object(c, n, "execution.completion", "child_exit_code_path "
+	    "structured_status_path success_states") != 0)
+		return -1;
+	ex = member(c, n, "child_exit_code_path"), ss = member(c, n, "structured_status_path");
+	st = member(c, n, "success_states");
+	if (ex == NULL)
+		return bfail(c, n, "execution.completion", "field 'child_exit_code_path' is missing");
+	if (want_text(c, ex, "execution.completion.child_exit_code_path") != 0 ||
+	    (ss != NULL && want_text(c, ss, "execution.completion.structured_status_path") != 0))
+		return -1;
+	if (st == NULL)
+		return 0;
+	if (want_texts_nonempty(c, st, "execution.completion.success_states") != 0)
+		return -1;
+	if (st->data.sequence.items.top == st->data.sequence.items.start)
+		return bfail(c, st, "execution.completion.success_states", "must list at least one "
+		    "state");
+	for (it = st->data.sequence.items.start; it < st->data.sequence.items.top; it++)
+		for (jt = st->data.sequence.items.start; jt < it; jt++)
+			if (strcmp(yamldoc_scalar(node(c, *it)), yamldoc_scalar(node(c, *jt))) == 0)
+				return bfail(c, node(c, *it), "execution.completion.success_states",
+				    "'%s' is listed twice (the schema wants each once)",
+				    yamldoc_scalar(node(c, *it)));
+	return 0;
+}
+
+/* The execution contract's shape, as the schema's executionContract says
+ * it; what it means is the common field handling's. */
+static int exec_schema(struct ctx *c, const yaml_node_t *n)
+{
+	const yaml_node_t *v;
+	yaml_node_pair_t *p;
+
+	if (want_object(c, n, "execution", "environment pre_commands post_commands post_scope "
+	    "distributed supporting_files completion") != 0)
+		return -1;
+	if ((v = member(c, n, "environment")) != NULL) {
+		if (v->type != YAML_MAPPING_NODE)
+			return bfail(c, v, "execution.environment", "must be a mapping of NAME: value, "
+			    "not %s", type_name(v));
+		for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
+			const char *k = yamldoc_scalar(node(c, p->key));
+			char sub[160];
+			if (k == NULL || !spec_env_name_ok(k))
+				return bfail(c, node(c, p->key), "execution.environment", "'%s' is not a "
+				    "variable name ([A-Z_][A-Z0-9_]*)", k ? k : "?");
+			snprintf(sub, sizeof(sub), "execution.environment.%s", k);
+			if (node(c, p->value)->type != YAML_SCALAR_NODE ||
+			    kind(node(c, p->value)) != K_STR)
+				return bfail(c, node(c, p->value), sub, "must be a text, not %s",
+				    type_name(node(c, p->value)));
+		}
+	}
+	if ((v = member(c, n, "pre_commands")) != NULL &&
+	    want_texts_nonempty(c, v, "execution.pre_commands") != 0)
+		return -1;
+	if ((v = member(c, n, "post_commands")) != NULL &&
+	    want_texts_nonempty(c, v, "execution.post_commands") != 0)
+		return -1;
+	if ((v = member(c, n, "post_scope")) != NULL && (v->type != YAML_SCALAR_NODE ||
+	    kind(v) != K_STR || (strcmp(yamldoc_scalar(v), "all") != 0 &&
+	    strcmp(yamldoc_scalar(v), "leader") != 0)))
+		return bfail(c, v, "execution.post_scope", "must be all or leader");
+	if ((v = member(c, n, "distributed")) != NULL && exec_distributed(c, v) != 0)
+		return -1;
+	if ((v = member(c, n, "supporting_files")) != NULL && exec_files(c, v) != 0)
+		return -1;
+	if ((v = member(c, n, "completion")) != NULL && exec_completion(c, v) != 0)
+		return -1;
+	return 0;
+}
+
 /* image: "^\S+/\S+$", a resolved registry/path:tag (or a path). */
 static int image_ok(const char *v)
 {
@@ -919,8 +1101,11 @@ static int read_field(struct ctx *c, const char *key, const yaml_node_t *v, stru
 		return get_shape(c, v, s);
 	if (strcmp(key, "upload_excludes") == 0)
 		return want_texts(c, v, key);	/* taotop uploads no tree: nothing to leave out */
-	/* execution: the lifecycle, read by the field handling taotop's own
-	 * format has for it. */
+	/* execution: its shape checked here by the schema; then the
+	 * lifecycle read by the field handling taotop's own format has for
+	 * it. */
+	if (exec_schema(c, v) != 0)
+		return -1;
 	if (!spec_field_known(key))
 		return bfail(c, v, key, "this taotop does not run the bank's execution contract yet "
 		    "(unknown field '%s')", key);
