@@ -208,3 +208,46 @@ Test(bank, the_same_bundle_in_json_and_in_yaml_dry_runs_the_same, .timeout = 120
 	free(args), free(out_y), free(out_j), free(yaml), free(json);
 	user_close(&u);
 }
+
+/* The bank's args mode, its data-services case: no spec, the command and
+ * its args as the job's words, 0 GPUs a job without any (SLURM takes
+ * --gres=gpu:0), no NCCL probe. */
+Test(bank, mode_args_dry_runs_its_command_and_args_as_words_on_no_gpus, .timeout = 120)
+{
+	struct user u;
+	char *text, *bundle, *args, *out = NULL;
+	int rc;
+
+	user_open(&u, "bank-args", NULL);
+	text = xasprintf(
+	    "network_arch: data_services\n"
+	    "action: gap_analysis\n"
+	    "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "mode: args\n"
+	    "command: gap_analysis vcn_aoi\n"
+	    "args: [--results-parquet, '%s/datasets/imagenet/train', --title, 'a b $(id)']\n"
+	    "declared_inputs:\n"
+	    "  - {spec_key: results_parquet, type: folder, uri: 'lustre://%s/datasets/imagenet/train'}\n"
+	    "  - {spec_key: model, type: file, optional: true, uri: 'ngc://nvidia/tao/model:v1'}\n"
+	    "declared_outputs: [{spec_key: results_dir, type: folder}]\n"
+	    "compute_shape: {gpus: 0, nodes: 1}\n", u.remote, u.remote);
+	bundle = write_local(&u, "args.spec.yaml", text);
+	free(text);
+	args = xasprintf("submit --dry-run %s", bundle);
+	rc = rig_taotop(u.env, args, &out);
+	rig_check_sanitizer(rc, out, "dry run");
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect(strstr(out, "bundle      the skill bank's spec bundle (spec_bundle.schema.json), "
+	    "mode args\n") != NULL, "%s", out);
+	cr_expect(strstr(out, "#SBATCH --gres=gpu:0\n") != NULL, "%s", out);
+	text = xasprintf("gap_analysis vcn_aoi --results-parquet %s/datasets/imagenet/train --title "
+	    "'a b $(id)'", u.remote);
+	cr_expect(strstr(out, text) != NULL, "wanted the words '%s' in:\n%s", text, out);
+	free(text);
+	cr_expect(strstr(out, "the NCCL probe runs as the job's first step") == NULL,
+	    "no GPUs, no probe:\n%s", out);
+	cr_expect(strstr(out, "declared_inputs[1] (model) ngc://nvidia/tao/model:v1 is not on "
+	    "shared storage: optional, so left out") != NULL, "%s", out);
+	free(args), free(out), free(bundle);
+	user_close(&u);
+}
