@@ -155,6 +155,8 @@ static const char *type_name(const yaml_node_t *n)
 
 /* ---- JSON into the same document ------------------------------------------------------------ */
 
+/* j into doc: its node's id, or 0 when libyaml refuses a text (it
+ * takes UTF-8 only; cJSON passes other bytes through). */
 static int add_json(yaml_document_t *doc, const cJSON *j)
 {
 	char *text;
@@ -166,15 +168,21 @@ static int add_json(yaml_document_t *doc, const cJSON *j)
 		cJSON_ArrayForEach(e, j) {
 			k = yaml_document_add_scalar(doc, NULL, (yaml_char_t *)e->string,
 			    (int)strlen(e->string), YAML_DOUBLE_QUOTED_SCALAR_STYLE);
-			v = add_json(doc, e);
+			v = k != 0 ? add_json(doc, e) : 0;
+			if (id == 0 || v == 0)
+				return 0;
 			yaml_document_append_mapping_pair(doc, id, k, v);
 		}
 		return id;
 	}
 	if (cJSON_IsArray(j)) {
 		id = yaml_document_add_sequence(doc, NULL, YAML_BLOCK_SEQUENCE_STYLE);
-		cJSON_ArrayForEach(e, j)
-			yaml_document_append_sequence_item(doc, id, add_json(doc, e));
+		cJSON_ArrayForEach(e, j) {
+			v = add_json(doc, e);
+			if (id == 0 || v == 0)
+				return 0;
+			yaml_document_append_sequence_item(doc, id, v);
+		}
 		return id;
 	}
 	if (cJSON_IsString(j))
@@ -214,7 +222,12 @@ int bank_json_load(struct ctx *c, const char *text, size_t len)
 		*c->err = xasprintf("%s: out of memory", c->file);
 		return -1;
 	}
-	add_json(&c->doc, j);
+	if (add_json(&c->doc, j) == 0) {
+		cJSON_Delete(j);
+		yaml_document_delete(&c->doc);
+		*c->err = xasprintf("%s: a text in it is not UTF-8", c->file);
+		return -1;
+	}
 	cJSON_Delete(j);
 	return 0;
 }
@@ -323,6 +336,20 @@ static char *segs_text(const struct seg *s, size_t upto)
 	return buf_detach(&b);
 }
 
+/* Whether v is text libyaml takes (UTF-8, no NUL inside). */
+static int utf8_ok(const char *v)
+{
+	yaml_document_t d;
+	int ok;
+
+	if (!yaml_document_initialize(&d, NULL, NULL, NULL, 1, 1))
+		return 0;
+	ok = yaml_document_add_scalar(&d, NULL, (yaml_char_t *)v, (int)strlen(v),
+	    YAML_PLAIN_SCALAR_STYLE) != 0;
+	yaml_document_delete(&d);
+	return ok;
+}
+
 /* Set doc's value at ptr to value (a scalar of the style given), making
  * the maps on the way; value NULL: only look (is the place there to
  * set?). *old: the value there already, a scalar's text (caller frees),
@@ -338,6 +365,11 @@ static int pointer_set(yaml_document_t *doc, const char *ptr, const char *value,
 		*old = NULL;
 	if (parse_pointer(ptr, &s, &n, why) != 0)
 		return -1;
+	if (value != NULL && !utf8_ok(value)) {
+		segs_free(s, n);
+		*why = xstrdup("the path is not UTF-8 text");
+		return -1;
+	}
 	for (i = 0; i < n && rc == 0; i++) {
 		yaml_node_t *at = yaml_document_get_node(doc, cur);
 		int last = i + 1 == n, next = 0;
