@@ -462,3 +462,14 @@ Test(bank, the_execution_contracts_shape_is_the_schemas)
 		free(err), free(text), free(with), free(block);
 	}
 }
+
+Test(bank, a_json_text_that_is_not_utf8_is_refused)
+{
+	struct spec s;
+	char *err = NULL;
+	static const char text[] = "{\"mode\": \"config\", \"action\": \"tr\xff\xfein\"}";
+
+	cr_assert_eq(parse("b.json", text, &s, &err), -1);
+	cr_expect_str_eq(err, "b.json: a text in it is not UTF-8");
+	free(err);
+}
