@@ -347,6 +347,23 @@ Test(bank, the_inputs_outputs_and_gpus_are_bound_into_the_spec)
 	cr_expect_str_eq(v, "/r/tao-2/results/file");
 	free(v);
 	spec_free(&s);
+	free(text);
+	/* One the spec sets as lustre:///: the path, for TAO to open. */
+	text = edited("    batch_size: 4\n", "    batch_size: 4\n    out: lustre:///lustre/out/x.json\n");
+	char *t3 = malloc(strlen(text) + 64);
+	sprintf(t3, "%s", text);
+	free(text);
+	text = t3;
+	t3 = strstr(text, "  - spec_key: results_dir\n");
+	cr_assert_not_null(t3);
+	memcpy(t3, "  - spec_key: dataset.out\n", 26);	/* same length: "results_dir\n" + 1 */
+	cr_assert_eq(parse("dino.yaml", text, &s, &err), 0, "%s\n%s", err, text);
+	cr_assert_eq(bank_bind(&s, "/r/tao-3/results", 4, &err), 0, "%s", err);
+	cr_expect_str_eq(s.outputs[0].path, "/lustre/out/x.json");
+	v = spec_tao_value(&s, "dataset.out", NULL);
+	cr_expect_str_eq(v, "/lustre/out/x.json");
+	free(v);
+	spec_free(&s);
 	cr_assert_eq(parse("dino.yaml", t2, &s, &err), 0, "%s", err);
 	cr_assert_eq(bank_bind(&s, "/r/tao-2/results", 4, &err), 0, "%s", err);
 	v = spec_tao_value(&s, "train.num_gpus", NULL);

@@ -1275,8 +1275,10 @@ int bank_bind(struct spec *s, const char *results_dir, int gpus_per_node, char *
 			*err = xasprintf("declared_inputs[%zu].spec_key: %s", i, why);
 			rc = -1;
 		}
+	/* Every output's path, taotop's or the spec's own (a lustre:/// one
+	 * becomes the path TAO can open). */
 	for (i = 0; rc == 0 && i < s->noutputs; i++)
-		if (s->outputs[i].bound && pointer_set(&doc, s->outputs[i].spec_key,
+		if (s->outputs[i].path != NULL && pointer_set(&doc, s->outputs[i].spec_key,
 		    s->outputs[i].path, text_style(s->outputs[i].path), NULL, &why) != 0) {
 			*err = xasprintf("declared_outputs[%zu].spec_key: %s", i, why);
 			rc = -1;

@@ -28,8 +28,8 @@
 /* At submit, once the results folder is known: each input's path (not
  * skipped) at its spec_key, each output without a value its path under
  * results_dir (a key named results_dir: results_dir itself; another:
- * results_dir/<its last name>), and gpus_per_node at gpu_spec_key, into
- * s->tao_spec. Outputs' paths are then all set. -1 with *err. */
+ * results_dir/<its last name>; one the spec gives as lustre:///path: that
+ * path), and gpus_per_node at gpu_spec_key, into s->tao_spec. Outputs' paths are then all set. -1 with *err. */
 int bank_bind(struct spec *s, const char *results_dir, int gpus_per_node, char **err);
 
 /* The staged spec's file name (spec.yaml, spec.json, spec.toml) and its
