@@ -251,3 +251,47 @@ Test(bank, mode_args_dry_runs_its_command_and_args_as_words_on_no_gpus, .timeout
 	free(args), free(out), free(bundle);
 	user_close(&u);
 }
+
+/* An optional input that is missing is left out: the submit goes on (the
+ * launch's gate closes on it, and the long way judges it), the spec keeps
+ * its own value there, nothing mounts it, and the record says why. */
+Test(bank, a_missing_optional_input_is_left_out_and_the_job_runs, .timeout = 300)
+{
+	struct user u;
+	char *text, *bundle, *out = NULL, *id, *printed, *want;
+	cJSON *st;
+
+	user_open(&u, "bank-optional", probed_config);
+	text = bank_yaml(&u, "no-such.json");
+	{
+		char *at = strstr(text, "    type: file\n");
+		char *with = xasprintf("%.*s    type: file\n    optional: true\n%s", (int)(at - text),
+		    text, at + strlen("    type: file\n"));
+		free(text);
+		text = with;
+	}
+	bundle = write_local(&u, "dino.spec.yaml", text);
+	free(text);
+	id = user_submit(&u, bundle, &out);
+	free(out);
+	st = user_wait_final(&u, id, 240);
+	printed = cJSON_Print(st);
+	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", printed);
+	want = xasprintf("declared_inputs[1] (dataset.train_data_sources[0].json_file) "
+	    "%s/datasets/no-such.json does not exist: optional, so left out", u.remote);
+	cr_expect(user_history_says(st, want), "the record does not say '%s':\n%s", want, printed);
+	free(want);
+	text = user_job_file(&u, id, "specs/spec.yaml");
+	cr_expect(strstr(text, "json_file: /placeholder/train.json") != NULL, "%s", text);
+	want = xasprintf("image_dir: %s/datasets/imagenet/train", u.remote);
+	cr_expect(strstr(text, want) != NULL, "%s", text);
+	free(want), free(text);
+	want = xasprintf("sbatch/job_%s.sbatch", id);
+	text = user_job_file(&u, id, want);
+	cr_expect(strstr(text, "no-such.json") == NULL, "it is mounted:\n%s", text);
+	free(want), free(text);
+	free(printed);
+	cJSON_Delete(st);
+	free(id), free(bundle);
+	user_close(&u);
+}

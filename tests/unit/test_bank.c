@@ -490,3 +490,25 @@ Test(bank, a_json_text_that_is_not_utf8_is_refused)
 	cr_expect_str_eq(err, "b.json: a text in it is not UTF-8");
 	free(err);
 }
+
+/* Bound twice (a submit that opens its record again after the checks
+ * left an optional input out): the second starts from the spec as read. */
+Test(bank, binding_again_starts_from_the_spec_as_read)
+{
+	struct spec s;
+	char *err = NULL, *v;
+
+	cr_assert_eq(parse("dino.yaml", dino_yaml, &s, &err), 0, "%s", err);
+	free(s.inputs[0].path);
+	s.inputs[0].path = strdup("/elsewhere/images");
+	cr_assert_eq(bank_bind(&s, "/r/a/results", 8, &err), 0, "%s", err);
+	cr_expect(strstr(s.tao_spec, "image_dir: /elsewhere/images") != NULL, "%s", s.tao_spec);
+	s.inputs[0].skipped = 1;
+	cr_assert_eq(bank_bind(&s, "/r/b/results", 8, &err), 0, "%s", err);
+	v = spec_tao_value(&s, "results_dir", NULL);
+	cr_expect_str_eq(v, "/r/b/results");
+	free(v);
+	cr_expect(strstr(s.tao_spec, "image_dir: /lustre/fsw/portfolios/data/coco/train2017") != NULL,
+	    "the spec's own value again:\n%s", s.tao_spec);
+	spec_free(&s);
+}

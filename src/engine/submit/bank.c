@@ -859,6 +859,8 @@ static int get_spec(struct ctx *c, const yaml_node_t *n, struct spec *s)
 	s->tao_spec = emit(&out);
 	if (s->tao_spec == NULL)
 		return bfail(c, n, "spec", "libyaml could not write it");
+	free(s->tao_spec_read);
+	s->tao_spec_read = xstrdup(s->tao_spec);
 	return 0;
 }
 
@@ -1264,9 +1266,9 @@ int bank_bind(struct spec *s, const char *results_dir, int gpus_per_node, char *
 			s->outputs[i].bound = 1;
 		}
 	}
-	if (s->tao_spec == NULL)
+	if (s->tao_spec_read == NULL)
 		return 0;
-	if (yamldoc_load("spec", s->tao_spec, strlen(s->tao_spec), &doc, err) != 0)
+	if (yamldoc_load("spec", s->tao_spec_read, strlen(s->tao_spec_read), &doc, err) != 0)
 		return -1;
 	for (i = 0; rc == 0 && i < s->ninputs; i++)
 		if (!s->inputs[i].skipped && s->inputs[i].path != NULL &&
@@ -1632,6 +1634,7 @@ void bank_own(struct spec *s)
 	}
 	s->inputs = in, s->outputs = out;
 	s->tao_spec = s->tao_spec ? xstrdup(s->tao_spec) : NULL;
+	s->tao_spec_read = s->tao_spec_read ? xstrdup(s->tao_spec_read) : NULL;
 }
 
 void bank_own_free(struct spec *s)
@@ -1642,5 +1645,5 @@ void bank_own_free(struct spec *s)
 		free(s->inputs[i].spec_key), free(s->inputs[i].uri), free(s->inputs[i].path);
 	for (i = 0; i < s->noutputs; i++)
 		free(s->outputs[i].spec_key), free(s->outputs[i].path);
-	free(s->inputs), free(s->outputs), free(s->tao_spec);
+	free(s->inputs), free(s->outputs), free(s->tao_spec), free(s->tao_spec_read);
 }

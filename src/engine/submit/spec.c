@@ -553,7 +553,7 @@ void spec_free(struct spec *s)
 	free(s->results_dir), free(s->partition), free(s->account), free(s->tao_spec);
 	free(s->gpu_spec_key);
 	free(s->resume_key);
-	free(s->mode), free(s->config_format);
+	free(s->mode), free(s->config_format), free(s->tao_spec_read);
 	for (i = 0; i < s->ninputs; i++) {
 		free(s->inputs[i].spec_key), free(s->inputs[i].uri), free(s->inputs[i].path);
 	}

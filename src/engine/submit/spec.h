@@ -56,6 +56,9 @@ struct spec {
 	size_t		 ninputs;
 	struct spec_output *outputs;
 	size_t		 noutputs;
+	/* The bank's spec as the bundle gave it: bank_bind starts from it each
+	 * time (a submit may bind twice, an optional input left out between). */
+	char		*tao_spec_read;
 	/* The run's own name (name:, or --name), told apart from its sweep's
 	 * other runs in the lists; NULL: none (spec_name_problem's rules). */
 	char		*name;
