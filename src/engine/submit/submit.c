@@ -85,7 +85,7 @@ struct job {
 	char			**datasets;	/* paths on the cluster */
 	size_t			 ndatasets;
 	/* The skill bank's declared inputs asked about (engine/submit/bank.h):
-	 * their paths, types, optional, and which of spec.inputs each is. */
+	 * their paths, types, and which of spec.inputs each is. */
 	const char		**in_paths;
 	int			*in_folder;
 	size_t			*in_index;
