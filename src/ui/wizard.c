@@ -230,6 +230,8 @@ int wizard_load(struct wizard *w, const char *path, char **err)
 	/* What the bundle leaves out keeps the form's default. */
 	if (s.gpus >= 0)
 		set_number(w, WZ_GPUS, s.gpus);
+	else if (s.gpus_per_node > 0)	/* the shape said outright (the bank's compute_shape) */
+		set_number(w, WZ_GPUS, s.gpus_per_node * (s.nodes > 0 ? s.nodes : 1));
 	if (s.nodes > 0)
 		set_number(w, WZ_NODES, s.nodes);
 	if (s.time_hours > 0)

@@ -90,7 +90,7 @@ static int ask(const struct answer *a, int gate, struct check_facts *f)
 	char *d1 = xasprintf("%s/data 1", dir), *d2 = xasprintf("%s/%s", dir, a->second);
 	char *img = xasprintf("%s/%s", dir, a->image);
 	const char *ds[] = { d1, d2 };
-	struct check_ask q = { ds, 2, img, NULL, "polar", a->nodes, a->gpn, NULL };
+	struct check_ask q = { ds, 2, img, NULL, "polar", a->nodes, a->gpn, NULL, NULL, NULL, 0 };
 	int status = run_checks(&q, gate, a->mt, a->nd, f);
 
 	free(img), free(d1), free(d2);
@@ -198,7 +198,7 @@ Test(checks, a_results_folder_that_holds_a_run_is_found)
 		char *rdir = xasprintf("%s/r", dir);
 		char *img = xasprintf("%s/img.sqsh", dir), *d = xasprintf("%s/data2", dir);
 		const char *ds[] = { d };
-		struct check_ask q = { ds, 1, img, NULL, "polar", 1, 1, rdir };
+		struct check_ask q = { ds, 1, img, NULL, "polar", 1, 1, rdir, NULL, NULL, 0 };
 		struct check_facts f;
 
 		cr_assert_eq(system(cmd), 0);
@@ -228,7 +228,7 @@ Test(checks, a_list_of_partitions_is_read_one_by_one)
 {
 	char *d = xasprintf("%s/data2", dir), *img = xasprintf("%s/img.sqsh", dir);
 	const char *ds[] = { d };
-	struct check_ask q = { ds, 1, img, NULL, "polar,big,gone", 1, 1, NULL };
+	struct check_ask q = { ds, 1, img, NULL, "polar,big,gone", 1, 1, NULL, NULL, NULL, 0 };
 	struct check_facts f;
 
 	cr_expect_eq(run_checks(&q, 0, "polar|4:00:00|1|gpu:8\npolar|4:00:00|1|gpu:8(S:0)\n"
@@ -267,7 +267,7 @@ Test(checks, a_lists_gate_opens_only_when_every_partition_could_run_the_job)
 	const char *ds[] = { d };
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct check_ask q = { ds, 1, img, NULL, cases[i].list, cases[i].nodes, cases[i].gpn, NULL };
+		struct check_ask q = { ds, 1, img, NULL, cases[i].list, cases[i].nodes, cases[i].gpn, NULL, NULL, NULL, 0 };
 		struct check_facts g, c;
 		int st = run_checks(&q, 1, cases[i].sinfo, "", &g);
 
@@ -286,4 +286,32 @@ Test(checks, a_lists_gate_opens_only_when_every_partition_could_run_the_job)
 				    g.parts[k].name);
 	}
 	free(d), free(img);
+}
+
+/* The skill bank's declared inputs: a folder by test -d, a file by
+ * test -f; missing, or of the other type, each read back as such and
+ * closing the gate (an optional one too: the long way leaves it out). */
+Test(checks, declared_inputs_are_tested_by_their_type)
+{
+	char *img = xasprintf("%s/img.sqsh", dir), *folder = xasprintf("%s/data2", dir);
+	char *file = xasprintf("%s/bad.sqsh", dir), *gone = xasprintf("%s/gone", dir);
+	const char *ds[] = { folder };
+	const struct { const char *path; int folder; unsigned char want; } cases[] = {
+		{ folder, 1, INPUT_OK }, { file, 0, INPUT_OK }, { file, 1, INPUT_WRONG_TYPE },
+		{ folder, 0, INPUT_WRONG_TYPE }, { gone, 1, INPUT_MISSING }, { gone, 0, INPUT_MISSING },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *in[] = { folder, cases[i].path };
+		const int types[] = { 1, cases[i].folder };
+		struct check_ask q = { ds, 1, img, NULL, "polar", 1, 1, NULL, in, types, 2 };
+		struct check_facts g, c;
+		int st = run_checks(&q, 1, "4:00:00", "2 gpu:8", &g);
+		run_checks(&q, 0, "4:00:00", "2 gpu:8", &c);
+		cr_expect_eq(c.inputs[0], INPUT_OK, "case %zu", i);
+		cr_expect_eq(c.inputs[1], cases[i].want, "case %zu: %d", i, c.inputs[1]);
+		cr_expect_eq(g.inputs[1], cases[i].want, "case %zu: the gate's answer", i);
+		cr_expect_eq(st == 0, cases[i].want == INPUT_OK, "case %zu: gate %d", i, st);
+	}
+	free(img), free(folder), free(file), free(gone);
 }

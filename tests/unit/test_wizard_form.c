@@ -283,3 +283,41 @@ Test(wizard_form, the_form_refuses_what_the_submit_would)
 	expect_problem(&w, WZ_COMMAND, "'action'");
 	wizard_free(&w);
 }
+
+/* A skill bank's bundle fills the form too: its compute_shape is the
+ * GPUs in all, and what the form builds keeps its format, inputs and
+ * shape for the submit. */
+Test(wizard_form, a_skill_bank_bundle_fills_the_form_with_its_shape)
+{
+	struct wizard w;
+	struct spec s;
+	struct spec_kv *sec;
+	size_t nsec;
+	char *dir = temp_dir(), *path = xasprintf("%s/bank.json", dir), *err = NULL;
+
+	write_text(path, "{\"network_arch\": \"dino\", \"action\": \"train\", \"image\": "
+	    "\"nvcr.io/nvidia/tao/tao-toolkit:6.26.3-pyt\", \"mode\": \"config\", \"command\": "
+	    "\"dino train -e {config_path}\", \"config_format\": \"yaml\", \"spec\": {\"train\": "
+	    "{\"num_epochs\": 1}}, \"declared_inputs\": [{\"spec_key\": \"dataset.root\", \"type\": "
+	    "\"folder\", \"uri\": \"lustre:///d/coco\"}], \"declared_outputs\": [{\"spec_key\": "
+	    "\"results_dir\", \"type\": \"folder\"}], \"compute_shape\": {\"gpus\": 4, \"nodes\": 2}}");
+	wizard_init(&w, &cfg, 0);
+	set(&w, WZ_BUNDLE, path);
+	cr_assert_eq(wizard_load(&w, w.value[WZ_BUNDLE], &err), 0, "%s", err);
+	cr_expect_str_eq(w.value[WZ_GPUS], "8", "4 per node on 2 nodes");
+	cr_expect_str_eq(w.value[WZ_NODES], "2");
+	cr_expect_str_eq(w.value[WZ_COMMAND], "dino train -e {config_path}");
+	cr_assert_eq(wizard_build(&w, &s, &sec, &nsec, &err), 0, "%s", err);
+	cr_expect_eq(s.format, SPEC_FORMAT_BANK);
+	cr_expect_eq(s.gpus, 8);
+	cr_expect_eq(s.gpus_per_node, 4);
+	cr_expect_eq(s.nodes, 2);
+	cr_assert_eq(s.ninputs, 1);
+	cr_expect_str_eq(s.inputs[0].path, "/d/coco");
+	free(sec);
+	spec_free(&s);
+	wizard_free(&w);
+	unlink(path);
+	rmdir(dir);
+	free(path), free(dir);
+}

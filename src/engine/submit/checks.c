@@ -44,6 +44,13 @@ static void ask_files(const struct check_ask *a, const char *close, const char *
 		    q, i, i, close, end);
 		free(q);
 	}
+	for (i = 0; i < a->ninputs && i < CHECK_MAX_INPUTS; i++) {
+		q = sh_quote(a->inputs[i]);
+		buf_addf(cmd, "if test -%c %s; then echo '@@input ok %zu'; elif test -e %s; then "
+		    "echo '@@input wrong %zu'%s; else echo '@@input missing %zu'%s; fi%s",
+		    a->input_folder[i] ? 'd' : 'f', q, i, q, i, close, i, close, end);
+		free(q);
+	}
 	q = sh_quote(a->image);
 	buf_addf(cmd, "if [ \"$(head -c 4 %s 2>/dev/null)\" = hsqs ]; then echo '@@image ok'; "
 	    "elif test -e %s; then echo '@@image bad'%s; else echo '@@image missing'%s; fi%s",
@@ -242,6 +249,10 @@ void checks_read(const char *out, size_t ndatasets, struct check_facts *f)
 		if (sscanf(line, "@@missing %zu", &k) == 1 && k < ndatasets) {
 			if (f->missing == SIZE_MAX)
 				f->missing = k;
+		} else if (sscanf(line, "@@input missing %zu", &k) == 1 && k < CHECK_MAX_INPUTS) {
+			f->inputs[k] = INPUT_MISSING;
+		} else if (sscanf(line, "@@input wrong %zu", &k) == 1 && k < CHECK_MAX_INPUTS) {
+			f->inputs[k] = INPUT_WRONG_TYPE;
 		} else if (strcmp(line, "@@image ok") == 0) {
 			f->image_state = 1;
 		} else if (strcmp(line, "@@image bad") == 0) {

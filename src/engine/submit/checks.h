@@ -1,6 +1,7 @@
 /*
  * What a submit asks the cluster before anything is staged, as one shell
- * fragment: every dataset path (test -e), the image's squashfs magic, the
+ * fragment: every dataset path (test -e), each declared input of a skill
+ * bank bundle (test -d or test -f by its type), the image's squashfs magic, the
  * partition's MaxTime and the shape of its nodes, whether a results folder
  * the bundle names holds a run already (a status.json, or a checkpoint
  * *.pth, *.ckpt or *.tlt, within three levels as NVIDIA's SLURM backend
@@ -37,7 +38,17 @@ struct check_ask {
 	int		 nodes;		/* the job's shape, for the gate */
 	int		 gpus_per_node;
 	const char	*results_dir;	/* a folder that must hold no run, or NULL */
+	/* The skill bank's declared inputs (engine/submit/bank.h): each
+	 * path tested as a folder (test -d) or a file (test -f). Any missing
+	 * closes the gate, an optional one too: the long way's judgement
+	 * then leaves it out of the spec and the mounts before staging. */
+	const char *const *inputs;
+	const int	*input_folder;
+	size_t		 ninputs;	/* at most CHECK_MAX_INPUTS */
 };
+
+#define CHECK_MAX_INPUTS	64
+enum { INPUT_OK, INPUT_MISSING, INPUT_WRONG_TYPE };
 
 /* One partition of a list (SLURM_PARTITION=a,b), as sinfo describes it:
  * the judgement checks each for the job's time and shape. */
@@ -73,6 +84,10 @@ struct check_facts {
 	 * after each ("" when not asked or none): named when the partition
 	 * asked for is not one of them. */
 	char	partitions[512];
+	/* Each declared input's answer: INPUT_OK, INPUT_MISSING, or
+	 * INPUT_WRONG_TYPE (a file where a folder was declared, or the
+	 * other way). */
+	unsigned char inputs[CHECK_MAX_INPUTS];
 };
 
 /* One shell line asking everything, its answers on standard output. A

@@ -8,6 +8,8 @@
  * many spaces, quotes or "$(...)" it holds):
  *
  *   {spec}          the staged TAO spec, <job_dir>/specs/spec.yaml
+ *   {config_path}   the same (the skill bank's name; its spec.json or
+ *                   spec.toml for a bank bundle's config_format)
  *   {results_dir}   the results folder, where TAO writes (status.json in
  *                   its task folder: engine/track/taostatus.h)
  *   {job_dir}       the job's folder on shared storage

@@ -1,5 +1,6 @@
 #include "engine/submit/spec.h"
 
+#include <cJSON.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -8,28 +9,30 @@
 #include <yaml.h>
 
 #include "engine/submit/command.h"
+#include "engine/submit/spec_priv.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/xmalloc.h"
 #include "util/yamldoc.h"
 
-struct ctx {
-	const char	*file;
-	const char	*text;
-	yaml_document_t	 doc;
-	char		**err;
-};
+#define fail_at spec_fail_at
 
-static int fail_at(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail_at(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
+int spec_fail_at(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
 {
 	va_list ap;
 	int rc;
+	char *msg;
 
 	va_start(ap, fmt);
-	rc = yamldoc_vfail(c->err, c->file, n, fmt, ap);
+	if (c->json) {
+		/* A document built from JSON has no marks to name. */
+		msg = xvasprintf(fmt, ap);
+		*c->err = xasprintf("%s: %s", c->file, msg);
+		free(msg);
+		rc = -1;
+	} else {
+		rc = yamldoc_vfail(c->err, c->file, n, fmt, ap);
+	}
 	va_end(ap);
 	return rc;
 }
@@ -375,23 +378,36 @@ static int get_field(struct ctx *c, const char *key, const yaml_node_t *v, struc
 	return 0;
 }
 
-/* Each field of the root mapping: known, given once, then read. */
-static int get_fields(struct ctx *c, const yaml_node_t *root, struct spec *s)
+int spec_get_field(struct ctx *c, const char *key, const yaml_node_t *v, struct spec *s)
+{
+	return get_field(c, key, v, s);
+}
+
+int spec_field_known(const char *key)
 {
 	static const char *const known =
 	    " name image network_arch action command datasets results_dir gpus gpus_per_node nodes cpus_per_task"
 	    " time_hours child_timeout_hours partition account requeue resume auto_resume resume_key"
 	    " max_segments gpu_spec_key extra_env secrets supporting_files spec ";
+	char pattern[64];
+
+	if (key == NULL || strlen(key) > 60)
+		return 0;
+	snprintf(pattern, sizeof(pattern), " %s ", key);
+	return strstr(known, pattern) != NULL;
+}
+
+/* Each field of the root mapping: known, given once, then read. */
+static int get_fields(struct ctx *c, const yaml_node_t *root, struct spec *s)
+{
 	yaml_node_pair_t *p, *q;
 	int rc = 0;
 
 	for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top && rc == 0; p++) {
 		const yaml_node_t *k = yaml_document_get_node(&c->doc, p->key);
 		const char *key = yamldoc_scalar(k);
-		char pattern[64];
 
-		snprintf(pattern, sizeof(pattern), " %s ", key ? key : "");
-		if (key == NULL || strstr(known, pattern) == NULL)
+		if (!spec_field_known(key))
 			return fail_at(c, k, "unknown field '%s' (fields: name, image, network_arch, action, "
 			    "command, datasets, results_dir, gpus, gpus_per_node, nodes, cpus_per_task, time_hours, "
 			    "child_timeout_hours, partition, account, requeue, resume, auto_resume, "
@@ -458,6 +474,24 @@ static int complete(struct ctx *c, const yaml_node_t *root, struct spec *s)
 	return 0;
 }
 
+/* JSON: a .json file, or a text that opens with '{' and parses as
+ * JSON (a YAML flow mapping that is not JSON stays YAML). */
+static int spec_is_json(const char *file, const char *text, size_t len)
+{
+	size_t fl = strlen(file), i = 0;
+	cJSON *j;
+
+	if (fl > 5 && strcmp(file + fl - 5, ".json") == 0)
+		return 1;
+	while (i < len && isspace((unsigned char)text[i]))
+		i++;
+	if (i == len || text[i] != '{')
+		return 0;
+	j = cJSON_ParseWithLength(text, len);
+	cJSON_Delete(j);
+	return j != NULL;
+}
+
 int spec_parse(const char *file, const char *text, size_t len, struct spec *s, char **err)
 {
 	yaml_node_t *root;
@@ -468,8 +502,13 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 	s->gpus = s->nodes = s->cpus_per_task = s->requeue = s->gpus_per_node = s->resume = -1;
 	s->auto_resume = s->max_segments = -1;
 	s->time_hours = s->child_timeout_hours = -1;
-	if (yamldoc_load(file, text, len, &c.doc, err) != 0)
+	if (spec_is_json(file, text, len)) {
+		c.json = 1;
+		if (bank_json_load(&c, text, len) != 0)
+			return -1;
+	} else if (yamldoc_load(file, text, len, &c.doc, err) != 0) {
 		return -1;
+	}
 	root = yaml_document_get_root_node(&c.doc);
 	if (root == NULL || root->type != YAML_MAPPING_NODE) {
 		*err = xasprintf("%s:1:1: a spec bundle is a mapping of fields (image:, command:, ...); "
@@ -477,11 +516,16 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 		yaml_document_delete(&c.doc);
 		return -1;
 	}
-	rc = get_fields(&c, root, s);
-	if (rc == 0)
-		rc = secret_not_in_env(&c, root, s);
-	if (rc == 0)
-		rc = complete(&c, root, s);
+	if (bank_field_of(&c, root) != NULL) {
+		s->format = SPEC_FORMAT_BANK;
+		rc = bank_read(&c, root, s);
+	} else {
+		rc = get_fields(&c, root, s);
+		if (rc == 0)
+			rc = secret_not_in_env(&c, root, s);
+		if (rc == 0)
+			rc = complete(&c, root, s);
+	}
 	yaml_document_delete(&c.doc);
 	if (rc != 0)
 		spec_free(s);
@@ -509,6 +553,14 @@ void spec_free(struct spec *s)
 	free(s->results_dir), free(s->partition), free(s->account), free(s->tao_spec);
 	free(s->gpu_spec_key);
 	free(s->resume_key);
+	free(s->mode), free(s->config_format), free(s->tao_spec_read);
+	for (i = 0; i < s->ninputs; i++) {
+		free(s->inputs[i].spec_key), free(s->inputs[i].uri), free(s->inputs[i].path);
+	}
+	free(s->inputs);
+	for (i = 0; i < s->noutputs; i++)
+		free(s->outputs[i].spec_key), free(s->outputs[i].path);
+	free(s->outputs);
 	for (i = 0; i < s->argc; i++)
 		free(s->argv[i]);
 	free(s->argv);

@@ -21,7 +21,44 @@ struct spec_file {
 	char	*sha256;	/* its expected checksum, hex */
 };
 
+/* A declared input of the skill bank's bundle (docs/bank-bundles.md). */
+struct spec_input {
+	char	*spec_key;	/* where its path goes: a.b[0].c */
+	char	*uri;		/* as the bundle wrote it */
+	char	*path;		/* on the cluster; NULL: not on shared storage (s3://...) */
+	int	 folder;	/* type: folder (else file) */
+	int	 optional;
+	int	 skipped;	/* optional and missing: its spec key left as it is */
+};
+
+/* A declared output: its path (the spec's value, or one under the
+ * results folder bound at submit) made before the job runs. */
+struct spec_output {
+	char	*spec_key;
+	char	*path;		/* NULL until bound */
+	int	 folder;
+	int	 bound;		/* the path is taotop's choice, written into the spec */
+	int	 left;		/* the spec's own value, not a path (${results_dir}/x):
+				 * left to TAO, path NULL, nothing made */
+};
+
+enum spec_format { SPEC_FORMAT_TAOTOP, SPEC_FORMAT_BANK };
+
 struct spec {
+	/* Which format the bundle was written in: taotop's own, or the skill
+	 * bank's spec bundle (spec_bundle.schema.json), read into this same
+	 * form (engine/submit/bank.h). */
+	enum spec_format format;
+	char		*mode;		/* the bank's "config" or "args"; NULL: taotop's */
+	/* How TAO's spec is staged: yaml (NULL too), json or toml. */
+	char		*config_format;
+	struct spec_input *inputs;
+	size_t		 ninputs;
+	struct spec_output *outputs;
+	size_t		 noutputs;
+	/* The bank's spec as the bundle gave it: bank_bind starts from it each
+	 * time (a submit may bind twice, an optional input left out between). */
+	char		*tao_spec_read;
 	/* The run's own name (name:, or --name), told apart from its sweep's
 	 * other runs in the lists; NULL: none (spec_name_problem's rules). */
 	char		*name;

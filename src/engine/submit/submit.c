@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/submit/bank.h"
 #include "engine/submit/checks.h"
 #include "engine/submit/command.h"
 #include "engine/submit/convert.h"
@@ -83,6 +84,14 @@ struct job {
 	char			*cache;		/* image cache folder */
 	char			**datasets;	/* paths on the cluster */
 	size_t			 ndatasets;
+	/* The skill bank's declared inputs asked about (engine/submit/bank.h):
+	 * their paths, types, and which of spec.inputs each is. */
+	const char		**in_paths;
+	int			*in_folder;
+	size_t			*in_index;
+	size_t			 nin;
+	int			 bank_owned;	/* bank_own made the spec's parts ours */
+	char			*inputs_note;	/* inputs skipped, and why */
 	char			*id;
 	const char		*name;		/* the run's (--name, else name:), or NULL */
 	char			*job_dir, *results_dir, *log_dir, *sidecar, *sbatch_path;
@@ -320,6 +329,60 @@ static const struct defaults *job_defaults(struct job *j)
 	return &j->defs;
 }
 
+/* A note of the inputs left out, one more. */
+static void input_note(struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void input_note(struct job *j, const char *fmt, ...)
+{
+	va_list ap;
+	char *line, *both;
+
+	va_start(ap, fmt);
+	line = xvasprintf(fmt, ap);
+	va_end(ap);
+	both = j->inputs_note ? xasprintf("%s; %s", j->inputs_note, line) : line;
+	if (both != line)
+		free(line);
+	free(j->inputs_note);
+	j->inputs_note = both;
+}
+
+/* The skill bank's declared inputs: those on shared storage asked about
+ * with the datasets; those elsewhere (optional: the reader refused the
+ * others) left out, said so. The outputs' own paths checked too. */
+static int bank_inputs(struct job *j, char **err)
+{
+	size_t i;
+
+	if (j->spec.format != SPEC_FORMAT_BANK)
+		return 0;
+	if (j->spec_borrowed) {
+		bank_own(&j->spec);
+		j->bank_owned = 1;
+	}
+	for (i = 0; i < j->spec.ninputs; i++) {
+		struct spec_input *in = &j->spec.inputs[i];
+		if (in->path == NULL) {
+			input_note(j, "declared_inputs[%zu] (%s) %s is not on shared storage: optional, "
+			    "so left out; stage it there before submit and give its lustre:/// path "
+			    "to use it", i, in->spec_key, in->uri);
+			continue;
+		}
+		if (sbatch_safe("declared input", in->path, err) != 0)
+			return -1;
+		j->in_paths = xreallocarray(j->in_paths, j->nin + 1, sizeof(*j->in_paths));
+		j->in_folder = xreallocarray(j->in_folder, j->nin + 1, sizeof(*j->in_folder));
+		j->in_index = xreallocarray(j->in_index, j->nin + 1, sizeof(*j->in_index));
+		j->in_paths[j->nin] = in->path;
+		j->in_folder[j->nin] = in->folder;
+		j->in_index[j->nin++] = i;
+	}
+	for (i = 0; i < j->spec.noutputs; i++)
+		if (j->spec.outputs[i].path != NULL &&
+		    sbatch_safe("declared output", j->spec.outputs[i].path, err) != 0)
+			return -1;
+	return 0;
+}
+
 /* One results folder per run: a bundle's own results_dir that a record of
  * this cluster was launched into is refused here, with that run named;
  * one that holds a run's files on the cluster, by the checks (the same
@@ -417,6 +480,8 @@ static int preflight(struct job *j, char **err)
 		j->datasets = xreallocarray(j->datasets, j->ndatasets + 1, sizeof(*j->datasets));
 		j->datasets[j->ndatasets++] = p;
 	}
+	if (bank_inputs(j, err) != 0)
+		return failed(j, STEP_PREFLIGHT, err);
 	if (j->spec.results_dir != NULL) {
 		j->results_dir = storage_path("results_dir", j->spec.results_dir, err);
 		if (j->results_dir == NULL || sbatch_safe("results_dir", j->results_dir, err) != 0)
@@ -571,6 +636,27 @@ static int judge_facts(struct job *j, const struct check_facts *f, char **err)
 		    j->datasets[f->missing], conn_host(j->c));
 		return -1;
 	}
+	for (size_t i = 0; i < j->nin; i++) {
+		struct spec_input *in = &j->spec.inputs[j->in_index[i]];
+		if (f->inputs[i] == INPUT_WRONG_TYPE) {
+			*err = xasprintf("declared_inputs[%zu] (spec_key %s): %s on %s is not a %s, as "
+			    "its type says: fix the uri or the type", j->in_index[i], in->spec_key,
+			    in->path, conn_host(j->c), in->folder ? "folder" : "file");
+			return -1;
+		}
+		if (f->inputs[i] == INPUT_MISSING && !in->optional) {
+			*err = xasprintf("declared_inputs[%zu] (spec_key %s): %s does not exist on %s: "
+			    "stage it on the shared storage first (never inside the allocation), or "
+			    "fix its uri; nothing was written", j->in_index[i], in->spec_key, in->path,
+			    conn_host(j->c));
+			return -1;
+		}
+		if (f->inputs[i] == INPUT_MISSING && !in->skipped) {
+			in->skipped = 1;
+			input_note(j, "declared_inputs[%zu] (%s) %s does not exist: optional, so left "
+			    "out", j->in_index[i], in->spec_key, in->path);
+		}
+	}
 	if (strchr(j->rq.partition, ',') != NULL) {
 		if (judge_list(j, f, err) != 0)
 			return -1;
@@ -621,6 +707,9 @@ static void ask_of(const struct job *j, struct check_ask *a)
 	a->nodes = j->res.nodes;
 	a->gpus_per_node = j->res.gpus_per_node;
 	a->results_dir = j->results_check ? j->results_dir : NULL;
+	a->inputs = j->in_paths;
+	a->input_folder = j->in_folder;
+	a->ninputs = j->nin;
 }
 
 /* The checks as one command, or their answers already in j->facts (from
@@ -657,7 +746,15 @@ static int check_remote(struct job *j, char **err)
 		plan(j, "partitions: %s, whole: SLURM starts the job on the first of them that can "
 		    "run it (taotop status names the one it chose)%s%s", j->rq.partition,
 		    j->partition_note ? "; " : "", j->partition_note ? j->partition_note : "");
-	step(j, STEP_DATASET, 1, j->partition_note);
+	if (j->inputs_note != NULL && j->o->dry_run)
+		plan(j, "inputs: %s", j->inputs_note);
+	{
+		char *said = j->partition_note && j->inputs_note ? xasprintf("%s; %s",
+		    j->partition_note, j->inputs_note) : NULL;
+		step(j, STEP_DATASET, 1, said ? said : j->partition_note ? j->partition_note
+		    : j->inputs_note);
+		free(said);
+	}
 	return 0;
 }
 
@@ -839,6 +936,15 @@ static int open_record(struct job *j, char **err)
 	j->sbatch_path = xasprintf("%s/sbatch/job_%s.sbatch", j->job_dir, j->id);
 	if (j->spec.nsecrets > 0)
 		j->sidecar = secrets_sidecar_path(j->job_dir, j->id);
+	/* The skill bank's bundle: its inputs, outputs and GPUs into its spec,
+	 * now that the results folder is named. */
+	if (j->spec.format == SPEC_FORMAT_BANK && bank_bind(&j->spec, j->results_dir,
+	    j->res.gpus_per_node, err) != 0)
+		return failed(j, STEP_RECORD, err);
+	for (size_t i = 0; i < j->spec.noutputs; i++)
+		if (j->spec.outputs[i].path != NULL &&
+		    sbatch_safe("declared output", j->spec.outputs[i].path, err) != 0)
+			return failed(j, STEP_RECORD, err);
 	if (j->o->dry_run) {
 		step(j, STEP_RECORD, 1, j->id);
 		return 0;
@@ -886,6 +992,8 @@ static int open_record(struct job *j, char **err)
 		free(m);
 	}
 	record_event(r, "opened: staging", "taotop", time(NULL));
+	if (j->inputs_note != NULL)
+		record_event(r, j->inputs_note, "taotop", time(NULL));
 	if (strchr(j->rq.partition, ',') != NULL) {
 		char *parts = xasprintf("partitions %s: SLURM starts the job on the first that can "
 		    "run it%s%s", j->rq.partition, j->partition_note ? "; " : "",
@@ -1011,28 +1119,56 @@ static int stage_supporting(struct job *j, struct stage *sg, const struct spec_f
 	return 0;
 }
 
+/* The folder a declared output needs: itself, or a file's parent. */
+static char *output_dir(const struct spec_output *o)
+{
+	const char *slash = strrchr(o->path, '/');
+
+	if (o->folder || slash == NULL)
+		return xstrdup(o->path);
+	return slash == o->path ? xstrdup("/") : xstrndup(o->path, (size_t)(slash - o->path));
+}
+
+/* Whether path is dir or inside it (at a '/': /x/job10 is not in /x/job1). */
+static int path_within(const char *path, const char *dir)
+{
+	size_t l = strlen(dir);
+
+	return strncmp(path, dir, l) == 0 && (path[l] == '/' || path[l] == '\0');
+}
+
 /* The job folder's files, into the batch the launch sends. */
 static int stage(struct job *j, struct stage *sg, char **err)
 {
 	const char *parts[] = { "specs", "env", "meta", "sbatch" };
-	char *yaml = NULL, *env_text, *meta_text, *dirs[6];
+	char *yaml = NULL, *env_text, *meta_text, **dirs, *spec_name;
+	size_t ndirs = 6 + j->spec.noutputs;
 	cJSON *env, *meta, *list;
 	size_t i;
 	int rc = 0;
 
 	step(j, STEP_SPEC, 0, NULL);
-	if (spec_emit_tao(&j->spec, &yaml, err) != 0)
+	/* TAO's spec in its config_format (the bank's; taotop's own: yaml). */
+	if (bank_config_text(&j->spec, &yaml, err) != 0)
 		return failed(j, STEP_SPEC, err);
+	spec_name = xasprintf("specs/%s", bank_config_name(&j->spec));
 	/* The job folder, new and the user's own; its parts, the log folder
 	 * and the results folder. */
 	stage_job_folder(sg, j->root, j->job_dir);
+	dirs = xcalloc(ndirs, sizeof(*dirs));
 	for (i = 0; i < 4; i++)
 		dirs[i] = xasprintf("%s/%s", j->job_dir, parts[i]);
 	dirs[4] = xstrdup(j->log_dir);
 	dirs[5] = xstrdup(j->results_dir);
-	stage_mkdirs(sg, (const char *const *)dirs, 6);
-	for (i = 0; i < 6; i++)
+	/* The bank's declared outputs: a folder, or a file's folder. */
+	ndirs = 6;
+	for (i = 0; i < j->spec.noutputs; i++)
+		if (j->spec.outputs[i].path != NULL)
+			dirs[ndirs++] = output_dir(&j->spec.outputs[i]);
+	stage_mkdirs(sg, (const char *const *)dirs, ndirs);
+	for (i = 0; i < ndirs; i++)
 		free(dirs[i]);
+	free(dirs);
 	env = cJSON_CreateObject();
 	for (i = 0; i < j->spec.nextra_env; i++)
 		cJSON_AddStringToObject(env, j->spec.extra_env[i].key, j->spec.extra_env[i].value);
@@ -1054,7 +1190,7 @@ static int stage(struct job *j, struct stage *sg, char **err)
 	meta_text = cJSON_PrintUnformatted(meta);
 	{
 		const struct { const char *name, *text; } files[] = {
-			{ "specs/spec.yaml", yaml }, { "env/env.json", env_text },
+			{ spec_name, yaml }, { "env/env.json", env_text },
 			{ "meta/meta.json", meta_text },
 		};
 		for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -1070,6 +1206,7 @@ static int stage(struct job *j, struct stage *sg, char **err)
 	if (rc == 0 && j->probe)
 		rc = stage_probe(j, sg, err);
 	free(yaml);
+	free(spec_name);
 	cJSON_Delete(env);
 	cJSON_Delete(meta);
 	if (rc != 0)
@@ -1141,7 +1278,20 @@ static void make_mounts(const struct job *j, struct buf *mounts)
 
 	for (i = 0; i < j->ndatasets; i++)
 		buf_addf(mounts, "%s:%s,", j->datasets[i], j->datasets[i]);
+	/* The bank's inputs as the datasets, those left out not. */
+	for (i = 0; i < j->nin; i++)
+		if (!j->spec.inputs[j->in_index[i]].skipped)
+			buf_addf(mounts, "%s:%s,", j->in_paths[i], j->in_paths[i]);
 	buf_addf(mounts, "%s:%s", j->job_dir, j->job_dir);
+	/* Its outputs' folders outside the job's and the results folder. */
+	for (i = 0; i < j->spec.noutputs; i++) {
+		if (j->spec.outputs[i].path == NULL)
+			continue;
+		char *d = output_dir(&j->spec.outputs[i]);
+		if (!path_within(d, j->job_dir) && !path_within(d, j->results_dir))
+			buf_addf(mounts, ",%s:%s", d, d);
+		free(d);
+	}
 	/* Inside the job folder only at a '/': /x/job10 is not in /x/job1. */
 	if (strncmp(j->results_dir, j->job_dir, jl) != 0 ||
 	    (j->results_dir[jl] != '/' && j->results_dir[jl] != '\0'))
@@ -1153,7 +1303,8 @@ static void make_mounts(const struct job *j, struct buf *mounts)
  * for scripts the command runs. */
 static int make_command(const struct job *j, struct script_parts *sp, char **err)
 {
-	char *spec_path = xasprintf("%s/specs/spec.yaml", j->job_dir), ngpus[16], nnodes[16];
+	char *spec_path = xasprintf("%s/specs/%s", j->job_dir, bank_config_name(&j->spec));
+	char ngpus[16], nnodes[16];
 	const struct command_vars cv = { spec_path, j->results_dir, j->job_dir, j->id, ngpus,
 		nnodes };
 	const char *const exports[][2] = { { "TAOTOP_JOB_ID", j->id },
@@ -1937,6 +2088,12 @@ static char *resolved_text(const struct job *j)
 	char *shape = shape_origin(j);
 
 	buf_init(&b);
+	if (j->spec.format == SPEC_FORMAT_BANK)
+		buf_addf(&b, "  bundle      the skill bank's spec bundle (spec_bundle.schema.json), mode "
+		    "%s%s%s\n", j->spec.mode, j->spec.config_format ? ", spec staged as " : "",
+		    j->spec.config_format ? j->spec.config_format : "");
+	else
+		buf_addf(&b, "  bundle      taotop's own format\n");
 	if (j->name != NULL)
 		buf_addf(&b, "  name        %-24s (%s)\n", j->name, j->o->name != NULL ? "--name"
 		    : "the bundle");
@@ -1966,6 +2123,9 @@ static void job_free(struct job *j)
 	free(j->held);
 	if (!j->spec_borrowed)
 		spec_free(&j->spec);
+	else if (j->bank_owned)
+		bank_own_free(&j->spec);
+	free(j->in_paths), free(j->in_folder), free(j->in_index), free(j->inputs_note);
 	image_ref_free(&j->image);
 	for (i = 0; i < j->ndatasets; i++)
 		free(j->datasets[i]);
