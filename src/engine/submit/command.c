@@ -7,14 +7,16 @@
 #include "util/buf.h"
 #include "util/xmalloc.h"
 
+/* config_path is the skill bank's name of the staged spec (its bundles'
+ * "dino train -e {config_path}"): the same value as {spec}. */
 static const char *const names[] = { "spec", "results_dir", "job_dir", "job_id", "num_gpus",
-	"num_nodes" };
+	"num_nodes", "config_path" };
 #define NNAMES (sizeof(names) / sizeof(names[0]))
 
 static const char *value_of(const struct command_vars *v, size_t i)
 {
 	const char *const values[NNAMES] = { v->spec, v->results_dir, v->job_dir, v->job_id,
-		v->num_gpus, v->num_nodes };
+		v->num_gpus, v->num_nodes, v->spec };
 	return values[i];
 }
 
@@ -63,7 +65,8 @@ static char *walk(const char *word, const struct command_vars *v, char **err)
 		}
 		if ((i = lookup(p + 1, len)) < 0) {
 			*err = xasprintf("command: unknown placeholder {%.*s} in '%s' (taotop fills "
-			    "{spec}, {results_dir}, {job_dir}, {job_id}, {num_gpus} and {num_nodes}; "
+			    "{spec} (or {config_path}), {results_dir}, {job_dir}, {job_id}, {num_gpus} and "
+			    "{num_nodes}; "
 			    "write {{ and }} for literal braces)", (int)len, p + 1, word);
 			buf_free(&out);
 			return NULL;

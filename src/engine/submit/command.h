@@ -7,7 +7,8 @@
  * before the word is quoted (the value stays inside that one word, however
  * many spaces, quotes or "$(...)" it holds):
  *
- *   {spec}          the staged TAO spec, <job_dir>/specs/spec.yaml
+ *   {spec}          the staged TAO spec, <job_dir>/specs/spec.yaml;
+ *                   {config_path} (the skill bank's name) is the same
  *   {results_dir}   the results folder, where TAO writes (status.json in
  *                   its task folder: engine/track/taostatus.h)
  *   {job_dir}       the job's folder on shared storage

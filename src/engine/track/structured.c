@@ -1,0 +1,93 @@
+#include "engine/track/structured.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cJSON.h>
+
+#include "util/xmalloc.h"
+
+/* The record a parsed whole file ends with, or NULL. */
+static const cJSON *last_of(const cJSON *doc)
+{
+	const cJSON *records = doc;
+
+	if (cJSON_IsObject(doc)) {
+		records = cJSON_GetObjectItemCaseSensitive(doc, "records");
+		if (!cJSON_IsArray(records))
+			return doc;
+	}
+	if (!cJSON_IsArray(records) || cJSON_GetArraySize(records) == 0)
+		return NULL;
+	return cJSON_GetArrayItem(records, cJSON_GetArraySize(records) - 1);
+}
+
+static int state_of(const cJSON *rec, char *out, size_t size, char **why)
+{
+	const cJSON *st = cJSON_IsObject(rec) ? cJSON_GetObjectItemCaseSensitive(rec, "status")
+	    : NULL;
+	size_t i;
+
+	if (!cJSON_IsString(st) || st->valuestring[0] == '\0') {
+		*why = xstrdup("its last record has no \"status\"");
+		return -1;
+	}
+	for (i = 0; i + 1 < size && st->valuestring[i] != '\0'; i++)
+		out[i] = (char)toupper((unsigned char)st->valuestring[i]);
+	out[i] = '\0';
+	return 0;
+}
+
+int structured_last_state(const char *text, size_t len, char *out, size_t size, char **why)
+{
+	cJSON *doc = cJSON_ParseWithLength(text, len);
+	const char *p, *end = text + len, *last = NULL, *last_end = NULL;
+	int rc;
+
+	*why = NULL;
+	if (doc != NULL) {
+		const cJSON *rec = last_of(doc);
+		rc = rec != NULL ? state_of(rec, out, size, why) : -1;
+		if (rec == NULL)
+			*why = xstrdup("it holds no record");
+		cJSON_Delete(doc);
+		return rc;
+	}
+	/* One record a line: the last line that is not blank. */
+	for (p = text; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end, *q;
+		for (q = p; q < e && isspace((unsigned char)*q); q++)
+			;
+		if (q < e)
+			last = p, last_end = e;
+		p = nl ? nl + 1 : end;
+	}
+	if (last == NULL) {
+		*why = xstrdup("it is empty");
+		return -1;
+	}
+	doc = cJSON_ParseWithLength(last, (size_t)(last_end - last));
+	if (doc == NULL) {
+		*why = xstrdup("it is neither JSON nor one JSON record a line");
+		return -1;
+	}
+	rc = state_of(doc, out, size, why);
+	cJSON_Delete(doc);
+	return rc;
+}
+
+int structured_state_in(const char *state, const char *states)
+{
+	size_t n = strlen(state);
+	const char *p = states;
+
+	while (p != NULL && *p != '\0') {
+		size_t k = strcspn(p, "\n");
+		if (k == n && strncasecmp(p, state, n) == 0)
+			return 1;
+		p += k + (p[k] == '\n');
+	}
+	return 0;
+}
