@@ -9,6 +9,22 @@
 
 #include "util/xmalloc.h"
 
+/* len bytes at text as one JSON value with nothing but white space after
+ * it, or NULL. */
+static cJSON *parse_whole(const char *text, size_t len)
+{
+	const char *end = NULL;
+	cJSON *doc = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+
+	while (doc != NULL && end != NULL && end < text + len && isspace((unsigned char)*end))
+		end++;
+	if (doc != NULL && end != text + len) {
+		cJSON_Delete(doc);
+		doc = NULL;
+	}
+	return doc;
+}
+
 /* The record a parsed whole file ends with, or NULL. */
 static const cJSON *last_of(const cJSON *doc)
 {
@@ -42,7 +58,9 @@ static int state_of(const cJSON *rec, char *out, size_t size, char **why)
 
 int structured_last_state(const char *text, size_t len, char *out, size_t size, char **why)
 {
-	cJSON *doc = cJSON_ParseWithLength(text, len);
+	/* The whole text one value: a first record followed by more lines
+	 * is the one-a-line form. */
+	cJSON *doc = parse_whole(text, len);
 	const char *p, *end = text + len, *last = NULL, *last_end = NULL;
 	int rc;
 
@@ -68,7 +86,7 @@ int structured_last_state(const char *text, size_t len, char *out, size_t size, 
 		*why = xstrdup("it is empty");
 		return -1;
 	}
-	doc = cJSON_ParseWithLength(last, (size_t)(last_end - last));
+	doc = parse_whole(last, (size_t)(last_end - last));
 	if (doc == NULL) {
 		*why = xstrdup("it is neither JSON nor one JSON record a line");
 		return -1;

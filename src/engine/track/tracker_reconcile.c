@@ -269,9 +269,16 @@ static enum judged judge_structured(struct conn *c, const struct job_record *r,
 	sanitize_append_line(&b, state, strlen(state));
 	shown = buf_detach(&b);
 	*to = structured_state_in(state, r->success_states) ? TAO_DONE : TAO_ERROR;
-	*message = *to == TAO_DONE ? xasprintf("the bundle's status file says %s", shown)
-	    : xasprintf("the bundle's status file says %s, not a success state (%s)", shown,
-		r->success_states);
+	if (*to == TAO_DONE) {
+		*message = xasprintf("the bundle's status file says %s", shown);
+	} else {
+		char *states = xstrdup(r->success_states ? r->success_states : ""), *p;
+		for (p = states; (p = strchr(p, '\n')) != NULL;)
+			*p = ',';
+		*message = xasprintf("the bundle's status file %s says %s, not a success state "
+		    "(%s)", r->done_status_path, shown, states);
+		free(states);
+	}
 	free(shown);
 	res = JUDGED;
 	return res;
