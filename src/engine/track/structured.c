@@ -25,6 +25,37 @@ static cJSON *parse_whole(const char *text, size_t len)
 	return doc;
 }
 
+/* A line cJSON refuses only for Python's bare NaN or Infinity in a kpi
+ * (json.dumps writes them: taostatus.h): its "status": "WORD" read as
+ * text, upper case. 1 when found. */
+static int status_word(const char *line, size_t len, char *out, size_t size)
+{
+	const char *end = line + len, *p = line, *q;
+	size_t i;
+
+	if (len == 0 || line[0] != '{')
+		return 0;
+	for (q = p; q + 8 <= end; q++) {
+		if (memcmp(q, "\"status\"", 8) != 0)
+			continue;
+		p = q + 8;
+		while (p < end && isspace((unsigned char)*p))
+			p++;
+		if (p >= end || *p != ':')
+			continue;
+		for (p++; p < end && isspace((unsigned char)*p); p++)
+			;
+		if (p >= end || *p != '"')
+			continue;
+		/* The first "status" key: a record's own (TAO writes it first). */
+		for (i = 0, p++; p < end && *p != '"' && *p != '\\' && i + 1 < size; p++, i++)
+			out[i] = (char)toupper((unsigned char)*p);
+		out[i] = '\0';
+		return p < end && *p == '"' && i > 0;
+	}
+	return 0;
+}
+
 /* The record a parsed whole file ends with, or NULL. */
 static const cJSON *last_of(const cJSON *doc)
 {
@@ -87,6 +118,8 @@ int structured_last_state(const char *text, size_t len, char *out, size_t size, 
 		return -1;
 	}
 	doc = parse_whole(last, (size_t)(last_end - last));
+	if (doc == NULL && status_word(last, (size_t)(last_end - last), out, size))
+		return 0;
 	if (doc == NULL) {
 		*why = xstrdup("it is neither JSON nor one JSON record a line");
 		return -1;
