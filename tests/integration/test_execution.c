@@ -240,3 +240,31 @@ Test(execution, the_bundles_own_status_judges_a_completed_job, .timeout = 240)
 	free(spec);
 	sub_close(&e);
 }
+
+Test(execution, a_helper_whose_checksum_differs_is_refused_before_any_write, .timeout = 120)
+{
+	struct sub_env e;
+	struct submit_result res;
+	char *err = NULL;
+
+	sub_open(&e, "lifecycle-sum", NULL);
+	char *sum = write_helper(&e);
+	const char *wrong = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	const char *const pairs[] = { "%TAIL%", STATUS_OK, "%NODES%", "1", "%GPUS%", "1",
+	    "%SUM%", wrong };
+	char *text = fill(lifecycle_bundle, pairs, 8);
+	char *spec = sub_bundle(&e, "lifecycle", text);
+	cr_expect_eq(sub_submit(&e, spec, &res, &err), -1);
+	char *want = xasprintf("helpers/check.sh has sha256 %s, not the %s the bundle states",
+	    sum, wrong);
+	cr_expect(err && strstr(err, want) != NULL, "want: %s\ngot:  %s", want, err);
+	cr_expect_null(res.record_id, "a record was opened for a refused bundle");
+	char *listing = xasprintf("%s/root", e.base);
+	char *cmd = xasprintf("test -z \"$(ls -A %s)\"", listing);
+	const char *const argv[] = { "sh", "-c", cmd, NULL };
+	cr_expect_eq(rig_run(argv, NULL), 0, "something was written under %s", listing);
+	free(cmd), free(listing), free(want), free(err);
+	submit_result_free(&res);
+	free(spec), free(text), free(sum);
+	sub_close(&e);
+}

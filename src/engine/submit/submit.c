@@ -1257,6 +1257,11 @@ static int make_exec(const struct job *j, struct buf *ex, struct buf *names, cha
 		lc = xasprintf("%s/lifecycle.sh", j->job_dir);
 	sh_quote_buf(ex, lc ? lc : "", lc ? strlen(lc) : 0);
 	free(lc);
+	/* The environment's names, which a retry moves to its own folder. */
+	buf_adds(ex, "\nTAOTOP_EXEC_ENV='");
+	for (i = 0; i < e->nenv; i++)
+		buf_addf(ex, "%s%s", i ? " " : "", e->env[i].key);
+	buf_adds(ex, "'");
 	if (!j->lifecycle)
 		return 0;
 	buf_addf(ex, "\nexport TAOTOP_PRE_COUNT=%zu TAOTOP_POST_COUNT=%zu TAOTOP_POST_SCOPE=%s",
@@ -1830,6 +1835,8 @@ static char *open_resubmit(struct record_store *st, const char *id, const char *
 	record_set(&r->storage_tier, old->storage_tier);
 	record_set(&r->results_dir, old->results_dir);
 	record_set(&r->tao_results_dir, old->tao_results_dir);
+	record_set(&r->done_status_path, old->done_status_path);
+	record_set(&r->success_states, old->success_states);
 	record_set(&r->log_dir, old->log_dir);
 	record_set(&r->secrets, old->secrets);
 	record_set(&r->bundle, old->bundle);
