@@ -268,3 +268,64 @@ Test(execution, a_helper_whose_checksum_differs_is_refused_before_any_write, .ti
 	free(spec), free(text), free(sum);
 	sub_close(&e);
 }
+
+/* Each process torchrun starts notes what it is, in a file of its own. */
+static const char *ranks_py =
+	"import os, sys\n"
+	"e = os.environ\n"
+	"with open(os.path.join(sys.argv[1], 'rank-' + e['RANK']), 'w') as f:\n"
+	"    f.write('world=%s local=%s group=%s\\n' % (e['WORLD_SIZE'], e['LOCAL_RANK'], e['GROUP_RANK']))\n"
+	"if e['RANK'] == '0':\n"
+	"    with open(os.path.join(sys.argv[1], 'status.json'), 'w') as f:\n"
+	"        f.write('{\"status\": \"SUCCESS\"}\\n')\n";
+
+Test(execution, torchrun_starts_the_processes_of_each_node, .timeout = 240)
+{
+	struct sub_env e;
+	struct submit_result res;
+	char *err = NULL, *sum = NULL;
+
+	sub_open(&e, "torchrun", NULL);
+	char *path = xasprintf("%s/ranks.py", e.local);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(ranks_py, f);
+	fclose(f);
+	char *cmd = xasprintf("sha256sum %s | cut -c1-64", path);
+	const char *const argv[] = { "sh", "-c", cmd, NULL };
+	cr_assert_eq(rig_run(argv, &sum), 0);
+	sum[64] = '\0';
+	char *text = xasprintf(
+	    "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "command: ['{job_dir}/inputs/action-helpers/ranks.py', '{results_dir}']\n"
+	    "datasets: [lustre://%%B/data/train]\n"
+	    "nodes: 2\n"
+	    "gpus: 4\n"
+	    "cpus_per_task: 2\n"
+	    "time_hours: 0.5\n"
+	    "execution:\n"
+	    "  distributed: {launcher: torchrun, processes_per_node: 2}\n"
+	    "  supporting_files: [{source: ranks.py, destination: ranks.py, sha256: %s}]\n"
+	    "  completion: {child_exit_code_path: child_exit_code}\n", sum);
+	char *spec = sub_bundle(&e, "torchrun", text);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_expect_eq(sub_wait_final(&e, res.record_id, 180), TAO_DONE);
+
+	struct job_record *r = load(&e, res.record_id);
+	const char *want[] = { "world=4 local=0 group=0\n", "world=4 local=1 group=0\n",
+	    "world=4 local=0 group=1\n", "world=4 local=1 group=1\n" };
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "rank-%d", i);
+		char *got = results_file(r, name);
+		cr_expect(got && strcmp(got, want[i]) == 0, "%s: %s", name, got);
+		free(got);
+	}
+	char *code = results_file(r, "child_exit_code");
+	cr_expect(code && strcmp(code, "0\n") == 0, "the exit-code file: %s", code);
+	free(code);
+	record_free(r);
+	submit_result_free(&res);
+	free(spec), free(text), free(sum), free(cmd), free(path);
+	sub_close(&e);
+}
