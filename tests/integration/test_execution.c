@@ -315,7 +315,7 @@ Test(execution, torchrun_starts_the_processes_of_each_node, .timeout = 240)
 	const char *want[] = { "world=4 local=0 group=0\n", "world=4 local=1 group=0\n",
 	    "world=4 local=0 group=1\n", "world=4 local=1 group=1\n" };
 	for (int i = 0; i < 4; i++) {
-		char name[16];
+		char name[32];
 		snprintf(name, sizeof(name), "rank-%d", i);
 		char *got = results_file(r, name);
 		cr_expect(got && strcmp(got, want[i]) == 0, "%s: %s", name, got);
