@@ -329,3 +329,34 @@ Test(execution, torchrun_starts_the_processes_of_each_node, .timeout = 240)
 	free(spec), free(text), free(sum), free(cmd), free(path);
 	sub_close(&e);
 }
+
+Test(execution, a_missing_bundle_status_ends_a_completed_job_in_error_saying_so, .timeout = 240)
+{
+	struct sub_env e;
+	struct submit_result res;
+	char *err = NULL;
+
+	sub_open(&e, "structured-missing", NULL);
+	char *spec = sub_bundle(&e, "structured",
+	    "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "command: ['sh', '-c', 'echo {\\\"status\\\": \\\"SUCCESS\\\"} > {results_dir}/status.json']\n"
+	    "gpus: 1\n"
+	    "time_hours: 0.2\n"
+	    "execution:\n"
+	    "  completion:\n"
+	    "    child_exit_code_path: child_exit_code\n"
+	    "    structured_status_path: never/written.json\n"
+	    "    success_states: [SUCCESS]\n");
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_expect_eq(sub_wait_final(&e, res.record_id, 180), TAO_ERROR);
+
+	struct job_record *r = load(&e, res.record_id);
+	char *msg = history(r), *want = xasprintf("COMPLETED, but the bundle's structured status "
+	    "file %s/never/written.json is missing", r->results_dir);
+	cr_expect(strstr(msg, want) != NULL, "want: %s\nthe record says: %s", want, msg);
+	free(want), free(msg);
+	record_free(r);
+	submit_result_free(&res);
+	free(spec);
+	sub_close(&e);
+}

@@ -339,8 +339,10 @@ static int get_completion(struct ectx *c, const yaml_node_t *n, struct spec_exec
 }
 
 /* One key of the execution mapping. */
-static int get_key(struct ectx *c, const char *key, const yaml_node_t *v, struct spec_exec *e)
+static int get_key(struct ectx *c, const yaml_node_t *k, const yaml_node_t *v, struct spec_exec *e)
 {
+	const char *key = yamldoc_scalar(k);
+
 	if (strcmp(key, "environment") == 0)
 		return get_env(c, v, e);
 	if (strcmp(key, "pre_commands") == 0)
@@ -361,7 +363,7 @@ static int get_key(struct ectx *c, const char *key, const yaml_node_t *v, struct
 		return get_files(c, v, e);
 	if (strcmp(key, "completion") == 0)
 		return get_completion(c, v, e);
-	return fail_at(c, v, "field 'execution': unknown key '%s' (keys: environment, "
+	return fail_at(c, k, "field 'execution': unknown key '%s' (keys: environment, "
 	    "pre_commands, post_commands, post_scope, distributed, supporting_files, completion)",
 	    key);
 }
@@ -387,7 +389,7 @@ int exec_parse(const char *file, yaml_document_t *doc, const yaml_node_t *n,
 			if (strcmp(key, yamldoc_scalar(node(&c, q->key))) == 0)
 				return fail_at(&c, node(&c, p->key), "field 'execution.%s' is given "
 				    "twice", key);
-		if (get_key(&c, key, node(&c, p->value), out) != 0)
+		if (get_key(&c, node(&c, p->key), node(&c, p->value), out) != 0)
 			return -1;
 	}
 	return 0;
