@@ -360,3 +360,27 @@ Test(execution, a_missing_bundle_status_ends_a_completed_job_in_error_saying_so,
 	free(spec);
 	sub_close(&e);
 }
+
+Test(execution, a_secret_in_the_environment_is_refused_by_the_lint, .timeout = 120)
+{
+	struct sub_env e;
+	struct submit_result res;
+	char *err = NULL;
+
+	sub_open(&e, "lifecycle-secret", NULL);
+	char *spec = sub_bundle(&e, "secret",
+	    "image: nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt\n"
+	    "command: [true]\n"
+	    "gpus: 1\n"
+	    "execution:\n"
+	    "  environment: {HUB_TOKEN: " SUB_TOKEN "}\n");
+	cr_expect_eq(sub_submit(&e, spec, &res, &err), -1);
+	cr_expect(err && strstr(err, "fails the lint") != NULL &&
+	    strstr(err, "secret: a Hugging Face token") != NULL, "%s", err);
+	cr_expect(err && strstr(err, SUB_TOKEN) == NULL, "the refusal repeats the secret: %s", err);
+	cr_expect_null(res.slurm_id, "submitted");
+	free(err);
+	submit_result_free(&res);
+	free(spec);
+	sub_close(&e);
+}
