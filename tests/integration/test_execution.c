@@ -384,3 +384,36 @@ Test(execution, a_secret_in_the_environment_is_refused_by_the_lint, .timeout = 1
 	free(spec);
 	sub_close(&e);
 }
+
+Test(execution, the_dry_run_says_what_the_execution_block_does, .timeout = 120)
+{
+	struct sub_env e;
+	const struct rig *g = rig_get();
+
+	sub_open(&e, "lifecycle-dry", NULL);
+	char *sum = write_helper(&e);
+	const char *const pairs[] = { "%TAIL%", STATUS_OK, "%NODES%", "2", "%GPUS%", "4",
+	    "%SUM%", sum };
+	char *text = fill(lifecycle_bundle, pairs, 8);
+	char *spec = sub_bundle(&e, "lifecycle", text);
+	char *cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s "
+	    "TAOTOP_KNOWN_HOSTS=%s XDG_STATE_HOME=%s TAOTOP_CONFIG=/nonexistent/config.yaml "
+	    "SLURM_BASE_RESULTS_DIR=lustre://%s/root LANG=C %s submit --dry-run %s",
+	    g->user, g->host, g->port, g->key, g->known_hosts, e.local, e.base,
+	    getenv("TAOTOP_BIN"), spec);
+	const char *const argv[] = { "sh", "-c", cmd, NULL };
+	char *out = NULL;
+	cr_assert_eq(rig_run(argv, &out), 0, "%s", out);
+	cr_expect(strstr(out, "  execution   2 pre-commands, 1 post-command (task 0), direct, "
+	    "2 variables, 1 helper file; exit code to child_exit_code; the end judged by TAO's "
+	    "status file (the bundle)\n") != NULL, "%s", out);
+	/* The helper and its manifest are staged, the bundle's commands quoted as one word each. */
+	cr_expect(strstr(out, "/inputs/action-helpers/tools/check.sh (17 bytes)") != NULL, "%s", out);
+	cr_expect(strstr(out, "/inputs/action-helpers.manifest.json (") != NULL, "%s", out);
+	cr_expect(strstr(out, "export TAOTOP_PRE_1='echo \"pre one\" >> \"$MARK_DIR/order-$SLURM_PROCID\"'\n")
+	    != NULL, "%s", out);
+	cr_expect(strstr(out, "export TAOTOP_PRE_COUNT=2 TAOTOP_POST_COUNT=1 TAOTOP_POST_SCOPE=leader\n")
+	    != NULL, "%s", out);
+	free(out), free(cmd), free(spec), free(text), free(sum);
+	sub_close(&e);
+}

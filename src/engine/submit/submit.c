@@ -2102,6 +2102,19 @@ static char *resolved_text(const struct job *j)
 		buf_addf(&b, "%s%s", i ? " " : "", j->argv[i]);
 	buf_addf(&b, " (%s)\n", j->spec.argc > 0 && !j->spec.command_is_taos ? "the bundle"
 	    : "TAO's own: the bundle gives none");
+	if (j->spec.exec.given) {
+		const struct spec_exec *e = &j->spec.exec;
+		buf_addf(&b, "  execution   %zu pre-command%s, %zu post-command%s (%s), %s",
+		    e->npre, e->npre == 1 ? "" : "s", e->npost, e->npost == 1 ? "" : "s",
+		    e->post_all ? "every task" : "task 0", e->launcher == EXEC_TORCHRUN
+		    ? "torchrun" : "direct");
+		if (e->launcher == EXEC_TORCHRUN)
+			buf_addf(&b, " x %d a node", e->procs_per_node);
+		buf_addf(&b, ", %zu variable%s, %zu helper file%s; exit code to %s; the end "
+		    "judged by %s (the bundle)\n", e->nenv, e->nenv == 1 ? "" : "s", e->nfiles,
+		    e->nfiles == 1 ? "" : "s", e->exit_code_path ? e->exit_code_path : "nowhere",
+		    e->status_path ? e->status_path : "TAO's status file");
+	}
 	return buf_detach(&b);
 }
 
