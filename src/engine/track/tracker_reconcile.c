@@ -663,6 +663,8 @@ static int final_while_running(struct conn *c, struct record_store *st,
 
 	if (r->state != TAO_RUNNING || ts == NULL)
 		return 0;	/* the file not read to its end: nothing known */
+	if (r->done_status_path != NULL)
+		return 0;	/* the bundle's own status judges its end, not TAO's */
 	if (!tao_status_judge(ts, &to, &message)) {
 		if (r->tao_final != TAO_UNKNOWN)
 			keep_final_seen(st, r, TAO_UNKNOWN, NULL,
