@@ -143,6 +143,7 @@ static char *tao_job(const char *dir, const char *name, const char *spec, char *
 		/* What the template itself sets, as taotop's submit names them. */
 		{ "CONTAINER_ENV", "PYTHONNOUSERSITE,PYTHONDONTWRITEBYTECODE,HF_HOME" },
 		{ "SEGMENTS", segments }, { "NCCL_PROBE", "TAOTOP_PROBE=0" },
+		{ "EXECUTION", "TAOTOP_EXIT_FILE=\nTAOTOP_LIFECYCLE=\nTAOTOP_EXEC_ENV=" },
 	};
 	char *sbatch, *id;
 

@@ -120,6 +120,7 @@ void record_free(struct job_record *r)
 	free(r->bundle), free(r->tao_results_dir), free(r->status_path);
 	free(r->resume_dir), free(r->resume_checkpoint), free(r->spec);
 	free(r->tao_final_message), free(r->name);
+	free(r->done_status_path), free(r->success_states);
 	for (i = 0; i < r->nseg; i++)
 		free(r->seg[i].resumed_from), free(r->seg[i].checkpoint), free(r->seg[i].message);
 	free(r->seg);
@@ -156,7 +157,8 @@ struct record_segment *record_segment_at(struct job_record *r, int n)
 	X(id) X(platform) X(cluster) X(image) X(network_arch) X(action)	\
 	X(storage_tier) X(results_dir) X(log_dir) X(backend_ref)	\
 	X(retry_of) X(retried_as) X(secrets) X(bundle) X(tao_results_dir)	\
-	X(status_path) X(name) X(resume_dir) X(resume_checkpoint) X(spec) X(err_class)
+	X(status_path) X(name) X(resume_dir) X(resume_checkpoint) X(spec) X(err_class)	\
+	X(done_status_path) X(success_states)
 
 static void add_time(cJSON *o, const char *name, time_t t)
 {
@@ -417,6 +419,8 @@ static int check_values(const struct job_record *r, char **err)
 		bad = "tao_results_dir";
 	else if (r->status_path != NULL && !remote_dir_ok(r->status_path))
 		bad = "status_path";
+	else if (r->done_status_path != NULL && !remote_dir_ok(r->done_status_path))
+		bad = "done_status_path";
 	else if (r->resume_dir != NULL && !remote_dir_ok(r->resume_dir))
 		bad = "resume_dir";
 	else if (r->resume_checkpoint != NULL && !remote_dir_ok(r->resume_checkpoint))

@@ -103,6 +103,12 @@ struct job_record {
 					 * record, or one over RECORD_SPEC_MAX */
 	char		*status_path;	/* where TAO's status file was found, or
 					 * NULL: not yet (engine/track/taostatus.h) */
+	/* The bundle's structured status file (execution.completion) and the
+	 * states in it that mean success, joined by newlines: when set, the
+	 * job's end is judged from it (engine/track/structured.h), not from
+	 * TAO's status file. NULL: TAO's rules. */
+	char		*done_status_path;
+	char		*success_states;
 	/* TAO's final line, seen while SLURM still ran the job (it shows as
 	 * Ending; after the cluster's ending_grace_seconds taotop cancels it
 	 * and records this verdict): TAO_UNKNOWN when none. */

@@ -7,6 +7,8 @@
 #include "util/buf.h"
 #include "util/xmalloc.h"
 
+/* config_path is the skill bank's name of the staged spec (its bundles'
+ * "dino train -e {config_path}"): the same value as {spec}. */
 static const char *const names[] = { "spec", "results_dir", "job_dir", "job_id", "num_gpus",
 	"num_nodes", "config_path" };
 #define NNAMES (sizeof(names) / sizeof(names[0]))

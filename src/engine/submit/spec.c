@@ -248,6 +248,13 @@ static int hex64(const char *s)
 	return s[64] == '\0';
 }
 
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 static int get_files(struct ctx *c, const yaml_node_t *n, struct spec *s)
 {
 	yaml_node_item_t *it;
@@ -279,6 +286,26 @@ static int get_files(struct ctx *c, const yaml_node_t *n, struct spec *s)
 			free(f.path), free(f.sha256);
 			return fail_at(c, e, "field 'supporting_files': each entry needs a path and the "
 			    "sha256 of its content (64 hex digits): sha256sum FILE");
+		}
+		{
+			/* Staged by their names beside spec.yaml: one name, one file. */
+			const char *base = basename_of(f.path);
+			size_t i;
+			for (i = 0; i < s->nfiles; i++)
+				if (strcmp(basename_of(s->files[i].path), base) == 0) {
+					int rc = fail_at(c, e, "field 'supporting_files': %s and %s would "
+					    "both be staged as specs/%s: rename one", s->files[i].path,
+					    f.path, base);
+					free(f.path), free(f.sha256);
+					return rc;
+				}
+			if (strcmp(base, "spec.yaml") == 0 || base[0] == '\0') {
+				int rc = fail_at(c, e, "field 'supporting_files': %s would be staged as "
+				    "specs/%s, %s: rename it", f.path, base, base[0] ? "where the "
+				    "staged TAO spec is" : "which names no file");
+				free(f.path), free(f.sha256);
+				return rc;
+			}
 		}
 		s->files = xreallocarray(s->files, s->nfiles + 1, sizeof(*s->files));
 		s->files[s->nfiles++] = f;
@@ -375,6 +402,7 @@ static int get_field(struct ctx *c, const char *key, const yaml_node_t *v, struc
 	if (strcmp(key, "extra_env") == 0) return get_env(c, v, s);
 	if (strcmp(key, "supporting_files") == 0) return get_files(c, v, s);
 	if (strcmp(key, "spec") == 0) return get_tao_spec(c, v, s);
+	if (strcmp(key, "execution") == 0) return exec_parse(c->file, &c->doc, v, &s->exec, c->err);
 	return 0;
 }
 
@@ -388,7 +416,7 @@ int spec_field_known(const char *key)
 	static const char *const known =
 	    " name image network_arch action command datasets results_dir gpus gpus_per_node nodes cpus_per_task"
 	    " time_hours child_timeout_hours partition account requeue resume auto_resume resume_key"
-	    " max_segments gpu_spec_key extra_env secrets supporting_files spec ";
+	    " max_segments gpu_spec_key extra_env secrets supporting_files spec execution ";
 	char pattern[64];
 
 	if (key == NULL || strlen(key) > 60)
@@ -412,7 +440,7 @@ static int get_fields(struct ctx *c, const yaml_node_t *root, struct spec *s)
 			    "command, datasets, results_dir, gpus, gpus_per_node, nodes, cpus_per_task, time_hours, "
 			    "child_timeout_hours, partition, account, requeue, resume, auto_resume, "
 			    "resume_key, max_segments, gpu_spec_key, extra_env, secrets, "
-			    "supporting_files, spec)",
+			    "supporting_files, spec, execution)",
 			    key ? key : "?");
 		for (q = root->data.mapping.pairs.start; q < p; q++) {
 			const char *earlier = yamldoc_scalar(yaml_document_get_node(&c->doc, q->key));
@@ -423,6 +451,21 @@ static int get_fields(struct ctx *c, const yaml_node_t *root, struct spec *s)
 			rc = get_field(c, key, yaml_document_get_node(&c->doc, p->value), s);
 	}
 	return rc;
+}
+
+/* Nor an execution.environment name, for the same reason. */
+static int exec_not_secret(struct ctx *c, const yaml_node_t *root, const struct spec *s)
+{
+	size_t i, k;
+
+	for (i = 0; i < s->exec.nenv; i++)
+		for (k = 0; k < s->nsecrets; k++)
+			if (strcmp(s->exec.env[i].key, s->secrets[k]) == 0)
+				return fail_at(c, root, "field 'execution.environment': %s is listed in "
+				    "'secrets', so its value comes from your environment or the .env "
+				    "beside the bundle, never from the bundle: remove %s from it",
+				    s->secrets[k], s->secrets[k]);
+	return 0;
 }
 
 /* No extra_env key is a name of secrets:, whatever its value: the job
@@ -449,7 +492,7 @@ static int secret_not_in_env(struct ctx *c, const yaml_node_t *root, const struc
 					    s->secrets[i], s->secrets[i]);
 		}
 	}
-	return 0;
+	return exec_not_secret(c, root, s);
 }
 
 /* The bundle's required image, and its command (TAO's own entry point from
@@ -502,6 +545,7 @@ int spec_parse(const char *file, const char *text, size_t len, struct spec *s, c
 	s->gpus = s->nodes = s->cpus_per_task = s->requeue = s->gpus_per_node = s->resume = -1;
 	s->auto_resume = s->max_segments = -1;
 	s->time_hours = s->child_timeout_hours = -1;
+	s->exec.procs_per_node = -1;
 	if (spec_is_json(file, text, len)) {
 		c.json = 1;
 		if (bank_json_load(&c, text, len) != 0)
@@ -580,10 +624,12 @@ void spec_free(struct spec *s)
 		free(s->files[i].sha256);
 	}
 	free(s->files);
+	exec_free(&s->exec);
 	memset(s, 0, sizeof(*s));
 	s->gpus = s->nodes = s->cpus_per_task = s->requeue = s->gpus_per_node = s->resume = -1;
 	s->auto_resume = s->max_segments = -1;
 	s->time_hours = s->child_timeout_hours = -1;
+	s->exec.procs_per_node = -1;
 }
 
 static int write_to_buf(void *data, unsigned char *buffer, size_t size)

@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include "engine/submit/execution.h"
+
 struct spec_kv {
 	char	*key;
 	char	*value;
@@ -108,6 +110,9 @@ struct spec {
 	struct spec_file *files;
 	size_t		 nfiles;
 	char		*tao_spec;	/* the "spec:" mapping, as YAML text, or NULL */
+	/* The execution: block (engine/submit/execution.h); exec.given 0:
+	 * none. */
+	struct spec_exec exec;
 };
 
 /* TAO's spec (the "spec:" mapping) written out by libyaml's emitter, then

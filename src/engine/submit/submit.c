@@ -28,6 +28,7 @@
 #include "engine/submit/checks.h"
 #include "engine/submit/command.h"
 #include "engine/submit/convert.h"
+#include "engine/submit/execution.h"
 #include "engine/config/config.h"
 #include "engine/config/rootsafe.h"
 #include "engine/submit/gpuspec.h"
@@ -50,6 +51,7 @@
 #include "util/file.h"
 #include "util/log.h"
 #include "util/share.h"
+#include "util/sha256.h"
 #include "util/xmalloc.h"
 
 #define CHECK_TIMEOUT_MS	60000
@@ -63,6 +65,18 @@ const char *submit_step_name(enum submit_step step)
 	    "spec", "sidecar", "lint", "submit" };
 	return (unsigned)step < sizeof(names) / sizeof(names[0]) ? names[step] : "?";
 }
+
+/* A supporting file, read once: its bytes are the ones hashed and the
+ * ones uploaded (a file changed between the two is never sent unchecked). */
+struct upload {
+	char	*local;		/* where it was read, for messages */
+	char	*source;	/* as the bundle names it */
+	char	*dest;		/* below the job folder */
+	char	*data;
+	size_t	 len;
+	char	 sum[65];
+	int	 helper;	/* execution.supporting_files: in the manifest */
+};
 
 /* Everything one submit works with. */
 struct job {
@@ -105,6 +119,10 @@ struct job {
 	size_t			 argc;
 	char			**default_argv;
 	size_t			 default_argc;
+	struct upload		*uploads;	/* the supporting files, read and checked */
+	size_t			 nuploads;
+	int			 lifecycle;	/* templates/lifecycle.sh runs the command
+						 * (execution: pre/post commands, torchrun) */
 
 	struct check_facts	 facts;		/* the checks' answers, once have_facts */
 	int			 have_facts;
@@ -217,7 +235,8 @@ static int sbatch_safe(const char *what, const char *path, char **err)
 	return 0;
 }
 
-static int verify_supporting(const struct job *j, char **err);
+static int read_supporting(struct job *j, char **err);
+static char *fill_vars(const struct job *j, const char *text, int completion, char **err);
 
 /* ---- preflight: spec, policy, paths ------------------------------------------------------ */
 
@@ -499,7 +518,7 @@ static int preflight(struct job *j, char **err)
 		if (command_check_word(j->argv[i], err) != 0)
 			return failed(j, STEP_PREFLIGHT, err);
 	if (image_parse(j->spec.image, j->cache, &j->image, err) != 0 ||
-	    sbatch_safe("image", j->image.sqsh, err) != 0 || verify_supporting(j, err) != 0)
+	    sbatch_safe("image", j->image.sqsh, err) != 0 || read_supporting(j, err) != 0)
 		return failed(j, STEP_PREFLIGHT, err);
 	/* Time above 4 h elsewhere needs the partition's MaxTime: checked
 	 * with the datasets; the packaged 4-hour queues need no question. */
@@ -959,6 +978,23 @@ static int open_record(struct job *j, char **err)
 	record_set(&r->log_dir, j->log_dir);
 	r->child_timeout_s = atol(j->res.child_timeout);
 	task_results_dir(j, r);
+	if (j->spec.exec.status_path != NULL) {
+		/* The bundle's own status judges the end (engine/track/structured.h). */
+		struct buf states;
+		char *path = fill_vars(j, j->spec.exec.status_path, 1, err);
+		size_t i;
+		if (path == NULL) {
+			record_free(r);
+			return failed(j, STEP_RECORD, err);
+		}
+		record_set(&r->done_status_path, path);
+		free(path);
+		buf_init(&states);
+		for (i = 0; i < j->spec.exec.nsuccess; i++)
+			buf_addf(&states, "%s%s", i ? "\n" : "", j->spec.exec.success_states[i]);
+		record_set(&r->success_states, states.data);
+		buf_free(&states);
+	}
 	{
 		/* The spec as staged (the same text stage writes): runs of a
 		 * sweep compared are named by what differs in it. */
@@ -1016,70 +1052,66 @@ static int open_record(struct job *j, char **err)
 	return 0;
 }
 
-/* The sha256 of a local file, by the system's sha256sum; NULL if unreadable. */
-static char *sha256_of(const char *path)
-{
-	int out[2], status;
-	char hex[65];
-	ssize_t n = 0, r;
-	pid_t pid;
-
-	if (pipe(out) != 0)
-		return NULL;
-	pid = fork();
-	if (pid == 0) {
-		/* Its own complaints go nowhere: taotop says what is wrong. */
-		int null = open("/dev/null", O_WRONLY);
-		dup2(out[1], 1);
-		if (null >= 0)
-			dup2(null, 2);
-		close(out[0]), close(out[1]);
-		execlp("sha256sum", "sha256sum", "--", path, (char *)NULL);
-		_exit(127);
-	}
-	close(out[1]);
-	while (n < 64 && (r = read(out[0], hex + n, (size_t)(64 - n))) > 0)
-		n += r;
-	close(out[0]);
-	waitpid(pid, &status, 0);
-	if (n != 64 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return NULL;
-	hex[64] = '\0';
-	return xstrdup(hex);
-}
-
 /* A supporting file's local path: relative paths are the bundle's. */
-static char *supporting_path(const struct job *j, const struct spec_file *f)
+static char *supporting_path(const struct job *j, const char *path)
 {
 	const char *slash = j->o->spec_path ? strrchr(j->o->spec_path, '/') : NULL;
 
-	return f->path[0] == '/' || slash == NULL ? xstrdup(f->path)
-	    : xasprintf("%.*s/%s", (int)(slash - j->o->spec_path), j->o->spec_path, f->path);
+	return path[0] == '/' || slash == NULL ? xstrdup(path)
+	    : xasprintf("%.*s/%s", (int)(slash - j->o->spec_path), j->o->spec_path, path);
 }
 
-/* Every supporting file must have the checksum the bundle states: checked
- * before anything is written on the cluster. */
-static int verify_supporting(const struct job *j, char **err)
+/* One supporting file read whole, its sha256 computed from those bytes
+ * and checked against the one the bundle states; dest is below the job
+ * folder. */
+static int read_one(struct job *j, const char *path, const char *sum, char *dest, int helper,
+    char **err)
 {
+	struct upload u = { supporting_path(j, path), xstrdup(path), dest, NULL, 0, "", helper };
+	char *why = NULL;
+
+	u.data = file_read_all(u.local, &u.len, &why);
+	if (u.data == NULL) {
+		*err = access(u.local, F_OK) != 0
+		    ? xasprintf("supporting file %s does not exist: fix its path under %s (relative "
+			"to the bundle's folder)", u.local, helper ? "execution.supporting_files"
+			: "supporting_files")
+		    : xasprintf("supporting file %s cannot be read: %s", u.local, why ? why : "?");
+		free(why);
+		free(u.local), free(u.source), free(u.dest);
+		return -1;
+	}
+	sha256_hex(u.data, u.len, u.sum);
+	if (strcasecmp(u.sum, sum) != 0) {
+		*err = xasprintf("supporting file %s has sha256 %s, not the %s the bundle states: "
+		    "nothing was staged", u.local, u.sum, sum);
+		free(u.local), free(u.source), free(u.dest), free(u.data);
+		return -1;
+	}
+	j->uploads = xreallocarray(j->uploads, j->nuploads + 1, sizeof(*j->uploads));
+	j->uploads[j->nuploads++] = u;
+	return 0;
+}
+
+/* Every supporting file read once and checked before anything is written
+ * on the cluster: the bundle's own beside spec.yaml (by name), the
+ * execution block's below inputs/action-helpers/. */
+static int read_supporting(struct job *j, char **err)
+{
+	const struct spec_exec *e = &j->spec.exec;
 	size_t i;
 
 	for (i = 0; i < j->spec.nfiles; i++) {
-		const struct spec_file *f = &j->spec.files[i];
-		char *local = supporting_path(j, f), *sum = sha256_of(local);
-		int ok = sum != NULL && strcasecmp(sum, f->sha256) == 0;
-
-		if (!ok)
-			*err = sum == NULL && access(local, F_OK) != 0
-			    ? xasprintf("supporting file %s does not exist: fix its path under "
-				"supporting_files (relative to the bundle's folder)", local)
-			    : sum == NULL ? xasprintf("supporting file %s cannot be read", local)
-			    : xasprintf("supporting file %s has sha256 %s, not the %s the bundle "
-				"states: nothing was staged", local, sum, f->sha256);
-		free(sum);
-		free(local);
-		if (!ok)
+		const char *path = j->spec.files[i].path, *base = strrchr(path, '/');
+		if (read_one(j, path, j->spec.files[i].sha256,
+		    xasprintf("specs/%s", base ? base + 1 : path), 0, err) != 0)
 			return -1;
 	}
+	for (i = 0; i < e->nfiles; i++)
+		if (read_one(j, e->files[i].source, e->files[i].sha256,
+		    xasprintf("%s/%s", EXEC_HELPERS_DIR, e->files[i].destination), 1, err) != 0)
+			return -1;
+	j->lifecycle = e->npre > 0 || e->npost > 0 || e->launcher == EXEC_TORCHRUN;
 	return 0;
 }
 
@@ -1100,22 +1132,57 @@ static int stage_probe(struct job *j, struct stage *sg, char **err)
 	return 0;
 }
 
-/* One verified supporting file, beside spec.yaml. */
-static int stage_supporting(struct job *j, struct stage *sg, const struct spec_file *f,
-    char **err)
+/* The supporting files as they were read, and the execution block's
+ * manifest (source, destination, sha256, size) beside their folder. */
+static void stage_uploads(struct job *j, struct stage *sg)
 {
-	const char *base = strrchr(f->path, '/');
-	char *local = supporting_path(j, f), *text, *dest;
-	size_t len;
+	cJSON *man = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(man, "files");
+	size_t i, helpers = 0;
+	char *text, *path;
 
-	text = file_read_all(local, &len, err);
-	free(local);
+	for (i = 0; i < j->nuploads; i++) {
+		const struct upload *u = &j->uploads[i];
+		char *dest = xasprintf("%s/%s", j->job_dir, u->dest), *slash = strrchr(dest, '/');
+		*slash = '\0';
+		stage_mkdirs(sg, (const char *const *)&dest, 1);
+		*slash = '/';
+		stage_write(sg, dest, u->data, u->len, NULL);
+		free(dest);
+		if (u->helper) {
+			cJSON *f = cJSON_CreateObject();
+			cJSON_AddStringToObject(f, "source", u->source);
+			cJSON_AddStringToObject(f, "destination", u->dest + strlen(EXEC_HELPERS_DIR) + 1);
+			cJSON_AddStringToObject(f, "sha256", u->sum);
+			cJSON_AddNumberToObject(f, "size", (double)u->len);
+			cJSON_AddItemToArray(list, f);
+			helpers++;
+		}
+	}
+	if (helpers > 0) {
+		text = cJSON_Print(man);
+		path = xasprintf("%s/%s", j->job_dir, EXEC_HELPERS_MANIFEST);
+		stage_write(sg, path, text, strlen(text), NULL);
+		free(path);
+		cJSON_free(text);
+	}
+	cJSON_Delete(man);
+}
+
+/* The runner of the execution block's lifecycle, in the job's folder: the
+ * step runs it in the container around the command. */
+static int stage_lifecycle(struct job *j, struct stage *sg, char **err)
+{
+	char *dir = j->o->template_dir ? xstrdup(j->o->template_dir) : submit_template_dir();
+	char *src = xasprintf("%s/lifecycle.sh", dir), *dest, *text;
+	size_t len = 0;
+
+	text = file_read_all(src, &len, err);
+	free(dir), free(src);
 	if (text == NULL)
 		return -1;
-	dest = xasprintf("%s/specs/%s", j->job_dir, base ? base + 1 : f->path);
+	dest = xasprintf("%s/lifecycle.sh", j->job_dir);
 	stage_write(sg, dest, text, len, NULL);
-	free(dest);
-	free(text);
+	free(dest), free(text);
 	return 0;
 }
 
@@ -1201,8 +1268,9 @@ static int stage(struct job *j, struct stage *sg, char **err)
 	}
 	cJSON_free(env_text);
 	cJSON_free(meta_text);
-	for (i = 0; rc == 0 && i < j->spec.nfiles; i++)
-		rc = stage_supporting(j, sg, &j->spec.files[i], err);
+	stage_uploads(j, sg);
+	if (j->lifecycle)
+		rc = stage_lifecycle(j, sg, err);
 	if (rc == 0 && j->probe)
 		rc = stage_probe(j, sg, err);
 	free(yaml);
@@ -1269,6 +1337,7 @@ struct script_parts {
 	struct buf	names;		/* what --container-env keeps: NAME,NAME,... */
 	struct buf	segments;	/* the segments' settings (the template's TAOTOP_*) */
 	struct buf	probe;		/* the NCCL probe's settings (its TAOTOP_PROBE*) */
+	struct buf	exec;		/* the execution block's (TAOTOP_EXIT_FILE, ...) */
 };
 
 /* Identity mounts: the datasets, the job folder, the results. */
@@ -1296,6 +1365,71 @@ static void make_mounts(const struct job *j, struct buf *mounts)
 	if (strncmp(j->results_dir, j->job_dir, jl) != 0 ||
 	    (j->results_dir[jl] != '/' && j->results_dir[jl] != '\0'))
 		buf_addf(mounts, ",%s:%s", j->results_dir, j->results_dir);
+}
+
+/* text with the command's placeholders filled ({spec}, {config_path},
+ * {results_dir}, {job_dir}, {job_id}, ...: engine/submit/command.h), as
+ * the record has them; a completion path (completion != 0) relative to
+ * the results folder is put under it. Caller frees; NULL with *err. */
+static char *fill_vars(const struct job *j, const char *text, int completion, char **err)
+{
+	char *spec_path = xasprintf("%s/specs/spec.yaml", j->job_dir), ngpus[16], nnodes[16], *w;
+	const struct command_vars cv = { spec_path, j->results_dir, j->job_dir, j->id, ngpus,
+		nnodes };
+
+	snprintf(ngpus, sizeof(ngpus), "%d", j->res.gpus_per_node);
+	snprintf(nnodes, sizeof(nnodes), "%d", j->res.nodes);
+	w = completion ? exec_completion_path(text, &cv, err) : command_expand_word(text, &cv, err);
+	free(spec_path);
+	return w;
+}
+
+/* The execution block's settings, as the template's shell variables
+ * (templates/lifecycle.sh reads the exported ones in the container): the
+ * bundle's commands each one quoted word, run there by a shell as the
+ * bundle wrote them. */
+static int make_exec(const struct job *j, struct buf *ex, struct buf *names, char **err)
+{
+	const struct spec_exec *e = &j->spec.exec;
+	const char *const vars[] = { "TAOTOP_PRE_COUNT", "TAOTOP_POST_COUNT", "TAOTOP_POST_SCOPE",
+	    "TAOTOP_LAUNCHER", "TAOTOP_NPROC" };
+	char *exit_file = NULL, *lc = NULL;
+	size_t i;
+
+	if (e->exit_code_path != NULL &&
+	    (exit_file = fill_vars(j, e->exit_code_path, 1, err)) == NULL)
+		return -1;
+	buf_adds(ex, "TAOTOP_EXIT_FILE=");
+	sh_quote_buf(ex, exit_file ? exit_file : "", exit_file ? strlen(exit_file) : 0);
+	free(exit_file);
+	buf_adds(ex, "\nTAOTOP_LIFECYCLE=");
+	if (j->lifecycle)
+		lc = xasprintf("%s/lifecycle.sh", j->job_dir);
+	sh_quote_buf(ex, lc ? lc : "", lc ? strlen(lc) : 0);
+	free(lc);
+	/* The environment's names, which a retry moves to its own folder. */
+	buf_adds(ex, "\nTAOTOP_EXEC_ENV='");
+	for (i = 0; i < e->nenv; i++)
+		buf_addf(ex, "%s%s", i ? " " : "", e->env[i].key);
+	buf_adds(ex, "'");
+	if (!j->lifecycle)
+		return 0;
+	buf_addf(ex, "\nexport TAOTOP_PRE_COUNT=%zu TAOTOP_POST_COUNT=%zu TAOTOP_POST_SCOPE=%s",
+	    e->npre, e->npost, e->post_all ? "all" : "leader");
+	buf_addf(ex, "\nexport TAOTOP_LAUNCHER=%s TAOTOP_NPROC=%d",
+	    e->launcher == EXEC_TORCHRUN ? "torchrun" : "direct",
+	    e->procs_per_node > 0 ? e->procs_per_node : 1);
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		buf_addf(names, ",%s", vars[i]);
+	for (i = 0; i < e->npre + e->npost; i++) {
+		const char *cmd = i < e->npre ? e->pre[i] : e->post[i - e->npre];
+		const char *kind = i < e->npre ? "PRE" : "POST";
+		size_t n = i < e->npre ? i + 1 : i - e->npre + 1;
+		buf_addf(ex, "\nexport TAOTOP_%s_%zu=", kind, n);
+		sh_quote_buf(ex, cmd, strlen(cmd));
+		buf_addf(names, ",TAOTOP_%s_%zu", kind, n);
+	}
+	return 0;
 }
 
 /* The command's words, placeholders filled, each word then quoted: a value
@@ -1371,6 +1505,16 @@ static int make_env(const struct job *j, struct buf *env, struct buf *names, cha
 		buf_addf(names, ",%s", j->spec.secrets[i]);
 	if (j->res.nodes > 1)
 		buf_adds(names, "," PROBE_RENDEZVOUS_NAMES);
+	for (i = 0; i < j->spec.exec.nenv; i++) {
+		/* Bound now, from the record's own folders. */
+		char *v = fill_vars(j, j->spec.exec.env[i].value, 0, err);
+		if (v == NULL)
+			return -1;
+		buf_addf(env, "%sexport %s=", env->len ? "\n" : "", j->spec.exec.env[i].key);
+		sh_quote_buf(env, v, strlen(v));
+		buf_addf(names, ",%s", j->spec.exec.env[i].key);
+		free(v);
+	}
 	if (j->nccl_env != NULL && j->nccl_env[0] != '\0') {
 		char *lines = NULL;
 		if (probe_env_lines(j->nccl_env, &lines, err) != 0)
@@ -1508,6 +1652,7 @@ static int fill_template(const struct job *j, const char *tpath, const char *tmp
 		{ "NUM_NODES", nnodes },
 		{ "JOB_ENV", sp->jobenv.data }, { "CONTAINER_ENV", qnames },
 		{ "SEGMENTS", sp->segments.data }, { "NCCL_PROBE", sp->probe.data },
+		{ "EXECUTION", sp->exec.data },
 	};
 	rc = template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), text, err);
 	free(qimage), free(qmounts), free(qenv), free(qnames);
@@ -1531,14 +1676,14 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	}
 	buf_init(&sp.mounts), buf_init(&sp.command), buf_init(&sp.jobenv);
 	buf_init(&sp.extra), buf_init(&sp.env), buf_init(&sp.names), buf_init(&sp.segments);
-	buf_init(&sp.probe);
+	buf_init(&sp.probe), buf_init(&sp.exec);
 	/* The variables the template itself exports. */
 	buf_adds(&sp.names, "PYTHONNOUSERSITE,PYTHONDONTWRITEBYTECODE,HF_HOME");
 	make_mounts(j, &sp.mounts);
 	make_extra(j, &sp.extra);
 	make_segments(j, &sp.segments);
 	if (make_command(j, &sp, err) == 0 && make_env(j, &sp.env, &sp.names, err) == 0 &&
-	    make_probe(j, &sp.probe, err) == 0 &&
+	    make_probe(j, &sp.probe, err) == 0 && make_exec(j, &sp.exec, &sp.names, err) == 0 &&
 	    fill_template(j, tpath, tmpl, &sp, &text, err) == 0 &&
 	    lint_gate(j->sbatch_path, text, err) == 0) {
 		out->text = text;
@@ -1548,7 +1693,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	free(text), free(tmpl), free(tpath);
 	buf_free(&sp.mounts), buf_free(&sp.command), buf_free(&sp.jobenv);
 	buf_free(&sp.extra), buf_free(&sp.env), buf_free(&sp.names), buf_free(&sp.segments);
-	buf_free(&sp.probe);
+	buf_free(&sp.probe), buf_free(&sp.exec);
 	if (rc != 0)
 		return failed(j, STEP_LINT, err);
 	step(j, STEP_LINT, 1, NULL);
@@ -1841,6 +1986,8 @@ static char *open_resubmit(struct record_store *st, const char *id, const char *
 	record_set(&r->storage_tier, old->storage_tier);
 	record_set(&r->results_dir, old->results_dir);
 	record_set(&r->tao_results_dir, old->tao_results_dir);
+	record_set(&r->done_status_path, old->done_status_path);
+	record_set(&r->success_states, old->success_states);
 	record_set(&r->log_dir, old->log_dir);
 	record_set(&r->secrets, old->secrets);
 	record_set(&r->bundle, old->bundle);
@@ -2112,6 +2259,19 @@ static char *resolved_text(const struct job *j)
 		buf_addf(&b, "%s%s", i ? " " : "", j->argv[i]);
 	buf_addf(&b, " (%s)\n", j->spec.argc > 0 && !j->spec.command_is_taos ? "the bundle"
 	    : "TAO's own: the bundle gives none");
+	if (j->spec.exec.given) {
+		const struct spec_exec *e = &j->spec.exec;
+		buf_addf(&b, "  execution   %zu pre-command%s, %zu post-command%s (%s), %s",
+		    e->npre, e->npre == 1 ? "" : "s", e->npost, e->npost == 1 ? "" : "s",
+		    e->post_all ? "every task" : "task 0", e->launcher == EXEC_TORCHRUN
+		    ? "torchrun" : "direct");
+		if (e->launcher == EXEC_TORCHRUN)
+			buf_addf(&b, " x %d a node", e->procs_per_node);
+		buf_addf(&b, ", %zu variable%s, %zu helper file%s; exit code to %s; the end "
+		    "judged by %s (the bundle)\n", e->nenv, e->nenv == 1 ? "" : "s", e->nfiles,
+		    e->nfiles == 1 ? "" : "s", e->exit_code_path ? e->exit_code_path : "nowhere",
+		    e->status_path ? e->status_path : "TAO's status file");
+	}
 	return buf_detach(&b);
 }
 
@@ -2134,6 +2294,11 @@ static void job_free(struct job *j)
 	free(j->log_dir), free(j->sidecar), free(j->sbatch_path), free(j->nccl_env);
 	free(j->resume_dir), free(j->partition_note);
 	free(j->lost_id);
+	for (i = 0; i < j->nuploads; i++) {
+		free(j->uploads[i].local), free(j->uploads[i].source), free(j->uploads[i].dest);
+		free(j->uploads[i].data);
+	}
+	free(j->uploads);
 	for (i = 0; i < j->default_argc; i++)
 		free(j->default_argv[i]);
 	free(j->default_argv);

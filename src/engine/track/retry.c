@@ -550,6 +550,13 @@ static int fresh_paths(struct conn *c, struct record_store *st, const struct job
 		record_set(&r->tao_results_dir, t);
 		free(t);
 	}
+	if (old->done_status_path != NULL && old->results_dir != NULL) {
+		/* The bundle's own status file, likewise (the script writes its
+		 * exit code in the retry's folder: taotop_moved). */
+		char *t = moved(old->done_status_path, old->results_dir, results);
+		record_set(&r->done_status_path, t);
+		free(t);
+	}
 	record_set(&r->results_dir, results);
 	msg = xasprintf("results: %s, a folder of its own (%s's stay as they were in %s)", results,
 	    old->id, old->results_dir ? old->results_dir : "?");
@@ -641,6 +648,8 @@ static int retry_job_excluding(struct conn *c, struct record_store *st,
 	record_set(&r->storage_tier, old->storage_tier);
 	record_set(&r->results_dir, old->results_dir);
 	record_set(&r->tao_results_dir, old->tao_results_dir);
+	record_set(&r->done_status_path, old->done_status_path);
+	record_set(&r->success_states, old->success_states);
 	record_set(&r->log_dir, old->log_dir);
 	record_set(&r->secrets, old->secrets);
 	record_set(&r->bundle, old->bundle);

@@ -7,12 +7,14 @@
 #include "engine/store/store.h"
 #include "engine/track/retry.h"
 #include "engine/track/segments.h"
+#include "engine/track/structured.h"
 #include "engine/submit/secrets.h"
 #include "engine/submit/submit.h"
 #include "engine/slurm/slurm.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
 #include "util/log.h"
+#include "util/sanitize.h"
 #include "util/xmalloc.h"
 
 /* ---- COMPLETED: TAO's status.json decides ------------------------------------- */
@@ -204,6 +206,84 @@ out:
 	return res;
 }
 
+/*
+ * The bundle's own verdict, from its structured status file (the record's
+ * done_status_path and success_states, engine/track/structured.h), in
+ * place of TAO's status rules: a success state is Done, any other state
+ * Error; JUDGED with *to and *message, NO_FINAL (*message) when the file
+ * is not there or says nothing yet, JUDGE_LATER when the connection did
+ * not answer.
+ */
+static enum judged judge_structured(struct conn *c, const struct job_record *r,
+    enum tao_state *to, char **message)
+{
+	struct conn_stat st;
+	struct buf b;
+	char state[64], *err = NULL, *why = NULL, *shown;
+	uint64_t off;
+	enum conn_status cs;
+	enum judged res = NO_FINAL;
+
+	cs = conn_stat(c, r->done_status_path, &st, &err);
+	free(err);
+	err = NULL;
+	if (cs == CONN_NOTFOUND) {
+		*message = xasprintf("the bundle's structured status file %s is missing (its "
+		    "completion.structured_status_path): nothing says the run succeeded",
+		    r->done_status_path);
+		return NO_FINAL;
+	}
+	if (cs != CONN_OK)
+		return JUDGE_LATER;
+	if (!st.is_reg) {
+		*message = xasprintf("%s is not a regular file: not read", r->done_status_path);
+		return NO_FINAL;
+	}
+	buf_init(&b);
+	off = st.size <= STATUS_WHOLE ? 0 : st.size - STATUS_TAIL;
+	if (conn_read_at(c, r->done_status_path, off, off == 0 ? STATUS_WHOLE : STATUS_TAIL, &b,
+	    &err) != CONN_OK) {
+		free(err);
+		buf_free(&b);
+		return JUDGE_LATER;
+	}
+	{
+		const char *start = b.data ? b.data : "";
+		size_t len = b.len;
+		if (off > 0) {
+			const char *nl = memchr(start, '\n', len);
+			len -= nl ? (size_t)(nl + 1 - start) : len;
+			start = nl ? nl + 1 : start;
+		}
+		if (structured_last_state(start, len, state, sizeof(state), &why) != 0) {
+			*message = xasprintf("the bundle's structured status file %s says no state: %s",
+			    r->done_status_path, why);
+			free(why);
+			buf_free(&b);
+			return NO_FINAL;
+		}
+	}
+	buf_free(&b);
+	buf_init(&b);
+	buf_adds(&b, "");
+	sanitize_append_line(&b, state, strlen(state));
+	shown = buf_detach(&b);
+	*to = structured_state_in(state, r->success_states) ? TAO_DONE : TAO_ERROR;
+	if (*to == TAO_DONE) {
+		*message = xasprintf("the bundle's status file says %s", shown);
+	} else {
+		char *states = xstrdup(r->success_states ? r->success_states : ""), *p;
+		for (p = states; (p = strchr(p, '\n')) != NULL;)
+			*p = ',';
+		*message = xasprintf("the bundle's status file %s says %s, not a success state "
+		    "(%s)", r->done_status_path, shown, states);
+		free(states);
+	}
+	free(shown);
+	res = JUDGED;
+	return res;
+}
+
 /* When the record began waiting for TAO's final line after SLURM said
  * COMPLETED (its transition to that word), or 0. */
 static time_t waiting_since(const struct job_record *r)
@@ -331,7 +411,8 @@ static int decide(struct conn *c, const struct job_record *r, const struct slurm
 	if (ns->check_status_json) {
 		free(*message);
 		*message = NULL;
-		jd = judge_status(c, r, ts, found, to, message, progress);
+		jd = r->done_status_path != NULL ? judge_structured(c, r, to, message)
+		    : judge_status(c, r, ts, found, to, message, progress);
 		if (jd == JUDGE_LATER)
 			return -1;
 		if (jd == JUDGED) {
@@ -353,8 +434,8 @@ static int decide(struct conn *c, const struct job_record *r, const struct slurm
 		*message = both;
 		return 0;
 	}
-	if (*to != TAO_ERROR || !ns->final || r->state == TAO_ERROR)
-		return 0;
+	if (*to != TAO_ERROR || !ns->final || r->state == TAO_ERROR || r->done_status_path != NULL)
+		return 0;	/* a bundle's own status judges only a completed job */
 	/* A job that failed: what TAO said is what the user needs next to
 	 * SLURM's exit code; a success line before a teardown that failed
 	 * (or hung to the wall) is TAO's verdict. */
@@ -583,6 +664,8 @@ static int final_while_running(struct conn *c, struct record_store *st,
 
 	if (r->state != TAO_RUNNING || ts == NULL)
 		return 0;	/* the file not read to its end: nothing known */
+	if (r->done_status_path != NULL)
+		return 0;	/* the bundle's own status judges its end, not TAO's */
 	if (!tao_status_judge(ts, &to, &message)) {
 		if (r->tao_final != TAO_UNKNOWN)
 			keep_final_seen(st, r, TAO_UNKNOWN, NULL,
