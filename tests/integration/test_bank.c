@@ -295,3 +295,117 @@ Test(bank, a_missing_optional_input_is_left_out_and_the_job_runs, .timeout = 300
 	free(id), free(bundle);
 	user_close(&u);
 }
+
+/* The bundle above with the bank's execution block as its model skill
+ * writes one: an environment bound once the record is open, a
+ * pre-command and a post-command (the leader's) that note what ran, a
+ * helper staged beside the inputs with its checksum, and the child's exit
+ * code kept. train_extra: more of TAO's train keys (a failure). */
+static char *bank_with_execution(const struct user *u, const char *sum, const char *train_extra)
+{
+	char *base = bank_yaml(u, "train.json"), *s;
+	const char *at = strstr(base, "    num_epochs: 2\n");
+
+	cr_assert_not_null(at);
+	s = xasprintf("%.*s    num_epochs: 2\n%s%s"
+	    "execution:\n"
+	    "  environment:\n"
+	    "    MARK_DIR: '{results_dir}'\n"
+	    "    RUN_ID: '{job_id}'\n"
+	    "  pre_commands:\n"
+	    "    - 'echo \"pre $RUN_ID\" >> \"$MARK_DIR/order-$SLURM_PROCID\"'\n"
+	    "    - 'cat \"$MARK_DIR/../inputs/action-helpers/tools/check.sh\" >> "
+	    "\"$MARK_DIR/order-$SLURM_PROCID\"'\n"
+	    "  post_commands:\n"
+	    "    - 'echo post >> \"$MARK_DIR/order-$SLURM_PROCID\"'\n"
+	    "  post_scope: leader\n"
+	    "  supporting_files:\n"
+	    "    - {source: helpers/check.sh, destination: tools/check.sh, sha256: %s}\n"
+	    "  completion:\n"
+	    "    child_exit_code_path: child_exit_code\n",
+	    (int)(at - base), base, train_extra, at + strlen("    num_epochs: 2\n"), sum);
+	free(base);
+	return s;
+}
+
+static char *bank_helper(const struct user *u)
+{
+	char *cmd = xasprintf("mkdir -p %s/helpers && printf 'echo helper here\\n' > "
+	    "%s/helpers/check.sh && sha256sum %s/helpers/check.sh | cut -c1-64", u->local, u->local,
+	    u->local), *sum = NULL;
+	const char *const argv[] = { "sh", "-c", cmd, NULL };
+
+	cr_assert_eq(rig_run(argv, &sum), 0);
+	sum[64] = '\0';
+	free(cmd);
+	return sum;
+}
+
+/* The issue's acceptance, as a user: a bank bundle with its execution
+ * block trains to Done through the stand-ins (the inputs checked, mounted
+ * and in the spec; the pre-commands ran before TAO and the post-command
+ * after it, the leader's; the exit-code file holds 0); the same bundle
+ * whose training fails (TAO's FAILURE, exit 1): no post-command, the
+ * exit-code file holds TAO's 1, the job is Error. */
+Test(bank, a_bank_bundle_with_its_execution_block_runs_its_lifecycle_around_tao,
+    .timeout = 420)
+{
+	struct user u;
+	char *cmd, *sum, *text, *bundle, *out = NULL, *id, *printed, *want, *order;
+	cJSON *st;
+
+	user_open(&u, "bankexec", probed_config);
+	cmd = xasprintf("echo '{}' > %s/datasets/train.json", u.remote);
+	free(rig_ssh_ok(cmd));
+	free(cmd);
+	sum = bank_helper(&u);
+
+	text = bank_with_execution(&u, sum, "");
+	bundle = write_local(&u, "dino.spec.yaml", text);
+	free(text);
+	id = user_submit(&u, bundle, &out);
+	free(out);
+	st = user_wait_final(&u, id, 240);
+	printed = cJSON_Print(st);
+	cr_expect_str_eq(json_str(st, "state"), "Done", "%s", printed);
+	text = user_job_file(&u, id, "specs/spec.yaml");
+	want = xasprintf("image_dir: %s/datasets/imagenet/train\n", u.remote);
+	cr_expect(strstr(text, want) != NULL && strstr(text, "  num_gpus: 4\n") != NULL,
+	    "the inputs and TAO's GPUs in the staged spec:\n%s", text);
+	free(want), free(text);
+	order = user_job_file(&u, id, "results/order-0");
+	want = xasprintf("pre %s\necho helper here\npost", id);	/* (read without its last newline) */
+	cr_expect_str_eq(order, want, "pre, the helper, then post (after TAO) on task 0");
+	free(want), free(order);
+	text = user_job_file(&u, id, "results/child_exit_code");
+	cr_expect_str_eq(text, "0");
+	free(text);
+	text = user_job_file(&u, id, "slurm-logs/*/main.out");
+	cr_expect(strstr(text, "num_gpus 4, num_nodes 1") != NULL, "TAO ran between:\n%s", text);
+	free(text);
+	text = user_job_file(&u, id, "inputs/action-helpers.manifest.json");
+	cr_expect(strstr(text, sum) != NULL && strstr(text, "tools/check.sh") != NULL, "%s", text);
+	free(text);
+	free(printed), free(id), free(bundle);
+	cJSON_Delete(st);
+
+	/* TAO fails at its first epoch (File system error: exit 1). */
+	text = bank_with_execution(&u, sum, "    fail_at_epoch: 1\n");
+	bundle = write_local(&u, "dino-fails.spec.yaml", text);
+	free(text);
+	id = user_submit(&u, bundle, &out);
+	free(out);
+	st = user_wait_final(&u, id, 240);
+	printed = cJSON_Print(st);
+	cr_expect_str_eq(json_str(st, "state"), "Error", "%s", printed);
+	order = user_job_file(&u, id, "results/order-0");
+	want = xasprintf("pre %s\necho helper here", id);
+	cr_expect_str_eq(order, want, "no post-command after a failed training");
+	free(want), free(order);
+	text = user_job_file(&u, id, "results/child_exit_code");
+	cr_expect_str_eq(text, "1", "TAO's own exit code, kept through cleanup");
+	free(text);
+	free(printed), free(id), free(bundle), free(sum);
+	cJSON_Delete(st);
+	user_close(&u);
+}

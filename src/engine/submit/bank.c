@@ -1140,9 +1140,6 @@ static int read_field(struct ctx *c, const char *key, const yaml_node_t *v, stru
 	 * it. */
 	if (exec_schema(c, v) != 0)
 		return -1;
-	if (!spec_field_known(key))
-		return bfail(c, v, key, "this taotop does not run the bank's execution contract yet "
-		    "(unknown field '%s')", key);
 	return spec_get_field(c, key, v, s);
 }
 
