@@ -71,6 +71,11 @@ struct spec {
 	struct spec_file *files;
 	size_t		 nfiles;
 	char		*tao_spec;	/* the "spec:" mapping, as YAML text, or NULL */
+	/* The cosmos: mapping (engine/submit/cosmos.h): its backend, "rl" or
+	 * "framework", NULL when the bundle has none; the nodes given to
+	 * Cosmos-RL's rollout replicas (the last ones), 0 none. */
+	char		*cosmos_backend;
+	int		 cosmos_rollout_nodes;
 };
 
 /* TAO's spec (the "spec:" mapping) written out by libyaml's emitter, then

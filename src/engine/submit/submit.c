@@ -43,6 +43,7 @@
 #include "engine/submit/stage.h"
 #include "engine/config/storage.h"
 #include "engine/submit/template.h"
+#include "engine/submit/cosmos.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
 #include "util/buf.h"
@@ -88,6 +89,9 @@ struct job {
 	char			*job_dir, *results_dir, *log_dir, *sidecar, *sbatch_path;
 	char			*nccl_env;	/* the cluster's NCCL knobs, or NULL */
 	int			 probe;		/* the job probes NCCL as its first step */
+	const char		*cosmos;	/* a Cosmos job's backend ("rl",
+						 * "framework"; engine/submit/cosmos.h),
+						 * else NULL */
 	int			 sidecar_written;	/* removed again if the launch fails */
 	const char		*image_how;	/* "reused", "cached", "converted" */
 	/* The command's words, placeholders unexpanded: the bundle's, or
@@ -389,6 +393,15 @@ static int preflight(struct job *j, char **err)
 	}
 	if (request_resolve(j->o, &j->spec, j->cl, &j->rq, err) != 0)
 		return failed(j, STEP_PREFLIGHT, err);
+	/* A Cosmos job is refused before anything else is asked (a
+	 * registry image, a requeue), and is never requeued. */
+	if (cosmos_check(&j->spec, j->rq.requeue_from, 1 << 30, err) != 0)
+		return failed(j, STEP_PREFLIGHT, err);
+	if (j->spec.cosmos_backend != NULL) {
+		j->cosmos = j->spec.cosmos_backend;
+		j->spec.requeue = 0;
+		j->rq.requeue_from = "a Cosmos job: never requeued";
+	}
 	if (j->cl->results_root == NULL) {
 		*err = xasprintf("cluster %s has no results root: give taotop init --results-root "
 		    "lustre:///path (results_root: in config.yaml), or export "
@@ -439,7 +452,8 @@ static int preflight(struct job *j, char **err)
 	/* Time above 4 h elsewhere needs the partition's MaxTime: checked
 	 * with the datasets; the packaged 4-hour queues need no question. */
 	if (policy_resources(&j->spec, job_defaults(j), j->rq.partition, 1e9, &j->res, &note, err) != 0 ||
-	    tao_gpus(j, err) != 0 || results_folder(j, err) != 0) {
+	    tao_gpus(j, err) != 0 || results_folder(j, err) != 0 ||
+	    cosmos_check(&j->spec, j->rq.requeue_from, j->res.nodes, err) != 0) {
 		free(note);
 		return failed(j, STEP_PREFLIGHT, err);
 	}
@@ -709,6 +723,12 @@ static int nccl_knobs(struct job *j, char **err)
 		return 0;	/* one GPU: no collective to hang */
 	step(j, STEP_PROBE, 0, NULL);
 	shape_text(j->res.nodes, j->res.gpus_per_node, shape, sizeof(shape));
+	if (j->cosmos != NULL && !no_probe_needed(j)) {
+		/* Cosmos's templates start its own launcher first: no probe step. */
+		step(j, STEP_PROBE, 1, "none: a Cosmos job runs no NCCL probe (no knobs cached for "
+		    "this shape)");
+		return 0;
+	}
 	if (no_probe_needed(j)) {
 		j->nccl_env = xstrdup(j->cl->nccl_env);
 		said = xasprintf("cached%s%s: %s", j->cl->nccl_env_shape ? " from a probe on " : "",
@@ -852,7 +872,20 @@ static int open_record(struct job *j, char **err)
 	record_set(&r->results_dir, j->results_dir);
 	record_set(&r->log_dir, j->log_dir);
 	r->child_timeout_s = atol(j->res.child_timeout);
-	task_results_dir(j, r);
+	if (j->cosmos != NULL) {
+		/* Cosmos writes <results_dir>/<job id>/status.json. */
+		char *dir = xasprintf("%s/%s", j->results_dir, j->id);
+		record_set(&r->tao_results_dir, dir);
+		free(dir);
+		record_set(&r->cosmos, j->cosmos);
+		if (strcmp(j->cosmos, "rl") == 0) {
+			char *roles = cosmos_role_names(j->res.nodes, j->spec.cosmos_rollout_nodes);
+			record_set(&r->roles, roles);
+			free(roles);
+		}
+	} else {
+		task_results_dir(j, r);
+	}
 	{
 		/* The spec as staged (the same text stage writes): runs of a
 		 * sweep compared are named by what differs in it. */
@@ -1132,6 +1165,7 @@ struct script_parts {
 	struct buf	names;		/* what --container-env keeps: NAME,NAME,... */
 	struct buf	segments;	/* the segments' settings (the template's TAOTOP_*) */
 	struct buf	probe;		/* the NCCL probe's settings (its TAOTOP_PROBE*) */
+	struct buf	cosmos;		/* a Cosmos job's settings (its TAOTOP_COSMOS_*) */
 };
 
 /* Identity mounts: the datasets, the job folder, the results. */
@@ -1186,8 +1220,8 @@ static int make_command(const struct job *j, struct script_parts *sp, char **err
 /* The #SBATCH lines the template leaves to the job. */
 static void make_extra(const struct job *j, struct buf *extra)
 {
-	/* The multi-node template has its own --nodes line. */
-	if (j->res.nodes <= 1)
+	/* The multi-node and Cosmos templates have their own --nodes line. */
+	if (j->res.nodes <= 1 && j->cosmos == NULL)
 		buf_adds(extra, "#SBATCH --nodes=1\n");
 	buf_addf(extra, "#SBATCH --partition=%s\n", j->rq.partition);
 	if (j->rq.account != NULL)
@@ -1324,6 +1358,30 @@ static char *segments_plan(const struct job *j)
 	return s;
 }
 
+/* A Cosmos job's settings, as its template's shell variables, and the
+ * names its tasks keep (--container-env). */
+static void make_cosmos(const struct job *j, struct buf *cv, struct buf *names)
+{
+	if (j->cosmos == NULL) {
+		buf_adds(cv, ": none");
+		return;
+	}
+	buf_addf(cv, "TAOTOP_COSMOS_BACKEND=%s\n", strcmp(j->cosmos, "rl") == 0 ? "rl" : "framework");
+	buf_addf(cv, "TAOTOP_COSMOS_PORT=%d\n", COSMOS_CONTROLLER_PORT);
+	buf_addf(cv, "TAOTOP_COSMOS_ROLLOUT_NODES=%d\n", j->spec.cosmos_rollout_nodes > 0
+	    ? j->spec.cosmos_rollout_nodes : 0);
+	buf_addf(cv, "TAOTOP_CHILD_TIMEOUT_S=%ld\n", atol(j->res.child_timeout));
+	buf_adds(cv, "export TAOTOP_COSMOS_BACKEND TAOTOP_COSMOS_PORT TAOTOP_COSMOS_ROLLOUT_NODES");
+	buf_adds(names, ",TAO_JOB_ID,TAO_STATUS_FILE,TAO_CHILD_EXIT_FILE,TAOTOP_COSMOS_BACKEND,TAOTOP_COSMOS_PORT,TAOTOP_COSMOS_ROLLOUT_NODES");
+	/* The rendezvous: make_env named it already on several nodes. */
+	if (j->res.nodes <= 1)
+		buf_adds(names, ",MASTER_ADDR,MASTER_PORT");
+	if (strcmp(j->cosmos, "rl") == 0)
+		buf_adds(names, ",COSMOS_NODE_ROLE,COSMOS_CONTROLLER_HOST,TAOTOP_COSMOS_POLICY_NODES");
+	else
+		buf_addf(names, ",NUM_NODES%s", j->res.nodes <= 1 ? ",NUM_GPU_PER_NODE" : "");
+}
+
 /* The probe block's variables: none unless the job probes. */
 static int make_probe(const struct job *j, struct buf *probe, char **err)
 {
@@ -1357,6 +1415,7 @@ static int fill_template(const struct job *j, const char *tpath, const char *tmp
 		{ "NUM_NODES", nnodes },
 		{ "JOB_ENV", sp->jobenv.data }, { "CONTAINER_ENV", qnames },
 		{ "SEGMENTS", sp->segments.data }, { "NCCL_PROBE", sp->probe.data },
+		{ "COSMOS", sp->cosmos.data },
 	};
 	rc = template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), text, err);
 	free(qimage), free(qmounts), free(qenv), free(qnames);
@@ -1367,7 +1426,9 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 {
 	struct script_parts sp;
 	char *dir = j->o->template_dir ? xstrdup(j->o->template_dir) : submit_template_dir();
-	char *tpath = xasprintf("%s/%s.sbatch.tmpl", dir, j->res.nodes > 1 ? "multinode" : "singlenode");
+	char *tpath = xasprintf("%s/%s.sbatch.tmpl", dir, j->cosmos != NULL
+	    ? (strcmp(j->cosmos, "rl") == 0 ? "cosmos-rl" : "cosmos-framework")
+	    : j->res.nodes > 1 ? "multinode" : "singlenode");
 	char *tmpl, *text = NULL;
 	int rc = -1;
 
@@ -1380,7 +1441,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	}
 	buf_init(&sp.mounts), buf_init(&sp.command), buf_init(&sp.jobenv);
 	buf_init(&sp.extra), buf_init(&sp.env), buf_init(&sp.names), buf_init(&sp.segments);
-	buf_init(&sp.probe);
+	buf_init(&sp.probe), buf_init(&sp.cosmos);
 	/* The variables the template itself exports. */
 	buf_adds(&sp.names, "PYTHONNOUSERSITE,PYTHONDONTWRITEBYTECODE,HF_HOME");
 	make_mounts(j, &sp.mounts);
@@ -1388,6 +1449,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	make_segments(j, &sp.segments);
 	if (make_command(j, &sp, err) == 0 && make_env(j, &sp.env, &sp.names, err) == 0 &&
 	    make_probe(j, &sp.probe, err) == 0 &&
+	    (make_cosmos(j, &sp.cosmos, &sp.names), 1) &&
 	    fill_template(j, tpath, tmpl, &sp, &text, err) == 0 &&
 	    lint_gate(j->sbatch_path, text, err) == 0) {
 		out->text = text;
@@ -1397,7 +1459,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	free(text), free(tmpl), free(tpath);
 	buf_free(&sp.mounts), buf_free(&sp.command), buf_free(&sp.jobenv);
 	buf_free(&sp.extra), buf_free(&sp.env), buf_free(&sp.names), buf_free(&sp.segments);
-	buf_free(&sp.probe);
+	buf_free(&sp.probe), buf_free(&sp.cosmos);
 	if (rc != 0)
 		return failed(j, STEP_LINT, err);
 	step(j, STEP_LINT, 1, NULL);

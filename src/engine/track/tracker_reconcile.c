@@ -176,6 +176,7 @@ static enum judged judge_status(struct conn *c, const struct job_record *r,
 	}
 	tao_status_init(&ts);
 	tao_status_set_task(&ts, r->action);
+	ts.success_only = r->cosmos != NULL;
 	if (follower != NULL) {
 		/* Its epoch 0 may be before the tail. */
 		ts.zero_based = follower->zero_based;
