@@ -146,7 +146,7 @@ Test(cosmos, a_failing_role_stops_the_others_and_its_exit_code_is_the_jobs, .tim
 	code = cosmos_file(r, "child_exit_code");
 	cr_expect_str_eq(code, "7\n");
 	mainerr = role_log(r, "main.err");
-	cr_expect_not_null(strstr(mainerr, "Cosmos role policy failed with exit code 7: the other "
+	cr_expect_not_null(strstr(mainerr, "Cosmos role policy-1 failed with exit code 7: the other "
 	    "roles were stopped"), "%s", mainerr);
 	ctl = role_log(r, "controller.out");
 	cr_expect_null(strstr(ctl, "SUCCESS"), "%s", ctl);

@@ -1377,7 +1377,8 @@ static void make_cosmos(const struct job *j, struct buf *cv, struct buf *names)
 	if (j->res.nodes <= 1)
 		buf_adds(names, ",MASTER_ADDR,MASTER_PORT");
 	if (strcmp(j->cosmos, "rl") == 0)
-		buf_adds(names, ",COSMOS_NODE_ROLE,COSMOS_CONTROLLER_HOST,TAOTOP_COSMOS_POLICY_NODES");
+		buf_adds(names, ",COSMOS_NODE_ROLE,COSMOS_CONTROLLER_HOST,TAOTOP_COSMOS_POLICY_NODES,"
+		    "TAOTOP_ROLE_DIR");
 	else
 		buf_addf(names, ",NUM_NODES%s", j->res.nodes <= 1 ? ",NUM_GPU_PER_NODE" : "");
 }
