@@ -178,3 +178,147 @@ Test(cosmos, completed_without_cosmos_success_is_not_done, .timeout = 300)
 	submit_result_free(&res);
 	sub_close(&e);
 }
+
+/* A Cosmos Framework bundle on 2 nodes x 2 GPUs (after bundle()'s import). */
+static char *framework_bundle(struct sub_env *e, const char *name, const char *extra)
+{
+	char *rl = bundle(e, name, NULL), *text, *path;
+
+	free(rl);
+	text = xasprintf("image: %%B/cosmos.sqsh\n"
+	    "network_arch: cosmos-reason\n"
+	    "action: train\n"
+	    "cosmos: {backend: framework}\n"
+	    "command: [/usr/local/bin/cosmos-stand-in]\n"
+	    "nodes: 2\n"
+	    "gpus: 4\n"
+	    "cpus_per_task: 2\n"
+	    "time_hours: 0.5\n%s", extra ? extra : "");
+	path = sub_bundle(e, name, text);
+	free(text);
+	return path;
+}
+
+/* The line of main.out of node rank NR ("NODE_RANK=0"). */
+static char *rank_line(const char *text, const char *nr)
+{
+	const char *p;
+
+	for (p = strstr(text, "cosmos-stand-in[framework]"); p != NULL;
+	    p = strstr(p + 1, "cosmos-stand-in[framework]")) {
+		char *l = xstrndup(p, strcspn(p, "\n"));
+		if (strstr(l, nr) != NULL)
+			return l;
+		free(l);
+	}
+	cr_assert_fail("no line with %s in:\n%s", nr, text);
+	return NULL;
+}
+
+Test(cosmos, a_framework_job_runs_one_torchrun_per_node_with_its_node_rank, .timeout = 240)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *r;
+	char *err = NULL, *spec, *out, *l0, *l1, *staged, *sbatch;
+
+	sub_open(&e, "cosmosfw", NULL);
+	spec = framework_bundle(&e, "cosmosfw", NULL);
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_assert_eq(sub_wait_final(&e, res.record_id, 180), TAO_DONE);
+	r = load(&e, res.record_id);
+	cr_expect_str_eq(r->cosmos, "framework");
+	cr_expect_null(r->roles);
+	staged = submit_staged_sbatch(r);
+	sbatch = sub_slurp(staged);
+	cr_assert_not_null(sbatch, "%s", staged);
+	cr_expect_not_null(strstr(sbatch, "\n#SBATCH --no-requeue\n"), "%s", sbatch);
+	cr_expect_not_null(strstr(sbatch, "--no-container-mount-home"), "%s", sbatch);
+	out = role_log(r, "main.out");
+	l0 = rank_line(out, "NODE_RANK=0 ");
+	l1 = rank_line(out, "NODE_RANK=1 ");
+	/* One torchrun per node: 2 processes each, the world 4, the master
+	 * the first node; the open-files limit raised (to 65536, or as far as
+	 * the node's hard limit allows). */
+	cr_expect_not_null(strstr(l0, " on node node01 "), "%s", l0);
+	cr_expect_not_null(strstr(l1, " on node node02 "), "%s", l1);
+	cr_expect_not_null(strstr(l0, " of 4 "), "%s", l0);
+	cr_expect_not_null(strstr(l1, "master node01:29500"), "%s", l1);
+	{
+		const char *n = strstr(l1, "nofile=");
+		cr_assert_not_null(n, "%s", l1);
+		char *soft = xstrndup(n + 7, strcspn(n + 7, "/")), *hard = xstrdup(n + 8 + strlen(soft));
+		cr_expect(strcmp(soft, "65536") == 0 || strcmp(soft, hard) == 0,
+		    "ulimit -n 65536 (or the hard limit): %s", l1);
+		free(soft), free(hard);
+	}
+	free(l0), free(l1), free(out), free(staged), free(sbatch), free(spec);
+	record_free(r);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
+/* `taotop submit ARGS` as a user runs it against the rig (--dry-run or
+ * not): its output and exit status. */
+static int cli_submit(const struct sub_env *e, const char *args, char **out)
+{
+	const struct rig *r = rig_get();
+	char *cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s "
+	    "TAOTOP_KNOWN_HOSTS=%s XDG_STATE_HOME=%s TAOTOP_CONFIG=/nonexistent/config.yaml "
+	    "SLURM_BASE_RESULTS_DIR=lustre://%s/root LANG=C %s submit %s 2>&1",
+	    r->user, r->host, r->port, r->key, r->known_hosts, e->local, e->base,
+	    getenv("TAOTOP_BIN"), args);
+	const char *const argv[] = { "sh", "-c", cmd, NULL };
+	int rc = rig_run(argv, out);
+
+	free(cmd);
+	return rc;
+}
+
+Test(cosmos, the_dry_run_shows_the_cosmos_rl_script, .timeout = 120)
+{
+	struct sub_env e;
+	char *spec, *out = NULL, *args;
+
+	sub_open(&e, "cosmosdry", NULL);
+	spec = bundle(&e, "cosmosdry", NULL);
+	args = xasprintf("--dry-run %s", spec);
+	cr_assert_eq(cli_submit(&e, args, &out), 0, "%s", out);
+	cr_expect_not_null(strstr(out, "requeue     no "), "%s", out);
+	cr_expect_not_null(strstr(out, "(a Cosmos job: never requeued)"), "%s", out);
+	cr_expect_not_null(strstr(out, "#SBATCH --no-requeue\n"), "%s", out);
+	cr_expect_not_null(strstr(out, "TAOTOP_COSMOS_PORT=8082\n"), "%s", out);
+	cr_expect_not_null(strstr(out, "COSMOS_NODE_ROLE"), "%s", out);
+	cr_expect_not_null(strstr(out, "--mem=0"), "%s", out);
+	free(out), free(args), free(spec);
+	sub_close(&e);
+}
+
+/* A registry image and a requeue are refused as the user submits, with
+ * the reason, and nothing is written on the cluster. */
+Test(cosmos, a_registry_image_or_a_requeue_is_refused_and_nothing_is_written, .timeout = 120)
+{
+	struct sub_env e;
+	char *spec, *out = NULL, *args, *cmd, *left;
+
+	sub_open(&e, "cosmosrefused", NULL);
+	spec = sub_bundle(&e, "registry", "image: nvcr.io/nvidia/cosmos/cosmos-rl:1.0\n"
+	    "network_arch: cosmos-reason\naction: train\ncosmos: {backend: rl}\n"
+	    "command: [cosmos-stand-in]\nnodes: 2\ngpus: 4\n");
+	args = xasprintf("%s", spec);
+	cr_expect_neq(cli_submit(&e, args, &out), 0, "%s", out);
+	cr_expect_not_null(strstr(out, "prebuilt .sqsh only"), "%s", out);
+	free(out), free(args), free(spec);
+	spec = sub_bundle(&e, "requeue", "image: %B/none.sqsh\n"
+	    "network_arch: cosmos-reason\naction: train\ncosmos: {backend: rl}\n"
+	    "command: [cosmos-stand-in]\nnodes: 2\ngpus: 4\n");
+	args = xasprintf("--requeue %s", spec);
+	cr_expect_neq(cli_submit(&e, args, &out), 0, "%s", out);
+	cr_expect_not_null(strstr(out, "requeue is asked for (--requeue)"), "%s", out);
+	free(out), free(args), free(spec);
+	cmd = xasprintf("ls -A %s/root", e.base);
+	left = rig_ssh_ok(cmd);
+	cr_expect_str_eq(left, "", "written on the cluster: %s", left);
+	free(left), free(cmd);
+	sub_close(&e);
+}
