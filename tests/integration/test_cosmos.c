@@ -77,6 +77,28 @@ static char *cosmos_file(const struct job_record *r, const char *name)
 	return text;
 }
 
+/* `taotop VERB ARGS` as a user runs it against the rig, its records a copy
+ * of the test's own (the engine's store, e->local/jobs; taotop refuses a
+ * records folder that is a link): output and exit status. */
+static int cli(const struct sub_env *e, const char *verb_args, char **out)
+{
+	const struct rig *r = rig_get();
+	char *cmd = xasprintf("mkdir -p %s/state/taotop && mkdir -p -m 700 %s/state/taotop/jobs && "
+	    "cp -R %s/jobs/. %s/state/taotop/jobs/ && "
+	    "SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s "
+	    "TAOTOP_KNOWN_HOSTS=%s XDG_STATE_HOME=%s/state TAOTOP_CONFIG=/nonexistent/config.yaml "
+	    "TAOTOP_CLUSTER=rig "
+	    "SLURM_BASE_RESULTS_DIR=lustre://%s/root LANG=C %s %s 2>&1",
+	    e->local, e->local, e->local, e->local,
+	    r->user, r->host, r->port, r->key, r->known_hosts, e->local, e->base,
+	    getenv("TAOTOP_BIN"), verb_args);
+	const char *const argv[] = { "sh", "-c", cmd, NULL };
+	int rc = rig_run(argv, out);
+
+	free(cmd);
+	return rc;
+}
+
 Test(cosmos, a_two_node_rl_job_runs_the_controller_on_node0_and_a_policy_on_each, .timeout = 240)
 {
 	struct sub_env e;
@@ -115,6 +137,25 @@ Test(cosmos, a_two_node_rl_job_runs_the_controller_on_node0_and_a_policy_on_each
 	cr_expect_str_eq(code, "0\n");
 	status = cosmos_file(r, "status.json");
 	cr_expect_not_null(strstr(status, "\"status\": \"SUCCESS\""), "%s", status);
+	{
+		/* As the user sees them: each role's state and log, and a
+		 * role's log by its name. */
+		char *out = NULL, *args = xasprintf("status %s", r->id);
+		cr_assert_eq(cli(&e, args, &out), 0, "%s", out);
+		cr_expect(rig_matches(out, "role controller +done  [^ ]*/controller.out"), "%s", out);
+		cr_expect(rig_matches(out, "role policy-0 +done  [^ ]*/policy-0.out"), "%s", out);
+		cr_expect(rig_matches(out, "role policy-1 +done  [^ ]*/policy-1.out"), "%s", out);
+		free(out), free(args);
+		args = xasprintf("logs --role policy-1 %s", r->id);
+		cr_assert_eq(cli(&e, args, &out), 0, "%s", out);
+		cr_expect_not_null(strstr(out, "role policy-1 (policy) on node node02"), "%s", out);
+		free(out), free(args);
+		args = xasprintf("logs --role rollout-0 %s", r->id);
+		cr_expect_neq(cli(&e, args, &out), 0, "%s", out);
+		cr_expect_not_null(strstr(out, "has no role 'rollout-0': its roles are controller "
+		    "policy-0 policy-1"), "%s", out);
+		free(out), free(args);
+	}
 	free(sbatch), free(ctl), free(p0), free(p1), free(code), free(status), free(spec);
 	record_free(r);
 	submit_result_free(&res);
@@ -258,23 +299,6 @@ Test(cosmos, a_framework_job_runs_one_torchrun_per_node_with_its_node_rank, .tim
 	sub_close(&e);
 }
 
-/* `taotop submit ARGS` as a user runs it against the rig (--dry-run or
- * not): its output and exit status. */
-static int cli_submit(const struct sub_env *e, const char *args, char **out)
-{
-	const struct rig *r = rig_get();
-	char *cmd = xasprintf("SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s "
-	    "TAOTOP_KNOWN_HOSTS=%s XDG_STATE_HOME=%s TAOTOP_CONFIG=/nonexistent/config.yaml "
-	    "SLURM_BASE_RESULTS_DIR=lustre://%s/root LANG=C %s submit %s 2>&1",
-	    r->user, r->host, r->port, r->key, r->known_hosts, e->local, e->base,
-	    getenv("TAOTOP_BIN"), args);
-	const char *const argv[] = { "sh", "-c", cmd, NULL };
-	int rc = rig_run(argv, out);
-
-	free(cmd);
-	return rc;
-}
-
 Test(cosmos, the_dry_run_shows_the_cosmos_rl_script, .timeout = 120)
 {
 	struct sub_env e;
@@ -282,8 +306,8 @@ Test(cosmos, the_dry_run_shows_the_cosmos_rl_script, .timeout = 120)
 
 	sub_open(&e, "cosmosdry", NULL);
 	spec = bundle(&e, "cosmosdry", NULL);
-	args = xasprintf("--dry-run %s", spec);
-	cr_assert_eq(cli_submit(&e, args, &out), 0, "%s", out);
+	args = xasprintf("submit --dry-run %s", spec);
+	cr_assert_eq(cli(&e, args, &out), 0, "%s", out);
 	cr_expect_not_null(strstr(out, "requeue     no "), "%s", out);
 	cr_expect_not_null(strstr(out, "(a Cosmos job: never requeued)"), "%s", out);
 	cr_expect_not_null(strstr(out, "#SBATCH --no-requeue\n"), "%s", out);
@@ -305,15 +329,15 @@ Test(cosmos, a_registry_image_or_a_requeue_is_refused_and_nothing_is_written, .t
 	spec = sub_bundle(&e, "registry", "image: nvcr.io/nvidia/cosmos/cosmos-rl:1.0\n"
 	    "network_arch: cosmos-reason\naction: train\ncosmos: {backend: rl}\n"
 	    "command: [cosmos-stand-in]\nnodes: 2\ngpus: 4\n");
-	args = xasprintf("%s", spec);
-	cr_expect_neq(cli_submit(&e, args, &out), 0, "%s", out);
+	args = xasprintf("submit %s", spec);
+	cr_expect_neq(cli(&e, args, &out), 0, "%s", out);
 	cr_expect_not_null(strstr(out, "prebuilt .sqsh only"), "%s", out);
 	free(out), free(args), free(spec);
 	spec = sub_bundle(&e, "requeue", "image: %B/none.sqsh\n"
 	    "network_arch: cosmos-reason\naction: train\ncosmos: {backend: rl}\n"
 	    "command: [cosmos-stand-in]\nnodes: 2\ngpus: 4\n");
-	args = xasprintf("--requeue %s", spec);
-	cr_expect_neq(cli_submit(&e, args, &out), 0, "%s", out);
+	args = xasprintf("submit --requeue %s", spec);
+	cr_expect_neq(cli(&e, args, &out), 0, "%s", out);
 	cr_expect_not_null(strstr(out, "requeue is asked for (--requeue)"), "%s", out);
 	free(out), free(args), free(spec);
 	cmd = xasprintf("ls -A %s/root", e.base);
