@@ -169,3 +169,18 @@ Test(cosmos, the_controller_is_on_node_0_and_a_policy_on_every_policy_node)
 	cr_expect_eq(cosmos_roles(2, 2, &v, &n), -1);
 	cr_expect_null(cosmos_role_names(2, 2));
 }
+
+/* The shipped example, as a user copies it, may run. */
+Test(cosmos, the_shipped_example_is_a_cosmos_rl_bundle_that_may_run)
+{
+	const char *share = getenv("TAOTOP_SHARE");
+	char *path = xasprintf("%s/templates/example-cosmos-rl.spec.yaml", share ? share : ".");
+	struct spec s;
+	char *err = NULL;
+
+	cr_assert_eq(spec_load(path, &s, &err), 0, "%s", err);
+	cr_expect_str_eq(s.cosmos_backend, "rl");
+	cr_expect_eq(cosmos_check(&s, "the bundle", s.nodes, &err), 0, "%s", err);
+	spec_free(&s);
+	free(path);
+}
