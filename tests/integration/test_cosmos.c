@@ -155,6 +155,25 @@ Test(cosmos, a_two_node_rl_job_runs_the_controller_on_node0_and_a_policy_on_each
 		cr_expect_not_null(strstr(out, "has no role 'rollout-0': its roles are controller "
 		    "policy-0 policy-1"), "%s", out);
 		free(out), free(args);
+
+		/* A retry runs the staged script again, its results in a folder
+		 * of its own, where its Cosmos status is read: Done again. */
+		args = xasprintf("retry --force %s", r->id);
+		cr_assert_eq(cli(&e, args, &out), 0, "%s", out);
+		const char *as = strstr(out, " as ");
+		cr_assert_not_null(as, "%s", out);
+		char *nid = xstrndup(as + 4, strcspn(as + 4, ","));
+		free(out), free(args);
+		args = xasprintf("status --watch %s >/dev/null; echo rc=$?; "
+		    "cat %s/state/taotop/jobs/%s.json", nid, e.local, nid);
+		cr_assert_eq(cli(&e, args, &out), 0, "%s", out);
+		cr_expect_not_null(strstr(out, "rc=0"), "the retry is not Done: %s", out);
+		/* Its status file: <its results folder>/<the staged id>/. */
+		char *want = xasprintf("/%s\",", r->id);
+		const char *t = strstr(out, "\"tao_results_dir\"");
+		cr_expect(t != NULL && strstr(t, want) != NULL && strstr(t, want) < strchr(t, '\n'),
+		    "%s", out);
+		free(want), free(out), free(args), free(nid);
 	}
 	free(sbatch), free(ctl), free(p0), free(p1), free(code), free(status), free(spec);
 	record_free(r);

@@ -1758,6 +1758,8 @@ static char *open_resubmit(struct record_store *st, const char *id, const char *
 	record_set(&r->bundle, old->bundle);
 	record_set(&r->spec, old->spec);
 	record_set(&r->retry_of, id);
+	record_set(&r->cosmos, old->cosmos);
+	record_set(&r->roles, old->roles);
 	msg = xasprintf("opened: %s's submit was lost (no job found by its name): submitted once "
 	    "more, its staged files as they are", id);
 	record_event(r, msg, "taotop", time(NULL));
