@@ -216,6 +216,34 @@ Test(cosmos, a_failing_role_stops_the_others_and_its_exit_code_is_the_jobs, .tim
 	sub_close(&e);
 }
 
+/* SUCCESS in Cosmos's status is not enough: a replica failing after it
+ * (its teardown) makes the job Error, as the model skill's
+ * finalize_metadata judges it (child exit 0, COMPLETED and SUCCESS, all
+ * three). */
+Test(cosmos, a_role_failing_after_cosmos_success_is_still_error, .timeout = 240)
+{
+	struct sub_env e;
+	struct submit_result res;
+	struct job_record *r;
+	char *err = NULL, *spec, *status, *code;
+
+	sub_open(&e, "cosmosafter", NULL);
+	spec = bundle(&e, "cosmosafter", "extra_env:\n  COSMOS_STANDIN_FAIL_AT_END: policy-0=9\n");
+	cr_assert_eq(sub_submit(&e, spec, &res, &err), 0, "%s", err);
+	cr_assert_eq(sub_wait_final(&e, res.record_id, 180), TAO_ERROR);
+	r = load(&e, res.record_id);
+	status = cosmos_file(r, "status.json");
+	cr_expect_not_null(strstr(status, "\"status\": \"SUCCESS\""), "the test's premise: %s",
+	    status);
+	code = cosmos_file(r, "child_exit_code");
+	cr_expect_str_eq(code, "9\n");
+	cr_expect_str_eq(r->alloc.exit_code, "9:0");
+	free(status), free(code), free(spec);
+	record_free(r);
+	submit_result_free(&res);
+	sub_close(&e);
+}
+
 Test(cosmos, completed_without_cosmos_success_is_not_done, .timeout = 300)
 {
 	struct sub_env e;
