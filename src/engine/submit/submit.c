@@ -1371,6 +1371,10 @@ static void make_cosmos(const struct job *j, struct buf *cv, struct buf *names)
 	buf_addf(cv, "TAOTOP_COSMOS_ROLLOUT_NODES=%d\n", j->spec.cosmos_rollout_nodes > 0
 	    ? j->spec.cosmos_rollout_nodes : 0);
 	buf_addf(cv, "TAOTOP_CHILD_TIMEOUT_S=%ld\n", atol(j->res.child_timeout));
+	/* Each role's log and exit code go in the job's log folder. */
+	buf_adds(cv, "TAOTOP_LOG_DIR=");
+	sh_quote_buf(cv, j->log_dir, strlen(j->log_dir));
+	buf_addc(cv, '\n');
 	buf_adds(cv, "export TAOTOP_COSMOS_BACKEND TAOTOP_COSMOS_PORT TAOTOP_COSMOS_ROLLOUT_NODES");
 	buf_adds(names, ",TAO_JOB_ID,TAO_STATUS_FILE,TAO_CHILD_EXIT_FILE,TAOTOP_COSMOS_BACKEND,TAOTOP_COSMOS_PORT,TAOTOP_COSMOS_ROLLOUT_NODES");
 	/* The rendezvous: make_env named it already on several nodes. */
