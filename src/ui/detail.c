@@ -376,9 +376,17 @@ static void add_roles(struct lines *l, const struct job_record *r, const struct 
 
 	if (r->cosmos == NULL)
 		return;
-	add(l, xasprintf("cosmos: %s; its status: %s/status.json", strcmp(r->cosmos, "rl") == 0
-	    ? "Cosmos-RL (a controller and replicas)" : "Cosmos Framework (torchrun per node)",
-	    r->tao_results_dir ? r->tao_results_dir : "?"));
+	{
+		/* Its status file, named from the results folder above. */
+		const char *sd = r->tao_results_dir;
+		size_t rl = r->results_dir ? strlen(r->results_dir) : 0;
+		if (sd != NULL && rl > 0 && strncmp(sd, r->results_dir, rl) == 0 && sd[rl] == '/')
+			sd += rl + 1;
+		add(l, xasprintf("cosmos: %s; its status: %s/status.json%s",
+		    strcmp(r->cosmos, "rl") == 0 ? "Cosmos-RL (a controller and replicas)"
+		    : "Cosmos Framework (torchrun per node)", sd ? sd : "?",
+		    sd != r->tao_results_dir ? " in the results folder" : ""));
+	}
 	n = roles_of(r, &rs);
 	for (i = 0; i < n; i++) {
 		char state[48];
@@ -394,11 +402,13 @@ static void add_roles(struct lines *l, const struct job_record *r, const struct 
 			else
 				snprintf(state, sizeof(state), "failed, exit code %d", rs[i].rc);
 		}
-		add(l, xasprintf("role %-12s %-22s %s", rs[i].name, state,
-		    rs[i].log ? rs[i].log : "(its log once launched)"));
+		/* The file's name: the logs line above has its folder. */
+		add(l, xasprintf("role %-12s %-22s %s", rs[i].name, state, rs[i].log
+		    ? strrchr(rs[i].log, '/') + 1 : "(its log once launched)"));
 	}
 	if (n > 0)
-		add(l, xstrdup("  (a role's log: taotop logs --role NAME JOB)"));
+		add(l, xstrdup("  (each role's log is in the logs folder: taotop logs --role NAME "
+		    "JOB)"));
 	roles_free(rs, n);
 }
 

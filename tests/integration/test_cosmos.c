@@ -17,6 +17,7 @@
 #include "engine/store/store.h"
 #include "engine/submit/submit.h"
 #include "integration/helper_rig.h"
+#include "integration/helper_screen.h"
 #include "integration/helper_submit.h"
 #include "util/xmalloc.h"
 
@@ -392,4 +393,50 @@ Test(cosmos, a_registry_image_or_a_requeue_is_refused_and_nothing_is_written, .t
 	cr_expect_str_eq(left, "", "written on the cluster: %s", left);
 	free(left), free(cmd);
 	sub_close(&e);
+}
+
+/* In the monitor, as a user drives it by keys: Enter on a Cosmos-RL job
+ * shows its backend, its status file and each role's state and log. */
+Test(cosmos, the_monitors_detail_shows_each_roles_state_and_log, .timeout = 240)
+{
+	char *dir = screen_shared_dir("cosmos"), *cmd, *out = NULL, *bundle, *env, *args, *p, *id;
+	struct screen s;
+	struct screen_opts so = { .cols = 160, .lines = 50 };
+	FILE *f;
+
+	screen_open(&s, "cosmos", &so);
+	cmd = xasprintf("cd %s && enroot import -o %s/cosmos.sqsh "
+	    "docker://nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt", dir, dir);
+	cr_assert_eq(rig_ssh(cmd, &out), 0, "enroot import: %s", out);
+	free(out), free(cmd);
+	bundle = xasprintf("%s/cosmos.yaml", s.dir);
+	f = fopen(bundle, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "image: %s/cosmos.sqsh\nnetwork_arch: cosmos-reason\naction: train\n"
+	    "cosmos: {backend: rl}\ncommand: [cosmos-stand-in]\nnodes: 2\ngpus: 4\n"
+	    "cpus_per_task: 2\ntime_hours: 0.5\n"
+	    "extra_env: {COSMOS_STANDIN_FAIL: policy-1=7, COSMOS_STANDIN_SECONDS: \"30\"}\n", dir);
+	fclose(f);
+	env = xasprintf("XDG_STATE_HOME=%s/state TAOTOP_CONFIG=/nonexistent/config.yaml "
+	    "SLURM_BASE_RESULTS_DIR=lustre://%s/root", s.dir, dir);
+	args = xasprintf("submit %s", bundle);
+	cr_assert_eq(rig_taotop(env, args, &out), 0, "%s", out);
+	p = strstr(out, "submitted tao-");
+	cr_assert_not_null(p, "%s", out);
+	id = xstrndup(p + 10, strcspn(p + 10, " "));
+	free(out), free(args), free(env), free(bundle);
+
+	screen_filter(&s, id);
+	screen_wait_line(&s, 120, id, "Error", NULL);
+	screen_keys(&s, "Enter");
+	screen_wait(&s, 20, "Job detail", "cosmos: Cosmos-RL (a controller and replicas)",
+	    "/status.json in the results folder", NULL);
+	/* The failed replica, and the others stopped (they left no exit code). */
+	screen_wait_line(&s, 20, "role controller", "stopped", "controller.out", NULL);
+	screen_wait_line(&s, 20, "role policy-1", "failed, exit code 7", "policy-1.out", NULL);
+	screen_wait_line(&s, 20, "role policy-0", "stopped", "policy-0.out", NULL);
+	screen_wait(&s, 5, "taotop logs --role NAME JOB", NULL);
+	screen_wait(&s, 5, "logs: ", "slurm-logs/", NULL);
+	free(id), free(dir);
+	screen_close(&s);
 }
