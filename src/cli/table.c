@@ -44,6 +44,8 @@ static const struct cli_opt status_opts[] = {
 static const struct cli_opt logs_opts[] = {
 	CLUSTER("the cluster of a SLURM id (a taotop id goes to its record's)"),
 	{ "err", 0, NULL, "main.err instead of main.out" },
+	{ "role", 0, "NAME", "a Cosmos-RL job's role's own log (controller, policy-0, ...: "
+	  "status lists them) instead of main.out" },
 	{ "lines", 'n', "N", "the last N lines (default 200)" },
 	{ "follow", 'f', NULL, "follow the file as it grows" },
 	{ "until-end", 0, NULL, "follow until the job ends, then exit as status --watch does "

@@ -1,5 +1,6 @@
 /*
- * `taotop logs JOB`: the last lines of a job's main.out (or main.err) over
+ * `taotop logs JOB`: the last lines of a job's main.out (or main.err, or a
+ * Cosmos-RL role's own log with --role) over
  * SFTP, then with --follow the new bytes by offset as the file grows
  * (with --until-end until the job ends: its state polled on the cluster's
  * schedule, as status --watch polls it); sanitised for a terminal, as they
@@ -18,6 +19,7 @@
 #include "cli/show.h"
 #include "engine/logs/logpath.h"
 #include "engine/logs/logtail.h"
+#include "engine/logs/roles.h"
 #include "engine/slurm/state.h"
 #include "engine/track/schedule.h"
 #include "engine/track/tracker.h"
@@ -150,7 +152,7 @@ static int tail(struct session *s, const char *path, long lines, int following,
 int cli_logs(const struct cli_args *a)
 {
 	struct session s;
-	const char *job = a->pos[0], *n = cli_val(a, "lines");
+	const char *job = a->pos[0], *n = cli_val(a, "lines"), *role = cli_val(a, "role");
 	char *path = NULL, *err = NULL, *nend;
 	long lines = 200;
 	int rc, until_end = cli_val(a, "until-end") != NULL;
@@ -163,9 +165,15 @@ int cli_logs(const struct cli_args *a)
 			return cli_usage_error(a->verb);
 		}
 	}
+	if (role != NULL && cli_val(a, "err") != NULL) {
+		fprintf(stderr, "taotop logs: --role and --err: a role's log holds both its "
+		    "output and its errors; give one of them\n");
+		return cli_usage_error(a->verb);
+	}
 	if ((rc = session_open(&s, cli_val(a, "cluster"), job)) != EXIT_OK)
 		return rc;
-	if (job_log_path(s.conn, s.store, job, cli_val(a, "err") != NULL, &path, &err) != 0)
+	if (role != NULL ? roles_log_path(s.store, job, role, &path, &err) != 0
+	    : job_log_path(s.conn, s.store, job, cli_val(a, "err") != NULL, &path, &err) != 0)
 		rc = session_say(EXIT_FAILED, err);
 	else if (until_end)
 		rc = tail(&s, path, lines, 1, job);

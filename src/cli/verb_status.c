@@ -15,6 +15,7 @@
 #include "cli/session.h"
 #include "cli/show.h"
 #include "engine/store/bankrecord.h"
+#include "engine/logs/roles.h"
 #include "engine/store/store.h"
 #include "engine/track/actions.h"
 #include "engine/track/schedule.h"
@@ -205,6 +206,30 @@ static void print_exclude(const struct job_record *rec)
 		    show(rec->exclude[i].evidence ? rec->exclude[i].evidence : ""));
 }
 
+/* A Cosmos-RL job's roles: each one's state and its own log (one remote
+ * read of the exit codes the ended ones left). */
+static void print_roles(struct session *s, const struct job_record *rec)
+{
+	struct role_state *v;
+	size_t n, i;
+	char *err = NULL;
+
+	if (rec == NULL || rec->roles == NULL)
+		return;
+	if (roles_read(s->conn, rec, &v, &n, &err) != 0) {
+		printf("  roles: %s\n", show(err));
+		free(err);
+	}
+	for (i = 0; i < n; i++) {
+		char rc[32] = "";
+		if (v[i].rc > 0)
+			snprintf(rc, sizeof(rc), ", exit code %d", v[i].rc);
+		printf("  role %-12s %s%s  %s\n", show(v[i].name), v[i].state, rc,
+		    v[i].log ? show(v[i].log) : "(no log before the launch)");
+	}
+	roles_free(v, n);
+}
+
 /* A run's segments (one SLURM start each, requeued at its child timeout). */
 static void print_segments(const struct job_record *rec)
 {
@@ -344,6 +369,7 @@ static int show_status(struct session *s, const char *job, int json, int bank, i
 		print_exclude(st.rec);
 		jobrow_print_resume(st.rec);
 		print_segments(st.rec);
+		print_roles(s, st.rec);
 		print_history(st.rec);
 		for (size_t i = 0; i < st.ncard; i++)
 			printf("  %s\n", show(st.card[i]));

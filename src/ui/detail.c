@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/logs/roles.h"
 #include "engine/slurm/duration.h"
 #include "engine/store/record.h"
 #include "engine/slurm/state.h"
@@ -20,6 +21,32 @@
 
 #define FILE_LINES_MAX	400	/* of one file shown */
 
+/* A Cosmos-RL job's roles' exit-code files (engine/logs/roles.h), added
+ * to *v after its two files: each ended role left one. */
+static size_t role_codes(const struct job_record *r, char ***v)
+{
+	struct role_state *rs;
+	size_t n = roles_of(r, &rs), i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (rs[i].log == NULL)
+			continue;
+		*v = xreallocarray(*v, 2 + k + 1, sizeof(**v));
+		(*v)[2 + k++] = xasprintf("%.*s.rc", (int)(strlen(rs[i].log) - 4), rs[i].log);
+	}
+	roles_free(rs, n);
+	return k;
+}
+
+/* Whether path is a role's exit-code file (shown as the role's state, not
+ * as a file). */
+static int is_role_code(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 3 && strcmp(path + n - 3, ".rc") == 0;
+}
+
 size_t detail_paths(const struct job_record *r, char ***out)
 {
 	char *job_dir = r != NULL ? submit_job_dir(r) : NULL, **v;
@@ -33,7 +60,7 @@ size_t detail_paths(const struct job_record *r, char ***out)
 	v[1] = xasprintf("%s/specs/spec.yaml", job_dir);
 	free(job_dir);
 	*out = v;
-	return 2;
+	return 2 + role_codes(r, out);
 }
 
 /* Scaled to the values shown, or (percent) to 0..100 itself: an idle
@@ -339,6 +366,52 @@ static void add_record(struct lines *l, const struct job_record *r)
 	}
 }
 
+/* A Cosmos job's backend and status file; a Cosmos-RL job's roles, each
+ * its state (an ended role's exit code, from the files fetched) and log. */
+static void add_roles(struct lines *l, const struct job_record *r, const struct watch_file *files,
+    size_t nfiles)
+{
+	struct role_state *rs;
+	size_t n, i, k;
+
+	if (r->cosmos == NULL)
+		return;
+	{
+		/* Its status file, named from the results folder above. */
+		const char *sd = r->tao_results_dir;
+		size_t rl = r->results_dir ? strlen(r->results_dir) : 0;
+		if (sd != NULL && rl > 0 && strncmp(sd, r->results_dir, rl) == 0 && sd[rl] == '/')
+			sd += rl + 1;
+		add(l, xasprintf("cosmos: %s; its status: %s/status.json%s",
+		    strcmp(r->cosmos, "rl") == 0 ? "Cosmos-RL (a controller and replicas)"
+		    : "Cosmos Framework (torchrun per node)", sd ? sd : "?",
+		    sd != r->tao_results_dir ? " in the results folder" : ""));
+	}
+	n = roles_of(r, &rs);
+	for (i = 0; i < n; i++) {
+		char state[48];
+		snprintf(state, sizeof(state), "%s", rs[i].state);
+		for (k = 0; rs[i].log != NULL && k < nfiles; k++) {
+			size_t ll = strlen(rs[i].log) - 4;
+			if (files[k].text == NULL || strncmp(files[k].path, rs[i].log, ll) != 0 ||
+			    strcmp(files[k].path + ll, ".rc") != 0)
+				continue;
+			rs[i].rc = atoi(files[k].text);
+			if (rs[i].rc == 0)
+				snprintf(state, sizeof(state), "done");
+			else
+				snprintf(state, sizeof(state), "failed, exit code %d", rs[i].rc);
+		}
+		/* The file's name: the logs line above has its folder. */
+		add(l, xasprintf("role %-12s %-22s %s", rs[i].name, state, rs[i].log
+		    ? strrchr(rs[i].log, '/') + 1 : "(its log once launched)"));
+	}
+	if (n > 0)
+		add(l, xstrdup("  (each role's log is in the logs folder: taotop logs --role NAME "
+		    "JOB)"));
+	roles_free(rs, n);
+}
+
 size_t detail_lines(const struct job_record *r, const struct job_row *row, const char *cluster,
     const struct job_use *use, const struct watch_file *files, size_t nfiles,
     long long fetching_ms, int utf8, char ***out)
@@ -370,8 +443,10 @@ size_t detail_lines(const struct job_record *r, const struct job_row *row, const
 		    logpane_spinner(fetching_ms), fetching_ms / 1000));
 	else if (fetching_ms >= 0)
 		add(&l, xstrdup("\n(reading the staged sbatch and spec from the cluster...)"));
+	add_roles(&l, r, files, nfiles);
 	for (i = 0; i < nfiles; i++)
-		add_file(&l, &files[i]);
+		if (!is_role_code(files[i].path))
+			add_file(&l, &files[i]);
 	*out = l.v;
 	return l.n;
 }

@@ -528,3 +528,29 @@ Test(taostatus, every_kpi_and_graphical_key_is_a_curve_at_its_own_epoch)
 	cr_expect_eq(ts.curves.n, 0, "a reset forgets them");
 	tao_status_free(&ts);
 }
+
+/* Cosmos's structured status (engine/submit/cosmos.h): only SUCCESS is a
+ * success; TAO's "Train finished successfully." and SKIPPED are not, so
+ * SLURM's COMPLETED stays provisional until SUCCESS comes. */
+Test(taostatus, cosmos_takes_only_success_as_a_success)
+{
+	struct tao_status ts;
+	enum tao_state to;
+	char *msg = NULL, *done = xline("Train finished successfully.");
+
+	tao_status_init(&ts);
+	tao_status_set_task(&ts, "train");
+	ts.success_only = 1;
+	feed(&ts, "{\"status\": \"STARTED\", \"message\": \"Cosmos-RL controller started\"}\n");
+	feed(&ts, done);
+	feed(&ts, "{\"status\": \"SKIPPED\"}\n");
+	cr_expect_eq(ts.verdict, TAO_VERDICT_NONE);
+	cr_expect_eq(tao_status_judge(&ts, &to, &msg), 0, "no final line yet: %s", msg ? msg : "");
+	tao_status_reset(&ts);
+	cr_expect_eq(ts.success_only, 1, "a reset keeps the rule");
+	feed(&ts, "{\"status\": \"SUCCESS\", \"message\": \"Training finished successfully\"}\n");
+	cr_assert_eq(tao_status_judge(&ts, &to, &msg), 1);
+	cr_expect_eq(to, TAO_DONE);
+	free(msg), free(done);
+	tao_status_free(&ts);
+}

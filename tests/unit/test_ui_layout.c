@@ -1,6 +1,7 @@
 /* Layout as strings, log panes as data, the keymap's help, themes. */
 #include <criterion/criterion.h>
 #include <locale.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "ui/text.h"
 #include "ui/theme.h"
 #include "util/file.h"
+#include "util/xmalloc.h"
 
 static char *describe(int cols, int lines, int side, enum pane_max max)
 {
@@ -579,5 +581,66 @@ Test(detail, a_retrys_view_names_its_excluded_nodes_and_why)
 	cr_expect_not_null(strstr(all, "excluded node node02: tao-20261129-aaaaaa failed there: main.err: "
 	    "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."), "%s", all);
 	free(all);
+	record_free(r);
+}
+
+/* Whether s matches the extended regular expression re. */
+static int like(const char *s, const char *re)
+{
+	regex_t rx;
+	int ok;
+
+	cr_assert_eq(regcomp(&rx, re, REG_EXTENDED | REG_NOSUB), 0, "%s", re);
+	ok = regexec(&rx, s, 0, NULL, 0) == 0;
+	regfree(&rx);
+	return ok;
+}
+
+/* A Cosmos-RL job's detail: its status file, and each role's state (from
+ * the exit code it left beside its log, fetched with the staged files)
+ * and log; the exit-code files are not shown as files. */
+Test(detail, a_cosmos_rl_jobs_view_shows_each_roles_state_and_log)
+{
+	struct job_record *r = record_new("tao-20261205-cccccc");
+	struct job_row row;
+	const char *dir = "/lustre/root/tao-20261205-cccccc/slurm-logs/tao-20261205-cccccc-42";
+	char **lines, **paths, *all, *want;
+	size_t n, i;
+
+	memset(&row, 0, sizeof(row));
+	snprintf(row.slurm_id, sizeof(row.slurm_id), "42");
+	row.state = TAO_ERROR;
+	record_set(&r->log_dir, "/lustre/root/tao-20261205-cccccc/slurm-logs");
+	record_set(&r->backend_ref, "42");
+	record_set(&r->results_dir, "/lustre/root/tao-20261205-cccccc/results");
+	record_set(&r->tao_results_dir, "/lustre/root/tao-20261205-cccccc/results/tao-20261205-cccccc");
+	record_set(&r->cosmos, "rl");
+	record_set(&r->roles, "controller policy-0 policy-1");
+	record_transition(r, TAO_RUNNING, "RUNNING", NULL, "scheduler", 1000);
+	record_transition(r, TAO_ERROR, "FAILED", "FAILED, exit code 7:0", "scheduler", 2000);
+	n = detail_paths(r, &paths);
+	cr_assert_eq(n, 5, "the sbatch, the spec and the three roles' exit codes");
+	want = xasprintf("%s/policy-1.rc", dir);
+	cr_expect_str_eq(paths[4], want);
+	free(want);
+	struct watch_file f[3] = {
+		{ paths[2], (char *)"0\n", NULL },
+		{ paths[3], NULL, (char *)"no such file" },
+		{ paths[4], (char *)"7\n", NULL },
+	};
+	n = detail_lines(r, &row, "rig", NULL, f, 3, -1, 0, &lines);
+	all = joined(lines, n);
+	cr_expect_not_null(strstr(all, "cosmos: Cosmos-RL (a controller and replicas); its status: "
+	    "tao-20261205-cccccc/status.json in the results folder"), "%s", all);
+	cr_expect(like(all, "role controller +done +controller.out\n"), "%s", all);
+	cr_expect(like(all, "role policy-0 +stopped +policy-0.out\n"), "%s", all);
+	cr_expect(like(all, "role policy-1 +failed, exit code 7 +policy-1.out\n"),
+	    "%s", all);
+	cr_expect_null(strstr(all, "--- /lustre/root/tao-20261205-cccccc/slurm-logs"),
+	    "an exit-code file shown as a file: %s", all);
+	free(all);
+	for (i = 0; i < 5; i++)
+		free(paths[i]);
+	free(paths);
 	record_free(r);
 }

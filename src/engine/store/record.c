@@ -4,6 +4,7 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,7 @@ void record_free(struct job_record *r)
 	free(r->resume_dir), free(r->resume_checkpoint), free(r->spec);
 	free(r->tao_final_message), free(r->name);
 	free(r->done_status_path), free(r->success_states);
+	free(r->cosmos), free(r->roles);
 	for (i = 0; i < r->nseg; i++)
 		free(r->seg[i].resumed_from), free(r->seg[i].checkpoint), free(r->seg[i].message);
 	free(r->seg);
@@ -158,7 +160,7 @@ struct record_segment *record_segment_at(struct job_record *r, int n)
 	X(storage_tier) X(results_dir) X(log_dir) X(backend_ref)	\
 	X(retry_of) X(retried_as) X(secrets) X(bundle) X(tao_results_dir)	\
 	X(status_path) X(name) X(resume_dir) X(resume_checkpoint) X(spec) X(err_class)	\
-	X(done_status_path) X(success_states)
+	X(done_status_path) X(success_states) X(cosmos) X(roles)
 
 static void add_time(cJSON *o, const char *name, time_t t)
 {
@@ -168,6 +170,20 @@ static void add_time(cJSON *o, const char *name, time_t t)
 	gmtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	cJSON_AddStringToObject(o, name, stamp);
+}
+
+/* Cosmos-RL's role names ("controller policy-0"): letters, digits and '-'
+ * between single spaces; each names a log file. */
+static int roles_ok(const char *v)
+{
+	size_t i, n = strlen(v);
+
+	if (n == 0 || n > 4096 || v[0] == ' ' || v[n - 1] == ' ')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)v[i]) || v[i] == '-' || (v[i] == ' ' && v[i + 1] != ' ')))
+			return 0;
+	return 1;
 }
 
 static int get_time(const cJSON *o, const char *name, time_t *t)
@@ -425,6 +441,11 @@ static int check_values(const struct job_record *r, char **err)
 		bad = "resume_dir";
 	else if (r->resume_checkpoint != NULL && !remote_dir_ok(r->resume_checkpoint))
 		bad = "resume_checkpoint";
+	else if (r->cosmos != NULL && strcmp(r->cosmos, "rl") != 0 &&
+	    strcmp(r->cosmos, "framework") != 0)
+		bad = "cosmos";
+	else if (r->roles != NULL && !roles_ok(r->roles))
+		bad = "roles";
 	if (bad == NULL)
 		return 0;
 	free(*err);

@@ -101,6 +101,12 @@ struct job_record {
 					 * byte for byte: runs compared are told
 					 * apart by it (specdiff.h); NULL: an older
 					 * record, or one over RECORD_SPEC_MAX */
+	/* A Cosmos job's backend, "rl" or "framework" (engine/submit/cosmos.h),
+	 * NULL for any other; Cosmos-RL's roles, space-separated
+	 * ("controller policy-0 policy-1"), each logging to
+	 * <log_dir>/<id>-<SLURM id>/<role>.out. */
+	char		*cosmos;
+	char		*roles;
 	char		*status_path;	/* where TAO's status file was found, or
 					 * NULL: not yet (engine/track/taostatus.h) */
 	/* The bundle's structured status file (execution.completion) and the

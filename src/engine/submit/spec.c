@@ -374,6 +374,40 @@ static int get_tao_spec(struct ctx *c, const yaml_node_t *v, struct spec *s)
 }
 
 /* The field k: v of the bundle into s; k is known and given once. */
+/* cosmos: {backend: rl|framework, rollout_nodes: N} (engine/submit/cosmos.h). */
+static int get_cosmos(struct ctx *c, const yaml_node_t *n, struct spec *s)
+{
+	yaml_node_pair_t *p;
+
+	if (n->type != YAML_MAPPING_NODE)
+		return fail_at(c, n, "field 'cosmos' must be a mapping: {backend: rl} or "
+		    "{backend: framework}");
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		const yaml_node_t *k = yaml_document_get_node(&c->doc, p->key);
+		const yaml_node_t *v = yaml_document_get_node(&c->doc, p->value);
+		const char *key = yamldoc_scalar(k) ? yamldoc_scalar(k) : "";
+		const char *val = yamldoc_scalar(v);
+
+		if (strcmp(key, "backend") == 0) {
+			if (val == NULL || (strcmp(val, "rl") != 0 && strcmp(val, "framework") != 0))
+				return fail_at(c, v, "field 'cosmos.backend' is '%s': write rl (Cosmos-RL) "
+				    "or framework (Cosmos Framework)", val ? val : "?");
+			free(s->cosmos_backend);
+			s->cosmos_backend = xstrdup(val);
+		} else if (strcmp(key, "rollout_nodes") == 0) {
+			if (get_int(c, "cosmos.rollout_nodes", v, 0, 1023, &s->cosmos_rollout_nodes) != 0)
+				return -1;
+		} else {
+			return fail_at(c, k, "field 'cosmos': unknown key '%s' (keys: backend, "
+			    "rollout_nodes)", key);
+		}
+	}
+	if (s->cosmos_backend == NULL)
+		return fail_at(c, n, "field 'cosmos' needs a backend: rl (Cosmos-RL) or framework "
+		    "(Cosmos Framework)");
+	return 0;
+}
+
 static int get_field(struct ctx *c, const char *key, const yaml_node_t *v, struct spec *s)
 {
 	if (strcmp(key, "name") == 0) return get_name(c, v, s);
@@ -403,6 +437,7 @@ static int get_field(struct ctx *c, const char *key, const yaml_node_t *v, struc
 	if (strcmp(key, "supporting_files") == 0) return get_files(c, v, s);
 	if (strcmp(key, "spec") == 0) return get_tao_spec(c, v, s);
 	if (strcmp(key, "execution") == 0) return exec_parse(c->file, &c->doc, v, &s->exec, c->err);
+	if (strcmp(key, "cosmos") == 0) return get_cosmos(c, v, s);
 	return 0;
 }
 
@@ -416,7 +451,7 @@ int spec_field_known(const char *key)
 	static const char *const known =
 	    " name image network_arch action command datasets results_dir gpus gpus_per_node nodes cpus_per_task"
 	    " time_hours child_timeout_hours partition account requeue resume auto_resume resume_key"
-	    " max_segments gpu_spec_key extra_env secrets supporting_files spec execution ";
+	    " max_segments gpu_spec_key extra_env secrets supporting_files spec execution cosmos ";
 	char pattern[64];
 
 	if (key == NULL || strlen(key) > 60)
@@ -440,7 +475,7 @@ static int get_fields(struct ctx *c, const yaml_node_t *root, struct spec *s)
 			    "command, datasets, results_dir, gpus, gpus_per_node, nodes, cpus_per_task, time_hours, "
 			    "child_timeout_hours, partition, account, requeue, resume, auto_resume, "
 			    "resume_key, max_segments, gpu_spec_key, extra_env, secrets, "
-			    "supporting_files, spec, execution)",
+			    "supporting_files, spec, execution, cosmos)",
 			    key ? key : "?");
 		for (q = root->data.mapping.pairs.start; q < p; q++) {
 			const char *earlier = yamldoc_scalar(yaml_document_get_node(&c->doc, q->key));
@@ -605,6 +640,7 @@ void spec_free(struct spec *s)
 	for (i = 0; i < s->noutputs; i++)
 		free(s->outputs[i].spec_key), free(s->outputs[i].path);
 	free(s->outputs);
+	free(s->cosmos_backend);
 	for (i = 0; i < s->argc; i++)
 		free(s->argv[i]);
 	free(s->argv);

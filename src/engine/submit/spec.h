@@ -113,6 +113,11 @@ struct spec {
 	/* The execution: block (engine/submit/execution.h); exec.given 0:
 	 * none. */
 	struct spec_exec exec;
+	/* The cosmos: mapping (engine/submit/cosmos.h): its backend, "rl" or
+	 * "framework", NULL when the bundle has none; the nodes given to
+	 * Cosmos-RL's rollout replicas (the last ones), 0 none. */
+	char		*cosmos_backend;
+	int		 cosmos_rollout_nodes;
 };
 
 /* TAO's spec (the "spec:" mapping) written out by libyaml's emitter, then

@@ -45,6 +45,7 @@
 #include "engine/submit/stage.h"
 #include "engine/config/storage.h"
 #include "engine/submit/template.h"
+#include "engine/submit/cosmos.h"
 #include "ssh/conn.h"
 #include "ssh/quote.h"
 #include "util/buf.h"
@@ -111,6 +112,9 @@ struct job {
 	char			*job_dir, *results_dir, *log_dir, *sidecar, *sbatch_path;
 	char			*nccl_env;	/* the cluster's NCCL knobs, or NULL */
 	int			 probe;		/* the job probes NCCL as its first step */
+	const char		*cosmos;	/* a Cosmos job's backend ("rl",
+						 * "framework"; engine/submit/cosmos.h),
+						 * else NULL */
 	int			 sidecar_written;	/* removed again if the launch fails */
 	const char		*image_how;	/* "reused", "cached", "converted" */
 	/* The command's words, placeholders unexpanded: the bundle's, or
@@ -471,6 +475,15 @@ static int preflight(struct job *j, char **err)
 	}
 	if (request_resolve(j->o, &j->spec, j->cl, &j->rq, err) != 0)
 		return failed(j, STEP_PREFLIGHT, err);
+	/* A Cosmos job is refused before anything else is asked (a
+	 * registry image, a requeue), and is never requeued. */
+	if (cosmos_check(&j->spec, j->rq.requeue_from, 1 << 30, err) != 0)
+		return failed(j, STEP_PREFLIGHT, err);
+	if (j->spec.cosmos_backend != NULL) {
+		j->cosmos = j->spec.cosmos_backend;
+		j->spec.requeue = 0;
+		j->rq.requeue_from = "a Cosmos job: never requeued";
+	}
 	if (j->cl->results_root == NULL) {
 		*err = xasprintf("cluster %s has no results root: give taotop init --results-root "
 		    "lustre:///path (results_root: in config.yaml), or export "
@@ -523,7 +536,8 @@ static int preflight(struct job *j, char **err)
 	/* Time above 4 h elsewhere needs the partition's MaxTime: checked
 	 * with the datasets; the packaged 4-hour queues need no question. */
 	if (policy_resources(&j->spec, job_defaults(j), j->rq.partition, 1e9, &j->res, &note, err) != 0 ||
-	    tao_gpus(j, err) != 0 || results_folder(j, err) != 0) {
+	    tao_gpus(j, err) != 0 || results_folder(j, err) != 0 ||
+	    cosmos_check(&j->spec, j->rq.requeue_from, j->res.nodes, err) != 0) {
 		free(note);
 		return failed(j, STEP_PREFLIGHT, err);
 	}
@@ -825,6 +839,12 @@ static int nccl_knobs(struct job *j, char **err)
 		return 0;	/* one GPU: no collective to hang */
 	step(j, STEP_PROBE, 0, NULL);
 	shape_text(j->res.nodes, j->res.gpus_per_node, shape, sizeof(shape));
+	if (j->cosmos != NULL && !no_probe_needed(j)) {
+		/* Cosmos's templates start its own launcher first: no probe step. */
+		step(j, STEP_PROBE, 1, "none: a Cosmos job runs no NCCL probe (no knobs cached for "
+		    "this shape)");
+		return 0;
+	}
 	if (no_probe_needed(j)) {
 		j->nccl_env = xstrdup(j->cl->nccl_env);
 		said = xasprintf("cached%s%s: %s", j->cl->nccl_env_shape ? " from a probe on " : "",
@@ -977,7 +997,20 @@ static int open_record(struct job *j, char **err)
 	record_set(&r->results_dir, j->results_dir);
 	record_set(&r->log_dir, j->log_dir);
 	r->child_timeout_s = atol(j->res.child_timeout);
-	task_results_dir(j, r);
+	if (j->cosmos != NULL) {
+		/* Cosmos writes <results_dir>/<job id>/status.json. */
+		char *dir = xasprintf("%s/%s", j->results_dir, j->id);
+		record_set(&r->tao_results_dir, dir);
+		free(dir);
+		record_set(&r->cosmos, j->cosmos);
+		if (strcmp(j->cosmos, "rl") == 0) {
+			char *roles = cosmos_role_names(j->res.nodes, j->spec.cosmos_rollout_nodes);
+			record_set(&r->roles, roles);
+			free(roles);
+		}
+	} else {
+		task_results_dir(j, r);
+	}
 	if (j->spec.exec.status_path != NULL) {
 		/* The bundle's own status judges the end (engine/track/structured.h). */
 		struct buf states;
@@ -1338,6 +1371,7 @@ struct script_parts {
 	struct buf	segments;	/* the segments' settings (the template's TAOTOP_*) */
 	struct buf	probe;		/* the NCCL probe's settings (its TAOTOP_PROBE*) */
 	struct buf	exec;		/* the execution block's (TAOTOP_EXIT_FILE, ...) */
+	struct buf	cosmos;		/* a Cosmos job's settings (its TAOTOP_COSMOS_*) */
 };
 
 /* Identity mounts: the datasets, the job folder, the results. */
@@ -1471,8 +1505,8 @@ static int make_command(const struct job *j, struct script_parts *sp, char **err
 /* The #SBATCH lines the template leaves to the job. */
 static void make_extra(const struct job *j, struct buf *extra)
 {
-	/* The multi-node template has its own --nodes line. */
-	if (j->res.nodes <= 1)
+	/* The multi-node and Cosmos templates have their own --nodes line. */
+	if (j->res.nodes <= 1 && j->cosmos == NULL)
 		buf_adds(extra, "#SBATCH --nodes=1\n");
 	buf_addf(extra, "#SBATCH --partition=%s\n", j->rq.partition);
 	if (j->rq.account != NULL)
@@ -1619,6 +1653,35 @@ static char *segments_plan(const struct job *j)
 	return s;
 }
 
+/* A Cosmos job's settings, as its template's shell variables, and the
+ * names its tasks keep (--container-env). */
+static void make_cosmos(const struct job *j, struct buf *cv, struct buf *names)
+{
+	if (j->cosmos == NULL) {
+		buf_adds(cv, ": none");
+		return;
+	}
+	buf_addf(cv, "TAOTOP_COSMOS_BACKEND=%s\n", strcmp(j->cosmos, "rl") == 0 ? "rl" : "framework");
+	buf_addf(cv, "TAOTOP_COSMOS_PORT=%d\n", COSMOS_CONTROLLER_PORT);
+	buf_addf(cv, "TAOTOP_COSMOS_ROLLOUT_NODES=%d\n", j->spec.cosmos_rollout_nodes > 0
+	    ? j->spec.cosmos_rollout_nodes : 0);
+	buf_addf(cv, "TAOTOP_CHILD_TIMEOUT_S=%ld\n", atol(j->res.child_timeout));
+	/* Each role's log and exit code go in the job's log folder. */
+	buf_adds(cv, "TAOTOP_LOG_DIR=");
+	sh_quote_buf(cv, j->log_dir, strlen(j->log_dir));
+	buf_addc(cv, '\n');
+	buf_adds(cv, "export TAOTOP_COSMOS_BACKEND TAOTOP_COSMOS_PORT TAOTOP_COSMOS_ROLLOUT_NODES");
+	buf_adds(names, ",TAO_JOB_ID,TAO_STATUS_FILE,TAO_CHILD_EXIT_FILE,TAOTOP_COSMOS_BACKEND,TAOTOP_COSMOS_PORT,TAOTOP_COSMOS_ROLLOUT_NODES");
+	/* The rendezvous: make_env named it already on several nodes. */
+	if (j->res.nodes <= 1)
+		buf_adds(names, ",MASTER_ADDR,MASTER_PORT");
+	if (strcmp(j->cosmos, "rl") == 0)
+		buf_adds(names, ",COSMOS_NODE_ROLE,COSMOS_CONTROLLER_HOST,TAOTOP_COSMOS_POLICY_NODES,"
+		    "TAOTOP_ROLE_DIR");
+	else
+		buf_addf(names, ",NUM_NODES%s", j->res.nodes <= 1 ? ",NUM_GPU_PER_NODE" : "");
+}
+
 /* The probe block's variables: none unless the job probes. */
 static int make_probe(const struct job *j, struct buf *probe, char **err)
 {
@@ -1653,6 +1716,7 @@ static int fill_template(const struct job *j, const char *tpath, const char *tmp
 		{ "JOB_ENV", sp->jobenv.data }, { "CONTAINER_ENV", qnames },
 		{ "SEGMENTS", sp->segments.data }, { "NCCL_PROBE", sp->probe.data },
 		{ "EXECUTION", sp->exec.data },
+		{ "COSMOS", sp->cosmos.data },
 	};
 	rc = template_render(tpath, tmpl, v, sizeof(v) / sizeof(v[0]), text, err);
 	free(qimage), free(qmounts), free(qenv), free(qnames);
@@ -1663,7 +1727,9 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 {
 	struct script_parts sp;
 	char *dir = j->o->template_dir ? xstrdup(j->o->template_dir) : submit_template_dir();
-	char *tpath = xasprintf("%s/%s.sbatch.tmpl", dir, j->res.nodes > 1 ? "multinode" : "singlenode");
+	char *tpath = xasprintf("%s/%s.sbatch.tmpl", dir, j->cosmos != NULL
+	    ? (strcmp(j->cosmos, "rl") == 0 ? "cosmos-rl" : "cosmos-framework")
+	    : j->res.nodes > 1 ? "multinode" : "singlenode");
 	char *tmpl, *text = NULL;
 	int rc = -1;
 
@@ -1676,7 +1742,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	}
 	buf_init(&sp.mounts), buf_init(&sp.command), buf_init(&sp.jobenv);
 	buf_init(&sp.extra), buf_init(&sp.env), buf_init(&sp.names), buf_init(&sp.segments);
-	buf_init(&sp.probe), buf_init(&sp.exec);
+	buf_init(&sp.probe), buf_init(&sp.exec), buf_init(&sp.cosmos);
 	/* The variables the template itself exports. */
 	buf_adds(&sp.names, "PYTHONNOUSERSITE,PYTHONDONTWRITEBYTECODE,HF_HOME");
 	make_mounts(j, &sp.mounts);
@@ -1684,6 +1750,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	make_segments(j, &sp.segments);
 	if (make_command(j, &sp, err) == 0 && make_env(j, &sp.env, &sp.names, err) == 0 &&
 	    make_probe(j, &sp.probe, err) == 0 && make_exec(j, &sp.exec, &sp.names, err) == 0 &&
+	    (make_cosmos(j, &sp.cosmos, &sp.names), 1) &&
 	    fill_template(j, tpath, tmpl, &sp, &text, err) == 0 &&
 	    lint_gate(j->sbatch_path, text, err) == 0) {
 		out->text = text;
@@ -1693,7 +1760,7 @@ static int render_and_lint(struct job *j, struct linted_script *out, char **err)
 	free(text), free(tmpl), free(tpath);
 	buf_free(&sp.mounts), buf_free(&sp.command), buf_free(&sp.jobenv);
 	buf_free(&sp.extra), buf_free(&sp.env), buf_free(&sp.names), buf_free(&sp.segments);
-	buf_free(&sp.probe), buf_free(&sp.exec);
+	buf_free(&sp.probe), buf_free(&sp.exec), buf_free(&sp.cosmos);
 	if (rc != 0)
 		return failed(j, STEP_LINT, err);
 	step(j, STEP_LINT, 1, NULL);
@@ -1993,6 +2060,8 @@ static char *open_resubmit(struct record_store *st, const char *id, const char *
 	record_set(&r->bundle, old->bundle);
 	record_set(&r->spec, old->spec);
 	record_set(&r->retry_of, id);
+	record_set(&r->cosmos, old->cosmos);
+	record_set(&r->roles, old->roles);
 	msg = xasprintf("opened: %s's submit was lost (no job found by its name): submitted once "
 	    "more, its staged files as they are", id);
 	record_event(r, msg, "taotop", time(NULL));

@@ -656,6 +656,8 @@ static int retry_job_excluding(struct conn *c, struct record_store *st,
 	record_set(&r->spec, old->spec);	/* the same staged spec */
 	record_set(&r->retry_of, id);
 	record_set(&r->name, old->name);
+	record_set(&r->cosmos, old->cosmos);
+	record_set(&r->roles, old->roles);
 	if (old->has_alloc) {
 		/* The same staged sbatch: the same partition, shape and limit
 		 * (a retry that ends before a poll sees it in the queue would

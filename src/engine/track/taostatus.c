@@ -44,11 +44,13 @@ static void free_lines(struct tao_status *ts)
 void tao_status_reset(struct tao_status *ts)
 {
 	char task[2][32];
+	int only = ts->success_only;
 
 	memcpy(task, ts->task, sizeof(task));
 	free_lines(ts);
 	tao_status_init(ts);
 	memcpy(ts->task, task, sizeof(task));
+	ts->success_only = only;
 }
 
 void tao_status_free(struct tao_status *ts)
@@ -353,13 +355,15 @@ static void judge_line(struct tao_status *ts, const char *status, const char *me
 {
 	if (strcmp(status, "STARTED") == 0) {
 		set_verdict(ts, TAO_VERDICT_NONE, NULL);
-	} else if (strcmp(status, "SUCCESS") == 0 || strcmp(status, "SKIPPED") == 0) {
+	} else if (strcmp(status, "SUCCESS") == 0 ||
+	    (strcmp(status, "SKIPPED") == 0 && !ts->success_only)) {
 		char *w = message != NULL ? xasprintf("%s: %s", status, message) : xstrdup(status);
 		set_verdict(ts, TAO_VERDICT_SUCCESS, w);
 		free(w);
 	} else if (strcmp(status, "FAILURE") == 0) {
 		set_verdict(ts, TAO_VERDICT_FAILURE, message);
-	} else if (strcmp(status, "RUNNING") == 0 && message != NULL && success_words(ts, message)) {
+	} else if (strcmp(status, "RUNNING") == 0 && message != NULL && !ts->success_only &&
+	    success_words(ts, message)) {
 		set_verdict(ts, TAO_VERDICT_SUCCESS, message);
 	} else if (ts->verdict == TAO_VERDICT_FAILURE) {
 		set_verdict(ts, TAO_VERDICT_NONE, NULL);

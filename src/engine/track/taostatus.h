@@ -82,6 +82,10 @@ struct tao_status {
 	/* The action whose success words count ("train"; TAO Deploy's task
 	 * name too: "trt_evaluate"); "" takes any "<Word> finished successfully." */
 	char	 task[2][32];
+	/* Cosmos's structured status: only SUCCESS is a success (the
+	 * guardrails: COMPLETED is provisional until it says SUCCESS); no
+	 * "finished successfully." line, no SKIPPED. */
+	int	 success_only;
 	char	*partial;	/* a line not yet ended, kept for the next feed */
 	size_t	 npartial;
 };

@@ -138,6 +138,7 @@ static struct progress *progress_of_job(struct tracker *t, const struct job_reco
 	log_follow_init(&p->follow, p->found != NULL ? p->found : "", 0);
 	tao_status_init(&p->ts);
 	tao_status_set_task(&p->ts, r->action);
+	p->ts.success_only = r->cosmos != NULL;
 	t->prog = xreallocarray(t->prog, t->nprog + 1, sizeof(*t->prog));
 	t->prog[t->nprog++] = p;
 	strmap_put(t->prog_ix, r->id, p);

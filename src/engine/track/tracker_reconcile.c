@@ -178,6 +178,7 @@ static enum judged judge_status(struct conn *c, const struct job_record *r,
 	}
 	tao_status_init(&ts);
 	tao_status_set_task(&ts, r->action);
+	ts.success_only = r->cosmos != NULL;
 	if (follower != NULL) {
 		/* Its epoch 0 may be before the tail. */
 		ts.zero_based = follower->zero_based;
@@ -440,7 +441,9 @@ static int decide(struct conn *c, const struct job_record *r, const struct slurm
 	 * SLURM's exit code; a success line before a teardown that failed
 	 * (or hung to the wall) is TAO's verdict. */
 	jd = judge_status(c, r, ts, found, &said, &why, progress);
-	if (jd == JUDGED && said == TAO_DONE)
+	/* Not for Cosmos: its guardrails take SUCCESS only with the child's
+	 * exit 0 and SLURM's COMPLETED (a role failing after it is a failure). */
+	if (jd == JUDGED && said == TAO_DONE && r->cosmos == NULL)
 		*to = TAO_DONE;
 	*tao_failed = jd == JUDGED && said == TAO_ERROR;
 	if (why != NULL) {
@@ -649,7 +652,9 @@ static int placed_by_rule(const struct job_record *r, const char *path)
  * not "cancelled". Only a file at one of TAO's places is trusted that far:
  * one the search found below the results folder may be another run's, and
  * leaves the job Ending. A line after a FAILURE takes it back (a logged
- * error in a run that goes on). Returns 1 when r's state changed.
+ * error in a run that goes on). A Cosmos job is never cancelled for it
+ * (its end decides: engine/submit/cosmos.h). Returns 1 when r's state
+ * changed.
  */
 static int final_while_running(struct conn *c, struct record_store *st,
     const struct cluster_cfg *cl, struct job_record *r, const struct slurm_job *j,
@@ -673,15 +678,20 @@ static int final_while_running(struct conn *c, struct record_store *st,
 		return 0;
 	}
 	if (r->tao_final != to || !same(r->tao_final_message, message)) {
-		event = xasprintf("%s while SLURM still runs the job: Ending; cancelled after %d s "
-		    "if it does not end", message, cl->ending_grace_s);
+		event = r->cosmos != NULL
+		    ? xasprintf("%s while SLURM still runs the job: Ending; a Cosmos job is never "
+		      "cancelled for it: its roles' exit codes and SLURM's end decide", message)
+		    : xasprintf("%s while SLURM still runs the job: Ending; cancelled after %d s "
+		      "if it does not end", message, cl->ending_grace_s);
 		keep_final_seen(st, r, to, message, event);
 		free(event);
 		free(message);
 		return 0;
 	}
-	if (strcmp(ns->word, "RUNNING") != 0 || time(NULL) - r->tao_final_at < cl->ending_grace_s ||
-	    !placed_by_rule(r, found)) {
+	/* Cosmos: SUCCESS counts only with the child's exit 0 and COMPLETED
+	 * (the guardrails), so a teardown is waited for, never cut. */
+	if (r->cosmos != NULL || strcmp(ns->word, "RUNNING") != 0 ||
+	    time(NULL) - r->tao_final_at < cl->ending_grace_s || !placed_by_rule(r, found)) {
 		free(message);
 		return 0;
 	}
