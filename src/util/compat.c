@@ -165,6 +165,31 @@ static int digits(const char *s, int n, int *out)
 	return 0;
 }
 
+int compat_parse_local(const char *s, time_t *t)
+{
+	int y, mo, d, h, mi, se;
+	struct tm tm;
+
+	if (s == NULL || strlen(s) != 19 || s[4] != '-' || s[7] != '-' || s[10] != 'T' ||
+	    s[13] != ':' || s[16] != ':' ||
+	    digits(s, 4, &y) || digits(s + 5, 2, &mo) || digits(s + 8, 2, &d) ||
+	    digits(s + 11, 2, &h) || digits(s + 14, 2, &mi) || digits(s + 17, 2, &se))
+		return -1;
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = se;
+	tm.tm_isdst = -1;
+	if ((*t = mktime(&tm)) == (time_t)-1)
+		return -1;
+	return 0;
+}
+
 int compat_parse_utc(const char *s, time_t *t)
 {
 	static const int mdays[12] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };

@@ -32,6 +32,10 @@ time_t compat_timegm(const struct tm *tm);
 
 /* "YYYY-MM-DDTHH:MM:SSZ" to the epoch, exactly that form. 0 or -1. */
 int compat_parse_utc(const char *s, time_t *t);
+/* "2026-12-05T07:25:46" in the machine's local time (as SLURM prints its
+ * times) into *t; -1 when s is not that (strptime is not POSIX's base:
+ * the portable build has none). */
+int compat_parse_local(const char *s, time_t *t);
 
 /* The running executable's absolute path, or NULL when the system cannot
  * say (then the installed data folder is used). The caller frees it. */

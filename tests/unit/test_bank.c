@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/xmalloc.h"
 #include "engine/submit/bank.h"
 #include "engine/submit/spec.h"
 
@@ -511,4 +512,40 @@ Test(bank, binding_again_starts_from_the_spec_as_read)
 	cr_expect(strstr(s.tao_spec, "image_dir: /lustre/fsw/portfolios/data/coco/train2017") != NULL,
 	    "the spec's own value again:\n%s", s.tao_spec);
 	spec_free(&s);
+}
+
+/* The bank's placeholder in a spec string its platform fills (NVIDIA's
+ * Cosmos-reason producer writes spec results_dir: "{results_dir}" and
+ * declares results_dir an output): the job's results folder, and a path
+ * under it; OmegaConf's ${results_dir}/x stays TAO's. */
+Test(bank, an_outputs_results_dir_placeholder_is_the_jobs_folder)
+{
+	struct spec s;
+	char *err = NULL, *v, *text;
+
+	text = edited("    batch_size: 4\n", "    batch_size: 4\n  results_dir: '{results_dir}'\n"
+	    "  eval_dir: '{results_dir}/eval'\n  other: '${results_dir}/x'\n");
+	/* eval_dir and other declared too. */
+	{
+		const char *from = "  - spec_key: results_dir\n    type: folder\n";
+		char *at = strstr(text, from), *t3;
+		cr_assert_not_null(at);
+		t3 = xasprintf("%.*s%s  - spec_key: eval_dir\n    type: folder\n  - spec_key: other\n"
+		    "    type: folder\n%s", (int)(at - text), text, from, at + strlen(from));
+		free(text);
+		text = t3;
+	}
+	cr_assert_eq(parse("dino.yaml", text, &s, &err), 0, "%s\n%s", err, text);
+	cr_assert_eq(bank_bind(&s, "/r/tao-4/results", 8, &err), 0, "%s", err);
+	v = spec_tao_value(&s, "results_dir", NULL);
+	cr_expect_str_eq(v, "/r/tao-4/results");
+	free(v);
+	v = spec_tao_value(&s, "eval_dir", NULL);
+	cr_expect_str_eq(v, "/r/tao-4/results/eval");
+	free(v);
+	v = spec_tao_value(&s, "other", NULL);
+	cr_expect_str_eq(v, "${results_dir}/x", "OmegaConf's own is TAO's");
+	free(v);
+	spec_free(&s);
+	free(text);
 }

@@ -184,3 +184,33 @@ Test(cosmos, the_shipped_example_is_a_cosmos_rl_bundle_that_may_run)
 	spec_free(&s);
 	free(path);
 }
+
+/* The skill bank's Cosmos bundle (network_arch cosmos-reason, its model
+ * skill's execution lifecycle, no cosmos: field: the bank has none) runs
+ * as the bank hands it over: its one command with its lifecycle, under
+ * the platform's rules (a .sqsh only, never requeued). A bundle of
+ * taotop's own with cosmos: and an execution block is refused: the
+ * roles' template does not run a lifecycle around them. */
+Test(cosmos, the_banks_cosmos_bundle_runs_as_one_command_under_the_rules)
+{
+	static const char bank[] =
+	    "network_arch: cosmos-reason\naction: evaluate\nmode: args\n"
+	    "command: python -m cosmos_rl.evaluate\nargs: [--config, /lustre/cfg.toml]\n"
+	    "declared_inputs: []\ndeclared_outputs: [{spec_key: results_dir, type: folder}]\n"
+	    "compute_shape: {gpus: 8, nodes: 1}\n"
+	    "execution: {completion: {child_exit_code_path: child_exit_code,"
+	    " structured_status_path: '{results_dir}/status.json', success_states: [SUCCESS]}}\n";
+	char *text = xasprintf("image: /lustre/img/cosmos.sqsh\n%s", bank), *e;
+
+	cr_expect_null(refusal(text, NULL, 1), "the bank's Cosmos bundle runs");
+	free(text);
+	text = xasprintf("image: nvcr.io/nvidia/cosmos/cosmos-rl:1.0\n%s", bank);
+	e = refusal(text, NULL, 1);
+	cr_expect(e != NULL && strstr(e, "prebuilt .sqsh only") != NULL, "%s", e ? e : "");
+	free(e), free(text);
+	e = refusal("image: /lustre/img/cosmos.sqsh\n" RL
+	    "execution: {pre_commands: ['true']}\n", NULL, 2);
+	cr_expect(e != NULL && strstr(e, "field 'execution' is not run around a Cosmos job's "
+	    "roles") != NULL, "%s", e ? e : "");
+	free(e);
+}

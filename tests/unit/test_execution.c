@@ -115,10 +115,6 @@ Test(execution, refusals_name_the_field)
 		  "destinations 'b' and 'b/c': one would be a folder the other is in" },
 		{ "execution: {completion: {structured_status_path: s}}\n",
 		  "field 'execution.completion' needs child_exit_code_path" },
-		{ "execution: {completion: {child_exit_code_path: c, structured_status_path: s}}\n",
-		  "structured_status_path needs success_states" },
-		{ "execution: {completion: {child_exit_code_path: c, success_states: [OK]}}\n",
-		  "success_states needs structured_status_path" },
 		{ "execution: {completion: {child_exit_code_path: ../c}}\n",
 		  "field 'execution.completion.child_exit_code_path': '../c' must be a path without '..'" },
 		{ "execution: {completion: {child_exit_code_path: c, structured_status_path: s,"
@@ -136,6 +132,25 @@ Test(execution, refusals_name_the_field)
 		    cases[i].text, cases[i].want, err);
 		free(err);
 	}
+}
+
+/* The schema lets either of the status path and the states come alone: a
+ * status file with no states named is judged by SUCCESS; states with no
+ * file are read and judge nothing. */
+Test(execution, a_status_file_alone_is_judged_by_success)
+{
+	struct spec s;
+	char *err = NULL;
+
+	cr_assert_eq(parse(HEAD "execution: {completion: {child_exit_code_path: c, "
+	    "structured_status_path: s}}\n", &s, &err), 0, "%s", err);
+	cr_assert_eq(s.exec.nsuccess, 1);
+	cr_expect_str_eq(s.exec.success_states[0], "SUCCESS");
+	spec_free(&s);
+	cr_assert_eq(parse(HEAD "execution: {completion: {child_exit_code_path: c, "
+	    "success_states: [OK]}}\n", &s, &err), 0, "%s", err);
+	cr_expect_null(s.exec.status_path);
+	spec_free(&s);
 }
 
 Test(execution, supporting_files_of_one_name_or_named_spec_yaml_are_refused)

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "engine/slurm/slurm.h"
+#include "util/compat.h"
 #include "util/xmalloc.h"
 
 /* The admin comment last: it is free text (a site's), and every field
@@ -80,14 +81,9 @@ static char *tres(const char *list, const char *name)
 
 static long stamp(const char *s)
 {
-	struct tm tm;
 	time_t t;
 
-	memset(&tm, 0, sizeof(tm));
-	if (s == NULL || strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
-		return -1;
-	tm.tm_isdst = -1;
-	return (t = mktime(&tm)) == (time_t)-1 ? -1 : (long)t;
+	return compat_parse_local(s, &t) == 0 ? (long)t : -1;
 }
 
 /* Split line at '|' into NFIELDS fields, the last taking the rest. */

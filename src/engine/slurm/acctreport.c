@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine/slurm/slurm.h"
+#include "util/compat.h"
 #include "util/xmalloc.h"
 
 #define NFIELDS	7
@@ -22,13 +23,9 @@ char *acct_report_command(long since_s)
 
 static time_t stamp(const char *s)
 {
-	struct tm tm;
+	time_t t;
 
-	memset(&tm, 0, sizeof(tm));
-	if (strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
-		return 0;
-	tm.tm_isdst = -1;
-	return mktime(&tm);
+	return compat_parse_local(s, &t) == 0 ? t : 0;
 }
 
 static int gres_gpus(const char *tres)

@@ -333,16 +333,11 @@ static void add(char ***v, size_t *n, const char *fmt, ...)
 /* "in 2 h 05 min" from now to SLURM's local time stamp, or "". */
 static void until(const char *stamp, long now, char *out, size_t size)
 {
-	struct tm tm;
 	time_t t;
 	long d;
 
 	out[0] = '\0';
-	memset(&tm, 0, sizeof(tm));
-	if (strptime(stamp, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
-		return;
-	tm.tm_isdst = -1;
-	if ((t = mktime(&tm)) == (time_t)-1)
+	if (compat_parse_local(stamp, &t) != 0)
 		return;
 	d = (long)t - now;
 	if (d <= 0)

@@ -830,6 +830,11 @@ static int check_pointers(struct ctx *c, const yaml_node_t *root, struct spec *s
 				s->outputs[i].path = xstrdup(old + 9);
 			else if (old[0] == '/')
 				s->outputs[i].path = xstrdup(old);
+			else if (strncmp(old, "{results_dir}", 13) == 0 &&
+			    (old[13] == '\0' || old[13] == '/') && strstr(old, "..") == NULL)
+				/* The bank's placeholder: filled as its platform
+				 * fills spec strings, with the job's folder. */
+				s->outputs[i].under = xstrdup(old + 13);
 			else	/* the spec's own (OmegaConf's ${results_dir}/...) */
 				s->outputs[i].left = 1;
 			free(old);
@@ -1258,7 +1263,9 @@ int bank_bind(struct spec *s, const char *results_dir, int gpus_per_node, char *
 			last = last ? last + 1 : key;
 			/* results_dir: the job's results folder itself; another
 			 * key, a path named after it there. */
-			s->outputs[i].path = strcmp(last, "results_dir") == 0 || strchr(last, '[')
+			s->outputs[i].path = s->outputs[i].under != NULL
+			    ? xasprintf("%s%s", results_dir, s->outputs[i].under)
+			    : strcmp(last, "results_dir") == 0 || strchr(last, '[')
 			    ? xstrdup(results_dir) : xasprintf("%s/%s", results_dir, last);
 			s->outputs[i].bound = 1;
 		}
@@ -1628,6 +1635,7 @@ void bank_own(struct spec *s)
 		out[i] = s->outputs[i];
 		out[i].spec_key = xstrdup(s->outputs[i].spec_key);
 		out[i].path = s->outputs[i].path ? xstrdup(s->outputs[i].path) : NULL;
+		out[i].under = s->outputs[i].under ? xstrdup(s->outputs[i].under) : NULL;
 	}
 	s->inputs = in, s->outputs = out;
 	s->tao_spec = s->tao_spec ? xstrdup(s->tao_spec) : NULL;
@@ -1641,6 +1649,6 @@ void bank_own_free(struct spec *s)
 	for (i = 0; i < s->ninputs; i++)
 		free(s->inputs[i].spec_key), free(s->inputs[i].uri), free(s->inputs[i].path);
 	for (i = 0; i < s->noutputs; i++)
-		free(s->outputs[i].spec_key), free(s->outputs[i].path);
+		free(s->outputs[i].spec_key), free(s->outputs[i].path), free(s->outputs[i].under);
 	free(s->inputs), free(s->outputs), free(s->tao_spec), free(s->tao_spec_read);
 }

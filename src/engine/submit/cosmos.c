@@ -33,6 +33,25 @@ int cosmos_check(const struct spec *s, const char *requeue_from, int nodes, char
 		    s->network_arch ? s->network_arch : "(none)");
 		return -1;
 	}
+	if (s->cosmos_backend == NULL && s->format == SPEC_FORMAT_BANK) {
+		/* The skill bank's Cosmos bundle: its model skill owns the
+		 * launch (the guardrails: the platform runs the bundle's one
+		 * command with its execution lifecycle, and must not re-encode
+		 * model semantics). The platform's rules still hold. */
+		if (s->image == NULL || !ends_with(s->image, ".sqsh")) {
+			*err = xasprintf("field 'image' is '%s': a Cosmos job runs a prebuilt .sqsh "
+			    "only (the guardrails: convert the image before the GPU allocation); "
+			    "convert it first and give the .sqsh path", s->image ? s->image : "(none)");
+			return -1;
+		}
+		if (s->requeue == 1) {
+			*err = xasprintf("requeue is asked for (%s), but a Cosmos job is never "
+			    "requeued (--no-requeue): leave requeue out", requeue_from ? requeue_from
+			    : "the bundle");
+			return -1;
+		}
+		return 0;
+	}
 	if (s->cosmos_backend == NULL) {
 		*err = xasprintf("network_arch %s is a Cosmos model: say which backend runs it, "
 		    "cosmos: {backend: rl} (Cosmos-RL: a controller and policy replicas) or "
@@ -53,6 +72,13 @@ int cosmos_check(const struct spec *s, const char *requeue_from, int nodes, char
 		    "(--no-requeue: its controller and replicas cannot resume a half-run step, "
 		    "and the guardrails keep requeue off): leave requeue out or say false",
 		    requeue_from ? requeue_from : "the bundle");
+		return -1;
+	}
+	if (s->exec.given) {
+		*err = xstrdup("field 'execution' is not run around a Cosmos job's roles (each role "
+		    "runs the bundle's command, taotop's template launches them): leave it out, or "
+		    "give the bundle in the skill bank's form, which runs as one command with its "
+		    "execution lifecycle");
 		return -1;
 	}
 	if (strcmp(s->cosmos_backend, "framework") == 0 && s->cosmos_rollout_nodes > 0) {

@@ -324,12 +324,14 @@ static int get_completion(struct ectx *c, const yaml_node_t *n, struct spec_exec
 	if (e->exit_code_path == NULL)
 		return fail_at(c, n, "field 'execution.completion' needs child_exit_code_path "
 		    "(e.g. {results_dir}/child_exit_code)");
-	if (e->nsuccess == 0 && e->status_path != NULL)
-		return fail_at(c, n, "field 'execution.completion': structured_status_path needs "
-		    "success_states (the states that mean the run succeeded, e.g. [SUCCESS])");
-	if (e->nsuccess > 0 && e->status_path == NULL)
-		return fail_at(c, n, "field 'execution.completion': success_states needs "
-		    "structured_status_path (the file whose last state they judge)");
+	/* The schema lets either come alone: a status file with no states
+	 * named is judged by SUCCESS (the bank's terminal word); states with
+	 * no file have nothing to judge, and are kept unused. */
+	if (e->nsuccess == 0 && e->status_path != NULL) {
+		e->success_states = xcalloc(1, sizeof(*e->success_states));
+		e->success_states[0] = xstrdup("SUCCESS");
+		e->nsuccess = 1;
+	}
 	for (i = 0; i < e->nsuccess; i++)
 		for (m = 0; m < i; m++)
 			if (strcmp(e->success_states[i], e->success_states[m]) == 0)

@@ -638,7 +638,7 @@ void spec_free(struct spec *s)
 	}
 	free(s->inputs);
 	for (i = 0; i < s->noutputs; i++)
-		free(s->outputs[i].spec_key), free(s->outputs[i].path);
+		free(s->outputs[i].spec_key), free(s->outputs[i].path), free(s->outputs[i].under);
 	free(s->outputs);
 	free(s->cosmos_backend);
 	for (i = 0; i < s->argc; i++)

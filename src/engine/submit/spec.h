@@ -42,6 +42,9 @@ struct spec_output {
 	int	 bound;		/* the path is taotop's choice, written into the spec */
 	int	 left;		/* the spec's own value, not a path (${results_dir}/x):
 				 * left to TAO, path NULL, nothing made */
+	char	*under;		/* the spec said "{results_dir}" or "{results_dir}/REST"
+				 * (the bank's placeholder, which its platform fills):
+				 * "" or "/REST", bound to the job's results folder */
 };
 
 enum spec_format { SPEC_FORMAT_TAOTOP, SPEC_FORMAT_BANK };

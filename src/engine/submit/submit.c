@@ -479,8 +479,9 @@ static int preflight(struct job *j, char **err)
 	 * registry image, a requeue), and is never requeued. */
 	if (cosmos_check(&j->spec, j->rq.requeue_from, 1 << 30, err) != 0)
 		return failed(j, STEP_PREFLIGHT, err);
-	if (j->spec.cosmos_backend != NULL) {
+	if (j->spec.cosmos_backend != NULL)
 		j->cosmos = j->spec.cosmos_backend;
+	if (cosmos_arch(j->spec.network_arch)) {
 		j->spec.requeue = 0;
 		j->rq.requeue_from = "a Cosmos job: never requeued";
 	}
@@ -1407,7 +1408,9 @@ static void make_mounts(const struct job *j, struct buf *mounts)
  * the results folder is put under it. Caller frees; NULL with *err. */
 static char *fill_vars(const struct job *j, const char *text, int completion, char **err)
 {
-	char *spec_path = xasprintf("%s/specs/spec.yaml", j->job_dir), ngpus[16], nnodes[16], *w;
+	/* {config_path}: the spec as staged, in its config_format's file. */
+	char *spec_path = xasprintf("%s/specs/%s", j->job_dir, bank_config_name(&j->spec));
+	char ngpus[16], nnodes[16], *w;
 	const struct command_vars cv = { spec_path, j->results_dir, j->job_dir, j->id, ngpus,
 		nnodes };
 
@@ -1422,6 +1425,52 @@ static char *fill_vars(const struct job *j, const char *text, int completion, ch
  * (templates/lifecycle.sh reads the exported ones in the container): the
  * bundle's commands each one quoted word, run there by a shell as the
  * bundle wrote them. */
+/*
+ * A pre- or post-command with the placeholders the skill bank fills in
+ * them ({config_path}, {job_id}, {results_dir}; taotop's {spec} and
+ * {job_dir} too) filled, as its platform does: the values as they are, in
+ * the shell text the bundle's author wrote. Other braces are the shell's
+ * (${var}, {a,b}) and left. A value with a character the shell would read
+ * (a folder of the cluster's config could have one) is refused, not
+ * quoted into text whose quoting is the author's. NULL with *err.
+ */
+static char *fill_command(const struct job *j, const char *cmd, char **err)
+{
+	char *spec_path = xasprintf("%s/specs/%s", j->job_dir, bank_config_name(&j->spec));
+	const char *const name[] = { "{config_path}", "{spec}", "{job_id}", "{results_dir}",
+		"{job_dir}" };
+	const char *const value[] = { spec_path, spec_path, j->id, j->results_dir, j->job_dir };
+	struct buf b;
+	const char *p = cmd;
+	size_t i;
+
+	buf_init(&b);
+	buf_adds(&b, "");
+	while (*p != '\0') {
+		for (i = 0; i < sizeof(name) / sizeof(name[0]); i++)
+			if (strncmp(p, name[i], strlen(name[i])) == 0)
+				break;
+		if (i == sizeof(name) / sizeof(name[0])) {
+			buf_addc(&b, *p++);
+			continue;
+		}
+		if (value[i][strspn(value[i], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		    "0123456789/._+-,:@=")] != '\0') {
+			*err = xasprintf("execution: %s in '%s' would be '%s', which the shell would "
+			    "read: use the environment's %s instead (an execution.environment "
+			    "value with the placeholder, quoted in the command)", name[i], cmd,
+			    value[i], name[i]);
+			buf_free(&b);
+			free(spec_path);
+			return NULL;
+		}
+		buf_adds(&b, value[i]);
+		p += strlen(name[i]);
+	}
+	free(spec_path);
+	return buf_detach(&b);
+}
+
 static int make_exec(const struct job *j, struct buf *ex, struct buf *names, char **err)
 {
 	const struct spec_exec *e = &j->spec.exec;
@@ -1456,12 +1505,15 @@ static int make_exec(const struct job *j, struct buf *ex, struct buf *names, cha
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		buf_addf(names, ",%s", vars[i]);
 	for (i = 0; i < e->npre + e->npost; i++) {
-		const char *cmd = i < e->npre ? e->pre[i] : e->post[i - e->npre];
+		char *cmd = fill_command(j, i < e->npre ? e->pre[i] : e->post[i - e->npre], err);
 		const char *kind = i < e->npre ? "PRE" : "POST";
 		size_t n = i < e->npre ? i + 1 : i - e->npre + 1;
+		if (cmd == NULL)
+			return -1;
 		buf_addf(ex, "\nexport TAOTOP_%s_%zu=", kind, n);
 		sh_quote_buf(ex, cmd, strlen(cmd));
 		buf_addf(names, ",TAOTOP_%s_%zu", kind, n);
+		free(cmd);
 	}
 	return 0;
 }
