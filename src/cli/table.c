@@ -129,8 +129,8 @@ static const struct cli_verb verbs[] = {
 	  retry_opts, cli_retry },
 	{ "jobs", "", "list taotop's jobs and your other jobs, on every cluster",
 	  jobs_opts, cli_jobs },
-	{ "report", "", "where your GPU hours went: by outcome, idle, the jobs that wasted the "
-	  "most, the queue waits", report_opts, cli_report },
+	{ "report", "", "where your GPU hours went: by outcome, idle, the worst, the waits",
+	  report_opts, cli_report },
 	{ "preflight", "", "check that a cluster can run taotop's jobs",
 	  preflight_opts, cli_preflight },
 };
