@@ -315,6 +315,10 @@ static int show_status(struct session *s, const char *job, int json, int bank, i
 	*state = st.row->state;
 	if (st.row->record_id != NULL && store_load(s->store, st.row->record_id, &st.rec, &err) != 0)
 		session_say(0, err);
+	/* A finished job's card with accounting's facts, asked once. */
+	if (st.rec != NULL && tao_state_final(st.rec->state) &&
+	    !(st.rec->has_card && st.rec->card.acct))
+		tracker_card_complete(s->conn, s->store, s->cl, st.rec);
 	if (bank) {
 		if (st.rec == NULL) {
 			fprintf(stderr, "taotop: job %s is not one of taotop's (no record of it on "

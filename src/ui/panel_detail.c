@@ -115,7 +115,9 @@ void detail_panel_explain(struct app *a, struct watch_event *ev)
 	    strcmp(ui_engine_id(e->row), ev->u.explain.job) != 0)
 		return;		/* closed, or another job's detail since: moot */
 	free_why(s);
-	if (ev->u.explain.lines != NULL) {
+	if (ev->u.explain.lines == NULL && ev->u.explain.err == NULL) {
+		load(a, e);	/* the record holds its completed card */
+	} else if (ev->u.explain.lines != NULL) {
 		s->why = ev->u.explain.lines;
 		s->nwhy = ev->u.explain.n;
 		ev->u.explain.lines = NULL;
@@ -142,11 +144,16 @@ static void detail_open(struct app *a)
 		watch_use_request(a->watch, e->cluster, e->row->slurm_id);
 	s->top = 0;
 	load(a, e);
-	/* A finished job that is not taotop's: its card from accounting. */
+	/* A finished job that is not taotop's: its card from accounting; a
+	 * taotop job's card completed with accounting's facts, once. */
 	if (e->row->record_id == NULL && tao_state_final(e->row->state) &&
 	    e->row->slurm_id[0] != '\0') {
 		s->asking = 2;
 		watch_card(a->watch, e->cluster, e->row->slurm_id);
+	} else if (s->rec != NULL && tao_state_final(s->rec->state) &&
+	    !(s->rec->has_card && s->rec->card.acct) && s->rec->backend_ref != NULL) {
+		s->asking = 2;
+		watch_card_record(a->watch, e->cluster, s->rec->id);
 	}
 	if (s->rec != NULL) {
 		n = detail_paths(s->rec, &paths);

@@ -991,6 +991,9 @@ Test(screen, detail_view_retry_screen_dump_and_readonly, .timeout = 240)
 	screen_keys(&s, "Enter");
 	screen_wait(&s, 15, "Job detail", "Transitions:", "-> Error (FAILED)",
 	    "failure: the program's (python-traceback)", NULL);
+	/* Its efficiency card, completed with accounting's facts as the
+	 * detail opened (the poll made it without a command of its own). */
+	screen_wait(&s, 15, "Efficiency:", "  time: ", "queue wait: ", NULL);
 	{
 		char *want = xasprintf("#SBATCH --job-name=%s", id);
 		screen_wait(&s, 15, want, NULL);

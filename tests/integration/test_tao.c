@@ -906,6 +906,10 @@ Test(tao, the_efficiency_card_says_what_the_gpus_and_the_hour_were_worth, .timeo
 		cr_assert_not_null(card, "no card:\n%s", printed);
 		notes = cJSON_GetObjectItem(card, "notes");
 		cr_expect_str_eq(json_str(card, "gpu_source"), "taotop", "%s", printed);
+		cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(card, "accounting")),
+		    "accounting's facts added once a user looked:\n%s", printed);
+		cr_expect_geq(cJSON_GetNumberValue(cJSON_GetObjectItem(card, "queue_wait_s")), 0,
+		    "%s", printed);
 		cr_expect_gt(cJSON_GetNumberValue(cJSON_GetObjectItem(card, "samples")), 0, "%s",
 		    printed);
 		cr_expect(strstr(printed, "asked for 1 h, needed ") != NULL, "the time note:\n%s",

@@ -72,6 +72,7 @@ void card_make(struct card *c, const struct acct_facts *f, const struct card_sam
 	c->mem_peak_mib = c->mem_total_mib = c->cpu_eff = -1;
 	c->rss_peak_kib = c->elapsed_s = c->limit_s = c->wait_s = -1;
 	c->gpus = gpus;
+	c->acct = f != NULL;
 	if (f != NULL) {
 		if (c->gpus <= 0)
 			c->gpus = f->gpus;
@@ -361,6 +362,7 @@ void card_to_json(cJSON *o, const char *name, const struct card *c)
 	cJSON_AddNumberToObject(x, "time_limit_s", (double)c->limit_s);
 	cJSON_AddNumberToObject(x, "queue_wait_s", (double)c->wait_s);
 	cJSON_AddNumberToObject(x, "samples", c->rounds);
+	cJSON_AddBoolToObject(x, "accounting", c->acct);
 	if (c->tasks > 1)
 		cJSON_AddNumberToObject(x, "tasks", c->tasks);
 	a = cJSON_AddArrayToObject(x, "notes");
@@ -398,6 +400,7 @@ int card_from_json(const cJSON *o, struct card *c)
 	c->limit_s = (long)num(o, "time_limit_s", -1, 1e10, -1);
 	c->wait_s = (long)num(o, "queue_wait_s", -1, 1e10, -1);
 	c->rounds = (int)num(o, "samples", 0, 1e9, 0);
+	c->acct = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "accounting"));
 	c->tasks = (int)num(o, "tasks", 0, 1e7, 0);
 	return 0;
 }

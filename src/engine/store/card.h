@@ -12,7 +12,10 @@
  * own samples of the job's GPUs (struct card_samples: folded into the
  * record as each sampling round reads them, by the monitor or `status`),
  * else none, which the card says; the CPU, memory and time part is
- * accounting's. The card is kept in the record (record.h).
+ * accounting's. The card is kept in the record (record.h): the poll makes
+ * it as the job ends from what it has (no command of its own), and a
+ * user's first look (status, the detail view) adds accounting's facts
+ * with one command (acct).
  */
 #ifndef TAOTOP_ENGINE_CARD_H
 #define TAOTOP_ENGINE_CARD_H
@@ -53,6 +56,9 @@ struct card {
 	long	 rss_peak_kib;		/* -1 */
 	long	 elapsed_s, limit_s, wait_s;	/* -1 */
 	int	 rounds;		/* taotop's sampling rounds */
+	int	 acct;			/* accounting's facts are in it (else the
+					 * poll's own time and GPUs, and what taotop
+					 * sampled: asked for when a user looks) */
 	int	 tasks;			/* a job array's, summed; 1 or 0 a plain job */
 };
 

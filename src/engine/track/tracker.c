@@ -680,7 +680,7 @@ static void own_rows(struct tracker *t, struct conn *c, struct record_store *st,
 			/* A cancel's card once accounting has its end. */
 			if (tracker_settle(st, r, j, res) && !awaits_accounting(r->state, r->native,
 			    r->backend_ref))
-				tracker_make_card(c, st, t->cl, r);
+				tracker_make_card(c, st, t->cl, r, 0);
 		}
 		row = tracker_row_add(res);
 		tracker_row_fill(row, r, j, r->state == TAO_RUNNING && r->results_dir != NULL

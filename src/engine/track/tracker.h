@@ -160,4 +160,12 @@ void tracker_reuse_rows(struct tracker *t, struct job_row *rows, size_t cap);
 int tracker_cancel(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
     const char *job, char **msg, char **err);
 
+/* A finished taotop job's efficiency card completed with accounting's
+ * facts (engine/store/card.h; one remote command, once: the poll makes the
+ * card from what it has, without one). r updated on disk and in memory. */
+struct cluster_cfg;
+struct job_record;
+void tracker_card_complete(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    struct job_record *r);
+
 #endif

@@ -1,7 +1,11 @@
 /*
- * A taotop job's efficiency card, made once as it ends (engine/store/
- * card.h): accounting's facts of the job, asked in one command, with the
- * samples of its GPUs its record kept while it ran.
+ * A taotop job's efficiency card (engine/store/card.h). Made as it ends by
+ * the poll from what it has (the allocation's time and GPUs, the samples
+ * of its GPUs the record kept while it ran): no command of its own, so a
+ * poll stays one remote command however many jobs end in it. Accounting's
+ * facts (CPU efficiency, host memory, the queue wait, a site's GPU TRES)
+ * are asked once, in one command, when a user looks at the job (status,
+ * the detail view), and kept.
  */
 #include "engine/track/tracker_priv.h"
 
@@ -29,7 +33,7 @@ static int put_card(struct job_record *r, void *arg, char **err)
 	int gpus = r->has_alloc ? r->alloc.gpus : 0;
 
 	(void)err;
-	if (r->has_card || !tao_state_final(r->state))
+	if ((r->has_card && (r->card.acct || p->f == NULL)) || !tao_state_final(r->state))
 		return 0;
 	card_make(&r->card, p->f, &r->samples, gpus, p->idle_pct);
 	if (p->f == NULL && r->has_alloc) {
@@ -48,15 +52,25 @@ static int put_card(struct job_record *r, void *arg, char **err)
 }
 
 void tracker_make_card(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
-    struct job_record *r)
+    struct job_record *r, int ask)
 {
 	struct acct_facts f;
 	struct card_put p = { NULL, cl->idle_percent, 0 };
 	struct conn_exec x;
 	char *cmd, *why = NULL, *err = NULL;
 
-	if (r->has_card || r->backend_ref == NULL || !slurm_id_ok(r->backend_ref))
+	if (!tao_state_final(r->state) || (r->has_card && (r->card.acct || !ask)))
 		return;
+	if (!ask || r->backend_ref == NULL || !slurm_id_ok(r->backend_ref)) {
+		if (store_update(st, r->id, put_card, &p, &err) != 0) {
+			log_msg(LOG_WARN, "poll: %s: efficiency: %s", r->id, err ? err : "?");
+			free(err);
+		} else if (p.applied) {
+			p.applied = 0;
+			put_card(r, &p, &err);
+		}
+		return;
+	}
 	cmd = acct_card_command(r->backend_ref);
 	conn_exec_init(&x, cmd);
 	x.timeout_ms = CARD_TIMEOUT_MS;
@@ -76,4 +90,10 @@ void tracker_make_card(struct conn *c, struct record_store *st, const struct clu
 		p.applied = 0;
 		put_card(r, &p, &err);
 	}
+}
+
+void tracker_card_complete(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
+    struct job_record *r)
+{
+	tracker_make_card(c, st, cl, r, 1);
 }

@@ -221,10 +221,11 @@ int tracker_where_awaited(struct tracker *t, const struct job_record *r,
 /* tracker_reconcile.c: accounting's last word on a record awaits_accounting
  * names (j: what the answer said of it, or NULL). Returns 1 when the
  * record changed. */
-/* r's efficiency card, once, as it ended (tracker_card.c): one command. */
+/* r's efficiency card (tracker_card.c): from what the poll has (ask 0: no
+ * command), or with accounting's facts (ask 1: one command, once). */
 struct cluster_cfg;
 void tracker_make_card(struct conn *c, struct record_store *st, const struct cluster_cfg *cl,
-    struct job_record *r);
+    struct job_record *r, int ask);
 int tracker_settle(struct record_store *st, struct job_record *r, const struct slurm_job *j,
     struct poll_result *res);
 /* tracker_reconcile.c: ts is what the poll read of the job's status file,

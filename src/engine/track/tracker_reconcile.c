@@ -707,7 +707,7 @@ static int final_while_running(struct conn *c, struct record_store *st,
 	ch = (struct change){ .from = r->state, .to = to, .native = ns->word, .message = event,
 	    .progress = progress, .job = j, .source = "taotop" };
 	if ((changed = write_change(st, r, &ch, res)) != 0) {
-		tracker_make_card(c, st, cl, r);
+		tracker_make_card(c, st, cl, r, 0);
 		after_change(c, st, cl, r, j, ns, to, to == TAO_ERROR, res);
 	}
 	free_progress(progress);
@@ -940,7 +940,7 @@ int tracker_update_one(struct conn *c, struct record_store *st, const struct clu
 		    .message = message, .progress = progress, .job = j, .source = "scheduler" };
 		if ((changed = write_change(st, r, &ch, res)) != 0) {
 			if (tao_state_final(to))
-				tracker_make_card(c, st, cl, r);
+				tracker_make_card(c, st, cl, r, 0);
 			after_change(c, st, cl, r, j, &ns, to, tao_failed, res);
 		}
 	}

@@ -152,6 +152,9 @@ void watch_explain(struct watch *w, size_t cluster, const char *job);
 /* A finished job's efficiency card from accounting (a job that is not
  * taotop's: taotop's keep theirs): its lines come with WATCH_EV_EXPLAIN. */
 void watch_card(struct watch *w, size_t cluster, const char *slurm_id);
+/* A taotop job's card completed with accounting's facts in its record
+ * (once); WATCH_EV_EXPLAIN with no lines says it is there. */
+void watch_card_record(struct watch *w, size_t cluster, const char *record_id);
 
 /* Where the GPU hours went on a cluster over the last since_s seconds
  * (engine/store/report.h: one remote command); its lines come with

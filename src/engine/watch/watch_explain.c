@@ -6,13 +6,24 @@
 #include "engine/watch/watch_priv.h"
 
 #include "engine/config/config.h"
+#include "engine/store/store.h"
 #include "engine/track/actions.h"
+#include "engine/track/tracker.h"
 
 void watch_run_explain(struct conn *c, struct worker_task *wt)
 {
 	struct task *t = (struct task *)wt;
 	struct explain_req *r = &t->u.explain;
 
+	if (r->card == 2) {
+		/* A taotop job's card completed in its record; the detail
+		 * reads the record again. */
+		struct job_record *rec = NULL;
+		if (store_load(t->w->store, r->job, &rec, &r->err) == 0)
+			tracker_card_complete(c, t->w->store, t->w->cl[t->ci].pub.cfg, rec);
+		record_free(rec);
+		return;
+	}
 	if ((r->card ? job_card_lines(c, r->job, r->idle_pct, &r->lines, &r->n, &r->err)
 	    : job_explain_pending(c, t->w->store, r->job, &r->lines, &r->n, &r->err)) != 0 &&
 	    r->err == NULL)
@@ -38,7 +49,9 @@ void watch_done_explain(struct watch *w, struct cluster *cl, struct task *t)
 	(void)cl;
 	ev->u.explain.job = r->job;
 	r->job = NULL;
-	if (r->lines != NULL && r->err == NULL) {
+	if (r->card == 2 && r->err == NULL && t->wt.status == CONN_OK) {
+		/* Neither lines nor an error: the record holds the answer. */
+	} else if (r->lines != NULL && r->err == NULL) {
 		ev->u.explain.lines = r->lines;
 		ev->u.explain.n = r->n;
 		r->lines = NULL;
@@ -70,4 +83,9 @@ void watch_explain(struct watch *w, size_t cluster, const char *job)
 void watch_card(struct watch *w, size_t cluster, const char *slurm_id)
 {
 	ask(w, cluster, slurm_id, 1);
+}
+
+void watch_card_record(struct watch *w, size_t cluster, const char *record_id)
+{
+	ask(w, cluster, record_id, 2);
 }
