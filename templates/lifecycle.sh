@@ -44,8 +44,22 @@ taotop_run_list() {
 taotop_run_list PRE pre
 
 # torchrun in front of the primary command's words: one task a node, its
-# node rank SLURM's task id, torchrun starting the processes.
+# node rank SLURM's task id, torchrun starting the processes. torchrun runs
+# its script with Python (torch.distributed.run: [python, -u, script]): a
+# .py as it is; "python -m mod" as torchrun's own -m; "python x.py" as x.py;
+# any other program (a console script: the skill bank's Cosmos evaluate
+# bundles run cosmos-rl-evaluate) with --no-python, run as it is.
 if [ "${TAOTOP_LAUNCHER:-direct}" = torchrun ]; then
+	case "$1" in
+	*.py) ;;
+	python|python3|python3.*|*/python|*/python3|*/python3.*)
+		shift
+		case "${1:-}" in
+		-m|*.py) ;;
+		*) set -- --no-python python3 "$@" ;;
+		esac ;;
+	*) set -- --no-python "$@" ;;
+	esac
 	set -- torchrun --nnodes="${SLURM_NNODES:-1}" --node_rank="$taotop_rank" \
 		--nproc_per_node="${TAOTOP_NPROC:-1}" --master_addr="${MASTER_ADDR:-127.0.0.1}" \
 		--master_port="${MASTER_PORT:-29500}" "$@"

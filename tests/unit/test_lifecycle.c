@@ -111,6 +111,17 @@ Test(lifecycle, torchrun_goes_in_front_of_the_command)
 	cr_expect_str_eq(out, "[--nnodes=2][--node_rank=1][--nproc_per_node=4]"
 	    "[--master_addr=node-a][--master_port=29500][train.py][x y]\n");
 	free(out);
+	/* Not a .py: torchrun's own -m, or --no-python for a program. */
+	out = run("TAOTOP_LAUNCHER=torchrun TAOTOP_NPROC=2", "python3 -m pkg.mod --x", &code);
+	cr_expect_str_eq(out, "[--nnodes=1][--node_rank=0][--nproc_per_node=2]"
+	    "[--master_addr=127.0.0.1][--master_port=29500][-m][pkg.mod][--x]\n");
+	free(out);
+	out = run("TAOTOP_LAUNCHER=torchrun TAOTOP_NPROC=2", "cosmos-rl-evaluate --config c.toml",
+	    &code);
+	cr_expect_str_eq(out, "[--nnodes=1][--node_rank=0][--nproc_per_node=2]"
+	    "[--master_addr=127.0.0.1][--master_port=29500][--no-python][cosmos-rl-evaluate]"
+	    "[--config][c.toml]\n");
+	free(out);
 	out = run("TAOTOP_LAUNCHER=direct", "echo direct", &code);
 	cr_expect_str_eq(out, "direct\n");
 	free(out), free(fake);
