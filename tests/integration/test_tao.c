@@ -675,6 +675,60 @@ Test(tao, the_examples_commented_forms_work_as_written, .timeout = 120)
 	user_close(&u);
 }
 
+/* The example's commented execution block, switched on whole as a user
+ * would (every line from "# execution:" to the cosmos: line with its "# "
+ * deleted,
+ * its helper written beside the bundle with the content its sha256 names):
+ * the dry run takes it, says what it does, and fills the post-command's
+ * placeholder. */
+Test(tao, the_examples_execution_block_works_as_written, .timeout = 120)
+{
+	static const char *const edits[][2] = { { "# name: lr-0.01-run1", "name: lr-0.01-run1" } };
+	struct user u;
+	char *out = NULL, *bundle, *args, *text, *err = NULL, *helper, *want;
+	struct buf b;
+	const char *p;
+	int on = 0;
+
+	user_open(&u, "example-exec", probed_config);
+	bundle = user_example_bundle(&u, edits, 1);
+	text = file_read_all(bundle, NULL, &err);
+	cr_assert_not_null(text, "%s", err);
+	buf_init(&b);
+	for (p = text; *p != '\0';) {
+		size_t len = strcspn(p, "\n");
+		if (strncmp(p, "# execution:", 12) == 0)
+			on = 1;
+		else if (strncmp(p, "# cosmos:", 9) == 0)
+			on = 0;
+		if (on && strncmp(p, "# ", 2) == 0) {
+			buf_add(&b, p + 2, len - 2);	/* "# " deleted, as a user does */
+		} else {
+			buf_add(&b, p, len);
+		}
+		buf_addc(&b, '\n');
+		p += len + (p[len] == '\n');
+	}
+	cr_assert_eq(file_write_atomic(bundle, NULL, b.data, b.len, 0), 0, "%s", bundle);
+	buf_free(&b);
+	free(text);
+	/* tools/check.py beside the bundle: "foo", whose sha256 the example
+	 * names (2c26b46b...). */
+	helper = xasprintf("mkdir -p %s/tools && printf foo > %s/tools/check.py", u.local, u.local);
+	cr_assert_eq(rig_local("%s", helper), 0);
+	free(helper);
+	args = xasprintf("submit %s --dry-run", bundle);
+	cr_assert_eq(rig_taotop(u.env, args, &out), 0, "%s", out);
+	cr_expect(strstr(out, "execution") != NULL, "%s", out);
+	cr_expect(strstr(out, "torchrun") != NULL && strstr(out, "TAOTOP_PRE_1=") != NULL,
+	    "the pre-command and torchrun in the staged script:\n%s", out);
+	want = xasprintf("python3 %s/jobs/tao-DRYRUN/inputs/action-helpers/tools/check.py",
+	    u.remote);
+	cr_expect(strstr(out, want) != NULL, "the post-command's {job_dir} filled:\n%s", out);
+	free(want), free(out), free(args), free(bundle);
+	user_close(&u);
+}
+
 /* The stand-in's values (tests/cluster/tao.in): at the user's epoch n,
  * f = 0.7^n, train_loss 2.3 f, val_loss 2.5 f, val_acc_1 1 - 0.9 f, each
  * written by Python's repr of a %.6g. */
