@@ -128,3 +128,25 @@ Test(command, a_bundle_without_command_parses_to_taos_own)
 	cr_expect(strstr(err, "{spec_path}") != NULL, "%s", err);
 	free(err);
 }
+
+/* Shell text (a pre- or post-command): our placeholders filled as the
+ * skill bank's platform fills them, the shell's braces left as written,
+ * and a value the shell would read refused, not quoted into the author's
+ * text. */
+Test(command, shell_text_gets_our_placeholders_and_keeps_the_shells_braces)
+{
+	const struct command_vars v = { "/j/specs/spec.toml", "/j/results", "/j", "tao-1", "4", "1" };
+	const struct command_vars odd = { "/j/specs/spec.toml", "/j/my results", "/j", "tao-1", "4",
+		"1" };
+	char *err = NULL, *s;
+
+	s = command_expand_shell("check --config {config_path} --out \"${out_dir}/{job_id}\" "
+	    "{a,b} {{x}}", &v, &err);
+	cr_assert_not_null(s, "%s", err);
+	cr_expect_str_eq(s, "check --config /j/specs/spec.toml --out \"${out_dir}/tao-1\" {a,b} {{x}}");
+	free(s);
+	cr_expect_null(command_expand_shell("ls {results_dir}", &odd, &err));
+	cr_expect(err != NULL && strstr(err, "'/j/my results', which the shell would read") != NULL,
+	    "%s", err ? err : "");
+	free(err);
+}

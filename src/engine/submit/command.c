@@ -44,8 +44,19 @@ static int lookup(const char *name, size_t len)
 	return -1;
 }
 
-/* Walks word once: with v NULL it only checks, else it also builds. */
-static char *walk(const char *word, const struct command_vars *v, char **err)
+/* A value the shell reads as it is (no quoting needed in the author's
+ * text): the characters taotop's folders and ids are made of. */
+static int shell_plain(const char *s)
+{
+	return s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._+-,:@=")]
+	    == '\0';
+}
+
+/* Walks word once: with v NULL it only checks, else it also builds. shell:
+ * word is shell text (a pre- or post-command): braces that are no
+ * placeholder of ours are the shell's and stay, and a value the shell
+ * would read is refused. */
+static char *walk(const char *word, const struct command_vars *v, int shell, char **err)
 {
 	struct buf out;
 	const char *p = word;
@@ -55,7 +66,7 @@ static char *walk(const char *word, const struct command_vars *v, char **err)
 	while (*p != '\0') {
 		size_t len;
 		int i;
-		if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+		if (!shell && ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}'))) {
 			buf_addc(&out, p[0]);
 			p += 2;
 			continue;
@@ -64,7 +75,20 @@ static char *walk(const char *word, const struct command_vars *v, char **err)
 			buf_addc(&out, *p++);
 			continue;
 		}
-		if ((i = lookup(p + 1, len)) < 0) {
+		if ((i = lookup(p + 1, len)) < 0 && shell) {
+			buf_add(&out, p, len + 2);	/* the shell's ({a} of {a,b}...) */
+			p += len + 2;
+			continue;
+		}
+		if (shell && v != NULL && value_of(v, (size_t)i) != NULL &&
+		    !shell_plain(value_of(v, (size_t)i))) {
+			*err = xasprintf("{%.*s} in '%s' would be '%s', which the shell would read: "
+			    "use an environment value with the placeholder instead, quoted in the "
+			    "command", (int)len, p + 1, word, value_of(v, (size_t)i));
+			buf_free(&out);
+			return NULL;
+		}
+		if (i < 0) {
 			*err = xasprintf("command: unknown placeholder {%.*s} in '%s' (taotop fills "
 			    "{spec} (or {config_path}), {results_dir}, {job_dir}, {job_id}, {num_gpus} and "
 			    "{num_nodes}; "
@@ -81,7 +105,7 @@ static char *walk(const char *word, const struct command_vars *v, char **err)
 
 int command_check_word(const char *word, char **err)
 {
-	char *s = walk(word, NULL, err);
+	char *s = walk(word, NULL, 0, err);
 
 	free(s);
 	return s != NULL ? 0 : -1;
@@ -89,7 +113,12 @@ int command_check_word(const char *word, char **err)
 
 char *command_expand_word(const char *word, const struct command_vars *v, char **err)
 {
-	return walk(word, v, err);
+	return walk(word, v, 0, err);
+}
+
+char *command_expand_shell(const char *text, const struct command_vars *v, char **err)
+{
+	return walk(text, v, 1, err);
 }
 
 int command_default(const char *network_arch, const char *action, char ***argv, size_t *argc,

@@ -49,6 +49,13 @@ int command_check_word(const char *word, char **err);
 /* word with its placeholders replaced (caller frees), or NULL with *err. */
 char *command_expand_word(const char *word, const struct command_vars *v, char **err);
 
+/* The same in shell text (an execution block's pre- or post-command, as
+ * the skill bank's platform fills them): the values as they are, braces
+ * that are no placeholder of ours left to the shell, and a value the
+ * shell would read (a character beyond taotop's folders' and ids') refused
+ * rather than quoted into text whose quoting is the author's. */
+char *command_expand_shell(const char *text, const struct command_vars *v, char **err);
+
 /* TAO's own command for a bundle without one, as words with placeholders
  * (caller frees each and the array); -1 with *err naming the missing field. */
 int command_default(const char *network_arch, const char *action, char ***argv, size_t *argc,

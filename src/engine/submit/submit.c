@@ -240,7 +240,7 @@ static int sbatch_safe(const char *what, const char *path, char **err)
 }
 
 static int read_supporting(struct job *j, char **err);
-static char *fill_vars(const struct job *j, const char *text, int completion, char **err);
+static char *fill_vars(const struct job *j, const char *text, int how, char **err);
 
 /* ---- preflight: spec, policy, paths ------------------------------------------------------ */
 
@@ -1406,7 +1406,9 @@ static void make_mounts(const struct job *j, struct buf *mounts)
  * {results_dir}, {job_dir}, {job_id}, ...: engine/submit/command.h), as
  * the record has them; a completion path (completion != 0) relative to
  * the results folder is put under it. Caller frees; NULL with *err. */
-static char *fill_vars(const struct job *j, const char *text, int completion, char **err)
+/* text with the job's placeholders filled: a completion path (how 1), a
+ * word (0), or shell text, a pre- or post-command (2). */
+static char *fill_vars(const struct job *j, const char *text, int how, char **err)
 {
 	/* {config_path}: the spec as staged, in its config_format's file. */
 	char *spec_path = xasprintf("%s/specs/%s", j->job_dir, bank_config_name(&j->spec));
@@ -1416,7 +1418,8 @@ static char *fill_vars(const struct job *j, const char *text, int completion, ch
 
 	snprintf(ngpus, sizeof(ngpus), "%d", j->res.gpus_per_node);
 	snprintf(nnodes, sizeof(nnodes), "%d", j->res.nodes);
-	w = completion ? exec_completion_path(text, &cv, err) : command_expand_word(text, &cv, err);
+	w = how == 1 ? exec_completion_path(text, &cv, err) : how == 2
+	    ? command_expand_shell(text, &cv, err) : command_expand_word(text, &cv, err);
 	free(spec_path);
 	return w;
 }
@@ -1425,52 +1428,6 @@ static char *fill_vars(const struct job *j, const char *text, int completion, ch
  * (templates/lifecycle.sh reads the exported ones in the container): the
  * bundle's commands each one quoted word, run there by a shell as the
  * bundle wrote them. */
-/*
- * A pre- or post-command with the placeholders the skill bank fills in
- * them ({config_path}, {job_id}, {results_dir}; taotop's {spec} and
- * {job_dir} too) filled, as its platform does: the values as they are, in
- * the shell text the bundle's author wrote. Other braces are the shell's
- * (${var}, {a,b}) and left. A value with a character the shell would read
- * (a folder of the cluster's config could have one) is refused, not
- * quoted into text whose quoting is the author's. NULL with *err.
- */
-static char *fill_command(const struct job *j, const char *cmd, char **err)
-{
-	char *spec_path = xasprintf("%s/specs/%s", j->job_dir, bank_config_name(&j->spec));
-	const char *const name[] = { "{config_path}", "{spec}", "{job_id}", "{results_dir}",
-		"{job_dir}" };
-	const char *const value[] = { spec_path, spec_path, j->id, j->results_dir, j->job_dir };
-	struct buf b;
-	const char *p = cmd;
-	size_t i;
-
-	buf_init(&b);
-	buf_adds(&b, "");
-	while (*p != '\0') {
-		for (i = 0; i < sizeof(name) / sizeof(name[0]); i++)
-			if (strncmp(p, name[i], strlen(name[i])) == 0)
-				break;
-		if (i == sizeof(name) / sizeof(name[0])) {
-			buf_addc(&b, *p++);
-			continue;
-		}
-		if (value[i][strspn(value[i], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-		    "0123456789/._+-,:@=")] != '\0') {
-			*err = xasprintf("execution: %s in '%s' would be '%s', which the shell would "
-			    "read: use the environment's %s instead (an execution.environment "
-			    "value with the placeholder, quoted in the command)", name[i], cmd,
-			    value[i], name[i]);
-			buf_free(&b);
-			free(spec_path);
-			return NULL;
-		}
-		buf_adds(&b, value[i]);
-		p += strlen(name[i]);
-	}
-	free(spec_path);
-	return buf_detach(&b);
-}
-
 static int make_exec(const struct job *j, struct buf *ex, struct buf *names, char **err)
 {
 	const struct spec_exec *e = &j->spec.exec;
@@ -1505,7 +1462,7 @@ static int make_exec(const struct job *j, struct buf *ex, struct buf *names, cha
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		buf_addf(names, ",%s", vars[i]);
 	for (i = 0; i < e->npre + e->npost; i++) {
-		char *cmd = fill_command(j, i < e->npre ? e->pre[i] : e->post[i - e->npre], err);
+		char *cmd = fill_vars(j, i < e->npre ? e->pre[i] : e->post[i - e->npre], 2, err);
 		const char *kind = i < e->npre ? "PRE" : "POST";
 		size_t n = i < e->npre ? i + 1 : i - e->npre + 1;
 		if (cmd == NULL)
