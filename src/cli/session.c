@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/show.h"
 #include "cli/ttyask.h"
+#include "engine/slurm/duration.h"
 #include "engine/store/jobref.h"
 #include "engine/store/store.h"
 #include "engine/track/tracker.h"
@@ -183,4 +184,38 @@ int session_poll(struct session *s, struct poll_result *res)
 	if (res->problem != NULL)
 		fprintf(stderr, "taotop: %s: %s\n", s->cl->name, show_err(res->problem));
 	return 0;
+}
+
+int session_begin_clusters(struct session *s, const struct cli_args *a, const char *dflt,
+    long *since_s, size_t *n)
+{
+	const char *only = cli_val(a, "cluster"), *since = cli_val(a, "since");
+	char *err = NULL;
+	int rc;
+
+	*since_s = 0;
+	if (since == NULL)
+		since = dflt;
+	if (since != NULL && duration_since_parse(since, since_s, &err) != 0) {
+		fprintf(stderr, "taotop: --since %s\n", show_err(err));
+		free(err);
+		return EXIT_USAGE;
+	}
+	if ((rc = session_begin(s)) != EXIT_OK)
+		return rc;
+	if (only != NULL && config_cluster(&s->cfg, only) == NULL) {
+		rc = session_unknown_cluster(s, only, "--cluster");
+		session_close(s);
+		return rc;
+	}
+	*n = only != NULL ? 1 : s->cfg.n;
+	return EXIT_OK;
+}
+
+const struct cluster_cfg *session_nth(const struct session *s, const struct cli_args *a,
+    size_t k)
+{
+	const char *only = cli_val(a, "cluster");
+
+	return only != NULL ? config_cluster(&s->cfg, only) : &s->cfg.clusters[k];
 }

@@ -51,6 +51,16 @@ int session_poll(struct session *s, struct poll_result *res);
  * default_cluster. EXIT_USAGE. */
 int session_unknown_cluster(const struct session *s, const char *name, const char *source);
 
+struct cli_args;
+/* For the verbs that go over clusters (jobs, report): --since's span in
+ * *since_s (dflt when it is not given: NULL, 0), then session_begin with
+ * --cluster checked; *n the clusters to go over, each session_nth's. An
+ * EXIT_ code (the session closed again when not EXIT_OK). */
+int session_begin_clusters(struct session *s, const struct cli_args *a, const char *dflt,
+    long *since_s, size_t *n);
+const struct cluster_cfg *session_nth(const struct session *s, const struct cli_args *a,
+    size_t k);
+
 /* "taotop: err" on stderr, err freed: rc. */
 int session_say(int rc, char *err);
 

@@ -158,28 +158,15 @@ int cli_jobs(const struct cli_args *a)
 {
 	struct session s;
 	struct cluster_poll *polls;
-	const char *only = cli_val(a, "cluster"), *since = cli_val(a, "since");
-	char *err = NULL;
-	size_t n, k;
+	size_t n = 0, k;
 	int rc;
-	long since_s = 0;
+	long since_s;
 
-	if (since != NULL && duration_since_parse(since, &since_s, &err) != 0) {
-		fprintf(stderr, "taotop: --since %s\n", show_err(err));
-		free(err);
-		return EXIT_USAGE;
-	}
-	if ((rc = session_begin(&s)) != EXIT_OK)
+	if ((rc = session_begin_clusters(&s, a, NULL, &since_s, &n)) != EXIT_OK)
 		return rc;
-	if (only != NULL && config_cluster(&s.cfg, only) == NULL) {
-		rc = session_unknown_cluster(&s, only, "--cluster");
-		session_close(&s);
-		return rc;
-	}
-	n = only != NULL ? 1 : s.cfg.n;
 	polls = xcalloc(n > 0 ? n : 1, sizeof(*polls));
 	for (k = 0; k < n; k++) {
-		polls[k].cl = only != NULL ? config_cluster(&s.cfg, only) : &s.cfg.clusters[k];
+		polls[k].cl = session_nth(&s, a, k);
 		polls[k].store = s.store;
 		polls[k].since_s = since_s;
 	}

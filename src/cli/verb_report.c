@@ -25,32 +25,18 @@ int cli_report(const struct cli_args *a)
 {
 	struct session s;
 	struct report r;
-	const char *only = cli_val(a, "cluster"), *since = cli_val(a, "since");
+	const char *since = cli_val(a, "since") != NULL ? cli_val(a, "since") : "7d";
 	char *err = NULL;
-	long since_s = 7 * 86400L;
+	long since_s;
 	unsigned long commands = 0;
-	size_t n, k;
+	size_t n = 0, k;
 	int rc, reached = 0;
 
-	if (since == NULL)
-		since = "7d";
-	if (duration_since_parse(since, &since_s, &err) != 0) {
-		fprintf(stderr, "taotop: --since %s\n", show_err(err));
-		free(err);
-		return EXIT_USAGE;
-	}
-	if ((rc = session_begin(&s)) != EXIT_OK)
+	if ((rc = session_begin_clusters(&s, a, "7d", &since_s, &n)) != EXIT_OK)
 		return rc;
-	if (only != NULL && config_cluster(&s.cfg, only) == NULL) {
-		rc = session_unknown_cluster(&s, only, "--cluster");
-		session_close(&s);
-		return rc;
-	}
 	memset(&r, 0, sizeof(r));
-	n = only != NULL ? 1 : s.cfg.n;
 	for (k = 0; k < n; k++) {
-		const struct cluster_cfg *cl = only != NULL ? config_cluster(&s.cfg, only)
-		    : &s.cfg.clusters[k];
+		const struct cluster_cfg *cl = session_nth(&s, a, k);
 		int drc = EXIT_OK;
 		struct conn *c = session_dial(cl, &drc, &err);
 
