@@ -91,3 +91,13 @@ char *xasprintf(const char *fmt, ...)
 	va_end(ap);
 	return p;
 }
+
+void xpushf(char ***v, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	*v = xreallocarray(*v, *n + 1, sizeof(**v));
+	va_start(ap, fmt);
+	(*v)[(*n)++] = xvasprintf(fmt, ap);
+	va_end(ap);
+}

@@ -17,5 +17,7 @@ char *xstrndup(const char *s, size_t n);
 char *xmemdup(const void *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+/* A formatted line appended to the list *v of *n (both grown). */
+void xpushf(char ***v, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -2,7 +2,6 @@
 
 #include <cJSON.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,18 +127,6 @@ void card_make(struct card *c, const struct acct_facts *f, const struct card_sam
 
 /* ---- words ------------------------------------------------------------------------- */
 
-static void push(char ***v, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void push(char ***v, size_t *n, const char *fmt, ...)
-{
-	va_list ap;
-
-	*v = xreallocarray(*v, *n + 1, sizeof(**v));
-	va_start(ap, fmt);
-	(*v)[(*n)++] = xvasprintf(fmt, ap);
-	va_end(ap);
-}
-
 /* "40 min", "3 h 10 min", "2 d 4 h" */
 static void span(long s, char *out, size_t len)
 {
@@ -159,17 +146,17 @@ size_t card_notes(const struct card *c, char ***out)
 
 	*out = NULL;
 	if (c->gpus > 1 && c->gpus_used >= 0 && c->gpus_used < c->gpus)
-		push(out, &n, "asked for %d GPUs, used %d", c->gpus, c->gpus_used);
+		xpushf(out, &n, "asked for %d GPUs, used %d", c->gpus, c->gpus_used);
 	if (c->limit_s > 0 && c->elapsed_s >= 0 && c->elapsed_s * 2 < c->limit_s &&
 	    c->limit_s - c->elapsed_s >= 15 * 60) {
 		span(c->limit_s, a, sizeof(a));
 		span(c->elapsed_s, b, sizeof(b));
-		push(out, &n, "asked for %s, needed %s", a, b);
+		xpushf(out, &n, "asked for %s, needed %s", a, b);
 	}
 	if (c->idle_pct >= 20)
-		push(out, &n, "idle %d %% of its run", c->idle_pct);
+		xpushf(out, &n, "idle %d %% of its run", c->idle_pct);
 	if (c->cpu_eff >= 0 && c->cpu_eff < 10 && c->elapsed_s >= 600)
-		push(out, &n, "its CPUs worked %d %% of their time", c->cpu_eff);
+		xpushf(out, &n, "its CPUs worked %d %% of their time", c->cpu_eff);
 	return n;
 }
 
@@ -180,17 +167,17 @@ size_t card_lines(const struct card *c, char ***out)
 
 	*out = NULL;
 	if (c->tasks > 1)
-		push(out, &n, "  a job array: its %d tasks summed (time: the longest task's)",
+		xpushf(out, &n, "  a job array: its %d tasks summed (time: the longest task's)",
 		    c->tasks);
 	if (c->gpus > 0 && c->gpu_hours >= 0) {
 		if (c->gpu_hours_used >= 0)
-			push(out, &n, "  GPU hours: %.2f allocated (%d GPUs), %.2f used", c->gpu_hours,
+			xpushf(out, &n, "  GPU hours: %.2f allocated (%d GPUs), %.2f used", c->gpu_hours,
 			    c->gpus, c->gpu_hours_used);
 		else
-			push(out, &n, "  GPU hours: %.2f allocated (%d GPUs)", c->gpu_hours, c->gpus);
+			xpushf(out, &n, "  GPU hours: %.2f allocated (%d GPUs)", c->gpu_hours, c->gpus);
 	}
 	if (c->gpu_source[0] == '\0') {
-		push(out, &n, "  GPU use: not known (accounting records none on this cluster%s, and "
+		xpushf(out, &n, "  GPU use: not known (accounting records none on this cluster%s, and "
 		    "taotop did not sample it: neither the monitor nor `status` looked while it ran)",
 		    c->jobstats ? "; its jobstats summary is not read" : "");
 	} else {
@@ -206,14 +193,14 @@ size_t card_lines(const struct card *c, char ***out)
 			snprintf(from, sizeof(from), "taotop's %d samples", c->rounds);
 		else
 			snprintf(from, sizeof(from), "accounting");
-		push(out, &n, "  GPU use: mean %d %%%s%s%s (from %s)", c->util_mean, med, idle, used,
+		xpushf(out, &n, "  GPU use: mean %d %%%s%s%s (from %s)", c->util_mean, med, idle, used,
 		    from);
 	}
 	if (c->mem_peak_mib >= 0 && c->mem_total_mib > 0)
-		push(out, &n, "  GPU memory: peak %.1f of %.1f GiB", c->mem_peak_mib / 1024.0,
+		xpushf(out, &n, "  GPU memory: peak %.1f of %.1f GiB", c->mem_peak_mib / 1024.0,
 		    c->mem_total_mib / 1024.0);
 	else if (c->mem_peak_mib >= 0)
-		push(out, &n, "  GPU memory: peak %.1f GiB", c->mem_peak_mib / 1024.0);
+		xpushf(out, &n, "  GPU memory: peak %.1f GiB", c->mem_peak_mib / 1024.0);
 	if (c->cpu_eff >= 0 || c->rss_peak_kib >= 0) {
 		char cpu[48] = "CPU efficiency not known", rss[48] = "";
 		if (c->cpu_eff >= 0)
@@ -221,25 +208,25 @@ size_t card_lines(const struct card *c, char ***out)
 		if (c->rss_peak_kib >= 0)
 			snprintf(rss, sizeof(rss), ", peak host memory %.1f GiB",
 			    c->rss_peak_kib / 1048576.0);
-		push(out, &n, "  %s%s (accounting)", cpu, rss);
+		xpushf(out, &n, "  %s%s (accounting)", cpu, rss);
 	}
 	if (c->elapsed_s >= 0) {
 		duration_format(c->elapsed_s, a, sizeof(a));
 		if (c->limit_s > 0) {
 			duration_format(c->limit_s, b, sizeof(b));
-			push(out, &n, "  time: %s of %s (%ld %%)", a, b,
+			xpushf(out, &n, "  time: %s of %s (%ld %%)", a, b,
 			    (long)lround(100.0 * c->elapsed_s / c->limit_s));
 		} else {
-			push(out, &n, "  time: %s", a);
+			xpushf(out, &n, "  time: %s", a);
 		}
 	}
 	if (c->wait_s >= 0) {
 		duration_format(c->wait_s, a, sizeof(a));
-		push(out, &n, "  queue wait: %s", a);
+		xpushf(out, &n, "  queue wait: %s", a);
 	}
 	nn = card_notes(c, &notes);
 	for (i = 0; i < nn; i++) {
-		push(out, &n, "  note: %s", notes[i]);
+		xpushf(out, &n, "  note: %s", notes[i]);
 		free(notes[i]);
 	}
 	free(notes);

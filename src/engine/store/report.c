@@ -1,7 +1,6 @@
 #include "engine/store/report.h"
 
 #include <cJSON.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,18 +159,6 @@ static long median(const struct report_wait *w)
 	return m;
 }
 
-static void push(char ***v, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void push(char ***v, size_t *n, const char *fmt, ...)
-{
-	va_list ap;
-
-	*v = xreallocarray(*v, *n + 1, sizeof(**v));
-	va_start(ap, fmt);
-	(*v)[(*n)++] = xvasprintf(fmt, ap);
-	va_end(ap);
-}
-
 size_t report_lines(const struct report *r, const char *since, char ***out)
 {
 	size_t n = 0, i;
@@ -182,21 +169,21 @@ size_t report_lines(const struct report *r, const char *since, char ***out)
 	*out = NULL;
 	for (i = 0; i < REPORT_N; i++)
 		all += r->hours[i], jobs += r->jobs[i];
-	push(out, &n, "GPU hours over the last %s: %.2f in %d job%s (%d of them taotop's)", since,
+	xpushf(out, &n, "GPU hours over the last %s: %.2f in %d job%s (%d of them taotop's)", since,
 	    all, jobs, jobs == 1 ? "" : "s", r->matched);
 	for (i = 0; i < REPORT_N; i++)
 		if (r->jobs[i] > 0)
-			push(out, &n, "  %-28s %10.2f  %4d job%s", words[i], r->hours[i], r->jobs[i],
+			xpushf(out, &n, "  %-28s %10.2f  %4d job%s", words[i], r->hours[i], r->jobs[i],
 			    r->jobs[i] == 1 ? "" : "s");
 	if (r->carded_hours > 0)
-		push(out, &n, "  %-28s %10.2f  (of the %.2f whose use taotop knows)", "idle",
+		xpushf(out, &n, "  %-28s %10.2f  (of the %.2f whose use taotop knows)", "idle",
 		    r->idle_hours, r->carded_hours);
 	else
-		push(out, &n, "  idle: not known (no job in the window has an efficiency card)");
+		xpushf(out, &n, "  idle: not known (no job in the window has an efficiency card)");
 	if (r->ntop > 0) {
-		push(out, &n, "Wasted the most (GPU hours):");
+		xpushf(out, &n, "Wasted the most (GPU hours):");
 		for (i = 0; i < r->ntop; i++)
-			push(out, &n, "  %-24s %-12s %8.2f  %s", r->top[i].id, r->top[i].cluster,
+			xpushf(out, &n, "  %-24s %-12s %8.2f  %s", r->top[i].id, r->top[i].cluster,
 			    r->top[i].hours, r->top[i].what);
 	}
 	if (r->nwaits > 0) {
@@ -207,15 +194,15 @@ size_t report_lines(const struct report *r, const char *since, char ***out)
 				order[j] = order[j - 1];
 			order[j] = i;
 		}
-		push(out, &n, "Median queue wait:");
+		xpushf(out, &n, "Median queue wait:");
 		for (k = 0; k < r->nwaits && k < REPORT_WAITS; k++) {
 			const struct report_wait *w = &r->waits[order[k]];
 			duration_format(median(w), d, sizeof(d));
-			push(out, &n, "  %-12s %-16s %s  (%zu job%s)", w->cluster, w->partition, d,
+			xpushf(out, &n, "  %-12s %-16s %s  (%zu job%s)", w->cluster, w->partition, d,
 			    w->n, w->n == 1 ? "" : "s");
 		}
 		if (r->nwaits > REPORT_WAITS)
-			push(out, &n, "  (+%zu more partitions: --json lists them all)",
+			xpushf(out, &n, "  (+%zu more partitions: --json lists them all)",
 			    r->nwaits - REPORT_WAITS);
 		free(order);
 	}
