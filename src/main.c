@@ -19,13 +19,13 @@ int main(int argc, char **argv)
 	const struct cli_opt *g = cli_global_opts();
 	const struct cli_verb *verb;
 	struct cli_args args;
-	struct option lopts[8];
+	struct option lopts[10];
 	struct ui_opts ui = { NULL, 0, -1 };
 	char shorts[16] = "+";	/* '+': stop at the verb, whose options are its own */
 	size_t i, n = 0;
 	int c, rc;
 
-	for (i = 0; g[i].name != NULL && i < 7; i++, n++) {
+	for (i = 0; g[i].name != NULL && i < 9; i++, n++) {
 		lopts[i] = (struct option){ g[i].name, g[i].arg ? required_argument : no_argument,
 		    NULL, g[i].letter ? g[i].letter : 256 + (int)i };
 		if (g[i].letter != 0)
@@ -69,6 +69,8 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			ui.log_colors = strcmp(optarg, "render") == 0;
+		} else if (strcmp(name, "no-share") == 0) {
+			setenv("TAOTOP_NO_SHARE", "1", 1);
 		}
 	}
 	argc -= optind;

@@ -101,6 +101,7 @@ int cli_plot(const struct cli_args *a);
 int cli_submit(const struct cli_args *a);
 int cli_preflight(const struct cli_args *a);
 int cli_retry(const struct cli_args *a);
+int cli_agent(const struct cli_args *a);
 
 /* The preflight's checks, one a line: a mark, the check, its fix. */
 struct preflight;

@@ -1,10 +1,12 @@
 #include "cli/session.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/share.h"
 #include "cli/show.h"
 #include "cli/ttyask.h"
 #include "engine/slurm/duration.h"
@@ -12,6 +14,7 @@
 #include "engine/store/store.h"
 #include "engine/track/tracker.h"
 #include "ssh/conn.h"
+#include "util/log.h"
 #include "util/xmalloc.h"
 
 int session_say(int rc, char *err)
@@ -34,6 +37,46 @@ static int exit_for(enum conn_status st)
 	}
 }
 
+/* The shared session (ssh/lend.h): the folder a verb borrows from, set by
+ * session_begin before any thread dials; the agent started once. */
+static struct {
+	char		*dir;
+	int		 idle_s;
+	pthread_mutex_t	 lock;
+	int		 ensured;
+} share = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void share_begin(const struct config *cfg)
+{
+	pthread_mutex_lock(&share.lock);
+	if (share.dir == NULL)
+		share.dir = share_folder(cfg);
+	share.idle_s = cfg->share_idle_s;
+	pthread_mutex_unlock(&share.lock);
+}
+
+/* The folder to borrow from, the agent running there (started if need
+ * be): NULL when sharing is off or the agent cannot start (said in the
+ * log: the verb connects on its own, as it would without it). */
+static const char *share_ready(void)
+{
+	const char *dir;
+	char *err = NULL;
+	int started;
+
+	pthread_mutex_lock(&share.lock);
+	if (share.dir != NULL && !share.ensured) {
+		share.ensured = 1;
+		if (share_agent_ensure(share.dir, share.idle_s, &started, &err) != 0) {
+			log_msg(LOG_WARN, "share: %s", err);
+			free(err);
+		}
+	}
+	dir = share.dir;
+	pthread_mutex_unlock(&share.lock);
+	return dir;
+}
+
 struct conn *session_dial(const struct cluster_cfg *cl, int *rc, char **err)
 {
 	struct conn_target t;
@@ -42,6 +85,7 @@ struct conn *session_dial(const struct cluster_cfg *cl, int *rc, char **err)
 
 	cluster_target(cl, &t);
 	tty_ask_target(&t);	/* a one-time code, asked on the terminal */
+	t.lend_dir = share_ready();
 	c = conn_new(&t);
 	st = conn_connect(c, err);
 	if (st != CONN_OK) {
@@ -60,6 +104,7 @@ int session_begin(struct session *s)
 	memset(s, 0, sizeof(*s));
 	if (config_load(&s->cfg, &err) != 0)
 		return session_say(EXIT_USAGE, err);
+	share_begin(&s->cfg);
 	s->store = store_open(NULL, &err);
 	if (s->store == NULL) {
 		config_free(&s->cfg);

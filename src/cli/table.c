@@ -11,6 +11,11 @@
 #include <string.h>
 
 #define CLUSTER(what) { "cluster", 0, "NAME", what }
+/* Every verb that reaches a cluster: its own connection, not the one the
+ * monitor or the agent would lend (ssh/lend.h). */
+#define NO_SHARE { "no-share", 0, NULL, "connect on its own, not through the session a " \
+	"running monitor or the agent lends (also TAOTOP_NO_SHARE=1, or share: false in the " \
+	"config)" }
 
 static const struct cli_opt submit_opts[] = {
 	CLUSTER("the cluster to submit to (default: the configured default)"),
@@ -25,6 +30,7 @@ static const struct cli_opt submit_opts[] = {
 	{ "dry-run", 0, NULL, "print the sbatch, the commands and each value's origin; send nothing" },
 	{ "json", 0, NULL, "print the result as JSON" },
 	{ "force-reconvert", 0, NULL, "convert the image again even if its .sqsh is cached" },
+	NO_SHARE,
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -38,6 +44,7 @@ static const struct cli_opt status_opts[] = {
 	  "(JSON, schema_version 1), for the bank's tools; taotop's own jobs only" },
 	{ "watch", 0, NULL, "poll until the job is final, a block each poll; exit 0 Done, "
 	  "4 Error, 5 Canceled" },
+	NO_SHARE,
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -50,6 +57,7 @@ static const struct cli_opt logs_opts[] = {
 	{ "follow", 'f', NULL, "follow the file as it grows" },
 	{ "until-end", 0, NULL, "follow until the job ends, then exit as status --watch does "
 	  "(implies --follow)" },
+	NO_SHARE,
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -65,12 +73,14 @@ static const struct cli_opt plot_opts[] = {
 
 static const struct cli_opt cancel_opts[] = {
 	CLUSTER("the cluster of SLURM ids (a taotop id goes to its record's)"),
+	NO_SHARE,
 	{ NULL, 0, NULL, NULL },
 };
 
 static const struct cli_opt retry_opts[] = {
 	CLUSTER("the cluster of a SLURM id (a taotop id goes to its record's)"),
 	{ "force", 0, NULL, "retry a job that succeeded (Done) too" },
+	NO_SHARE,
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -78,6 +88,7 @@ static const struct cli_opt jobs_opts[] = {
 	CLUSTER("only this cluster (default: every configured cluster)"),
 	{ "json", 0, NULL, "print the jobs as a JSON array" },
 	{ "since", 0, "SPAN", "also your jobs that ended within SPAN (7d, 1d, 12h), from accounting" },
+	NO_SHARE,
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -85,6 +96,7 @@ static const struct cli_opt report_opts[] = {
 	CLUSTER("only this cluster (default: every configured cluster)"),
 	{ "since", 0, "SPAN", "the window: the jobs that ran within SPAN (default 7d; 1d, 12h, 2w)" },
 	{ "json", 0, NULL, "print the report as JSON" },
+	NO_SHARE,
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -97,6 +109,7 @@ static const struct cli_opt preflight_opts[] = {
 	  "the rest kept" },
 	{ "ngc-key-file", 0, "FILE", "with --install- or --replace-ngc-credentials: read the key "
 	  "from FILE (yours, mode 600) instead" },
+	NO_SHARE,
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -112,12 +125,19 @@ static const struct cli_opt init_opts[] = {
 	{ NULL, 0, NULL, NULL },
 };
 
+static const struct cli_opt agent_opts[] = {
+	{ "idle", 0, "MINUTES", "start: end this long after the last command (default: the "
+	  "config's share_idle_minutes, else 480)" },
+	{ "json", 0, NULL, "status: the lenders as a JSON array" },
+	{ NULL, 0, NULL, NULL },
+};
+
 static const struct cli_verb verbs[] = {
 	{ "init", "", "set up a cluster: connect, run the preflight, write the config",
 	  init_opts, cli_init },
 	{ "submit", "SPEC", "stage and submit a job from a spec bundle",
 	  submit_opts, cli_submit },
-	{ "status", "JOB", "show a job's TAO and SLURM state",
+	{ "status", "[JOB]", "show a job's TAO and SLURM state (no JOB: the shared sessions)",
 	  status_opts, cli_status },
 	{ "logs", "JOB", "print or follow a job's main.out or main.err",
 	  logs_opts, cli_logs },
@@ -133,6 +153,8 @@ static const struct cli_verb verbs[] = {
 	  report_opts, cli_report },
 	{ "preflight", "", "check that a cluster can run taotop's jobs",
 	  preflight_opts, cli_preflight },
+	{ "agent", "ACTION", "start, stop or show the agent that lends one SSH session per cluster "
+	  "to every taotop command", agent_opts, cli_agent },
 };
 
 static const struct cli_opt global_opts[] = {
@@ -142,6 +164,8 @@ static const struct cli_opt global_opts[] = {
 	  "monochrome, ocean256, or your own)" },
 	{ "readonly", 0, NULL, "the monitor changes nothing (no cancel, no retry)" },
 	{ "log-colors", 0, "render|strip", "show the colours jobs print in their logs, or not" },
+	{ "no-share", 0, NULL, "the monitor lends its sessions to no other taotop (see taotop "
+	  "agent); before a verb: that verb connects on its own" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -183,11 +207,16 @@ static void arity(const char *args, int *min, int *max)
 {
 	const char *p;
 
+	int words = 0;
+
 	*min = 0;
 	for (p = args; *p != '\0'; p++)
-		if (p == args || (p[-1] == ' ' && *p != ' '))
-			(*min)++;
-	*max = strstr(args, "...") != NULL ? -1 : *min;
+		if (p == args || (p[-1] == ' ' && *p != ' ')) {
+			words++;
+			if (*p != '[')	/* "[JOB]": may be left out */
+				(*min)++;
+		}
+	*max = strstr(args, "...") != NULL ? -1 : words;
 }
 
 /* A word to f at column *col after a space (none at the start of a wrapped
@@ -374,6 +403,10 @@ int cli_parse(const struct cli_verb *v, int argc, char **argv, struct cli_args *
 			abort();
 		a->val[i] = v->opts[i].arg ? optarg : "";
 		a->at[i] = ++seq;
+		/* Every verb's --no-share is the environment's switch, which
+		 * the session reads wherever the verb dials (cli/session.c). */
+		if (strcmp(v->opts[i].name, "no-share") == 0)
+			setenv("TAOTOP_NO_SHARE", "1", 1);
 	}
 	a->pos = argv + optind;
 	a->npos = argc - optind;

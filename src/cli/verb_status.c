@@ -13,6 +13,7 @@
 
 #include "cli/jobrow.h"
 #include "cli/session.h"
+#include "cli/share.h"
 #include "cli/show.h"
 #include "engine/store/bankrecord.h"
 #include "engine/logs/roles.h"
@@ -394,11 +395,49 @@ static int show_status(struct session *s, const char *job, int json, int bank, i
 	return EXIT_OK;
 }
 
+/* A bare `taotop status`: the sessions lent on this machine (ssh/lend.h),
+ * and to how many of the user's commands. */
+static int sessions_status(const struct cli_args *a)
+{
+	int json = cli_val(a, "json") != NULL, n;
+	struct config cfg;
+	char *err = NULL, *dir;
+
+	if (cli_val(a, "watch") || cli_val(a, "why") || cli_val(a, "bank-record") ||
+	    cli_val(a, "cluster")) {
+		fprintf(stderr, "taotop status: --watch, --why, --bank-record and --cluster are "
+		    "about a JOB: name one\n");
+		return cli_usage_error(a->verb);
+	}
+	if (config_load(&cfg, &err) != 0) {
+		free(err);
+		err = NULL;
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.share = 1;
+	}
+	dir = share_folder(&cfg);
+	config_free(&cfg);
+	if (dir == NULL) {
+		if (json)
+			printf("[]\n");
+		else
+			printf("sessions are not shared: each command connects on its own "
+			    "(share: false in the config, TAOTOP_NO_SHARE or --no-share)\n");
+		return EXIT_OK;
+	}
+	n = share_print_lenders(stdout, dir, json);
+	if (n == 0 && !json)
+		printf("no taotop agent or monitor lends a session now: the next command starts "
+		    "the agent\n");
+	free(dir);
+	return EXIT_OK;
+}
+
 int cli_status(const struct cli_args *a)
 {
 	struct session s;
 	struct poll_schedule sched;
-	const char *job = a->pos[0];
+	const char *job = a->npos > 0 ? a->pos[0] : NULL;
 	int json = cli_val(a, "json") != NULL, watch = cli_val(a, "watch") != NULL;
 	int bank = cli_val(a, "bank-record") != NULL, why = cli_val(a, "why") != NULL;
 	int rc, final = 0, asked_history = 0;
@@ -406,6 +445,8 @@ int cli_status(const struct cli_args *a)
 
 	/* A script or a log file reading through a pipe sees each update as
 	 * it is printed, as a terminal does. */
+	if (job == NULL)
+		return sessions_status(a);
 	if (watch)
 		setvbuf(stdout, NULL, _IOLBF, 0);
 	if ((rc = session_open(&s, cli_val(a, "cluster"), job)) != EXIT_OK)

@@ -188,6 +188,8 @@ struct conn *conn_new(const struct conn_target *t)
 	c->ask = t->ask;
 	c->ask_data = t->ask_data;
 	c->password_auth = t->password_auth;
+	c->lend_dir = conn_dup(t->lend_dir);
+	c->lent_fd = -1;
 
 	conn_parse_hosts(c->hosts_spec, &c->hosts, &c->nhosts);
 	return c;
@@ -221,6 +223,7 @@ void conn_drop_session(struct conn *c)
 
 void conn_disconnect(struct conn *c)
 {
+	lend_client_drop(c);
 	conn_drop_session(c);
 }
 
@@ -230,7 +233,9 @@ void conn_free(struct conn *c)
 
 	if (c == NULL)
 		return;
+	lend_client_drop(c);
 	conn_drop_session(c);
+	free(c->lend_dir);
 	for (i = 0; i < c->nhosts; i++)
 		conn_free_host(&c->hosts[i]);
 	free(c->hosts);
@@ -253,11 +258,15 @@ void conn_free(struct conn *c)
 
 int conn_is_connected(const struct conn *c)
 {
+	if (c->lent_fd >= 0)
+		return 1;
 	return c->s != NULL && ssh_is_connected(c->s);
 }
 
 const char *conn_host(const struct conn *c)
 {
+	if (c->lent_fd >= 0)
+		return c->lent_host;
 	return c->at != NULL ? c->at->display : NULL;
 }
 
@@ -474,9 +483,14 @@ enum conn_status conn_connect(struct conn *c, char **err)
 	struct buf why;
 	size_t i;
 
+	enum conn_status lst;
+
 	if (conn_is_connected(c))
 		return CONN_OK;
 	conn_drop_session(c);
+	/* A session another taotop lends first: nothing to pay for it. */
+	if (c->nhosts > 0 && lend_client_connect(c, &lst, err))
+		return lst;
 	if (c->nhosts == 0)
 		return conn_fail(err, CONN_UNREACHABLE, "no login host given: set SLURM_HOSTNAME "
 		    "(comma-separated hosts) or hosts: in the cluster's config");

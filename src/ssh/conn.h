@@ -90,6 +90,10 @@ struct conn_target {
 	conn_ask_fn	*ask;		/* NULL: challenges are refused (CONN_AUTH) */
 	void		*ask_data;
 	int		 password_auth;	/* answer a "password" method through ask too */
+	/* Borrow the session a taotop monitor or agent holds for this same
+	 * target, from the sockets in this folder (ssh/lend.h), before
+	 * connecting on our own; NULL: never. */
+	const char	*lend_dir;
 };
 
 struct conn;
@@ -114,6 +118,10 @@ int64_t conn_sftp_waiting_ms(struct conn *c);
 /* From another thread: shut the connection's socket, so what waits on it
  * fails as on a dropped connection (and the connection is dropped). */
 void conn_interrupt(struct conn *c);
+/* Whether c's session is lent by another taotop process (ssh/lend.h):
+ * 1 with the lender's kind ("agent", "monitor"), pid and its clients when
+ * it said yes; 0 when c has its own connection (or none). */
+int conn_lent(const struct conn *c, const char **by, int *pid, unsigned *clients);
 /* The host connected to ("login2" or "login2:2222"), its banner, or NULL. */
 const char *conn_host(const struct conn *c);
 /* How known_hosts names a host written "[user@]host[:port]", quoted for a

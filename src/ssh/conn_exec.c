@@ -350,10 +350,13 @@ static enum conn_status open_channel(struct conn *c, int64_t deadline, ssh_chann
 enum conn_status conn_probe(struct conn *c, int timeout_ms, char **err)
 {
 	long t = (timeout_ms + 999) / 1000, restore = c->connect_timeout_s;
+	enum conn_status st;
 	const char *host;
 	ssh_channel ch;
 	int ok;
 
+	if (lend_client_probe(c, timeout_ms, &st, err))
+		return st;
 	if (!conn_is_connected(c)) {
 		conn_drop_session(c);
 		return conn_fail(err, CONN_DISCONNECTED, "not connected");
@@ -392,6 +395,8 @@ enum conn_status conn_exec(struct conn *c, struct conn_exec *x, char **err)
 	x->exit_status = -1;
 	x->exit_signal[0] = '\0';
 
+	if (lend_client_exec(c, x, &st, err))
+		return st;
 	st = open_channel(c, deadline, &ch, err);
 	if (st != CONN_OK)
 		return st;

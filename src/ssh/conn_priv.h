@@ -83,6 +83,16 @@ struct conn {
 	_Atomic int64_t	 sftp_since;	/* monotonic ms, 0: none in flight */
 	pthread_mutex_t	 live_lock;
 	int		 live_fd;	/* the session's socket, -1: none */
+
+	/* A session lent by another taotop process (ssh/lend.h,
+	 * lend_client.c): its socket, or -1. */
+	char		*lend_dir;	/* NULL: never borrow */
+	int		 lend_off;	/* no lender for us: our own from now */
+	int		 lent_fd;	/* under live_lock (conn_interrupt) */
+	char		*lent_by;	/* "agent", "monitor" */
+	char		*lent_host;
+	int		 lent_pid;
+	unsigned	 lent_clients;
 };
 
 /* What a trust-on-first-use asks: accept this host's key if it has fp. */
@@ -123,6 +133,22 @@ void conn_set_jumps(struct conn *c, const char *spec);
  * connect to), and a socketpair between it and next's session. */
 enum conn_status conn_forward(struct hop *hop, const struct host *from,
     ssh_session next, const struct host *to, int *fd, char **err);
+
+/* lend_client.c: each 1 when it did the operation through the lender
+ * (its status in *st), 0 when the caller does it on its own session. */
+int lend_client_connect(struct conn *c, enum conn_status *st, char **err);
+void lend_client_drop(struct conn *c);
+int lend_client_exec(struct conn *c, struct conn_exec *x, enum conn_status *st, char **err);
+int lend_client_probe(struct conn *c, int timeout_ms, enum conn_status *st, char **err);
+int lend_client_stat(struct conn *c, const char *path, struct conn_stat *sb,
+    enum conn_status *st, char **err);
+int lend_client_read(struct conn *c, const char *path, uint64_t offset, size_t max,
+    struct buf *out, enum conn_status *st, char **err);
+int lend_client_write(struct conn *c, const char *path, const void *data, size_t len,
+    mode_t mode, int flags, enum conn_status *st, char **err);
+int lend_client_mkdir(struct conn *c, const char *path, mode_t mode, enum conn_status *st,
+    char **err);
+int lend_client_unlink(struct conn *c, const char *path, enum conn_status *st, char **err);
 
 /* The monotonic clock in ms (timeouts, the SFTP watchdog's marks). */
 int64_t conn_now_ms(void);

@@ -120,6 +120,8 @@ void conn_interrupt(struct conn *c)
 	pthread_mutex_lock(&c->live_lock);
 	if (c->live_fd >= 0)
 		shutdown(c->live_fd, SHUT_RDWR);
+	if (c->lent_fd >= 0)
+		shutdown(c->lent_fd, SHUT_RDWR);
 	pthread_mutex_unlock(&c->live_lock);
 }
 
@@ -181,6 +183,10 @@ static enum conn_status stat_once(struct conn *c, const char *path, struct conn_
 
 enum conn_status conn_stat(struct conn *c, const char *path, struct conn_stat *st, char **err)
 {
+	enum conn_status lst;
+
+	if (lend_client_stat(c, path, st, &lst, err))
+		return lst;
 	RETRY_ONCE(stat_once(c, path, st, err));
 }
 
@@ -230,6 +236,10 @@ static enum conn_status read_once(struct conn *c, const char *path, uint64_t off
 enum conn_status conn_read_at(struct conn *c, const char *path, uint64_t offset, size_t max,
     struct buf *out, char **err)
 {
+	enum conn_status lst;
+
+	if (lend_client_read(c, path, offset, max, out, &lst, err))
+		return lst;
 	RETRY_ONCE(read_once(c, path, offset, max, out, err));
 }
 
@@ -304,6 +314,8 @@ enum conn_status conn_write_file(struct conn *c, const char *path, const void *d
 {
 	enum conn_status st;
 
+	if (lend_client_write(c, path, data, len, mode, flags, &st, err))
+		return st;
 	conn_sftp_waits(c, 1);
 	st = write_file(c, path, data, len, mode, flags, err);
 	conn_sftp_waits(c, 0);
@@ -410,6 +422,10 @@ static enum conn_status mkdir_once(struct conn *c, const char *path, mode_t mode
 
 enum conn_status conn_mkdir_p(struct conn *c, const char *path, mode_t mode, char **err)
 {
+	enum conn_status lst;
+
+	if (lend_client_mkdir(c, path, mode, &lst, err))
+		return lst;
 	RETRY_ONCE(mkdir_once(c, path, mode, err));
 }
 
@@ -417,6 +433,8 @@ enum conn_status conn_unlink(struct conn *c, const char *path, char **err)
 {
 	enum conn_status st;
 
+	if (lend_client_unlink(c, path, &st, err))
+		return st;
 	conn_sftp_waits(c, 1);
 	st = sftp_ready(c, err);
 	if (st == CONN_OK) {

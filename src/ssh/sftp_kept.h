@@ -31,6 +31,12 @@ struct sftp_kept {
 	unsigned long	 clock;
 };
 
+struct conn_tail;
+/* tails_read through a lent session (lend_client.c): 1 when done so (its
+ * status in *st), 0 when tails.c reads on its own. */
+int conn_tails_lent(struct conn *c, struct conn_tail *t, size_t n, enum conn_status *st,
+    char **err);
+
 /* Free every kept file without a word to the server (the session is going
  * away; a close would wait on a link that may be dead) and set *k NULL. */
 void sftp_kept_forget(struct sftp_kept **k);

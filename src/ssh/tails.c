@@ -250,6 +250,8 @@ enum conn_status tails_read(struct conn *c, struct conn_tail *t, size_t n, char 
 {
 	enum conn_status st;
 
+	if (conn_tails_lent(c, t, n, &st, err))
+		return st;
 	conn_sftp_waits(c, 1);
 	st = read_tails(c, t, n, err);
 	conn_sftp_waits(c, 0);

@@ -92,6 +92,8 @@ struct app {
 	int			 quit_asked;	/* q while a submit runs: again quits */
 
 	unsigned		 dirty;
+	unsigned		 lent_shown;	/* commands borrowing a session, as the
+						 * status bar last said */
 	int			 quit;
 };
 

@@ -632,6 +632,15 @@ static void draw_status(struct app *a)
 		if (i + 1 < watch_count(a->watch))
 			x += text_draw(w, "|", 1, 0, a->lay.status.w - x, a->attr[ROLE_STATUS_BAR], 0);
 	}
+	/* The monitor's sessions lent to the user's taotop commands. */
+	a->lent_shown = watch_lent_clients(a->watch);
+	if (a->lent_shown > 0 && x < a->lay.status.w) {
+		char part[64];
+		snprintf(part, sizeof(part), " | lent to %u command%s ", a->lent_shown,
+		    a->lent_shown == 1 ? "" : "s");
+		x += text_draw(w, part, strlen(part), 0, a->lay.status.w - x,
+		    a->attr[ROLE_STATUS_BAR], 0);
+	}
 	if (a->readonly && x + 11 < a->lay.status.w) {
 		wmove(w, 0, a->lay.status.w - 10);
 		text_draw(w, " READONLY ", 10, 0, 10, a->attr[ROLE_STATUS_ERROR], 0);

@@ -747,6 +747,11 @@ static int64_t status_change_at(struct app *a, int64_t now)
 	}
 	if (submit_panel_ticking(a) && (at < 0 || now + STATUS_TICK_MS < at))
 		at = now + STATUS_TICK_MS;
+	/* Commands borrowing a session come and go on the lender's threads,
+	 * unseen by the loop: counted again each tick while any does. */
+	if ((a->lent_shown > 0 || watch_lent_clients(a->watch) > 0) &&
+	    (at < 0 || now + STATUS_TICK_MS < at))
+		at = now + STATUS_TICK_MS;
 	return at;
 }
 
@@ -778,6 +783,8 @@ static void loop(struct app *a)
 		status_at = status_change_at(a, now);
 		if (status_at >= 0 && (next < 0 || status_at < next))
 			next = status_at;
+		if (watch_lent_clients(a->watch) != a->lent_shown)
+			a->dirty |= DIRTY_STATUS;
 		if (a->dirty)
 			draw(a);
 		timeout = next < 0 ? -1 : next <= now ? 0 : (int)(next - now);
@@ -1028,6 +1035,13 @@ int ui_run(const struct ui_opts *o)
 	} else {
 		a.watch = watch_new(&a.cfg, a.store);
 		a.seen_polls = xcalloc(a.cfg.n + 1, sizeof(*a.seen_polls));
+		/* The sessions lent to the user's taotop commands: one
+		 * connection, one one-time code, for all of them. */
+		if (watch_lend_start(a.watch, &a.cfg, &err) < 0 && warning == NULL) {
+			warning = xasprintf("sessions not shared with taotop's commands: %s", err);
+		}
+		free(err);
+		err = NULL;
 	}
 	if (warning != NULL) {
 		ui_message(&a, 1, "%s", warning);

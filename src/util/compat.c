@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -299,5 +300,32 @@ void compat_no_dumps(void)
 	setrlimit(RLIMIT_CORE, &none);
 #if defined(__linux__)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+#endif
+}
+
+int compat_peer_uid(int fd, uid_t *uid)
+{
+#if defined(SO_PEERCRED)
+	/* struct ucred's layout, spelled out: the portable build does not
+	 * see glibc's (it is _GNU_SOURCE's). */
+	struct {
+		pid_t	pid;
+		uid_t	uid;
+		gid_t	gid;
+	} cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || len != sizeof(cr))
+		return -1;
+	*uid = cr.uid;
+	return 0;
+#elif defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || defined(__NetBSD__)
+	gid_t gid;
+
+	return getpeereid(fd, uid, &gid) == 0 ? 0 : -1;
+#else
+	(void)fd;
+	(void)uid;
+	return -1;
 #endif
 }

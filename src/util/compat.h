@@ -58,6 +58,11 @@ int compat_cond_timedwait_monotonic(pthread_cond_t *c, pthread_mutex_t *m,
 /* Sleep ms milliseconds, through signals. */
 void compat_sleep_ms(unsigned ms);
 
+/* The uid of the process at the other end of a connected Unix socket
+ * (Linux's SO_PEERCRED, the BSDs' and macOS's getpeereid): 0, or -1 when
+ * the system cannot say (then nobody is trusted). */
+int compat_peer_uid(int fd, uid_t *uid);
+
 /* Keep this process out of core files and, where the system can, from
  * other processes of the same user reading its memory (Linux's
  * PR_SET_DUMPABLE). */

@@ -326,6 +326,24 @@ static int parse_text(struct config *cfg, const char *path, const char *text, si
 			else
 				rc = yamldoc_fail(err, path, v, "log_colors is true (render the logs' colours) "
 				    "or false (strip them)");
+		} else if (key != NULL && strcmp(key, "share") == 0) {
+			const char *b = yamldoc_scalar(v);
+			if (b != NULL && (strcmp(b, "true") == 0 || strcmp(b, "false") == 0))
+				cfg->share = strcmp(b, "true") == 0;
+			else
+				rc = yamldoc_fail(err, path, v, "share is true (the monitor and the "
+				    "agent lend their sessions to taotop's commands) or false (each "
+				    "command connects on its own)");
+		} else if (key != NULL && strcmp(key, "share_idle_minutes") == 0) {
+			const char *b = yamldoc_scalar(v);
+			char *end = NULL;
+			long m = b != NULL ? strtol(b, &end, 10) : -1;
+			if (b == NULL || end == b || *end != '\0' || m < 1 || m > 7 * 24 * 60)
+				rc = yamldoc_fail(err, path, v, "share_idle_minutes is a whole number of "
+				    "minutes from 1 to 10080 (a week): how long the agent keeps a "
+				    "session after its last command");
+			else
+				cfg->share_idle_s = (int)m * 60;
 		} else if (key != NULL && strcmp(key, "columns") == 0) {
 			rc = read_columns(&doc, path, v, cfg, err);
 		} else if (key != NULL && strcmp(key, "keys") == 0) {
@@ -352,7 +370,8 @@ static int parse_text(struct config *cfg, const char *path, const char *text, si
 			}
 		} else {
 			rc = yamldoc_fail(err, path, k, "unknown top-level field '%s' (clusters, "
-			    "default_cluster, theme, log_colors, notify, keys, columns)",
+			    "default_cluster, theme, log_colors, notify, keys, columns, share, "
+			    "share_idle_minutes)",
 			    key ? key : "?");
 		}
 	}
@@ -364,6 +383,8 @@ int config_parse(const char *file, const char *text, size_t len, struct config *
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->log_colors = -1;
+	cfg->share = 1;
+	cfg->share_idle_s = CONFIG_SHARE_IDLE_S;
 	if (parse_text(cfg, file, text, len, err) != 0) {
 		config_free(cfg);
 		return -1;
@@ -466,6 +487,8 @@ int config_load(struct config *cfg, char **err)
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->log_colors = -1;
+	cfg->share = 1;
+	cfg->share_idle_s = CONFIG_SHARE_IDLE_S;
 	if (load_file(cfg, err) != 0) {
 		config_free(cfg);
 		return -1;

@@ -96,6 +96,10 @@ struct config_entry {
 
 enum { NOTIFY_BELL = 1, NOTIFY_OSC9 = 2, NOTIFY_OSC777 = 4 };
 
+/* The agent's idle time unless the config says: a working day, so a
+ * cluster with one-time codes asks once a day. */
+#define CONFIG_SHARE_IDLE_S	(8 * 3600)
+
 struct config {
 	struct cluster_cfg	*clusters;
 	size_t			 n;
@@ -109,6 +113,12 @@ struct config {
 	size_t			 ncolumns;
 	struct config_entry	*keys;		/* the monitor's own keys */
 	size_t			 nkeys;
+	/* One SSH session for every taotop of the user (ssh/lend.h): the
+	 * monitor and the agent lend theirs, the verbs borrow. share: false
+	 * (or TAOTOP_NO_SHARE=1) turns it off; the agent ends after
+	 * share_idle_minutes without a client. */
+	int			 share;		/* 1 on, 0 off */
+	int			 share_idle_s;
 };
 
 /* A cluster's name: what it may hold, wherever it is read (the config

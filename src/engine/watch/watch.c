@@ -91,9 +91,13 @@ void watch_free(struct watch *w)
 
 	if (w == NULL)
 		return;
+	/* No lent request goes to a worker from here on; those queued come
+	 * back as leftovers, and the lender's threads then end. */
+	watch_lend_close(w);
 	/* Workers first: their tasks may point at followers. */
 	for (i = 0; i < w->n; i++)
 		worker_stop(w->cl[i].worker, leftover);
+	watch_lend_stop(w);
 	for (i = 0; i < w->n; i++) {
 		struct watched *p = &w->cl[i].pub;
 		tracker_free(w->cl[i].tracker);
@@ -220,6 +224,7 @@ static const struct {
 	[T_PREFLIGHT] = { watch_run_preflight, watch_done_preflight, watch_free_preflight },
 	[T_EXPLAIN] = { watch_run_explain, watch_done_explain, watch_free_explain },
 	[T_REPORT] = { watch_run_report, watch_done_report, watch_free_report },
+	[T_LEND] = { watch_run_lend, watch_done_lend, watch_free_lend },
 };
 
 struct task *watch_task_new(struct watch *w, size_t ci, enum task_kind kind)

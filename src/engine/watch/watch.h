@@ -197,4 +197,17 @@ int64_t watch_waiting_since(const struct watched *c);
 /* Monotonic milliseconds, the clock of this interface. */
 int64_t watch_now_ms(void);
 
+/* Lend the clusters' sessions to the user's other taotop processes
+ * (ssh/lend.h) on the socket monitor-PID.sock in the user's private
+ * folder, unless cfg's share: is false or TAOTOP_NO_SHARE is set: a
+ * command whose target is one of these clusters' as configured runs on
+ * the monitor's own connection, through its worker, between the monitor's
+ * own requests. 0 lending, 1 off, -1 with *err (the monitor goes on
+ * without lending). */
+int watch_lend_start(struct watch *w, const struct config *cfg, char **err);
+/* Stop lending (watch_free does it too). */
+void watch_lend_stop(struct watch *w);
+/* The commands borrowing a session now (0 when not lending). Any thread. */
+unsigned watch_lent_clients(const struct watch *w);
+
 #endif

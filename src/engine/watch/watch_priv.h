@@ -88,6 +88,15 @@ struct watch {
 	uint64_t		 fetch_seq;	/* the newest fetch: older answers dropped */
 	struct submit_job	*sub;		/* the submit running, or NULL */
 	struct watch_queue	 q;		/* what the UI has not taken yet */
+	/* Lending the clusters' sessions to the user's other taotop
+	 * processes (watch_lend.c, ssh/lend.h): the lender, each cluster's
+	 * target as lend_target_key() writes it, and the gate a lender's
+	 * thread passes to hand a worker a request (closed before the
+	 * workers stop). */
+	struct lender		*lender;
+	char			**lend_keys;
+	pthread_mutex_t		 lend_lock;
+	int			 lend_closed;
 };
 
 /* One kind of request to a worker: its own fields below, run on the worker
@@ -96,7 +105,7 @@ struct watch {
  * kinds[] (watch.c) and the three functions it names (its file,
  * watch_KIND.c; declared at the end of this header). */
 enum task_kind { T_POLL, T_FOLLOW, T_CANCEL, T_TRUST, T_FETCH, T_RETRY, T_ACTION, T_SUBMIT,
-	T_SAMPLE, T_PREFLIGHT, T_EXPLAIN, T_REPORT };
+	T_SAMPLE, T_PREFLIGHT, T_EXPLAIN, T_REPORT, T_LEND };
 
 struct poll_req {
 	struct poll_result	 res;
@@ -180,6 +189,11 @@ struct preflight_req {
 	int			 ran;		/* p holds its checks */
 };
 
+/* A lender's request (watch_lend.c) handed to a worker: shared by the
+ * lender's thread, which waits, and the task; the last to let go frees
+ * it. */
+struct lend_call;
+
 /* A request on a worker. The worker hands back the worker_task pointer,
  * which is the first member; kind says which member of u is its. */
 struct task {
@@ -200,6 +214,7 @@ struct task {
 		struct preflight_req	preflight;
 		struct explain_req	explain;
 		struct report_req	report;
+		struct lend_call	*lend;
 	} u;
 };
 
@@ -269,6 +284,12 @@ void watch_done_explain(struct watch *w, struct cluster *cl, struct task *t);
 void watch_run_report(struct conn *c, struct worker_task *wt);
 void watch_free_report(struct task *t);
 void watch_done_report(struct watch *w, struct cluster *cl, struct task *t);
+
+/* watch_lend.c */
+void watch_lend_close(struct watch *w);
+void watch_run_lend(struct conn *c, struct worker_task *wt);
+void watch_free_lend(struct task *t);
+void watch_done_lend(struct watch *w, struct cluster *cl, struct task *t);
 
 /* watch_submit.c */
 void watch_take_news(struct watch *w, size_t ci, struct submit_job *sj);

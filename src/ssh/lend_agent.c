@@ -1,0 +1,197 @@
+/*
+ * The background agent (ssh/lend.h): the lender whose connections are its
+ * own, one per target its clients name, made on the first hello. It holds
+ * no secret: a one-time code a connection needs is asked in the terminal
+ * of the client whose hello made it, and forgotten once answered.
+ */
+#include "util/compat.h"
+#include "ssh/lend.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "util/log.h"
+#include "util/xmalloc.h"
+
+#define SLOTS_MAX	16	/* targets held at once */
+#define PROBE_AFTER_MS	60000	/* a connection unused this long is probed before lending */
+#define SFTP_STUCK_MS	60000
+
+struct slot {
+	char		*key;
+	struct conn	*conn;
+	pthread_mutex_t	 lock;		/* one client's request at a time */
+	long long	 used_ms;
+	unsigned long	 requests;
+};
+
+struct agent {
+	pthread_mutex_t	 lock;		/* the table */
+	struct slot	*slots[SLOTS_MAX];
+	size_t		 n;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *str(const cJSON *o, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void *agent_find(void *ctx, const char *key, const cJSON *target, char **why)
+{
+	struct agent *a = ctx;
+	const char *home = str(target, "home"), *mine = getenv("HOME");
+	struct conn_target t;
+	struct slot *s = NULL;
+	size_t i;
+
+	/* Unset paths are read from the home folder: another home is
+	 * another target, which the client's own connection serves. */
+	if ((home == NULL) != (mine == NULL) || (home != NULL && strcmp(home, mine) != 0)) {
+		*why = xstrdup("the agent runs with another home folder");
+		return NULL;
+	}
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < a->n && s == NULL; i++)
+		if (strcmp(a->slots[i]->key, key) == 0)
+			s = a->slots[i];
+	if (s == NULL && a->n == SLOTS_MAX)
+		*why = xstrdup("the agent holds as many connections as it may");
+	if (s == NULL && a->n < SLOTS_MAX && str(target, "hosts") != NULL) {
+		const cJSON *pa = cJSON_GetObjectItemCaseSensitive(target, "password_auth");
+		const cJSON *to = cJSON_GetObjectItemCaseSensitive(target, "connect_timeout_s");
+		memset(&t, 0, sizeof(t));
+		t.hosts = str(target, "hosts");
+		t.user = str(target, "user");
+		t.key_path = str(target, "key_path");
+		t.known_hosts = str(target, "known_hosts");
+		t.ssh_config = str(target, "ssh_config");
+		t.jump = str(target, "jump");
+		t.password_auth = cJSON_IsNumber(pa) && pa->valuedouble != 0;
+		t.connect_timeout_s = cJSON_IsNumber(to) ? (int)to->valuedouble : 0;
+		t.ask = lend_ask_client;	/* the asking client's terminal */
+		s = xcalloc(1, sizeof(*s));
+		s->key = xstrdup(key);
+		s->conn = conn_new(&t);
+		s->used_ms = now_ms();
+		pthread_mutex_init(&s->lock, NULL);
+		a->slots[a->n++] = s;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return s;
+}
+
+static int agent_run(void *ctx, void *handle, void (*fn)(struct conn *c, void *arg), void *arg)
+{
+	struct slot *s = handle;
+	char *err = NULL;
+
+	(void)ctx;
+	pthread_mutex_lock(&s->lock);
+	/* A link that died while nobody used it is found here, not by the
+	 * client's first command after a long wait. */
+	if (conn_is_connected(s->conn) && now_ms() - s->used_ms > PROBE_AFTER_MS &&
+	    conn_probe(s->conn, 5000, &err) != CONN_OK) {
+		log_msg(LOG_INFO, "agent: %s", err);
+		free(err);
+	}
+	fn(s->conn, arg);
+	s->used_ms = now_ms();
+	s->requests++;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+/* What `taotop agent status` shows of each connection. */
+static void agent_status(void *ctx, cJSON *out)
+{
+	struct agent *a = ctx;
+	cJSON *list = cJSON_AddArrayToObject(out, "sessions");
+	size_t i;
+
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < a->n; i++) {
+		struct slot *s = a->slots[i];
+		cJSON *o = cJSON_CreateObject(), *k = cJSON_Parse(s->key);
+		const char *host;
+		/* trylock: a request running keeps its lock; it is connected */
+		int busy = pthread_mutex_trylock(&s->lock) != 0;
+		host = busy ? NULL : conn_host(s->conn);
+		cJSON_AddStringToObject(o, "hosts", k != NULL && str(k, "hosts") ? str(k, "hosts") : "");
+		if (k != NULL && str(k, "user") != NULL)
+			cJSON_AddStringToObject(o, "user", str(k, "user"));
+		cJSON_AddBoolToObject(o, "connected", busy || conn_is_connected(s->conn));
+		if (host != NULL)
+			cJSON_AddStringToObject(o, "host", host);
+		cJSON_AddNumberToObject(o, "requests", (double)s->requests);
+		if (!busy)
+			pthread_mutex_unlock(&s->lock);
+		cJSON_Delete(k);
+		cJSON_AddItemToArray(list, o);
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+int lend_agent_serve(const char *dir, const struct lend_agent_opts *o, char **err)
+{
+	struct agent a;
+	struct lend_backend b = { .kind = "agent", .find = agent_find, .run = agent_run,
+	    .ctx = &a };
+	struct lender *l;
+	size_t i;
+
+	memset(&a, 0, sizeof(a));
+	pthread_mutex_init(&a.lock, NULL);
+	l = lender_start(dir, LEND_AGENT_SOCK, &b, err);
+	if (l == NULL) {
+		pthread_mutex_destroy(&a.lock);
+		return -1;
+	}
+	lender_on_status(l, agent_status, &a);
+	if (o->ready_fd >= 0) {
+		if (write(o->ready_fd, "1", 1) < 0)
+			log_msg(LOG_WARN, "agent: cannot say it is ready");
+		close(o->ready_fd);
+	}
+	for (;;) {
+		compat_sleep_ms(250);
+		if (lender_stop_asked(l)) {
+			log_msg(LOG_INFO, "agent: asked to stop");
+			break;
+		}
+		if (now_ms() - lender_last_ms(l) >= (long long)o->idle_s * 1000) {
+			log_msg(LOG_INFO, "agent: no client for %d s: ending", o->idle_s);
+			break;
+		}
+		/* libssh's SFTP waits for an answer without end: one nobody
+		 * answers ends its connection (the client sees a drop). */
+		pthread_mutex_lock(&a.lock);
+		for (i = 0; i < a.n; i++)
+			if (conn_sftp_waiting_ms(a.slots[i]->conn) > SFTP_STUCK_MS)
+				conn_interrupt(a.slots[i]->conn);
+		pthread_mutex_unlock(&a.lock);
+	}
+	lender_stop(l);
+	for (i = 0; i < a.n; i++) {
+		conn_free(a.slots[i]->conn);
+		pthread_mutex_destroy(&a.slots[i]->lock);
+		free(a.slots[i]->key);
+		free(a.slots[i]);
+	}
+	pthread_mutex_destroy(&a.lock);
+	return 0;
+}
