@@ -44,6 +44,7 @@ static struct {
 	int		 idle_s;
 	pthread_mutex_t	 lock;
 	int		 ensured;
+	int		 ok;		/* the agent listens */
 } share = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void share_begin(const struct config *cfg)
@@ -55,26 +56,28 @@ static void share_begin(const struct config *cfg)
 	pthread_mutex_unlock(&share.lock);
 }
 
-/* The folder to borrow from, the agent running there (started if need
- * be): NULL when sharing is off or the agent cannot start (said in the
- * log: the verb connects on its own, as it would without it). */
-static const char *share_ready(void)
+/* The agent started in the folder (conn_target.lend_start: when no
+ * running monitor lends the target), once per process: a verb that could
+ * not start it connects on its own, as it would without it. */
+static int share_start(void *data)
 {
-	const char *dir;
 	char *err = NULL;
-	int started;
+	int started, rc = -1;
 
+	(void)data;
 	pthread_mutex_lock(&share.lock);
 	if (share.dir != NULL && !share.ensured) {
 		share.ensured = 1;
-		if (share_agent_ensure(share.dir, share.idle_s, &started, &err) != 0) {
+		share.ok = share_agent_ensure(share.dir, share.idle_s, &started, &err) == 0;
+		if (!share.ok) {
 			log_msg(LOG_WARN, "share: %s", err);
 			free(err);
 		}
 	}
-	dir = share.dir;
+	/* Another thread's start (jobs dials each cluster at once) serves. */
+	rc = share.ok ? 0 : -1;
 	pthread_mutex_unlock(&share.lock);
-	return dir;
+	return rc;
 }
 
 struct conn *session_dial(const struct cluster_cfg *cl, int *rc, char **err)
@@ -85,7 +88,8 @@ struct conn *session_dial(const struct cluster_cfg *cl, int *rc, char **err)
 
 	cluster_target(cl, &t);
 	tty_ask_target(&t);	/* a one-time code, asked on the terminal */
-	t.lend_dir = share_ready();
+	t.lend_dir = share.dir;		/* set before any thread dials */
+	t.lend_start = share_start;
 	c = conn_new(&t);
 	st = conn_connect(c, err);
 	if (st != CONN_OK) {

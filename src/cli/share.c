@@ -70,16 +70,20 @@ static pid_t spawn(int idle_s, int ready_wr)
 
 	if (exe == NULL)
 		return -1;
-	snprintf(idle, sizeof(idle), "%d", (idle_s + 59) / 60);
+	snprintf(idle, sizeof(idle), "%ds", idle_s);
 	snprintf(fdtext, sizeof(fdtext), "%d", ready_wr);
 	pid = fork();
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
+		const char *log = getenv("TAOTOP_LOG");
+		int null = open("/dev/null", O_RDWR), err = -1;
 		if (setsid() < 0 || fork() != 0)
 			_exit(0);
-		if (null >= 0) {
-			dup2(null, 0), dup2(null, 1), dup2(null, 2);
-		}
+		/* Its stderr is its log's, if it has one: what a sanitizer
+		 * or the C library says at its end is read there. */
+		if (log != NULL && log[0] != '\0')
+			err = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+		if (null >= 0)
+			dup2(null, 0), dup2(null, 1), dup2(err >= 0 ? err : null, 2);
 		for (int fd = 3; fd < 1024; fd++)
 			if (fd != ready_wr)
 				close(fd);

@@ -126,8 +126,8 @@ static const struct cli_opt init_opts[] = {
 };
 
 static const struct cli_opt agent_opts[] = {
-	{ "idle", 0, "MINUTES", "start: end this long after the last command (default: the "
-	  "config's share_idle_minutes, else 480)" },
+	{ "idle", 0, "TIME", "start: end this long after the last command: minutes, or 90s, "
+	  "30m, 8h (default: the config's share_idle_minutes, else 480)" },
 	{ "json", 0, NULL, "status: the lenders as a JSON array" },
 	{ NULL, 0, NULL, NULL },
 };

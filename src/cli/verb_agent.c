@@ -36,13 +36,20 @@ static int idle_of(const struct cli_args *a, int *idle_s)
 		free(err);
 		return 0;
 	}
+	/* Minutes, as the config's share_idle_minutes; or with a unit. */
 	m = strtol(v, &end, 10);
-	if (end == v || *end != '\0' || m < 1 || m > 7 * 24 * 60) {
-		fprintf(stderr, "taotop: --idle %s: a whole number of minutes from 1 to 10080\n",
-		    show_err(v));
+	if (end != v && m >= 1 && (*end == '\0' || strcmp(end, "m") == 0))
+		m *= 60;
+	else if (end != v && m >= 1 && strcmp(end, "h") == 0)
+		m *= 3600;
+	else if (end == v || m < 1 || strcmp(end, "s") != 0)
+		m = -1;
+	if (m < 1 || m > 7 * 24 * 3600) {
+		fprintf(stderr, "taotop: --idle %s: minutes (1 to 10080), or a number with s, m or "
+		    "h (90s, 30m, 8h), a week at most\n", show_err(v));
 		return -1;
 	}
-	*idle_s = (int)m * 60;
+	*idle_s = (int)m;
 	return 0;
 }
 
@@ -92,7 +99,9 @@ int cli_agent(const struct cli_args *a)
 			free(dir);
 			return session_say(EXIT_FAILED, err);
 		}
-		if (started)
+		if (started && idle_s % 60 != 0)
+			printf("taotop agent: started; it ends %d s after its last command\n", idle_s);
+		else if (started)
 			printf("taotop agent: started; it ends %d min after its last command\n",
 			    idle_s / 60);
 		else

@@ -20,7 +20,6 @@
 #include "util/log.h"
 #include "util/xmalloc.h"
 
-#define DEFAULT_CONNECT_S	10
 
 /* ---- errors -------------------------------------------------------------- */
 
@@ -183,12 +182,14 @@ struct conn *conn_new(const struct conn_target *t)
 	c->key_path = conn_dup(t->key_path);
 	c->known_hosts = conn_dup(t->known_hosts);
 	c->ssh_config = conn_dup(t->ssh_config);
-	c->connect_timeout_s = t->connect_timeout_s > 0 ? t->connect_timeout_s : DEFAULT_CONNECT_S;
+	c->connect_timeout_s = t->connect_timeout_s > 0 ? t->connect_timeout_s : CONN_CONNECT_DEFAULT_S;
 	c->jump_spec = conn_dup(t->jump);
 	c->ask = t->ask;
 	c->ask_data = t->ask_data;
 	c->password_auth = t->password_auth;
 	c->lend_dir = conn_dup(t->lend_dir);
+	c->lend_start = t->lend_start;
+	c->lend_start_data = t->lend_start_data;
 	c->lent_fd = -1;
 
 	conn_parse_hosts(c->hosts_spec, &c->hosts, &c->nhosts);

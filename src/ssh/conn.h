@@ -75,13 +75,15 @@ typedef int conn_ask_fn(const struct conn_challenge *ch, struct buf *answers, vo
 struct conn_challenge *conn_challenge_dup(const struct conn_challenge *ch);
 void conn_challenge_free(struct conn_challenge *ch);
 
+#define CONN_CONNECT_DEFAULT_S	10
+
 struct conn_target {
 	const char	*hosts;		/* "login1,login2:2222,user@[::1]:22" */
 	const char	*user;		/* NULL: user@ in hosts, ssh config, $USER */
 	const char	*key_path;	/* SSH_KEY_PATH; tried first; NULL: none */
 	const char	*known_hosts;	/* NULL: ~/.ssh/known_hosts */
 	const char	*ssh_config;	/* NULL: ~/.ssh/config; "": none */
-	int		 connect_timeout_s; /* per host; 0: 10 s */
+	int		 connect_timeout_s; /* per host; 0: CONN_CONNECT_DEFAULT_S */
 	/* Jump hosts, "[user@]host[:port]" comma-separated, connected in
 	 * order, each through the one before; the login host through the
 	 * last. NULL: the ProxyJump ~/.ssh/config gives the login host, if
@@ -94,6 +96,10 @@ struct conn_target {
 	 * target, from the sockets in this folder (ssh/lend.h), before
 	 * connecting on our own; NULL: never. */
 	const char	*lend_dir;
+	/* When no lender there has this target and no agent answers: start
+	 * one (0 when it listens now), once per connect. NULL: none. */
+	int		(*lend_start)(void *data);
+	void		*lend_start_data;
 };
 
 struct conn;

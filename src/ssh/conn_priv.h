@@ -87,6 +87,8 @@ struct conn {
 	/* A session lent by another taotop process (ssh/lend.h,
 	 * lend_client.c): its socket, or -1. */
 	char		*lend_dir;	/* NULL: never borrow */
+	int		(*lend_start)(void *data);
+	void		*lend_start_data;
 	int		 lend_off;	/* no lender for us: our own from now */
 	int		 lent_fd;	/* under live_lock (conn_interrupt) */
 	char		*lent_by;	/* "agent", "monitor" */

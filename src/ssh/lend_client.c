@@ -250,6 +250,11 @@ int lend_client_connect(struct conn *c, enum conn_status *st, char **err)
 	names = lender_names(c->lend_dir, &n);
 	for (i = 0; i < n && !done; i++) {
 		int fd = lend_dial(c->lend_dir, names[i]), rc;
+		/* No agent yet, and no monitor had it: the one started now
+		 * makes the connection, for this command and the next. */
+		if (fd < 0 && i == n - 1 && c->lend_start != NULL &&
+		    c->lend_start(c->lend_start_data) == 0)
+			fd = lend_dial(c->lend_dir, names[i]);
 		if (fd < 0)
 			continue;
 		rc = hello(c, fd, key, st, err);

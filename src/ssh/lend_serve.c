@@ -355,8 +355,10 @@ static int serve_one(struct client *cl, cJSON *req, struct buf *in, size_t nin)
 		cJSON_AddStringToObject(o.reply, "lender", l->b.kind);
 		cJSON_AddNumberToObject(o.reply, "pid", (double)getpid());
 		pthread_mutex_lock(&l->lock);
-		if (num(o.reply, "status", 1) == CONN_OK)
+		if (num(o.reply, "status", 1) == CONN_OK) {
 			l->lent++;
+			log_msg(LOG_INFO, "lend: %s: lent to pid %d", l->b.kind, cl->pid);
+		}
 		else
 			cl->handle = NULL;
 		cJSON_AddNumberToObject(o.reply, "clients", l->lent);

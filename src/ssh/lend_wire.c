@@ -125,7 +125,8 @@ char *lend_target_key(const struct conn_target *t)
 	add_str(o, "ssh_config", t->ssh_config);
 	add_str(o, "jump", t->jump);
 	cJSON_AddNumberToObject(o, "password_auth", t->password_auth != 0);
-	cJSON_AddNumberToObject(o, "connect_timeout_s", t->connect_timeout_s);
+	cJSON_AddNumberToObject(o, "connect_timeout_s", t->connect_timeout_s > 0
+	    ? t->connect_timeout_s : CONN_CONNECT_DEFAULT_S);
 	/* Paths left unset are the home folder's (~/.ssh/...): the same
 	 * target only with the same home. */
 	add_str(o, "home", getenv("HOME"));

@@ -96,6 +96,9 @@ static void *lend_find(void *ctx, const char *key, const struct cJSON *target, c
 		}
 		return &w->cl[i];
 	}
+	log_msg(LOG_DEBUG, "lend: no cluster of the monitor's is %s", key);
+	for (i = 0; i < w->n; i++)
+		log_msg(LOG_DEBUG, "lend: cluster %zu is %s", i, w->lend_keys[i]);
 	*why = xstrdup("the monitor holds no session for this cluster as configured");
 	return NULL;
 }
