@@ -171,8 +171,10 @@ int cli_complete(int argc, char **argv)
 		print_opts(verb->opts, 1);
 		return EXIT_OK;
 	}
-	if (strncmp(verb->args, "JOB", 3) == 0)
+	if (strncmp(verb->args, "JOB", 3) == 0 || strncmp(verb->args, "[JOB", 4) == 0)
 		print_job_ids();
+	else if (strcmp(verb->name, "agent") == 0)
+		printf("start\nstop\nstatus\n");
 	else if (strcmp(verb->args, "SPEC") == 0)
 		printf("@files\n");	/* the shell completes file names */
 	return EXIT_OK;

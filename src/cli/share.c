@@ -59,6 +59,27 @@ static int num(const cJSON *o, const char *name)
 	return cJSON_IsNumber(v) ? (int)v->valuedouble : 0;
 }
 
+/* What the agent keeps of the verb's environment: what finding the
+ * user's keys, folders and logs needs, nothing else. A verb's environment
+ * may hold secrets (a submit's HF_TOKEN, an NGC key) the agent must not
+ * keep for hours. */
+static char **agent_env(const char *ready_fd)
+{
+	static const char *const keep[] = { "HOME", "USER", "LOGNAME", "PATH", "LANG", "LC_ALL",
+	    "LC_CTYPE", "TMPDIR", "SSH_AUTH_SOCK", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME",
+	    "OPENSSH_PROXYJUMP", "TAOTOP_LOG", "TAOTOP_DEBUG", "ASAN_OPTIONS", "UBSAN_OPTIONS",
+	    "LSAN_OPTIONS", NULL };
+	char **env = xcalloc(sizeof(keep) / sizeof(keep[0]) + 2, sizeof(*env));
+	size_t i, n = 0;
+
+	for (i = 0; keep[i] != NULL; i++)
+		if (getenv(keep[i]) != NULL)
+			env[n++] = xasprintf("%s=%s", keep[i], getenv(keep[i]));
+	env[n++] = xasprintf("TAOTOP_AGENT_READY_FD=%s", ready_fd);
+	env[n] = NULL;
+	return env;
+}
+
 /* The agent: this program again, `agent serve`, in a session of its own,
  * its output nowhere (TAOTOP_LOG is its log), no descriptor of ours but
  * the pipe it says it is ready on: a records lock this verb holds must not
@@ -87,8 +108,8 @@ static pid_t spawn(int idle_s, int ready_wr)
 		for (int fd = 3; fd < 1024; fd++)
 			if (fd != ready_wr)
 				close(fd);
-		setenv("TAOTOP_AGENT_READY_FD", fdtext, 1);
-		execl(exe, "taotop", "agent", "serve", "--idle", idle, (char *)NULL);
+		execle(exe, "taotop", "agent", "serve", "--idle", idle, (char *)NULL,
+		    agent_env(fdtext));
 		_exit(127);
 	}
 	free(exe);
@@ -182,7 +203,10 @@ static void print_lender(FILE *f, const cJSON *r)
 		    ? "connected" : "not connected");
 		if (cJSON_IsString(at))
 			fprintf(f, " to %s", show(at->valuestring));
-		fprintf(f, ", %d request%s\n", num(s, "requests"), num(s, "requests") == 1 ? "" : "s");
+		if (cJSON_GetObjectItemCaseSensitive(s, "requests") != NULL)
+			fprintf(f, ", %d request%s", num(s, "requests"),
+			    num(s, "requests") == 1 ? "" : "s");
+		fputc('\n', f);
 	}
 }
 

@@ -134,10 +134,11 @@ struct lend_agent_opts {
 /* Serve as the agent on dir's agent.sock: a connection per target the
  * clients name (made on the first client's hello, its questions asked in
  * that client's terminal), each used by one client at a time, probed
- * before it is lent after a minute unused; an SFTP request unanswered for
- * 60 s ends its connection (libssh would wait forever). Returns when idle
- * or asked to stop: 0, or -1 with *err when it could not start (another
- * agent answers there, the folder is not private). */
+ * before it is lent after 15 s unused (a link that died meanwhile is made
+ * again, or fails as the verb's own connect would); an SFTP request
+ * unanswered for 60 s ends its connection (libssh would wait forever).
+ * Returns when idle or asked to stop: 0, or -1 with *err when it could
+ * not start (another agent answers there, the folder is not private). */
 int lend_agent_serve(const char *dir, const struct lend_agent_opts *o, char **err);
 
 #endif

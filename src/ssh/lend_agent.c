@@ -19,7 +19,7 @@
 #include "util/xmalloc.h"
 
 #define SLOTS_MAX	16	/* targets held at once */
-#define PROBE_AFTER_MS	60000	/* a connection unused this long is probed before lending */
+#define PROBE_AFTER_MS	15000	/* a connection unused this long is probed before lending */
 #define SFTP_STUCK_MS	60000
 
 struct slot {

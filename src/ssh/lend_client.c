@@ -297,8 +297,10 @@ static int do_call(struct conn *c, cJSON *req, const struct lend_blob *in, size_
 {
 	int sent;
 
-	if (c->lent_fd < 0)
+	if (c->lent_fd < 0) {
+		cJSON_Delete(req);
 		return 0;
+	}
 	if (call(c, c->lent_fd, req, in, nin, reply, out, nout, &sent) == 0) {
 		if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*reply, "not_run")))
 			return 1;

@@ -408,8 +408,10 @@ static void *client_main(void *arg)
 	size_t i, n;
 	cJSON *req;
 
+	/* A command's standard input may carry a secret (a submit's): wiped
+	 * as the buffers are reused and at the end, never kept. */
 	for (i = 0; i < NBLOBS; i++)
-		buf_init(&in[i]);
+		buf_init_secret(&in[i]);
 	while (lend_recv(cl->fd, &req, in, NBLOBS, &n) == 0) {
 		int rc = serve_one(cl, req, in, n);
 		cJSON_Delete(req);
@@ -424,10 +426,13 @@ static void *client_main(void *arg)
 			*pp = cl->next;
 			break;
 		}
-	if (cl->handle != NULL)
+	/* Only a borrower's leaving counts as use: `agent status` asking
+	 * does not keep an agent alive. */
+	if (cl->handle != NULL) {
 		l->lent--;
+		l->last_ms = now_ms();
+	}
 	l->nclients--;
-	l->last_ms = now_ms();
 	close(cl->fd);
 	free(cl);
 	pthread_cond_broadcast(&l->gone);
@@ -597,7 +602,7 @@ long long lender_last_ms(const struct lender *l)
 	long long n;
 
 	pthread_mutex_lock((pthread_mutex_t *)&l->lock);
-	n = l->nclients > 0 ? now_ms() : l->last_ms;
+	n = l->lent > 0 ? now_ms() : l->last_ms;
 	pthread_mutex_unlock((pthread_mutex_t *)&l->lock);
 	return n;
 }

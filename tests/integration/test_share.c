@@ -88,6 +88,23 @@ static char *slurp(const char *path)
 	return s;
 }
 
+/* A file of NUL-separated words (a /proc environ), the NULs as spaces. */
+static char *slurp_raw(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *s = xcalloc(1, 65537);
+	size_t n = 0;
+
+	if (f != NULL) {
+		n = fread(s, 1, 65536, f);
+		fclose(f);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '\0')
+			s[i] = ' ';
+	return s;
+}
+
 static int count_of(const char *text, const char *what)
 {
 	int n = 0;
@@ -279,10 +296,25 @@ Test(share, a_submit_and_a_cancel_through_the_agent_reach_the_cluster, .timeout 
 		    "the cancel through the agent did not land:\n%s", st);
 		free(st), free(slurm);
 	}
-	/* The lender keeps nothing of the secret: not in its log. */
+	/* The lender keeps nothing of the secret: not in its log, nor in
+	 * the environment it was started with (the submit's own). */
 	log = agent_log(&p);
 	cr_expect(strstr(log, secret) == NULL, "the agent's log holds the secret:\n%s", log);
 	free(log);
+	{
+		char *st = NULL, *env_path, *env_text;
+		int pid = 0;
+		if (rig_taotop(p.on, "agent status", &st) == 0 && strstr(st, "agent (pid ") != NULL)
+			pid = atoi(strstr(st, "agent (pid ") + 11);
+		free(st);
+		cr_assert_gt(pid, 1, "no agent");
+		env_path = xasprintf("/proc/%d/environ", pid);
+		env_text = slurp_raw(env_path);
+		cr_expect(strstr(env_text, "HF_TOKEN") == NULL,
+		    "the agent kept the submit's environment, its secret with it");
+		cr_expect(strstr(env_text, "XDG_RUNTIME_DIR=") != NULL, "environ not read");
+		free(env_text), free(env_path);
+	}
 
 	cmd = xasprintf("rm -rf %s", remote);
 	free(rig_ssh_ok(cmd));
@@ -322,7 +354,11 @@ Test(share, a_killed_agent_leaves_its_clients_on_their_own_connection, .timeout 
 	free(id);
 	id = rig_sbatch(opts, "'echo first line; sleep 300'");
 	free(opts);
-	free(rig_wait_file(xasprintf("%s/f.out", remote), "first line", 60));
+	{
+		char *fout = xasprintf("%s/f.out", remote);
+		free(rig_wait_file(fout, "first line", 60));
+		free(fout);
+	}
 	follow = xasprintf("%s/follow.txt", p.dir);
 	cmd = xasprintf("cd / && env SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s "
 	    "TAOTOP_KNOWN_HOSTS=%s TAOTOP_CLUSTER=rig TAOTOP_CONFIG=/nonexistent/config.yaml %s "
@@ -350,6 +386,48 @@ Test(share, a_killed_agent_leaves_its_clients_on_their_own_connection, .timeout 
 	cmd = xasprintf("scancel %s; rm -rf %s", id, remote);
 	free(rig_ssh_ok(cmd));
 	free(cmd), free(follow), free(remote), free(args), free(id), free(before);
+	close_place(&p);
+}
+
+static struct rig_sshd lost;
+
+Test(share, a_lender_that_loses_its_link_makes_it_again_and_says_what_a_verb_would,
+    .timeout = 180)
+{
+	struct place p = open_place();
+	char *on, *off, *out = NULL, *own = NULL, *log;
+	int rc, rc_own;
+
+	rig_sshd_start(&lost, 2253, 0);
+	on = xasprintf("%s SLURM_HOSTNAME=%s TAOTOP_KNOWN_HOSTS=%s", p.on, lost.hosts,
+	    lost.known_hosts);
+	off = xasprintf("%s SLURM_HOSTNAME=%s TAOTOP_KNOWN_HOSTS=%s", p.off, lost.hosts,
+	    lost.known_hosts);
+	cr_assert_eq(rig_taotop(on, "jobs", &out), 0, "%s", out);
+	free(out);
+
+	/* The server ends the agent's session: the next verb is served on
+	 * a connection the agent makes again, as the verb would have. */
+	rig_sshd_signal_sessions(&lost, 9);
+	usleep(300 * 1000);
+	rc = rig_taotop(on, "jobs", &out);
+	cr_expect_eq(rc, 0, "%s", out);
+	free(out);
+	log = agent_log(&p);
+	cr_expect_eq(count_of(log, "ssh: connected to"), 2, "%s", log);
+	free(log);
+
+	/* The server gone for good: after the agent's idle probe (15 s),
+	 * a verb through it says what the verb says on its own. */
+	rig_sshd_signal_sessions(&lost, 9);
+	rig_sshd_stop(&lost);
+	sleep(16);
+	rc = rig_taotop(on, "jobs", &out);
+	rc_own = rig_taotop(off, "jobs", &own);
+	cr_expect_eq(rc_own, 3, "%s", own);
+	cr_expect_eq(rc, rc_own, "through the agent: %d\n%s\non its own: %d\n%s", rc, out, rc_own, own);
+	cr_expect_str_eq(out, own);
+	free(out), free(own), free(on), free(off);
 	close_place(&p);
 }
 
@@ -411,6 +489,7 @@ Test(share, another_user_is_refused, .timeout = 180)
 		    "the agent does not say it refused root:\n%s", out);
 		free(out);
 	}
+	free(cmd);
 
 	/* A client told to use a folder that is not its own refuses it
 	 * before any connection (and says so), and connects on its own. */
