@@ -243,10 +243,11 @@ Test(cli, a_verbs_usage_error_is_its_usage_from_the_table)
 {
 	struct buf out, err;
 
-	cr_expect_eq(taotop((const char *[]){ "status", NULL }, &out, &err), 2);
+	/* A bare `status` lists the shared sessions; --watch is about a job. */
+	cr_expect_eq(taotop((const char *[]){ "status", "--watch", NULL }, &out, &err), 2);
 	cr_expect_eq(out.len, 0);
-	cr_expect(strstr(err.data, "usage: taotop status JOB [--cluster NAME] [--json] [--why] [--bank-record]\n"
-	    "                     [--watch]\n")
+	cr_expect(strstr(err.data, "usage: taotop status [JOB] [--cluster NAME] [--json] [--why] [--bank-record]\n"
+	    "                     [--watch] [--no-share]\n")
 	    != NULL, "%s", err.data);
 	buf_free(&out), buf_free(&err);
 	cr_expect_eq(taotop((const char *[]){ "jobs", "--all-clusters", NULL }, &out, &err), 2);
