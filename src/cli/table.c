@@ -153,8 +153,8 @@ static const struct cli_verb verbs[] = {
 	  report_opts, cli_report },
 	{ "preflight", "", "check that a cluster can run taotop's jobs",
 	  preflight_opts, cli_preflight },
-	{ "agent", "ACTION", "start, stop or show the agent that lends one SSH session per cluster "
-	  "to every taotop command", agent_opts, cli_agent },
+	{ "agent", "ACTION", "start, stop or show the agent lending SSH sessions to taotop",
+	  agent_opts, cli_agent },
 };
 
 static const struct cli_opt global_opts[] = {
@@ -319,7 +319,7 @@ void cli_help(FILE *f)
 	size_t i;
 
 	fprintf(f,
-	    "usage: taotop [--theme NAME] [--readonly] [--log-colors render|strip]\n"
+	    "usage: taotop [--theme NAME] [--readonly] [--log-colors render|strip] [--no-share]\n"
 	    "       taotop [--help] [--version] VERB [ARGS]\n"
 	    "\n"
 	    "Without a verb, taotop opens the full-screen monitor of your jobs.\n"
