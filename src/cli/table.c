@@ -319,7 +319,8 @@ void cli_help(FILE *f)
 	size_t i;
 
 	fprintf(f,
-	    "usage: taotop [--theme NAME] [--readonly] [--log-colors render|strip] [--no-share]\n"
+	    "usage: taotop [--theme NAME] [--readonly] [--log-colors render|strip]\n"
+	    "              [--no-share]\n"
 	    "       taotop [--help] [--version] VERB [ARGS]\n"
 	    "\n"
 	    "Without a verb, taotop opens the full-screen monitor of your jobs.\n"
