@@ -530,6 +530,46 @@ Test(share, another_user_is_refused, .timeout = 180)
 	close_place(&p);
 }
 
+Test(share, each_switch_keeps_a_verb_on_its_own_connection, .timeout = 120)
+{
+	const struct rig *r = rig_get();
+	struct place p = open_place();
+	char *out = NULL, *cfg, *env;
+	FILE *f;
+
+	/* --no-share on the verb, and before it. */
+	cr_expect_eq(rig_taotop(p.on, "jobs --no-share", &out), 0, "%s", out);
+	free(out);
+	cr_expect_eq(rig_taotop(p.on, "--no-share jobs", &out), 0, "%s", out);
+	free(out);
+	cr_expect_eq(agent_served(&p), -1, "--no-share started an agent");
+	/* share: false in the config. */
+	cfg = xasprintf("%s/config.yaml", p.dir);
+	f = fopen(cfg, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "share: false\ndefault_cluster: rig\nclusters:\n  rig:\n    hosts: %s:%d\n"
+	    "    user: %s\n    key: %s\n    known_hosts: %s\n", r->host, r->port, r->user, r->key,
+	    r->known_hosts);
+	fclose(f);
+	env = xasprintf("%s TAOTOP_CONFIG=%s SLURM_HOSTNAME= TAOTOP_CLUSTER=", p.on, cfg);
+	cr_expect_eq(rig_taotop(env, "jobs", &out), 0, "%s", out);
+	free(out);
+	cr_expect_eq(agent_served(&p), -1, "share: false started an agent");
+	cr_expect_eq(rig_taotop(env, "status", &out), 0, "%s", out);
+	cr_expect(strstr(out, "sessions are not shared") != NULL, "%s", out);
+	free(out);
+	/* And a bad value is named with what it takes. */
+	f = fopen(cfg, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "share: maybe\nclusters: {}\n");
+	fclose(f);
+	cr_expect_eq(rig_taotop(env, "jobs", &out), 2, "%s", out);
+	cr_expect(strstr(out, "share is true") != NULL && strstr(out, "config.yaml") != NULL, "%s",
+	    out);
+	free(out), free(env), free(cfg);
+	close_place(&p);
+}
+
 Test(share, the_agent_ends_by_itself_after_its_idle_time, .timeout = 120)
 {
 	struct place p = open_place();
