@@ -46,7 +46,9 @@ static cJSON *ask_lender(const char *dir, const char *name, const char *op)
 		return NULL;
 	req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", op);
-	if (lend_send(fd, req, NULL, 0) != 0 || lend_recv(fd, &r, NULL, 0, &n) != 0)
+	/* A lender that stopped (a suspended monitor) is not waited for. */
+	if (lend_send(fd, req, NULL, 0) != 0 || lend_wait(fd, 2000) != 0 ||
+	    lend_recv(fd, &r, NULL, 0, &n) != 0)
 		r = NULL;
 	close(fd);
 	return r;
@@ -99,6 +101,9 @@ static pid_t spawn(int idle_s, int ready_wr)
 		int null = open("/dev/null", O_RDWR), err = -1;
 		if (setsid() < 0 || fork() != 0)
 			_exit(0);
+		/* Not the verb's folder, kept busy for hours. */
+		if (chdir("/") != 0)
+			_exit(127);
 		/* Its stderr is its log's, if it has one: what a sanitizer
 		 * or the C library says at its end is read there. */
 		if (log != NULL && log[0] != '\0')

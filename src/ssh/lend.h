@@ -77,6 +77,10 @@ int lend_send(int fd, struct cJSON *head, const struct lend_blob *blobs, size_t 
  * b[] (buf_init'ed by the caller, secret ones wiped as they grow), their
  * number in *n. -1 when the peer is gone or the message is malformed. */
 int lend_recv(int fd, struct cJSON **head, struct buf *b, size_t max, size_t *n);
+/* 0 when a message has begun to arrive on fd within timeout_ms (-1:
+ * without limit), else -1: a peer that stopped answering (a suspended
+ * monitor still accepts connections: the kernel queues them). */
+int lend_wait(int fd, int timeout_ms);
 
 /* ---- lend_client.c (the conn's side; conn_priv.h declares its calls) ------------------------ */
 
@@ -133,9 +137,10 @@ struct lend_agent_opts {
 };
 /* Serve as the agent on dir's agent.sock: a connection per target the
  * clients name (made on the first client's hello, its questions asked in
- * that client's terminal), each used by one client at a time, probed
- * before it is lent after 15 s unused (a link that died meanwhile is made
- * again, or fails as the verb's own connect would); an SFTP request
+ * that client's terminal), used by one request at a time, probed while
+ * unused (after 15 s, then every 30 s: a link that died is found before
+ * the next command, which then connects again or fails as the verb's own
+ * connect would); one agent per folder (agent.lock); an SFTP request
  * unanswered for 60 s ends its connection (libssh would wait forever).
  * Returns when idle or asked to stop: 0, or -1 with *err when it could
  * not start (another agent answers there, the folder is not private). */

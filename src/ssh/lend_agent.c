@@ -7,6 +7,7 @@
 #include "util/compat.h"
 #include "ssh/lend.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,8 @@
 #include "util/xmalloc.h"
 
 #define SLOTS_MAX	16	/* targets held at once */
-#define PROBE_AFTER_MS	15000	/* a connection unused this long is probed before lending */
+#define PROBE_AFTER_MS	15000	/* a connection unused this long is probed, */
+#define PROBE_EVERY_MS	30000	/* then this often while unused */
 #define SFTP_STUCK_MS	60000
 
 struct slot {
@@ -27,6 +29,7 @@ struct slot {
 	struct conn	*conn;
 	pthread_mutex_t	 lock;		/* one client's request at a time */
 	long long	 used_ms;
+	long long	 probed_ms;
 	unsigned long	 requests;
 };
 
@@ -98,22 +101,40 @@ static void *agent_find(void *ctx, const char *key, const cJSON *target, char **
 static int agent_run(void *ctx, void *handle, void (*fn)(struct conn *c, void *arg), void *arg)
 {
 	struct slot *s = handle;
-	char *err = NULL;
 
 	(void)ctx;
 	pthread_mutex_lock(&s->lock);
-	/* A link that died while nobody used it is found here, not by the
-	 * client's first command after a long wait. */
-	if (conn_is_connected(s->conn) && now_ms() - s->used_ms > PROBE_AFTER_MS &&
-	    conn_probe(s->conn, 5000, &err) != CONN_OK) {
-		log_msg(LOG_INFO, "agent: %s", err);
-		free(err);
-	}
 	fn(s->conn, arg);
 	s->used_ms = now_ms();
 	s->requests++;
 	pthread_mutex_unlock(&s->lock);
 	return 0;
+}
+
+/* A link that died while nobody used it is found by a probe between
+ * commands (the agent's loop), not by the next command: that one then
+ * connects again, or fails as a verb's own connect would, and a command
+ * on a live link pays no probe. A slot in use is left alone. */
+static void probe_idle(struct agent *a)
+{
+	long long now = now_ms();
+	size_t i;
+
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < a->n; i++) {
+		struct slot *s = a->slots[i];
+		char *err = NULL;
+		if (now - s->used_ms < PROBE_AFTER_MS || now - s->probed_ms < PROBE_EVERY_MS ||
+		    pthread_mutex_trylock(&s->lock) != 0)
+			continue;
+		if (conn_is_connected(s->conn) && conn_probe(s->conn, 5000, &err) != CONN_OK) {
+			log_msg(LOG_INFO, "agent: %s", err);
+			free(err);
+		}
+		s->probed_ms = now_ms();
+		pthread_mutex_unlock(&s->lock);
+	}
+	pthread_mutex_unlock(&a->lock);
 }
 
 /* What `taotop agent status` shows of each connection. */
@@ -152,13 +173,28 @@ int lend_agent_serve(const char *dir, const struct lend_agent_opts *o, char **er
 	struct lend_backend b = { .kind = "agent", .find = agent_find, .run = agent_run,
 	    .ctx = &a };
 	struct lender *l;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char *lockpath;
+	int lockfd;
 	size_t i;
 
+	/* One agent per folder, for its whole life: two verbs starting one
+	 * at once must not leave two, one of them unreachable. */
+	lockpath = xasprintf("%s/agent.lock", dir);
+	lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	free(lockpath);
+	if (lockfd < 0 || fcntl(lockfd, F_SETLK, &fl) != 0) {
+		*err = xstrdup("another agent runs in this folder");
+		if (lockfd >= 0)
+			close(lockfd);
+		return -1;
+	}
 	memset(&a, 0, sizeof(a));
 	pthread_mutex_init(&a.lock, NULL);
 	l = lender_start(dir, LEND_AGENT_SOCK, &b, err);
 	if (l == NULL) {
 		pthread_mutex_destroy(&a.lock);
+		close(lockfd);
 		return -1;
 	}
 	lender_on_status(l, agent_status, &a);
@@ -177,6 +213,7 @@ int lend_agent_serve(const char *dir, const struct lend_agent_opts *o, char **er
 			log_msg(LOG_INFO, "agent: no client for %d s: ending", o->idle_s);
 			break;
 		}
+		probe_idle(&a);
 		/* libssh's SFTP waits for an answer without end: one nobody
 		 * answers ends its connection (the client sees a drop). */
 		pthread_mutex_lock(&a.lock);

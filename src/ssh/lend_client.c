@@ -27,6 +27,10 @@
 #include "util/log.h"
 #include "util/xmalloc.h"
 
+#define MONITOR_HELLO_MS	5000
+#define SFTP_WAIT_MS		90000	/* the agent ends an SFTP wait at 60 s */
+#define EXEC_MARGIN_MS		30000
+
 static const char *str(const cJSON *o, const char *name)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -115,11 +119,12 @@ static int answer(struct conn *c, int fd, const cJSON *q)
 	return rc;
 }
 
-/* Send req and wait for its answer, answering the questions that come
- * first. 0 and *reply (caller deletes) with the answer's blobs in out[];
- * -1 when the lender went away, *sent saying whether it had the request. */
+/* Send req and wait for its answer (each message within wait_ms, -1: no
+ * limit), answering the questions that come first. 0 and *reply (caller
+ * deletes) with the answer's blobs in out[]; -1 when the lender went away
+ * or stopped answering, *sent saying whether it had the request. */
 static int call(struct conn *c, int fd, cJSON *req, const struct lend_blob *in, size_t nin,
-    cJSON **reply, struct buf *out, size_t nout, int *sent)
+    cJSON **reply, struct buf *out, size_t nout, int wait_ms, int *sent)
 {
 	size_t n;
 
@@ -130,7 +135,7 @@ static int call(struct conn *c, int fd, cJSON *req, const struct lend_blob *in, 
 	*sent = 1;
 	for (;;) {
 		const cJSON *q;
-		if (lend_recv(fd, reply, out, nout, &n) != 0)
+		if (lend_wait(fd, wait_ms) != 0 || lend_recv(fd, reply, out, nout, &n) != 0)
 			return -1;
 		q = cJSON_GetObjectItemCaseSensitive(*reply, "ask");
 		if (q == NULL)
@@ -166,7 +171,8 @@ static enum conn_status status_of(struct conn *c, const cJSON *r, char **err)
 
 /* The hello on fd: 1 lent, 0 the lender says no (why logged), -1 it
  * answered with the connection's failure (*st, *err). */
-static int hello(struct conn *c, int fd, const char *key, enum conn_status *st, char **err)
+static int hello(struct conn *c, int fd, const char *key, int wait_ms, enum conn_status *st,
+    char **err)
 {
 	cJSON *req = cJSON_CreateObject(), *r;
 	struct buf none;
@@ -177,7 +183,7 @@ static int hello(struct conn *c, int fd, const char *key, enum conn_status *st, 
 	cJSON_AddStringToObject(req, "key", key);
 	cJSON_AddNumberToObject(req, "pid", (double)getpid());
 	buf_init(&none);
-	if (call(c, fd, req, NULL, 0, &r, &none, 0, &sent) != 0) {
+	if (call(c, fd, req, NULL, 0, &r, &none, 0, wait_ms, &sent) != 0) {
 		buf_free(&none);
 		return 0;
 	}
@@ -188,6 +194,16 @@ static int hello(struct conn *c, int fd, const char *key, enum conn_status *st, 
 		return 0;
 	}
 	*st = status_of(c, r, err);
+	/* Refused with no question asked of us: the lender's own means (a
+	 * stale ssh-agent socket it was started with) may be what failed,
+	 * not ours: our own connection tries. */
+	if (*st == CONN_AUTH && num(r, "asked", 0) == 0) {
+		log_msg(LOG_INFO, "ssh: the lender could not authenticate: connecting on our own");
+		free(*err);
+		*err = NULL;
+		cJSON_Delete(r);
+		return 0;
+	}
 	if (*st != CONN_OK) {
 		const char *h = str(r, "refused_host"), *fp = str(r, "refused_fp");
 		if (h != NULL && fp != NULL) {
@@ -257,7 +273,11 @@ int lend_client_connect(struct conn *c, enum conn_status *st, char **err)
 			fd = lend_dial(c->lend_dir, names[i]);
 		if (fd < 0)
 			continue;
-		rc = hello(c, fd, key, st, err);
+		/* A monitor holds its connection: it answers at once, or after
+		 * the request its worker runs (the agent serves if it is slow).
+		 * The agent may have to connect: each host's connect time. */
+		rc = hello(c, fd, key, i < n - 1 ? MONITOR_HELLO_MS :
+		    (int)(c->connect_timeout_s * (c->nhosts + 2) * 1000 + 30000), st, err);
 		if (rc == 1) {
 			pthread_mutex_lock(&c->live_lock);
 			c->lent_fd = fd;
@@ -293,7 +313,8 @@ static cJSON *request(const char *op)
  * probe): any failure of the lender's sends it to our own connection. An
  * operation that changes something: only before the lender had it. */
 static int do_call(struct conn *c, cJSON *req, const struct lend_blob *in, size_t nin,
-    cJSON **reply, struct buf *out, size_t nout, int changes, enum conn_status *st, char **err)
+    cJSON **reply, struct buf *out, size_t nout, int changes, int wait_ms, enum conn_status *st,
+    char **err)
 {
 	int sent;
 
@@ -301,7 +322,7 @@ static int do_call(struct conn *c, cJSON *req, const struct lend_blob *in, size_
 		cJSON_Delete(req);
 		return 0;
 	}
-	if (call(c, c->lent_fd, req, in, nin, reply, out, nout, &sent) == 0) {
+	if (call(c, c->lent_fd, req, in, nin, reply, out, nout, wait_ms, &sent) == 0) {
 		if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*reply, "not_run")))
 			return 1;
 		cJSON_Delete(*reply);
@@ -312,7 +333,7 @@ static int do_call(struct conn *c, cJSON *req, const struct lend_blob *in, size_
 	if (!sent || !changes)
 		return 0;
 	*st = conn_fail(err, CONN_DISCONNECTED, "the taotop session this command went through "
-	    "ended before it answered (the command may have run)");
+	    "ended or stopped answering before it answered (the command may have run)");
 	return -1;
 }
 
@@ -328,8 +349,9 @@ int lend_client_exec(struct conn *c, struct conn_exec *x, enum conn_status *st, 
 	cJSON_AddNumberToObject(req, "out_cap", (double)x->out_cap);
 	cJSON_AddNumberToObject(req, "err_cap", (double)x->err_cap);
 	cJSON_AddNumberToObject(req, "timeout_ms", x->timeout_ms);
-	buf_init(&out[0]), buf_init(&out[1]);
-	rc = do_call(c, req, &in, x->in != NULL ? 1 : 0, &r, out, 2, 1, st, err);
+	buf_init_secret(&out[0]), buf_init_secret(&out[1]);
+	rc = do_call(c, req, &in, x->in != NULL ? 1 : 0, &r, out, 2, 1,
+	    x->timeout_ms > 0 ? x->timeout_ms + EXEC_MARGIN_MS : -1, st, err);
 	if (rc <= 0) {
 		buf_free(&out[0]), buf_free(&out[1]);
 		return rc < 0;
@@ -355,7 +377,7 @@ int lend_client_probe(struct conn *c, int timeout_ms, enum conn_status *st, char
 	int rc;
 
 	cJSON_AddNumberToObject(req, "timeout_ms", timeout_ms);
-	rc = do_call(c, req, NULL, 0, &r, NULL, 0, 0, st, err);
+	rc = do_call(c, req, NULL, 0, &r, NULL, 0, 0, timeout_ms + EXEC_MARGIN_MS, st, err);
 	if (rc <= 0)
 		return rc < 0;
 	*st = status_of(c, r, err);
@@ -370,7 +392,7 @@ int lend_client_stat(struct conn *c, const char *path, struct conn_stat *sb,
 	int rc;
 
 	cJSON_AddStringToObject(req, "path", path);
-	rc = do_call(c, req, NULL, 0, &r, NULL, 0, 0, st, err);
+	rc = do_call(c, req, NULL, 0, &r, NULL, 0, 0, SFTP_WAIT_MS, st, err);
 	if (rc <= 0)
 		return rc < 0;
 	*st = status_of(c, r, err);
@@ -394,8 +416,8 @@ int lend_client_read(struct conn *c, const char *path, uint64_t offset, size_t m
 	cJSON_AddStringToObject(req, "path", path);
 	cJSON_AddNumberToObject(req, "offset", (double)offset);
 	cJSON_AddNumberToObject(req, "max", (double)max);
-	buf_init(&got);
-	rc = do_call(c, req, NULL, 0, &r, &got, 1, 0, st, err);
+	buf_init_secret(&got);	/* a file read may be a secret (Enroot's credentials) */
+	rc = do_call(c, req, NULL, 0, &r, &got, 1, 0, SFTP_WAIT_MS, st, err);
 	if (rc <= 0) {
 		buf_free(&got);
 		return rc < 0;
@@ -418,7 +440,7 @@ int lend_client_write(struct conn *c, const char *path, const void *data, size_t
 	cJSON_AddStringToObject(req, "path", path);
 	cJSON_AddNumberToObject(req, "mode", (double)mode);
 	cJSON_AddNumberToObject(req, "flags", flags);
-	rc = do_call(c, req, &in, 1, &r, NULL, 0, 1, st, err);
+	rc = do_call(c, req, &in, 1, &r, NULL, 0, 1, SFTP_WAIT_MS, st, err);
 	if (rc <= 0)
 		return rc < 0;
 	*st = status_of(c, r, err);
@@ -435,7 +457,7 @@ static int path_op(struct conn *c, const char *op, const char *path, mode_t mode
 
 	cJSON_AddStringToObject(req, "path", path);
 	cJSON_AddNumberToObject(req, "mode", (double)mode);
-	rc = do_call(c, req, NULL, 0, &r, NULL, 0, 1, st, err);
+	rc = do_call(c, req, NULL, 0, &r, NULL, 0, 1, SFTP_WAIT_MS, st, err);
 	if (rc <= 0)
 		return rc < 0;
 	*st = status_of(c, r, err);
@@ -463,8 +485,12 @@ int conn_tails_lent(struct conn *c, struct conn_tail *t, size_t n, enum conn_sta
 	size_t i = 0;
 	int rc;
 
-	if (c->lent_fd < 0 || n == 0 || n > 8)
+	if (c->lent_fd < 0)
 		return 0;
+	if (n == 0 || n > 8) {
+		*st = conn_fail(err, CONN_REMOTE, "%zu files at once: a lent session reads 1 to 8", n);
+		return 1;
+	}
 	req = request("tails");
 	files = cJSON_AddArrayToObject(req, "files");
 	for (i = 0; i < n; i++) {
@@ -477,7 +503,7 @@ int conn_tails_lent(struct conn *c, struct conn_tail *t, size_t n, enum conn_sta
 	got = xcalloc(n, sizeof(*got));
 	for (i = 0; i < n; i++)
 		buf_init(&got[i]);
-	rc = do_call(c, req, NULL, 0, &r, got, n, 0, st, err);
+	rc = do_call(c, req, NULL, 0, &r, got, n, 0, SFTP_WAIT_MS, st, err);
 	if (rc > 0) {
 		*st = status_of(c, r, err);
 		i = 0;

@@ -9,6 +9,7 @@
 #include "ssh/lend.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -29,17 +30,22 @@
 #define NBLOBS		8
 #define TAILS_MAX	8
 #define READ_MAX	((size_t)64 << 20)
+#define ASK_WAIT_MS	120000	/* a user's answer to a server's question (sshd's
+				 * LoginGraceTime), then it is declined */
 
 struct client {
 	struct lender	*l;
 	int		 fd;
 	int		 pid;		/* as the client said */
 	void		*handle;	/* its connection, after its hello */
+	int		 asked;		/* a server's question went to it */
 	struct client	*next;
 };
 
 struct lender {
 	char		*path;
+	dev_t		 dev;		/* the socket file bound: removed at the end */
+	ino_t		 ino;		/* only if it is still this one */
 	int		 lfd;
 	int		 wake[2];
 	pthread_t	 accept_th;
@@ -78,11 +84,23 @@ static const char *str(const cJSON *o, const char *name)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* A client's number, within [0, max] (a same-user client may still send
+ * nonsense: no cast of it may overflow). */
 static double num(const cJSON *o, const char *name, double dflt)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+	double d = cJSON_IsNumber(v) ? v->valuedouble : dflt;
 
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+	if (!(d >= 0))
+		return 0;	/* negative, NaN */
+	return d > 4294967295.0 * 65536 ? 4294967295.0 * 65536 : d;
+}
+
+static int num_int(const cJSON *o, const char *name, int dflt)
+{
+	double d = num(o, name, dflt);
+
+	return d > 2147483647.0 ? 2147483647 : (int)d;
 }
 
 static void add_str(cJSON *o, const char *name, const char *v)
@@ -104,6 +122,7 @@ int lend_ask_client(const struct conn_challenge *ch, struct buf *answers, void *
 	(void)data;
 	if (cl == NULL || ch->n == 0 || ch->n > NBLOBS)
 		return -1;
+	cl->asked = 1;
 	h = cJSON_CreateObject();
 	q = cJSON_AddObjectToObject(h, "ask");
 	add_str(q, "host", ch->host);
@@ -120,7 +139,10 @@ int lend_ask_client(const struct conn_challenge *ch, struct buf *answers, void *
 	}
 	for (i = 0; i < NBLOBS; i++)
 		buf_init_secret(&got[i]);
-	if (lend_send(cl->fd, h, NULL, 0) == 0 && lend_recv(cl->fd, &r, got, NBLOBS, &n) == 0 &&
+	/* A user who never answers must not hold the connection for ever
+	 * (every other command of that cluster waits behind it). */
+	if (lend_send(cl->fd, h, NULL, 0) == 0 && lend_wait(cl->fd, ASK_WAIT_MS) == 0 &&
+	    lend_recv(cl->fd, &r, got, NBLOBS, &n) == 0 &&
 	    (size_t)num(r, "answers", 0) == ch->n && n == ch->n) {
 		for (i = 0; i < n; i++)
 			buf_add(&answers[i], got[i].data != NULL ? got[i].data : "", got[i].len);
@@ -202,9 +224,17 @@ static void run_op(struct conn *c, void *arg)
 			o->x.in = o->in[0].data;
 			o->x.in_len = o->in[0].len;
 		}
+		/* What the command prints may be a secret (a credentials
+		 * file read by a remote command): wiped when freed. */
+		buf_init_secret(&o->x.out);
+		buf_init_secret(&o->x.err);
 		o->x.out_cap = (size_t)num(o->req, "out_cap", 0);
 		o->x.err_cap = (size_t)num(o->req, "err_cap", 0);
-		o->x.timeout_ms = (int)num(o->req, "timeout_ms", 0);
+		if (o->x.out_cap > READ_MAX)
+			o->x.out_cap = READ_MAX;
+		if (o->x.err_cap > READ_MAX)
+			o->x.err_cap = READ_MAX;
+		o->x.timeout_ms = num_int(o->req, "timeout_ms", 0);
 		st = conn_exec(c, &o->x, &err);
 		cJSON_AddNumberToObject(o->reply, "exit_status", o->x.exit_status);
 		cJSON_AddStringToObject(o->reply, "exit_signal", o->x.exit_signal);
@@ -212,7 +242,7 @@ static void run_op(struct conn *c, void *arg)
 		cJSON_AddNumberToObject(o->reply, "err_cut", o->x.err_cut);
 		o->nout = 2;	/* sent from x's own buffers */
 	} else if (strcmp(op, "probe") == 0) {
-		st = conn_probe(c, (int)num(o->req, "timeout_ms", 5000), &err);
+		st = conn_probe(c, num_int(o->req, "timeout_ms", 5000), &err);
 	} else if (strcmp(op, "stat") == 0 && path != NULL) {
 		struct conn_stat sb;
 		st = conn_stat(c, path, &sb, &err);
@@ -230,10 +260,10 @@ static void run_op(struct conn *c, void *arg)
 		o->nout = 1;
 	} else if (strcmp(op, "write") == 0 && path != NULL && o->nin == 1) {
 		st = conn_write_file(c, path, o->in[0].data != NULL ? o->in[0].data : "", o->in[0].len,
-		    (mode_t)num(o->req, "mode", 0600) & 07777,
-		    (int)num(o->req, "flags", 0) & (CONN_WRITE_EXCL | CONN_WRITE_ATOMIC), &err);
+		    (mode_t)(num_int(o->req, "mode", 0600) & 07777),
+		    num_int(o->req, "flags", 0) & (CONN_WRITE_EXCL | CONN_WRITE_ATOMIC), &err);
 	} else if (strcmp(op, "mkdir") == 0 && path != NULL) {
-		st = conn_mkdir_p(c, path, (mode_t)num(o->req, "mode", 0700) & 07777, &err);
+		st = conn_mkdir_p(c, path, (mode_t)(num_int(o->req, "mode", 0700) & 07777), &err);
 	} else if (strcmp(op, "unlink") == 0 && path != NULL) {
 		st = conn_unlink(c, path, &err);
 	} else if (strcmp(op, "tails") == 0) {
@@ -326,7 +356,7 @@ static int serve_one(struct client *cl, cJSON *req, struct buf *in, size_t nin)
 	o.in = in;
 	o.nin = nin;
 	for (i = 0; i < NBLOBS; i++)
-		buf_init(&o.out[i]);
+		buf_init_secret(&o.out[i]);	/* a file read may be a secret */
 	if (strcmp(op, "hello") == 0) {
 		const char *key = str(req, "key");
 		cJSON *target = key != NULL ? cJSON_Parse(key) : NULL;
@@ -335,7 +365,7 @@ static int serve_one(struct client *cl, cJSON *req, struct buf *in, size_t nin)
 			cJSON_Delete(target);
 			return lend_send(cl->fd, refusal("a hello this lender does not speak"), NULL, 0);
 		}
-		cl->pid = (int)num(req, "pid", 0);
+		cl->pid = num_int(req, "pid", 0);
 		cl->handle = l->b.find(l->b.ctx, key, target, &why);
 		cJSON_Delete(target);
 		if (cl->handle == NULL) {
@@ -354,6 +384,7 @@ static int serve_one(struct client *cl, cJSON *req, struct buf *in, size_t nin)
 		}
 		cJSON_AddStringToObject(o.reply, "lender", l->b.kind);
 		cJSON_AddNumberToObject(o.reply, "pid", (double)getpid());
+		cJSON_AddNumberToObject(o.reply, "asked", cl->asked);
 		pthread_mutex_lock(&l->lock);
 		if (num(o.reply, "status", 1) == CONN_OK) {
 			l->lent++;
@@ -460,6 +491,8 @@ static void *accept_main(void *arg)
 		fd = accept(l->lfd, NULL, NULL);
 		if (fd < 0)
 			continue;
+		/* Not for a child this process starts (a ProxyCommand). */
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
 		if (!lend_peer_ok(fd, &uid)) {
 			log_msg(LOG_WARN, "lend: refused a connection from uid %d (not this user)", uid);
 			pthread_mutex_lock(&l->lock);
@@ -527,6 +560,11 @@ struct lender *lender_start(const char *dir, const char *name, const struct lend
 	}
 	l = xcalloc(1, sizeof(*l));
 	l->path = xstrdup(sa.sun_path);
+	{
+		struct stat sb;
+		if (stat(l->path, &sb) == 0)
+			l->dev = sb.st_dev, l->ino = sb.st_ino;
+	}
 	l->lfd = fd;
 	l->b = *b;
 	l->last_ms = now_ms();
@@ -559,7 +597,11 @@ void lender_stop(struct lender *l)
 	pthread_join(l->accept_th, NULL);
 	/* Only the socket that is still ours: a lender started since may
 	 * have replaced it. */
-	unlink(l->path);
+	{
+		struct stat sb;
+		if (stat(l->path, &sb) == 0 && sb.st_dev == l->dev && sb.st_ino == l->ino)
+			unlink(l->path);
+	}
 	close(l->lfd);
 	pthread_mutex_lock(&l->lock);
 	for (cl = l->clients; cl != NULL; cl = cl->next)

@@ -197,11 +197,22 @@ int lend_send(int fd, cJSON *head, const struct lend_blob *blobs, size_t n)
 	return rc;
 }
 
+int lend_wait(int fd, int timeout_ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	int rc;
+
+	do
+		rc = poll(&p, 1, timeout_ms);
+	while (rc < 0 && errno == EINTR);
+	return rc == 1 ? 0 : -1;
+}
+
 int lend_recv(int fd, cJSON **head, struct buf *b, size_t max, size_t *n)
 {
 	unsigned char len[4];
 	const cJSON *sizes, *s;
-	size_t hl, k = 0;
+	size_t hl, k = 0, total = 0;
 	char *text;
 
 	*head = NULL;
@@ -230,6 +241,10 @@ int lend_recv(int fd, cJSON **head, struct buf *b, size_t max, size_t *n)
 		    k >= max || k >= BLOBS_MAX)
 			goto bad;
 		bl = (size_t)s->valuedouble;
+		/* All of a message's blobs together within the one bound: a
+		 * peer cannot make us allocate more. */
+		if ((total += bl) > BLOB_MAX)
+			goto bad;
 		buf_reset(&b[k]);
 		if (bl > 0) {
 			buf_reserve(&b[k], bl);

@@ -305,7 +305,12 @@ void compat_no_dumps(void)
 
 int compat_peer_uid(int fd, uid_t *uid)
 {
-#if defined(SO_PEERCRED)
+#if defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || defined(__NetBSD__)
+	/* First: OpenBSD has an SO_PEERCRED of another layout. */
+	gid_t gid;
+
+	return getpeereid(fd, uid, &gid) == 0 ? 0 : -1;
+#elif defined(SO_PEERCRED)
 	/* struct ucred's layout, spelled out: the portable build does not
 	 * see glibc's (it is _GNU_SOURCE's). */
 	struct {
@@ -319,10 +324,6 @@ int compat_peer_uid(int fd, uid_t *uid)
 		return -1;
 	*uid = cr.uid;
 	return 0;
-#elif defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || defined(__NetBSD__)
-	gid_t gid;
-
-	return getpeereid(fd, uid, &gid) == 0 ? 0 : -1;
 #else
 	(void)fd;
 	(void)uid;

@@ -233,7 +233,7 @@ Test(share, verbs_through_the_agent_print_and_exit_as_on_their_own, .timeout = 2
 	}
 	/* A failure comes back the same way: its words and its exit code. */
 	same_both_ways(&p, "status 999999999", 1);
-	same_both_ways(&p, "jobs --cluster nosuch", 2);
+	same_both_ways(&p, "logs 999999999", 1);
 
 	/* The agent's one connection served them all: one connect in its log. */
 	log = agent_log(&p);
@@ -258,7 +258,7 @@ Test(share, a_submit_and_a_cancel_through_the_agent_reach_the_cluster, .timeout 
 {
 	const struct rig *r = rig_get();
 	struct place p = open_place();
-	char *remote, *bundle, *env, *out = NULL, *sid, *cmd, *log, *at;
+	char *remote, *bundle, *env, *out = NULL, *sid, *cmd, *log, *at, *slurm_id;
 	const char *secret = "hf_shareSecret0123456789abcdef";
 
 	remote = xasprintf("%s/share-sub-%d", r->shared, rig_uniq());
@@ -272,21 +272,27 @@ Test(share, a_submit_and_a_cancel_through_the_agent_reach_the_cluster, .timeout 
 	at = strstr(out, "submitted ");
 	cr_assert_not_null(at, "%s", out);
 	sid = xstrndup(at + 10, strcspn(at + 10, " \n"));
+	at = strstr(out, " as SLURM job ");
+	cr_assert_not_null(at, "%s", out);
+	slurm_id = xstrndup(at + 14, strcspn(at + 14, " \n"));
 	free(out);
 	cr_expect_geq(agent_served(&p), 1, "the submit did not go through the agent");
 
-	/* On the cluster, with its secret where the job reads it. */
-	cmd = xasprintf("squeue -h -o %%i -u %s", r->user);
-	out = rig_ssh_ok(cmd);
-	free(cmd);
-	cmd = xasprintf("cancel %s", sid);
+	/* On the cluster, under its SLURM id; then cancelled through the
+	 * agent (one more request served). */
 	{
-		char *c = NULL;
-		cr_expect_eq(rig_taotop(env, cmd, &c), 0, "%s", c);
-		free(c);
+		int served;
+		cmd = xasprintf("squeue -h -o %%i -u %s", r->user);
+		out = rig_ssh_ok(cmd);
+		free(cmd);
+		cr_expect(rig_matches(out, slurm_id), "job %s is not in the queue:\n%s", slurm_id, out);
+		free(out);
+		served = agent_served(&p);
+		cmd = xasprintf("cancel %s", sid);
+		cr_expect_eq(rig_taotop(env, cmd, &out), 0, "%s", out);
+		free(out), free(cmd);
+		cr_expect_gt(agent_served(&p), served, "the cancel did not go through the agent");
 	}
-	free(cmd);
-	free(out);
 	{
 		char *slurm = NULL, *st = NULL;
 		cmd = xasprintf("status %s --json", sid);
@@ -318,7 +324,7 @@ Test(share, a_submit_and_a_cancel_through_the_agent_reach_the_cluster, .timeout 
 
 	cmd = xasprintf("rm -rf %s", remote);
 	free(rig_ssh_ok(cmd));
-	free(cmd), free(sid), free(env), free(bundle), free(remote);
+	free(cmd), free(sid), free(slurm_id), free(env), free(bundle), free(remote);
 	close_place(&p);
 }
 
@@ -421,7 +427,7 @@ Test(share, a_lender_that_loses_its_link_makes_it_again_and_says_what_a_verb_wou
 	 * a verb through it says what the verb says on its own. */
 	rig_sshd_signal_sessions(&lost, 9);
 	rig_sshd_stop(&lost);
-	sleep(16);
+	sleep(19);
 	rc = rig_taotop(on, "jobs", &out);
 	rc_own = rig_taotop(off, "jobs", &own);
 	cr_expect_eq(rc_own, 3, "%s", own);
@@ -513,7 +519,7 @@ Test(share, another_user_is_refused, .timeout = 180)
 
 	/* A second user connecting as a user would: the folder keeps it out. */
 	cmd = xasprintf("setpriv --reuid=%d --regid=%d --clear-groups sh -c "
-	    "'exec 3<>/dev/null; test -w %s || echo no access'", r->uid + 1, r->uid + 1, sock);
+	    "'test -w %s || echo no access'", r->uid + 1, r->uid + 1, sock);
 	{
 		const char *const argv[] = { "sh", "-c", cmd, NULL };
 		rig_run(argv, &out);
@@ -567,6 +573,57 @@ Test(share, each_switch_keeps_a_verb_on_its_own_connection, .timeout = 120)
 	cr_expect(strstr(out, "share is true") != NULL && strstr(out, "config.yaml") != NULL, "%s",
 	    out);
 	free(out), free(env), free(cfg);
+	close_place(&p);
+}
+
+Test(share, a_lender_that_stopped_answering_is_not_waited_for, .timeout = 120)
+{
+	struct place p = open_place();
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char *own = NULL, *out = NULL;
+	time_t t0;
+	int fd, rc;
+
+	/* A monitor suspended (Ctrl-Z): its socket still takes connections,
+	 * the kernel queues them, and nothing answers. */
+	cr_assert_eq(rig_local("mkdir -m 700 %s/run/taotop", p.dir), 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/run/taotop/monitor-1.sock", p.dir);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 4) == 0);
+	cr_assert_eq(rig_taotop(p.off, "status 999999999", &own), 1, "%s", own);
+	t0 = time(NULL);
+	rc = rig_taotop(p.on, "status 999999999", &out);
+	cr_expect_eq(rc, 1, "%s", out);
+	cr_expect_str_eq(out, own, "a verb past a stopped lender prints otherwise");
+	cr_expect_leq(time(NULL) - t0, 20, "the verb waited %d s for a lender that never answers",
+	    (int)(time(NULL) - t0));
+	/* The agent served it instead. */
+	cr_expect_geq(agent_served(&p), 1);
+	close(fd);
+	free(own), free(out);
+	close_place(&p);
+}
+
+Test(share, agents_started_at_once_leave_one, .timeout = 120)
+{
+	struct place p = open_place();
+	char *cmd, *out = NULL;
+	int n;
+
+	/* Four scripts' first commands at the same moment. */
+	cmd = xasprintf("for i in 1 2 3 4; do env SLURM_USER=x TAOTOP_CONFIG=/nonexistent %s %s "
+	    "agent start --idle 60s >/dev/null 2>&1 & done; wait", p.on, getenv("TAOTOP_BIN"));
+	cr_assert_eq(rig_local("%s", cmd), 0);
+	free(cmd);
+	cmd = xasprintf("n=0; for a in $(pgrep -f 'taotop agent serve'); do grep -qz "
+	    "'XDG_RUNTIME_DIR=%s/run' /proc/$a/environ 2>/dev/null && n=$((n + 1)); done; "
+	    "exit $n", p.dir);
+	n = rig_local("%s", cmd);
+	free(cmd);
+	cr_expect_eq(n, 1, "%d agents run in one folder", n);
+	cr_expect_eq(rig_taotop(p.on, "agent status", &out), 0, "%s", out);
+	cr_expect_eq(count_of(out, "agent (pid "), 1, "%s", out);
+	free(out);
 	close_place(&p);
 }
 

@@ -208,6 +208,38 @@ Test(lend, a_lender_without_the_target_sends_the_client_to_its_own_connection)
 	cr_expect(err != NULL && strstr(err, "lends there already") != NULL, "%s", err ? err : "");
 	free(err), err = NULL;
 
+	/* Spoken to by hand: an operation before a yes is not run (the
+	 * connection closes), a hello for a target it has not is declined
+	 * with its reason, a status is answered. */
+	{
+		int fd = lend_dial(run, LEND_AGENT_SOCK);
+		cJSON *req = cJSON_CreateObject(), *r = NULL;
+		size_t n;
+		cr_assert_geq(fd, 0);
+		cJSON_AddStringToObject(req, "op", "status");
+		cr_assert_eq(lend_send(fd, req, NULL, 0), 0);
+		cr_assert_eq(lend_recv(fd, &r, NULL, 0, &n), 0);
+		cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(r, "lender")->valuestring, "agent");
+		cJSON_Delete(r);
+		req = cJSON_CreateObject();
+		cJSON_AddStringToObject(req, "op", "hello");
+		cJSON_AddNumberToObject(req, "version", LEND_VERSION);
+		cJSON_AddStringToObject(req, "key", "{\"hosts\":\"x\"}");
+		cr_assert_eq(lend_send(fd, req, NULL, 0), 0);
+		cr_assert_eq(lend_recv(fd, &r, NULL, 0, &n), 0);
+		cr_expect(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "ok")));
+		cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(r, "why")->valuestring, "not this one");
+		cJSON_Delete(r);
+		req = cJSON_CreateObject();
+		cJSON_AddStringToObject(req, "op", "exec");
+		cJSON_AddStringToObject(req, "cmd", "touch /tmp/taotop-lend-ran");
+		cr_assert_eq(lend_send(fd, req, NULL, 0), 0);
+		cr_expect_neq(lend_recv(fd, &r, NULL, 0, &n), 0, "an operation without a yes was "
+		    "answered");
+		cJSON_Delete(r);
+		close(fd);
+	}
+
 	t.lend_dir = run;
 	c = conn_new(&t);
 	/* Declined: the client tries on its own, and port 1 says no. */

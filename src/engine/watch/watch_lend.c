@@ -42,9 +42,20 @@ static void call_release(struct lend_call *lc)
 
 void watch_run_lend(struct conn *c, struct worker_task *wt)
 {
-	struct lend_call *lc = ((struct task *)wt)->u.lend;
+	struct task *t = (struct task *)wt;
+	struct lend_call *lc = t->u.lend;
+	int closed;
 
+	/* The monitor is quitting: not started on a connection about to
+	 * close (the client does it on its own). */
+	pthread_mutex_lock(&t->w->lend_lock);
+	closed = t->w->lend_closed;
+	pthread_mutex_unlock(&t->w->lend_lock);
 	pthread_mutex_lock(&lc->lock);
+	if (closed && lc->state == 0) {
+		lc->state = -1;
+		pthread_cond_signal(&lc->cv);
+	}
 	if (lc->state != 0) {
 		pthread_mutex_unlock(&lc->lock);
 		return;
