@@ -17,6 +17,7 @@
 
 #include "ssh/conn.h"
 #include "ssh/lend.h"
+#include "util/compat.h"
 #include "util/xmalloc.h"
 
 static char *temp_dir(void)
@@ -197,12 +198,26 @@ Test(lend, a_lender_without_the_target_sends_the_client_to_its_own_connection)
 	    .jump = "none", .connect_timeout_s = 2 };
 	struct stat sb;
 	char *sock = xasprintf("%s/%s", run, LEND_AGENT_SOCK);
+	int peer_known;
 
+	/* A system that cannot tell a peer's uid (the portable build's POSIX
+	 * fallback) trusts no lender: there every verb connects on its own. */
+	{
+		int sv[2];
+		uid_t uid;
+		cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+		peer_known = compat_peer_uid(sv[0], &uid) == 0;
+		close(sv[0]), close(sv[1]);
+	}
 	cr_assert_eq(mkdir(run, 0700), 0);
 	l = lender_start(run, LEND_AGENT_SOCK, &b, &err);
 	cr_assert_not_null(l, "%s", err ? err : "");
 	cr_assert_eq(stat(sock, &sb), 0);
 	cr_expect_eq(sb.st_mode & 0777, 0600, "the socket is %o", sb.st_mode & 0777);
+	if (!peer_known) {
+		cr_expect_eq(lend_dial(run, LEND_AGENT_SOCK), -1, "a lender of unknown uid trusted");
+		goto own;
+	}
 	/* A second lender on the same socket is refused: one answers. */
 	cr_expect_null(lender_start(run, LEND_AGENT_SOCK, &b, &err));
 	cr_expect(err != NULL && strstr(err, "lends there already") != NULL, "%s", err ? err : "");
@@ -240,6 +255,7 @@ Test(lend, a_lender_without_the_target_sends_the_client_to_its_own_connection)
 		close(fd);
 	}
 
+own:
 	t.lend_dir = run;
 	c = conn_new(&t);
 	/* Declined: the client tries on its own, and port 1 says no. */
