@@ -25,6 +25,7 @@
 #define HEAD_MAX	(1u << 20)		/* a head: a command line, a path, a question */
 #define BLOB_MAX	((size_t)256 << 20)	/* a blob: a command's output (capped at 64 MiB) */
 #define BLOBS_MAX	8
+#define READ_CHUNK	((size_t)1 << 20)
 
 int lend_dir_check(const char *path, char **err)
 {
@@ -246,12 +247,14 @@ int lend_recv(int fd, cJSON **head, struct buf *b, size_t max, size_t *n)
 		if ((total += bl) > BLOB_MAX)
 			goto bad;
 		buf_reset(&b[k]);
-		if (bl > 0) {
-			buf_reserve(&b[k], bl);
-			if (read_all(fd, b[k].data, bl) != 0)
+		/* Grown as the bytes come, not to the size the peer claims. */
+		while (b[k].len < bl) {
+			size_t chunk = bl - b[k].len > READ_CHUNK ? READ_CHUNK : bl - b[k].len;
+			buf_reserve(&b[k], chunk);
+			if (read_all(fd, b[k].data + b[k].len, chunk) != 0)
 				goto bad;
-			b[k].len = bl;
-			b[k].data[bl] = '\0';
+			b[k].len += chunk;
+			b[k].data[b[k].len] = '\0';
 		}
 		k++;
 	}
