@@ -66,6 +66,10 @@ int lend_dial(const char *dir, const char *name);
  * the same text for the same target on both sides. Caller frees. */
 char *lend_target_key(const struct conn_target *t);
 
+/* A head's text field, or NULL; the monotonic clock in ms. */
+const char *lend_str(const struct cJSON *o, const char *name);
+long long lend_now_ms(void);
+
 /* Send head (the blobs' sizes added to it) and n blobs; head is freed.
  * 0, or -1 when the peer is gone. */
 struct lend_blob {

@@ -39,25 +39,10 @@ struct agent {
 	size_t		 n;
 };
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static const char *str(const cJSON *o, const char *name)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static void *agent_find(void *ctx, const char *key, const cJSON *target, char **why)
 {
 	struct agent *a = ctx;
-	const char *home = str(target, "home"), *mine = getenv("HOME");
+	const char *home = lend_str(target, "home"), *mine = getenv("HOME");
 	struct conn_target t;
 	struct slot *s = NULL;
 	size_t i;
@@ -74,23 +59,23 @@ static void *agent_find(void *ctx, const char *key, const cJSON *target, char **
 			s = a->slots[i];
 	if (s == NULL && a->n == SLOTS_MAX)
 		*why = xstrdup("the agent holds as many connections as it may");
-	if (s == NULL && a->n < SLOTS_MAX && str(target, "hosts") != NULL) {
+	if (s == NULL && a->n < SLOTS_MAX && lend_str(target, "hosts") != NULL) {
 		const cJSON *pa = cJSON_GetObjectItemCaseSensitive(target, "password_auth");
 		const cJSON *to = cJSON_GetObjectItemCaseSensitive(target, "connect_timeout_s");
 		memset(&t, 0, sizeof(t));
-		t.hosts = str(target, "hosts");
-		t.user = str(target, "user");
-		t.key_path = str(target, "key_path");
-		t.known_hosts = str(target, "known_hosts");
-		t.ssh_config = str(target, "ssh_config");
-		t.jump = str(target, "jump");
+		t.hosts = lend_str(target, "hosts");
+		t.user = lend_str(target, "user");
+		t.key_path = lend_str(target, "key_path");
+		t.known_hosts = lend_str(target, "known_hosts");
+		t.ssh_config = lend_str(target, "ssh_config");
+		t.jump = lend_str(target, "jump");
 		t.password_auth = cJSON_IsNumber(pa) && pa->valuedouble != 0;
 		t.connect_timeout_s = cJSON_IsNumber(to) ? (int)to->valuedouble : 0;
 		t.ask = lend_ask_client;	/* the asking client's terminal */
 		s = xcalloc(1, sizeof(*s));
 		s->key = xstrdup(key);
 		s->conn = conn_new(&t);
-		s->used_ms = now_ms();
+		s->used_ms = lend_now_ms();
 		pthread_mutex_init(&s->lock, NULL);
 		a->slots[a->n++] = s;
 	}
@@ -105,7 +90,7 @@ static int agent_run(void *ctx, void *handle, void (*fn)(struct conn *c, void *a
 	(void)ctx;
 	pthread_mutex_lock(&s->lock);
 	fn(s->conn, arg);
-	s->used_ms = now_ms();
+	s->used_ms = lend_now_ms();
 	s->requests++;
 	pthread_mutex_unlock(&s->lock);
 	return 0;
@@ -117,7 +102,7 @@ static int agent_run(void *ctx, void *handle, void (*fn)(struct conn *c, void *a
  * on a live link pays no probe. A slot in use is left alone. */
 static void probe_idle(struct agent *a)
 {
-	long long now = now_ms();
+	long long now = lend_now_ms();
 	size_t i;
 
 	pthread_mutex_lock(&a->lock);
@@ -131,7 +116,7 @@ static void probe_idle(struct agent *a)
 			log_msg(LOG_INFO, "agent: %s", err);
 			free(err);
 		}
-		s->probed_ms = now_ms();
+		s->probed_ms = lend_now_ms();
 		pthread_mutex_unlock(&s->lock);
 	}
 	pthread_mutex_unlock(&a->lock);
@@ -152,9 +137,9 @@ static void agent_status(void *ctx, cJSON *out)
 		/* trylock: a request running keeps its lock; it is connected */
 		int busy = pthread_mutex_trylock(&s->lock) != 0;
 		host = busy ? NULL : conn_host(s->conn);
-		cJSON_AddStringToObject(o, "hosts", k != NULL && str(k, "hosts") ? str(k, "hosts") : "");
-		if (k != NULL && str(k, "user") != NULL)
-			cJSON_AddStringToObject(o, "user", str(k, "user"));
+		cJSON_AddStringToObject(o, "hosts", k != NULL && lend_str(k, "hosts") ? lend_str(k, "hosts") : "");
+		if (k != NULL && lend_str(k, "user") != NULL)
+			cJSON_AddStringToObject(o, "user", lend_str(k, "user"));
 		cJSON_AddBoolToObject(o, "connected", busy || conn_is_connected(s->conn));
 		if (host != NULL)
 			cJSON_AddStringToObject(o, "host", host);
@@ -209,7 +194,7 @@ int lend_agent_serve(const char *dir, const struct lend_agent_opts *o, char **er
 			log_msg(LOG_INFO, "agent: asked to stop");
 			break;
 		}
-		if (now_ms() - lender_last_ms(l) >= (long long)o->idle_s * 1000) {
+		if (lend_now_ms() - lender_last_ms(l) >= (long long)o->idle_s * 1000) {
 			log_msg(LOG_INFO, "agent: no client for %d s: ending", o->idle_s);
 			break;
 		}

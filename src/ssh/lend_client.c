@@ -31,13 +31,6 @@
 #define SFTP_WAIT_MS		90000	/* the agent ends an SFTP wait at 60 s */
 #define EXEC_MARGIN_MS		30000
 
-static const char *str(const cJSON *o, const char *name)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static long long num(const cJSON *o, const char *name, long long dflt)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -73,8 +66,8 @@ static void lender_gone(struct conn *c, const char *when)
 static int answer(struct conn *c, int fd, const cJSON *q)
 {
 	const cJSON *ps = cJSON_GetObjectItemCaseSensitive(q, "prompts"), *p;
-	struct conn_challenge ch = { .host = str(q, "host"), .name = str(q, "name"),
-	    .instruction = str(q, "instruction"), .said = str(q, "said"),
+	struct conn_challenge ch = { .host = lend_str(q, "host"), .name = lend_str(q, "name"),
+	    .instruction = lend_str(q, "instruction"), .said = lend_str(q, "said"),
 	    .attempt = (int)num(q, "attempt", 1) };
 	struct conn_prompt *pr;
 	struct buf *ans;
@@ -91,7 +84,7 @@ static int answer(struct conn *c, int fd, const cJSON *q)
 	ans = xcalloc(n, sizeof(*ans));
 	bl = xcalloc(n, sizeof(*bl));
 	cJSON_ArrayForEach(p, ps) {
-		pr[i].text = str(p, "text") != NULL ? str(p, "text") : "";
+		pr[i].text = lend_str(p, "text") != NULL ? lend_str(p, "text") : "";
 		pr[i].echo = (int)num(p, "echo", 0);
 		buf_init_secret(&ans[i]);
 		i++;
@@ -155,7 +148,7 @@ static int call(struct conn *c, int fd, cJSON *req, const struct lend_blob *in, 
 static enum conn_status status_of(struct conn *c, const cJSON *r, char **err)
 {
 	enum conn_status st = (enum conn_status)num(r, "status", CONN_DISCONNECTED);
-	const char *e = str(r, "err");
+	const char *e = lend_str(r, "err");
 
 	c->counters.execs += (unsigned long)num(r, "execs", 0);
 	c->counters.sftp_ops += (unsigned long)num(r, "sftp_ops", 0);
@@ -189,7 +182,7 @@ static int hello(struct conn *c, int fd, const char *key, int wait_ms, enum conn
 	}
 	buf_free(&none);
 	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "ok"))) {
-		log_msg(LOG_INFO, "ssh: a lender declined: %s", str(r, "why") ? str(r, "why") : "?");
+		log_msg(LOG_INFO, "ssh: a lender declined: %s", lend_str(r, "why") ? lend_str(r, "why") : "?");
 		cJSON_Delete(r);
 		return 0;
 	}
@@ -205,7 +198,7 @@ static int hello(struct conn *c, int fd, const char *key, int wait_ms, enum conn
 		return 0;
 	}
 	if (*st != CONN_OK) {
-		const char *h = str(r, "refused_host"), *fp = str(r, "refused_fp");
+		const char *h = lend_str(r, "refused_host"), *fp = lend_str(r, "refused_fp");
 		if (h != NULL && fp != NULL) {
 			free(c->refused_host), free(c->refused_fp);
 			c->refused_host = xstrdup(h);
@@ -214,9 +207,9 @@ static int hello(struct conn *c, int fd, const char *key, int wait_ms, enum conn
 		cJSON_Delete(r);
 		return -1;
 	}
-	c->lent_by = xstrdup(str(r, "lender") ? str(r, "lender") : "lender");
-	c->lent_host = xstrdup(str(r, "host") ? str(r, "host") : "");
-	c->banner = xstrdup(str(r, "banner") ? str(r, "banner") : "");
+	c->lent_by = xstrdup(lend_str(r, "lender") ? lend_str(r, "lender") : "lender");
+	c->lent_host = xstrdup(lend_str(r, "host") ? lend_str(r, "host") : "");
+	c->banner = xstrdup(lend_str(r, "banner") ? lend_str(r, "banner") : "");
 	c->lent_pid = (int)num(r, "pid", 0);
 	c->lent_clients = (unsigned)num(r, "clients", 1);
 	cJSON_Delete(r);
@@ -364,7 +357,7 @@ int lend_client_exec(struct conn *c, struct conn_exec *x, enum conn_status *st, 
 	x->out_cut = (int)num(r, "out_cut", 0);
 	x->err_cut = (int)num(r, "err_cut", 0);
 	x->exit_status = (int)num(r, "exit_status", -1);
-	sig = str(r, "exit_signal");
+	sig = lend_str(r, "exit_signal");
 	snprintf(x->exit_signal, sizeof(x->exit_signal), "%s", sig != NULL ? sig : "");
 	buf_free(&out[0]), buf_free(&out[1]);
 	cJSON_Delete(r);

@@ -69,21 +69,6 @@ struct lender {
  * it runs is its to answer (lend_ask_client). */
 static __thread struct client *asking;
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static const char *str(const cJSON *o, const char *name)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* A client's number, within [0, max] (a same-user client may still send
  * nonsense: no cast of it may overflow). */
 static double num(const cJSON *o, const char *name, double dflt)
@@ -187,9 +172,9 @@ static enum conn_status run_tails(struct conn *c, struct op *o, char **err)
 	size_t n = 0, i;
 
 	cJSON_ArrayForEach(f, files) {
-		if (n == TAILS_MAX || str(f, "path") == NULL)
+		if (n == TAILS_MAX || lend_str(f, "path") == NULL)
 			return CONN_REMOTE;
-		t[n] = (struct conn_tail){ .path = str(f, "path"),
+		t[n] = (struct conn_tail){ .path = lend_str(f, "path"),
 		    .offset = (uint64_t)num(f, "offset", 0), .max = (size_t)num(f, "max", 0),
 		    .out = &o->out[n] };
 		if (t[n].max > READ_MAX)
@@ -211,15 +196,15 @@ static enum conn_status run_tails(struct conn *c, struct op *o, char **err)
 static void run_op(struct conn *c, void *arg)
 {
 	struct op *o = arg;
-	const char *op = str(o->req, "op"), *path = str(o->req, "path");
+	const char *op = lend_str(o->req, "op"), *path = lend_str(o->req, "path");
 	struct conn_counters before = *conn_counters(c);
 	enum conn_status st = CONN_REMOTE;
 	char *err = NULL;
 
 	o->ran = 1;
 	o->reply = cJSON_CreateObject();
-	if (strcmp(op, "exec") == 0 && str(o->req, "cmd") != NULL) {
-		conn_exec_init(&o->x, str(o->req, "cmd"));
+	if (strcmp(op, "exec") == 0 && lend_str(o->req, "cmd") != NULL) {
+		conn_exec_init(&o->x, lend_str(o->req, "cmd"));
 		if (o->nin > 0) {
 			o->x.in = o->in[0].data;
 			o->x.in_len = o->in[0].len;
@@ -323,7 +308,7 @@ static cJSON *status_reply(struct lender *l)
 	cJSON_AddNumberToObject(r, "clients", l->lent);
 	cJSON_AddNumberToObject(r, "served", (double)l->served);
 	cJSON_AddNumberToObject(r, "refused", (double)l->refused);
-	cJSON_AddNumberToObject(r, "idle_ms", (double)(now_ms() - l->last_ms));
+	cJSON_AddNumberToObject(r, "idle_ms", (double)(lend_now_ms() - l->last_ms));
 	pthread_mutex_unlock(&l->lock);
 	if (l->status_fn != NULL)
 		l->status_fn(l->status_ctx, r);
@@ -335,7 +320,7 @@ static cJSON *status_reply(struct lender *l)
 static int serve_one(struct client *cl, cJSON *req, struct buf *in, size_t nin)
 {
 	struct lender *l = cl->l;
-	const char *op = str(req, "op");
+	const char *op = lend_str(req, "op");
 	struct op o;
 	struct lend_blob out[NBLOBS];
 	size_t i;
@@ -358,7 +343,7 @@ static int serve_one(struct client *cl, cJSON *req, struct buf *in, size_t nin)
 	for (i = 0; i < NBLOBS; i++)
 		buf_init_secret(&o.out[i]);	/* a file read may be a secret */
 	if (strcmp(op, "hello") == 0) {
-		const char *key = str(req, "key");
+		const char *key = lend_str(req, "key");
 		cJSON *target = key != NULL ? cJSON_Parse(key) : NULL;
 		char *why = NULL;
 		if (cl->handle != NULL || num(req, "version", 0) != LEND_VERSION || target == NULL) {
@@ -393,7 +378,7 @@ static int serve_one(struct client *cl, cJSON *req, struct buf *in, size_t nin)
 		else
 			cl->handle = NULL;
 		cJSON_AddNumberToObject(o.reply, "clients", l->lent);
-		l->last_ms = now_ms();
+		l->last_ms = lend_now_ms();
 		pthread_mutex_unlock(&l->lock);
 		return lend_send(cl->fd, o.reply, NULL, 0);
 	}
@@ -426,7 +411,7 @@ static int serve_one(struct client *cl, cJSON *req, struct buf *in, size_t nin)
 		buf_free(&o.out[i]);
 	pthread_mutex_lock(&l->lock);
 	l->served++;
-	l->last_ms = now_ms();
+	l->last_ms = lend_now_ms();
 	pthread_mutex_unlock(&l->lock);
 	return rc;
 }
@@ -461,7 +446,7 @@ static void *client_main(void *arg)
 	 * does not keep an agent alive. */
 	if (cl->handle != NULL) {
 		l->lent--;
-		l->last_ms = now_ms();
+		l->last_ms = lend_now_ms();
 	}
 	l->nclients--;
 	close(cl->fd);
@@ -567,7 +552,7 @@ struct lender *lender_start(const char *dir, const char *name, const struct lend
 	}
 	l->lfd = fd;
 	l->b = *b;
-	l->last_ms = now_ms();
+	l->last_ms = lend_now_ms();
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->gone, NULL);
 	if (compat_pipe_nb_cloexec(l->wake) != 0 ||
@@ -644,7 +629,7 @@ long long lender_last_ms(const struct lender *l)
 	long long n;
 
 	pthread_mutex_lock((pthread_mutex_t *)&l->lock);
-	n = l->lent > 0 ? now_ms() : l->last_ms;
+	n = l->lent > 0 ? lend_now_ms() : l->last_ms;
 	pthread_mutex_unlock((pthread_mutex_t *)&l->lock);
 	return n;
 }

@@ -174,6 +174,20 @@ static void kill_agent(const struct place *p)
 		usleep(100 * 1000);
 }
 
+/* `taotop logs ID -f` borrowing, in the background (its pid in
+ * DIR/follow.pid): the file it writes to (caller frees). */
+static char *follow_start(const struct place *p, const char *id)
+{
+	const struct rig *r = rig_get();
+	char *follow = xasprintf("%s/follow.txt", p->dir);
+
+	cr_assert_eq(rig_local("cd / && env SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s "
+	    "TAOTOP_KNOWN_HOSTS=%s TAOTOP_CLUSTER=rig TAOTOP_CONFIG=/nonexistent/config.yaml %s "
+	    "%s logs %s -f > %s 2>&1 & echo $! > %s/follow.pid", r->user, r->host, r->port, r->key,
+	    r->known_hosts, p->on, getenv("TAOTOP_BIN"), id, follow, p->dir), 0);
+	return follow;
+}
+
 /* The same verb with its own connection and through the lender: the same
  * output (stdout and stderr) and exit code. */
 static void same_both_ways(const struct place *p, const char *args, int want_rc)
@@ -365,13 +379,7 @@ Test(share, a_killed_agent_leaves_its_clients_on_their_own_connection, .timeout 
 		free(rig_wait_file(fout, "first line", 60));
 		free(fout);
 	}
-	follow = xasprintf("%s/follow.txt", p.dir);
-	cmd = xasprintf("cd / && env SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s "
-	    "TAOTOP_KNOWN_HOSTS=%s TAOTOP_CLUSTER=rig TAOTOP_CONFIG=/nonexistent/config.yaml %s "
-	    "%s logs %s -f > %s 2>&1 & echo $! > %s/follow.pid", r->user, r->host, r->port, r->key,
-	    r->known_hosts, p.on, getenv("TAOTOP_BIN"), id, follow, p.dir);
-	cr_assert_eq(rig_local("%s", cmd), 0);
-	free(cmd);
+	follow = follow_start(&p, id);
 	free(rig_wait_file(follow, "first line", 30));
 	{
 		char *log = agent_log(&p);
@@ -692,13 +700,7 @@ Test(share, verbs_through_the_monitors_session_print_and_exit_as_on_their_own, .
 	free(id);
 	id = rig_sbatch(opts, "'echo monitor line; sleep 300'");
 	free(opts);
-	follow = xasprintf("%s/follow.txt", p.dir);
-	cmd = xasprintf("cd / && env SLURM_USER=%s SLURM_HOSTNAME=%s:%d SSH_KEY_PATH=%s "
-	    "TAOTOP_KNOWN_HOSTS=%s TAOTOP_CLUSTER=rig TAOTOP_CONFIG=/nonexistent/config.yaml %s "
-	    "%s logs %s -f > %s 2>&1 & echo $! > %s/follow.pid", r->user, r->host, r->port, r->key,
-	    r->known_hosts, p.on, getenv("TAOTOP_BIN"), id, follow, p.dir);
-	cr_assert_eq(rig_local("%s", cmd), 0);
-	free(cmd);
+	follow = follow_start(&p, id);
 	free(rig_wait_file(follow, "monitor line", 60));
 	screen_wait(&s, 10, "lent to 1 command", NULL);
 	rig_local("kill $(cat %s/follow.pid) 2>/dev/null; true", p.dir);
