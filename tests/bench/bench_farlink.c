@@ -11,8 +11,12 @@
  * "round trips per operation" below). Each ssh way is measured twice: an
  * ssh process per command, and the same through an OpenSSH master
  * (ControlMaster=auto, ControlPersist=60, started through the relay and
- * warmed before: a command then costs no connect). Rows appended to
- * $BENCH_RESULTS.
+ * warmed before: a command then costs no connect). The CLI's verbs are
+ * measured twice too: each with its own connection (TAOTOP_NO_SHARE=1),
+ * and borrowing the session of a `taotop agent` (ssh/lend.h) the
+ * benchmark starts in a runtime folder of its own and warms through the
+ * relay first, as a user's first command of the day leaves it. Rows
+ * appended to $BENCH_RESULTS.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,7 +146,20 @@ static void far_and_near(FILE *out, const char *far, const char *near, const cha
  *  - cancel: 2 from the CLI, one command (scancel, the record's state read
  *    back), the session's first.
  *  - preflight: 2 from the CLI, one command with every check, the
- *    session's first. */
+ *    session's first.
+ *  - jobs, status JOB: 2 from the CLI, one command each (the poll, the
+ *    job's state with it), the session's first.
+ *  - a CLI verb borrowing the agent's session: no connect (the agent
+ *    made it once, for the first verb of the day), and its commands on
+ *    the agent's connection cost what the monitor's do, the next
+ *    channel having been opened ahead by the agent's previous command
+ *    (the warming `jobs` for the first): jobs 1, status 1, cancel 1 (one
+ *    command each), submit 2 (the exec and the window, then the script:
+ *    see submit above). What the verb says to the agent crosses a local
+ *    socket, not the link. A run now and then takes one more: the
+ *    keepalive ssh/conn_exec.c sends when a command's exit status has
+ *    not come 50 ms after its output ended, and its answer, as in the
+ *    monitor's poll tick; the row is the median. */
 #define CONNECT_FLOOR	4
 struct counted {
 	const char	*what;
@@ -151,6 +168,9 @@ struct counted {
 	long long	 rt, ssh_rt, cm_rt;	/* rt: beyond the connect; cm: the
 						 * ssh way through a ControlMaster */
 	long long	 connect;	/* a CLI verb's connect, 0 in the monitor */
+	int		 lent;		/* a CLI verb on the agent's session */
+	double		 own_ms;	/* lent: the same verb on its own */
+	long long	 own_rt;	/* connection, its connect included */
 };
 
 static long long relay_round_trips(const char *count_file)
@@ -214,7 +234,35 @@ struct far {
 	int			 port;
 	const char		*count, *kh, *ssh, *remote;
 	const char		*ssh_cm;	/* ssh's words through the master */
+	const char		*chunks;	/* the relay's chunk log (slowlink -v) */
 };
+
+static long file_size(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 ? (long)sb.st_size : 0;
+}
+
+/* What a run over its floor was made of: the relay's lines for its chunks
+ * from offset from ("MS CONN up|down BYTES" and how each answer was
+ * judged; slowlink.c says more), the first 40. */
+static void print_chunks(const char *log, long from)
+{
+	FILE *f = fopen(log, "r");
+	char line[256];
+	int n = 0;
+
+	if (f == NULL || fseek(f, from, SEEK_SET) != 0) {
+		if (f != NULL)
+			fclose(f);
+		return;
+	}
+	printf("    over its floor; the relay's chunks of that run:\n");
+	while (n++ < 40 && fgets(line, sizeof(line), f) != NULL)
+		printf("      %s", line);
+	fclose(f);
+}
 
 /* The master running (-O check is answered by it, nothing on the link),
  * or started again and warmed: ControlPersist=60 may have ended it. */
@@ -249,12 +297,16 @@ static void cli_counted(const struct far *fl, const char *cmd0, char *const *arg
 	for (int i = 0; i < RUNS; i++) {
 		char *cmd = xasprintf("%s %s", cmd0, arg != NULL ? arg[i] : "");
 		char *full = xasprintf("%s >%s.out 2>&1", cmd, fl->count), line[512];
+		long chunks_at = file_size(fl->chunks);
 		FILE *f;
 		if (run_counted(fl->count, full, &t[i], &n[i]) != 0 && ids != NULL)
 			fprintf(stderr, "bench_farlink: failed: %s\n", cmd);
 		n[i] -= connect_rt;
-		printf("  %s: run %d: %lld round trips after the connect, %.0f ms\n", m->what, i + 1,
-		    n[i], t[i]);
+		printf("  %s%s: run %d: %lld round trips%s, %.0f ms\n", m->what,
+		    m->lent ? " via agent" : "", i + 1, n[i], m->lent ? "" : " after the connect",
+		    t[i]);
+		if (m->lent && n[i] > m->floor)
+			print_chunks(fl->chunks, chunks_at);
 		free(full), free(cmd);
 		full = xasprintf("%s.out", fl->count);
 		f = fopen(full, "r");
@@ -283,7 +335,7 @@ static void counted_rows(FILE *out, const struct counted *m, size_t n)
 	printf("\n%-36s %7s %7s %9s %9s %8s %11s %11s\n", head, "floor", "taotop", "ssh way",
 	    "ssh CM", "taotop", "ssh way", "ssh CM");
 	for (size_t i = 0; i < n; i++) {
-		char label[160], floor[16], ours[48];
+		char label[160], floor[16], ours[48], what[96];
 		/* A CLI verb's own connect shown apart: "4+2". */
 		if (m[i].connect) {
 			snprintf(floor, sizeof(floor), "%d+%d", CONNECT_FLOOR, m[i].floor);
@@ -292,21 +344,31 @@ static void counted_rows(FILE *out, const struct counted *m, size_t n)
 			snprintf(floor, sizeof(floor), "%d", m[i].floor);
 			snprintf(ours, sizeof(ours), "%lld", m[i].rt);
 		}
-		printf("%-36s %7s %7s %9lld %9lld %6.0f ms %8.0f ms %8.0f ms%s\n", m[i].what, floor,
+		snprintf(what, sizeof(what), "%s%s", m[i].what, m[i].lent ? " via agent" : "");
+		printf("%-36s %7s %7s %9lld %9lld %6.0f ms %8.0f ms %8.0f ms%s\n", what, floor,
 		    ours, m[i].ssh_rt, m[i].cm_rt, m[i].ms, m[i].ssh_ms, m[i].cm_ms,
 		    m[i].rt > m[i].floor ? "  (over its floor)" : "");
+		if (m[i].lent)
+			printf("%-36s %7s %7lld %28s %6.0f ms\n", "  the same, its own connection", "",
+			    m[i].own_rt, "", m[i].own_ms);
 		if (out == NULL)
 			continue;
-		snprintf(label, sizeof(label), "round trips: %s (floor %s)", m[i].what, floor);
+		snprintf(label, sizeof(label), "round trips: %s (floor %s)", what, floor);
 		fprintf(out, "%s\t%lld\t%lld\trt\n", label, m[i].connect + m[i].rt, m[i].ssh_rt);
-		snprintf(label, sizeof(label), "far link, %s: %s", m[i].connect ? "taotop CLI" :
-		    "monitor", m[i].what);
+		snprintf(label, sizeof(label), "far link, %s: %s", m[i].lent ? "CLI via agent" :
+		    m[i].connect ? "taotop CLI" : "monitor", m[i].what);
 		fprintf(out, "%s\t%.1f\t%.1f\tms\n", label, m[i].ms, m[i].ssh_ms);
+		if (m[i].lent) {
+			snprintf(label, sizeof(label), "round trips: %s, vs own connection", what);
+			fprintf(out, "%s\t%lld\t%lld\trt\n", label, m[i].rt, m[i].own_rt);
+			snprintf(label, sizeof(label), "far link: %s, vs own connection", what);
+			fprintf(out, "%s\t%.1f\t%.1f\tms\n", label, m[i].ms, m[i].own_ms);
+		}
 		if (m[i].cm_rt < 0)
 			continue;
-		snprintf(label, sizeof(label), "round trips: %s, vs ssh ControlMaster", m[i].what);
+		snprintf(label, sizeof(label), "round trips: %s, vs ssh ControlMaster", what);
 		fprintf(out, "%s\t%lld\t%lld\trt\n", label, m[i].connect + m[i].rt, m[i].cm_rt);
-		snprintf(label, sizeof(label), "far link: %s, vs ssh ControlMaster", m[i].what);
+		snprintf(label, sizeof(label), "far link: %s, vs ssh ControlMaster", what);
 		fprintf(out, "%s\t%.1f\t%.1f\tms\n", label, m[i].ms, m[i].cm_ms);
 	}
 }
@@ -651,12 +713,140 @@ static void cli_rows(const struct far *fl, const char *far_env, const char *bin,
 	free(seed);
 }
 
+/* The agent the lent rows borrow from: its runtime folder and the env
+ * that reaches it; stopped at the end, or at any exit before. */
+static char *agent_env, *agent_rt;
+static const char *agent_bin;
+
+static void agent_end(void)
+{
+	if (agent_env == NULL)
+		return;
+	if (rig_local("%s %s agent stop >/dev/null 2>&1", agent_env, agent_bin) != 0)
+		fprintf(stderr, "bench_farlink: taotop agent stop failed\n");
+	rig_local("rm -rf %s", agent_rt);
+	free(agent_env), free(agent_rt);
+	agent_env = agent_rt = NULL;
+}
+
+/* `jobs` and `status JOB` of the CLI on their own connection (m[0], m[1]),
+ * then the CLI's four borrowing the agent's session (m[2] to m[5]): jobs,
+ * status of the same held job, submit (image cached) and cancel of what it
+ * submitted, each against its own connection's run (the submit's and the
+ * cancel's from cli_rows: own[0], own[1]) and the ssh ways. */
+static void lent_rows(const struct far *fl, const char *far_env, const char *bin,
+    const char *bundle, const char *dir, long long connect_rt, const struct counted *own,
+    struct counted *m)
+{
+	char *ids[RUNS], *cmd, *job = rig_sbatch("--hold -J farlink-status -t 1 -o /dev/null",
+	    "true");
+	char *sq = xasprintf("'squeue -j %s'", job);
+	char *sa = xasprintf("'sacct -X -n -j %s -o State%%30'", job);
+	const char *jobs_cmds[] = { "'squeue --me'", NULL }, *status_cmds[] = { sq, sa, NULL };
+
+	/* The records of the submits above ended since the last `jobs`: the
+	 * first poll settles them (a few round trips for each, on whichever
+	 * connection), which is not the verb's steady cost measured below. */
+	{
+		double ms;
+		long long rt;
+		cmd = xasprintf("%s %s jobs >/dev/null 2>&1", far_env, bin);
+		if (run_counted(fl->count, cmd, &ms, &rt) != 0)
+			fprintf(stderr, "bench_farlink: failed: %s\n", cmd);
+		printf("  jobs settling the records ended since the last: %lld round trips after "
+		    "the connect, %.0f ms (not a row)\n", rt - connect_rt, ms);
+		free(cmd);
+	}
+	cmd = xasprintf("%s %s jobs", far_env, bin);
+	m[0] = (struct counted){ .what = "jobs", .floor = 2 };
+	cli_counted(fl, cmd, NULL, connect_rt, &m[0], NULL);
+	free(cmd);
+	cmd = xasprintf("%s %s status %s", far_env, bin, job);
+	m[1] = (struct counted){ .what = "status JOB", .floor = 2 };
+	cli_counted(fl, cmd, NULL, connect_rt, &m[1], NULL);
+	free(cmd);
+
+	/* The agent, in a runtime folder of the benchmark's own (mode 0700):
+	 * started, then warmed by one `jobs` through the relay, which makes
+	 * its connection and opens its next channel ahead. Its log
+	 * (TAOTOP_LOG) says why, should it not start; a run over its floor
+	 * prints the relay's chunks of it. */
+	agent_bin = bin;
+	agent_rt = xasprintf("%s/runtime", dir);
+	agent_env = xasprintf("%s TAOTOP_NO_SHARE= XDG_RUNTIME_DIR=%s TAOTOP_LOG=%s/agent.log",
+	    far_env, agent_rt, dir);	/* empty: sharing on (cli/share.c) */
+	atexit(agent_end);
+	fflush(stdout);	/* before the agent's own lines */
+	if (mkdir(agent_rt, 0700) != 0 ||
+	    rig_local("%s %s agent start --idle 1 >/dev/null 2>&1", agent_env, bin) != 0 ||
+	    rig_local("%s %s jobs >/dev/null 2>&1", agent_env, bin) != 0 ||
+	    rig_local("%s %s agent status 2>&1 | grep -q 'agent'", agent_env, bin) != 0) {
+		fprintf(stderr, "bench_farlink: the agent did not start (log: %s/agent.log)\n", dir);
+		exit(1);
+	}
+	rig_local("%s %s agent status", agent_env, bin);
+
+	cmd = xasprintf("%s %s jobs", agent_env, bin);
+	m[2] = (struct counted){ .what = "jobs", .floor = 1, .lent = 1 };
+	cli_counted(fl, cmd, NULL, 0, &m[2], NULL);
+	free(cmd);
+	cmd = xasprintf("%s %s status %s", agent_env, bin, job);
+	m[3] = (struct counted){ .what = "status JOB", .floor = 1, .lent = 1 };
+	cli_counted(fl, cmd, NULL, 0, &m[3], NULL);
+	free(cmd);
+	cmd = xasprintf("%s %s submit %s", agent_env, bin, bundle);
+	m[4] = (struct counted){ .what = "submit", .floor = 2, .lent = 1 };
+	cli_counted(fl, cmd, NULL, 0, &m[4], ids);
+	free(cmd);
+	for (int i = 0; i < RUNS; i++)
+		if (ids[i] == NULL)
+			ids[i] = xstrdup("none");
+	cmd = xasprintf("%s %s cancel", agent_env, bin);
+	m[5] = (struct counted){ .what = "cancel", .floor = 1, .lent = 1 };
+	cli_counted(fl, cmd, ids, 0, &m[5], NULL);
+	free(cmd);
+	fflush(stdout);
+	rig_local("%s %s agent status", agent_env, bin);
+	agent_end();
+	for (int i = 0; i < RUNS; i++)
+		free(ids[i]);
+
+	/* Against: the same verb on its own connection, and the ssh ways. */
+	m[2].own_rt = m[0].connect + m[0].rt, m[2].own_ms = m[0].ms;
+	m[3].own_rt = m[1].connect + m[1].rt, m[3].own_ms = m[1].ms;
+	m[4].own_rt = own[0].connect + own[0].rt, m[4].own_ms = own[0].ms;
+	m[5].own_rt = own[1].connect + own[1].rt, m[5].own_ms = own[1].ms;
+	ssh_ways(fl, jobs_cmds, &m[0]);
+	ssh_ways(fl, status_cmds, &m[1]);
+	m[2].ssh_ms = m[0].ssh_ms, m[2].ssh_rt = m[0].ssh_rt;
+	m[2].cm_ms = m[0].cm_ms, m[2].cm_rt = m[0].cm_rt;
+	m[3].ssh_ms = m[1].ssh_ms, m[3].ssh_rt = m[1].ssh_rt;
+	m[3].cm_ms = m[1].cm_ms, m[3].cm_rt = m[1].cm_rt;
+	m[4].ssh_ms = own[0].ssh_ms, m[4].ssh_rt = own[0].ssh_rt;
+	m[4].cm_ms = own[0].cm_ms, m[4].cm_rt = own[0].cm_rt;
+	m[5].ssh_ms = own[1].ssh_ms, m[5].ssh_rt = own[1].ssh_rt;
+	m[5].cm_ms = own[1].cm_ms, m[5].cm_rt = own[1].cm_rt;
+	cmd = xasprintf("scancel %s", job);
+	free(rig_ssh_ok(cmd));
+	free(cmd), free(job), free(sq), free(sa);
+}
+
+/* The relay's pid file: the relay stopped on any exit, an early one too
+ * (it would hold the port for its -m 1800 s). */
+static char *relay_pid;
+
+static void relay_end(void)
+{
+	if (relay_pid != NULL)
+		rig_local("kill $(cat %s 2>/dev/null) 2>/dev/null; true", relay_pid);
+}
+
 int main(void)
 {
 	const struct rig *r = rig_get();
 	const char *bin = getenv("TAOTOP_BIN"), *results = getenv("BENCH_RESULTS");
 	char dir[] = "/tmp/taotop-farlink-XXXXXX", *kh, *remote, *bundle, *base, *far, *near, *cmd;
-	char *count, *ssh, *ssh_cm;
+	char *count, *chunks, *ssh, *ssh_cm;
 	int port = RELAY_PORT + (r->port - 2222);
 	double t_far, t_near, t_ssh;
 	FILE *out = results ? fopen(results, "a") : NULL, *f;
@@ -669,10 +859,20 @@ int main(void)
 		one_way_ms = atoi(getenv("BENCH_ONE_WAY_MS"));
 	/* The relay, and a known_hosts naming the rig's key at its port. */
 	count = xasprintf("%s/count", dir);
-	if (rig_local("%s/tools/slowlink -l %d -t %d -d %d -m 1800 -r %s >%s/relay.log 2>&1 & "
-	    "echo $! > %s/relay.pid; sleep 0.3", r->state, port, r->port, one_way_ms, count, dir,
-	    dir) != 0)
+	chunks = xasprintf("%s/chunks.log", dir);
+	if (rig_local("%s/tools/slowlink -l %d -t %d -d %d -m 1800 -r %s -v %s/chunks.log "
+	    ">%s/relay.log 2>&1 & echo $! > %s/relay.pid; sleep 0.3", r->state, port, r->port,
+	    one_way_ms, count, dir, dir, dir) != 0)
 		return 1;
+	relay_pid = xasprintf("%s/relay.pid", dir);
+	atexit(relay_end);
+	/* A relay left on the port would count elsewhere: every count 0. */
+	if (rig_local("kill -0 $(cat %s)", relay_pid) != 0) {
+		fprintf(stderr, "bench_farlink: the relay did not start on port %d: %s/relay.log\n",
+		    port, dir);
+		free(count), free(chunks);
+		return 1;
+	}
 	kh = xasprintf("%s/known_hosts", dir);
 	rig_local("sed 's/^\\[127.0.0.1\\]:%d /[127.0.0.1]:%d /' %s > %s", r->port, port,
 	    r->known_hosts, kh);
@@ -688,8 +888,10 @@ int main(void)
 	    "action: train\ndatasets: [lustre://%s/data]\ngpus: 1\ncpus_per_task: 1\n"
 	    "time_hours: 0.5\nsecrets: [HF_TOKEN]\nspec:\n  train:\n    num_epochs: 1\n", remote);
 	fclose(f);
+	/* Each verb on its own connection (TAOTOP_NO_SHARE=1), unless a row
+	 * says it borrows the agent's (lent_rows). */
 	base = xasprintf("SLURM_USER=%s SSH_KEY_PATH=%s TAOTOP_CLUSTER=rig TAOTOP_CONFIG=/nonexistent "
-	    "XDG_STATE_HOME=%s/state SLURM_BASE_RESULTS_DIR=lustre://%s/jobs "
+	    "XDG_STATE_HOME=%s/state SLURM_BASE_RESULTS_DIR=lustre://%s/jobs TAOTOP_NO_SHARE=1 "
 	    "HF_TOKEN=hf_farlinkBenchToken0123456789", r->user, r->key, dir, remote);
 	far = xasprintf("%s SLURM_HOSTNAME=127.0.0.1:%d TAOTOP_KNOWN_HOSTS=%s", base, port, kh);
 	near = xasprintf("%s SLURM_HOSTNAME=%s:%d TAOTOP_KNOWN_HOSTS=%s", base, r->host, r->port,
@@ -757,8 +959,8 @@ int main(void)
 	    kh, r->key, port, r->user);
 	{
 		const struct far fl = { .r = r, .port = port, .count = count, .kh = kh, .ssh = ssh,
-		    .remote = remote, .ssh_cm = ssh_cm };
-		struct counted m[9];
+		    .remote = remote, .ssh_cm = ssh_cm, .chunks = chunks };
+		struct counted m[15];
 		char *root = xasprintf("lustre://%s/jobs", remote);
 		measure_connect(&fl, &m[0]);
 		monitor_rows(&fl, &m[1]);
@@ -767,14 +969,17 @@ int main(void)
 		/* The same seed's commands as the CLI's submit: measured once. */
 		m[4].ssh_ms = m[6].ssh_ms, m[4].ssh_rt = m[6].ssh_rt;
 		m[4].cm_ms = m[6].cm_ms, m[4].cm_rt = m[6].cm_rt;
-		counted_rows(out, m, 9);
+		lent_rows(&fl, far, bin, bundle, dir, m[0].rt, &m[6], &m[9]);
+		counted_rows(out, m, 15);
 		free(root);
 	}
 	rig_local("%s -O exit >/dev/null 2>&1; true", ssh_cm);
-	free(count), free(ssh), free(ssh_cm);
+	free(count), free(chunks), free(ssh), free(ssh_cm);
 
-	rig_local("kill $(cat %s/relay.pid) 2>/dev/null; scancel -u %s >/dev/null 2>&1; true", dir,
-	    r->user);
+	relay_end();
+	free(relay_pid);
+	relay_pid = NULL;
+	rig_local("scancel -u %s >/dev/null 2>&1; true", r->user);
 	cmd = xasprintf("scancel --me --name=tao-* 2>/dev/null; rm -rf %s", remote);
 	free(rig_ssh_ok(cmd));
 	free(cmd);
