@@ -101,6 +101,8 @@ struct relay {
 	long long	 arrived_ns;	/* the last server chunk's kernel arrival time */
 	int		 id;		/* the connection's number, for -v */
 	struct pipe_dir	 up, down;	/* client->server, server->client */
+	int		 pfd;		/* its first entry in this round's poll
+					 * array, -1: accepted after the poll */
 };
 
 enum mode { PASS, STALL, DROP };
@@ -456,6 +458,9 @@ static void relay_accept(struct relay *r, int lfd, int dropping)
 	count.changed = 1;
 	r[i].up = (struct pipe_dir){ .from = cfd, .to = sfd };
 	r[i].down = (struct pipe_dir){ .from = sfd, .to = cfd };
+	/* Not polled this round: its slot may be below others', whose
+	 * entries must not be read as its (a blocking read would hang). */
+	r[i].pfd = -1;
 }
 
 /* The poll timeout: the first chunk that falls due, at most `cap`. */
@@ -546,6 +551,7 @@ int main(int argc, char **argv)
 			if (!r[i].used)
 				continue;
 			/* A dead connection is read (and thrown away) even in a stall. */
+			r[i].pfd = nfds;
 			fds[nfds++] = (struct pollfd){ .fd = r[i].up.from,
 			    .events = (short)(r[i].dead || !(r[i].up.eof || stalled) ? POLLIN : 0) };
 			fds[nfds++] = (struct pollfd){ .fd = r[i].down.from,
@@ -557,18 +563,20 @@ int main(int argc, char **argv)
 		now = now_ms();
 		if (fds[0].revents & POLLIN)
 			relay_accept(r, lfd, mode == DROP);
-		for (i = 0, nfds = 1; i < MAX_CONNS; i++) {
-			if (!r[i].used)
-				continue;
-			nfds += 2;
+		for (i = 0; i < MAX_CONNS; i++) {
+			const struct pollfd *pu, *pd;
+			if (!r[i].used || r[i].pfd < 0)
+				continue;	/* a new one waits for the next round */
+			pu = &fds[r[i].pfd];
+			pd = &fds[r[i].pfd + 1];
 			if (r[i].dead) {
-				relay_swallow(&r[i], fds[nfds - 2].revents, fds[nfds - 1].revents);
+				relay_swallow(&r[i], pu->revents, pd->revents);
 				continue;
 			}
 			if (!stalled) {
-				if ((fds[nfds - 2].revents & (POLLIN | POLLHUP | POLLERR)) && !r[i].up.eof)
+				if ((pu->revents & (POLLIN | POLLHUP | POLLERR)) && !r[i].up.eof)
 					counted_read(&r[i], 1, now);
-				if ((fds[nfds - 1].revents & (POLLIN | POLLHUP | POLLERR)) && !r[i].down.eof)
+				if ((pd->revents & (POLLIN | POLLHUP | POLLERR)) && !r[i].down.eof)
 					counted_read(&r[i], 2, now);
 				if (dir_write(&r[i], &r[i].up, now) != 0 ||
 				    dir_write(&r[i], &r[i].down, now) != 0) {
